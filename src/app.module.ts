@@ -1,0 +1,56 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { LoggerModule } from 'nestjs-pino';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
+import { CommonModule } from './common/common.module';
+import { ProblemFilter } from './common/errors/problem.filter';
+import { ServiceRequest } from './common/http/request-context';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { ErrorsPageController } from './docs/errors-page.controller';
+import { HealthModule } from './health/health.module';
+import { OrganizationsModule } from './organizations/organizations.module';
+import { QueueModule } from './queue/queue.module';
+import { RateLimitGuard } from './rate-limit/rate-limit.guard';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { RedisModule } from './redis/redis.module';
+import { SitesModule } from './sites/sites.module';
+
+/** Infrastructure every process (HTTP server, worker, CLI) shares. */
+export function infrastructureModules(config: AppConfig) {
+  return [
+    ConfigModule.forConfig(config),
+    LoggerModule.forRoot({
+      pinoHttp: {
+        level: config.logLevel,
+        genReqId: (req) => (req as unknown as ServiceRequest).id,
+        customProps: (req) => ({ requestId: (req as unknown as ServiceRequest).id }),
+        redact: ['req.headers.authorization', 'req.headers.cookie'],
+        autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') },
+      },
+    }),
+    CommonModule,
+    DatabaseModule,
+    RedisModule,
+    QueueModule,
+  ];
+}
+
+@Module({})
+export class AppModule {
+  static register(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule],
+      controllers: [ErrorsPageController],
+      providers: [
+        // Guards run in this order: rate limits before the key is validated.
+        { provide: APP_GUARD, useClass: RateLimitGuard },
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_FILTER, useClass: ProblemFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,76 @@
+import { ApiError, ProblemEntry } from '../errors/api-error';
+
+/** Why one value of a query parameter was refused. */
+export class ParamFault {
+  constructor(
+    readonly detail: string,
+    readonly code = 'invalid_value',
+  ) {}
+}
+
+export interface ParamSpec<T = unknown> {
+  /** Repeatable parameters are collected into an array; others may appear once. */
+  repeatable?: boolean;
+  /** Parses one raw value; returns a ParamFault to refuse it. */
+  parse(value: string): T | ParamFault;
+}
+
+export type ParsedQuery<S extends Record<string, ParamSpec>> = {
+  [K in keyof S]?: S[K] extends ParamSpec<infer T> ? (S[K]['repeatable'] extends true ? T[] : T) : never;
+};
+
+/**
+ * Parses a query string against its specs, collecting every fault: unknown_parameter for a name
+ * not listed, duplicate_parameter for a single-valued parameter sent twice, and each bad value.
+ * Throws one invalid_request listing them all.
+ */
+export function parseQuery<S extends Record<string, ParamSpec>>(query: Record<string, unknown>, specs: S): ParsedQuery<S> {
+  const faults: ProblemEntry[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [name, raw] of Object.entries(query ?? {})) {
+    const spec = Object.prototype.hasOwnProperty.call(specs, name) ? specs[name] : undefined;
+    if (!spec) {
+      faults.push({ code: 'unknown_parameter', detail: `${name} is not a parameter of this endpoint.`, parameter: name });
+      continue;
+    }
+    const values = (Array.isArray(raw) ? raw : [raw]).map((v) => (typeof v === 'string' ? v : String(v)));
+    if (!spec.repeatable && values.length > 1) {
+      faults.push({ code: 'duplicate_parameter', detail: `${name} may be given once.`, parameter: name });
+      continue;
+    }
+    const parsed: unknown[] = [];
+    for (const value of values) {
+      const result = spec.parse(value);
+      if (result instanceof ParamFault) {
+        faults.push({ code: result.code, detail: result.detail, parameter: name });
+        break;
+      }
+      parsed.push(result);
+    }
+    out[name] = spec.repeatable ? parsed : parsed[0];
+  }
+  if (faults.length > 0) throw ApiError.invalidRequest(faults);
+  return out as ParsedQuery<S>;
+}
+
+/** Common parameter parsers. */
+export const params = {
+  integer(min: number, max: number): ParamSpec<number> {
+    return {
+      parse: (v) =>
+        /^\d{1,9}$/.test(v) && Number(v) >= min && Number(v) <= max
+          ? Number(v)
+          : new ParamFault(`must be an integer from ${min} to ${max}.`),
+    };
+  },
+  boolean(): ParamSpec<boolean> {
+    return { parse: (v) => (v === 'true' ? true : v === 'false' ? false : new ParamFault('must be true or false.')) };
+  },
+  oneOf<T extends string>(values: readonly T[]): ParamSpec<T> {
+    return { parse: (v) => ((values as readonly string[]).includes(v) ? (v as T) : new ParamFault(`must be one of ${values.join(', ')}.`)) };
+  },
+  /** Free text; an empty value means "not given" (returned as undefined). */
+  cursor(): ParamSpec<string | undefined> {
+    return { parse: (v) => (v === '' ? undefined : v) };
+  },
+};

@@ -1,0 +1,100 @@
+import { plainToInstance } from 'class-transformer';
+import { ValidationError, validateSync } from 'class-validator';
+import * as ipaddr from 'ipaddr.js';
+import { AppConfig } from './app-config';
+import { EnvDto } from './env.dto';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const DEV_CURSOR_SECRET = 'development-only-cursor-secret-do-not-use-in-production';
+
+function parseTrustProxy(raw: string): false | number | string[] | undefined {
+  const value = raw.trim();
+  if (value === '' || value === 'none' || value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const valid = entries.every((entry) => {
+    try {
+      if (entry.includes('/')) ipaddr.parseCIDR(entry);
+      else ipaddr.parse(entry);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  return valid && entries.length > 0 ? entries : undefined;
+}
+
+function describe(errors: ValidationError[]): string[] {
+  return errors.map((e) => `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')} (got ${JSON.stringify(e.value)})`);
+}
+
+/**
+ * Reads the environment once into a typed AppConfig. Unset or empty variables take their
+ * defaults; every bad variable is named in one ConfigError.
+ */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env, warn: (msg: string) => void = () => {}): AppConfig {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(new EnvDto())) {
+    const value = source[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  for (const key of ['CURSOR_SECRET', 'CURSOR_SECRET_PREVIOUS', 'JUDGE_URL', 'OPENSEARCH_URL']) {
+    const value = source[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const env = plainToInstance(EnvDto, raw, { exposeDefaultValues: true });
+  const problems = describe(validateSync(env, { whitelist: false }));
+
+  const trustProxy = parseTrustProxy(env.TRUST_PROXY);
+  if (trustProxy === undefined) {
+    problems.push(`TRUST_PROXY: must be none, a hop count, or a comma-separated list of IP addresses/CIDRs (got ${JSON.stringify(env.TRUST_PROXY)})`);
+  }
+  const production = env.NODE_ENV === 'production';
+  if (production && !env.CURSOR_SECRET) problems.push('CURSOR_SECRET: is required when NODE_ENV=production');
+  if (production && env.IMPORT_ALLOW_LOOPBACK) problems.push('IMPORT_ALLOW_LOOPBACK: must not be true when NODE_ENV=production');
+  if (env.JUDGE === 'http' && !env.JUDGE_URL) problems.push('JUDGE_URL: is required when JUDGE=http');
+  if (env.SEARCH_BACKEND === 'opensearch' && !env.OPENSEARCH_URL) {
+    problems.push('OPENSEARCH_URL: is required when SEARCH_BACKEND=opensearch');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  if (!env.CURSOR_SECRET && env.NODE_ENV === 'development') {
+    warn('CURSOR_SECRET is not set: using a development-only secret. Set it before exposing the service.');
+  }
+  const cursorSecrets = [env.CURSOR_SECRET ?? DEV_CURSOR_SECRET, env.CURSOR_SECRET_PREVIOUS].filter(
+    (s): s is string => Boolean(s),
+  );
+
+  return Object.freeze({
+    env: env.NODE_ENV as AppConfig['env'],
+    port: env.PORT,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
+    publicBaseUrl: env.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    cursorSecrets,
+    trustProxy: trustProxy as AppConfig['trustProxy'],
+    rateLimit: Object.freeze({
+      ipMax: env.RATE_LIMIT_IP_MAX,
+      keyMax: env.RATE_LIMIT_KEY_MAX,
+      windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
+      retryAfterSeconds: env.RATE_LIMIT_RETRY_AFTER_SECONDS,
+    }),
+    labeling: Object.freeze({
+      quietMinutes: env.LABEL_QUIET_MINUTES,
+      scanIntervalSeconds: env.LABEL_SCAN_INTERVAL_SECONDS,
+      judge: env.JUDGE as 'heuristic' | 'http',
+      judgeUrl: env.JUDGE_URL,
+    }),
+    importAllowLoopback: env.IMPORT_ALLOW_LOOPBACK,
+    search: Object.freeze({ backend: env.SEARCH_BACKEND as 'postgres' | 'opensearch', opensearchUrl: env.OPENSEARCH_URL }),
+    workers: env.WORKERS === 'on',
+    logLevel: env.LOG_LEVEL,
+  });
+}

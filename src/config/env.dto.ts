@@ -1,0 +1,87 @@
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+const toBool = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(v)) return false;
+  return value;
+};
+
+/**
+ * Every environment variable the service reads, with its default. Validated once at boot
+ * (see config.ts); a bad value stops the start with a message naming every bad variable.
+ */
+export class EnvDto {
+  @IsIn(['development', 'test', 'production'])
+  NODE_ENV: string = 'development';
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  PORT: number = 3000;
+
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' })
+  DATABASE_URL: string = 'postgres://postgres@127.0.0.1:5432/shopping_analytics';
+
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'must be a redis:// URL' })
+  REDIS_URL: string = 'redis://127.0.0.1:6379';
+
+  /** Prefix of every Redis key this service writes (rate limits, queues); tests use their own. */
+  @Matches(/^[A-Za-z0-9_:.-]{1,64}$/, { message: 'must be 1-64 characters of letters, digits, _ : . -' })
+  REDIS_KEY_PREFIX: string = 'sa:';
+
+  @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'must be an absolute http(s) URL' })
+  PUBLIC_BASE_URL: string = 'http://localhost:3000';
+
+  @IsOptional() @IsString() @MinLength(32, { message: 'must be at least 32 characters' })
+  CURSOR_SECRET?: string;
+
+  /** The secret in use before the last rotation: cursors it signed stay valid. */
+  @IsOptional() @IsString() @MinLength(32, { message: 'must be at least 32 characters' })
+  CURSOR_SECRET_PREVIOUS?: string;
+
+  /** `none`, a hop count, or a comma-separated list of trusted proxy addresses/CIDRs. */
+  @IsString()
+  TRUST_PROXY: string = 'none';
+
+  @Transform(toInt) @IsInt() @Min(1)
+  RATE_LIMIT_IP_MAX: number = 1200;
+
+  @Transform(toInt) @IsInt() @Min(1)
+  RATE_LIMIT_KEY_MAX: number = 600;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86400)
+  RATE_LIMIT_WINDOW_SECONDS: number = 60;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(86400)
+  RATE_LIMIT_RETRY_AFTER_SECONDS: number = 60;
+
+  @Transform(toInt) @IsInt() @Min(0)
+  LABEL_QUIET_MINUTES: number = 30;
+
+  @Transform(toInt) @IsInt() @Min(1)
+  LABEL_SCAN_INTERVAL_SECONDS: number = 60;
+
+  @IsIn(['heuristic', 'http'])
+  JUDGE: string = 'heuristic';
+
+  @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
+  JUDGE_URL?: string;
+
+  @Transform(toBool) @IsBoolean()
+  IMPORT_ALLOW_LOOPBACK: boolean = false;
+
+  @IsIn(['postgres', 'opensearch'])
+  SEARCH_BACKEND: string = 'postgres';
+
+  @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
+  OPENSEARCH_URL?: string;
+
+  @IsIn(['on', 'off'])
+  WORKERS: string = 'on';
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL: string = 'info';
+}

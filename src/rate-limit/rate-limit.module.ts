@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import { Module } from '@nestjs/common';
+import { ThrottlerModule, ThrottlerModuleOptions } from '@nestjs/throttler';
+import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
+import * as ipaddr from 'ipaddr.js';
+import type Redis from 'ioredis';
+import { presentedKey } from '../auth/api-key.guard';
+import { AppConfig } from '../config/app-config';
+import { REDIS } from '../redis/redis.module';
+import { FailoverThrottlerStorage } from './failover-storage';
+
+/** The client address, as express computed it under TRUST_PROXY, with IPv4-mapped IPv6 unwrapped. */
+export function clientAddress(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
+  const raw = req.ip ?? req.socket?.remoteAddress ?? 'unknown';
+  try {
+    return ipaddr.process(raw).toString();
+  } catch {
+    return raw;
+  }
+}
+
+/** The presented key, hashed: the secret itself never reaches Redis. */
+function keyTracker(req: { headers: Record<string, string | string[] | undefined> }): string {
+  return createHash('sha256').update(presentedKey(req) ?? '').digest('base64url').slice(0, 32);
+}
+
+@Module({
+  imports: [
+    ThrottlerModule.forRootAsync({
+      inject: [AppConfig, REDIS],
+      useFactory: (config: AppConfig, redis: Redis): ThrottlerModuleOptions => {
+        const ttl = config.rateLimit.windowSeconds * 1000;
+        return {
+          // Read back by RateLimitGuard for Retry-After.
+          config,
+          throttlers: [
+            // Order matters: the address limit is checked first.
+            { name: 'address', limit: config.rateLimit.ipMax, ttl, getTracker: (req) => clientAddress(req) },
+            {
+              name: 'key',
+              limit: config.rateLimit.keyMax,
+              ttl,
+              getTracker: (req) => keyTracker(req as { headers: Record<string, string | string[] | undefined> }),
+              skipIf: (ctx) => presentedKey(ctx.switchToHttp().getRequest()) === undefined,
+            },
+          ],
+          generateKey: (_ctx, tracker, name) => `ratelimit:${name}:${tracker}`,
+          storage: new FailoverThrottlerStorage(new ThrottlerStorageRedisService(redis)),
+        } as ThrottlerModuleOptions;
+      },
+    }),
+  ],
+  exports: [ThrottlerModule],
+})
+export class RateLimitModule {}

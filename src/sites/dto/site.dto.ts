@@ -1,0 +1,72 @@
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateBy,
+  ValidationOptions,
+} from 'class-validator';
+import { normalizeHost, normalizeOrigin } from '../site-address';
+
+function IsSiteOrigin(options?: ValidationOptions) {
+  return ValidateBy(
+    {
+      name: 'isSiteOrigin',
+      validator: {
+        validate: (value) => typeof value === 'string' && value.length <= 2048 && normalizeOrigin(value) !== undefined,
+        defaultMessage: () => 'must be an absolute http(s) origin with no path, query or fragment, e.g. https://shop.example',
+      },
+    },
+    options,
+  );
+}
+
+function IsHostName(options?: ValidationOptions) {
+  return ValidateBy(
+    {
+      name: 'isHostName',
+      validator: {
+        validate: (value) => typeof value === 'string' && normalizeHost(value) !== undefined,
+        defaultMessage: () => 'each alias must be a host name, e.g. shop.example',
+      },
+    },
+    options,
+  );
+}
+
+export const MAX_PAGE_LIMIT = 1_000_000;
+export const DEFAULT_PAGE_LIMIT = 10_000;
+
+export class CreateSiteDto {
+  @ApiProperty({ example: 'Main shop', maxLength: 200 })
+  @IsString() @MinLength(1) @MaxLength(200)
+  name!: string;
+
+  @ApiProperty({ example: 'https://shop.example', description: 'Scheme, host and optional port.' })
+  @IsString() @IsSiteOrigin()
+  origin!: string;
+
+  @ApiPropertyOptional({ type: [String], example: ['shop.example.co.uk'], description: 'Other hosts of the site. The www. twin of the origin is always an alias.' })
+  @IsOptional() @IsArray() @ArrayMaxSize(20) @IsHostName({ each: true })
+  @Transform(({ value }) => (Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v)) : value))
+  aliases?: string[];
+
+  @ApiPropertyOptional({ example: 10000, minimum: 1, maximum: MAX_PAGE_LIMIT, description: 'Most pages the site may hold (page import).' })
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_PAGE_LIMIT)
+  pageLimit?: number;
+
+  @ApiPropertyOptional({ type: [String], example: ['/account/*'], description: 'Path globs whose pages the import leaves out.' })
+  @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @MaxLength(200, { each: true })
+  @Matches(/^\//, { each: true, message: 'each exclusion must be a path glob starting with /' })
+  exclusions?: string[];
+}
+
+export class UpdateSiteDto extends PartialType(CreateSiteDto) {}

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+
+export interface SiteRecord {
+  id: string;
+  organizationId: string;
+  name: string;
+  origin: string;
+  aliases: string[];
+  pageLimit: number;
+  exclusions: string[];
+  createdAt: Date;
+}
+
+const COLUMNS = `id, organization_id AS "organizationId", name, origin, aliases, page_limit AS "pageLimit",
+  exclusions, created_at AS "createdAt"`;
+
+@Injectable()
+export class SitesRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** A live site of the organization, or undefined (absent, deleted or another organization's). */
+  async findOwned(organizationId: string, siteId: string, manager: EntityManager = this.dataSource.manager): Promise<SiteRecord | undefined> {
+    const rows = await manager.query(
+      `SELECT ${COLUMNS} FROM sites WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL`,
+      [siteId, organizationId],
+    );
+    return rows[0];
+  }
+
+  /** A page of the organization's live sites, newest first, after the (createdAt, id) position. */
+  async listOwned(organizationId: string, limit: number, after?: { createdAt: string; id: string }): Promise<SiteRecord[]> {
+    const params: unknown[] = [organizationId, limit];
+    let where = 'organization_id = $1 AND deleted_at IS NULL';
+    if (after) {
+      params.push(after.createdAt, after.id);
+      where += ' AND (created_at, id) < ($3::timestamptz, $4)';
+    }
+    return this.dataSource.query(`SELECT ${COLUMNS} FROM sites WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`, params);
+  }
+
+  async insert(
+    site: Omit<SiteRecord, 'createdAt'>,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<SiteRecord> {
+    const rows = await manager.query(
+      `INSERT INTO sites (id, organization_id, name, origin, aliases, page_limit, exclusions)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+      [site.id, site.organizationId, site.name, site.origin, site.aliases, site.pageLimit, site.exclusions],
+    );
+    return rows[0];
+  }
+
+  async update(
+    organizationId: string,
+    siteId: string,
+    changes: Partial<Pick<SiteRecord, 'name' | 'origin' | 'aliases' | 'pageLimit' | 'exclusions'>>,
+  ): Promise<SiteRecord | undefined> {
+    const rows = await this.dataSource.query(
+      `UPDATE sites SET
+         name = COALESCE($3, name), origin = COALESCE($4, origin), aliases = COALESCE($5, aliases),
+         page_limit = COALESCE($6, page_limit), exclusions = COALESCE($7, exclusions)
+       WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+      [siteId, organizationId, changes.name ?? null, changes.origin ?? null, changes.aliases ?? null, changes.pageLimit ?? null, changes.exclusions ?? null],
+    );
+    const [records] = rows as [SiteRecord[], number]; // UPDATE … RETURNING gives [rows, count]
+    return records[0];
+  }
+
+  /** Locks the organization row: serializes deletes so an organization never loses its last site. */
+  async lockOrganization(organizationId: string, manager: EntityManager): Promise<void> {
+    await manager.query('SELECT id FROM organizations WHERE id = $1 FOR UPDATE', [organizationId]);
+  }
+
+  async countLive(organizationId: string, manager: EntityManager): Promise<number> {
+    const rows = await manager.query('SELECT count(*)::int AS n FROM sites WHERE organization_id = $1 AND deleted_at IS NULL', [organizationId]);
+    return rows[0].n;
+  }
+
+  async markDeleted(siteId: string, manager: EntityManager): Promise<void> {
+    await manager.query('UPDATE sites SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL', [siteId]);
+  }
+}

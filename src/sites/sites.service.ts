@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../common/errors/api-error';
+import { newId } from '../common/ids/ids';
+import { CreateSiteDto, DEFAULT_PAGE_LIMIT, UpdateSiteDto } from './dto/site.dto';
+import { normalizeHost, normalizeOrigin } from './site-address';
+import { SiteRecord, SitesRepository } from './sites.repository';
+
+@Injectable()
+export class SitesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly sites: SitesRepository,
+  ) {}
+
+  /** The organization's live site; 404 not_found for absent, deleted or another organization's. */
+  async getOwned(organizationId: string, siteId: string, manager?: EntityManager): Promise<SiteRecord> {
+    const site = await this.sites.findOwned(organizationId, siteId, manager);
+    if (!site) throw ApiError.notFound('site');
+    return site;
+  }
+
+  async list(organizationId: string, limit: number, after?: { createdAt: string; id: string }): Promise<SiteRecord[]> {
+    return this.sites.listOwned(organizationId, limit, after);
+  }
+
+  async create(organizationId: string, input: CreateSiteDto, manager?: EntityManager): Promise<SiteRecord> {
+    return this.sites.insert(
+      {
+        id: newId('site'),
+        organizationId,
+        name: input.name.trim(),
+        origin: normalizeOrigin(input.origin)!,
+        aliases: normalizeAliases(input.aliases ?? []),
+        pageLimit: input.pageLimit ?? DEFAULT_PAGE_LIMIT,
+        exclusions: [...new Set(input.exclusions ?? [])],
+      },
+      manager,
+    );
+  }
+
+  async update(organizationId: string, siteId: string, input: UpdateSiteDto): Promise<SiteRecord> {
+    const site = await this.sites.update(organizationId, siteId, {
+      name: input.name?.trim(),
+      origin: input.origin === undefined ? undefined : normalizeOrigin(input.origin),
+      aliases: input.aliases === undefined ? undefined : normalizeAliases(input.aliases),
+      pageLimit: input.pageLimit,
+      exclusions: input.exclusions === undefined ? undefined : [...new Set(input.exclusions)],
+    });
+    if (!site) throw ApiError.notFound('site');
+    return site;
+  }
+
+  /**
+   * Deletes a site unless it is the organization's only one (409 last_site, nothing changed).
+   * The organization row is locked, so concurrent deletes of its last two sites leave one.
+   */
+  async delete(organizationId: string, siteId: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await this.sites.lockOrganization(organizationId, manager);
+      await this.getOwned(organizationId, siteId, manager);
+      if ((await this.sites.countLive(organizationId, manager)) <= 1) {
+        throw new ApiError('last_site', 'This is the organization\'s only site; create another site before deleting it.');
+      }
+      await this.sites.markDeleted(siteId, manager);
+    });
+  }
+}
+
+function normalizeAliases(aliases: string[]): string[] {
+  return [...new Set(aliases.map((alias) => normalizeHost(alias)!))];
+}

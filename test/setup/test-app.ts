@@ -1,0 +1,36 @@
+import { Test } from '@nestjs/testing';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { AppModule } from '../../src/app.module';
+import { AppConfig } from '../../src/config/app-config';
+import { loadConfig } from '../../src/config/config';
+import { configureApp } from '../../src/configure-app';
+import { TEST_RUN_ENV } from './test-run';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  config: AppConfig;
+  http: () => ReturnType<typeof request>;
+  close: () => Promise<void>;
+}
+
+/**
+ * The whole service as `npm start` serves it, on this run's database and Redis prefix.
+ * `env` overrides variables (e.g. small rate limits); `keyPrefixSuffix` isolates Redis keys.
+ */
+export async function createTestApp(env: Record<string, string> = {}, options: { redisKeyPrefixSuffix?: string } = {}): Promise<TestApp> {
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: process.env[TEST_RUN_ENV.database],
+    REDIS_KEY_PREFIX: `${process.env[TEST_RUN_ENV.prefix]}${options.redisKeyPrefixSuffix ?? ''}`,
+    CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789',
+    WORKERS: 'off',
+    ...env,
+  });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)] }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  configureApp(app, config);
+  await app.init();
+  const server = app.getHttpServer();
+  return { app, config, http: () => request(server), close: () => app.close() };
+}
