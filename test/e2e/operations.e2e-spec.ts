@@ -40,3 +40,29 @@ describe('Operations', () => {
     expect(res.text).toMatch(/swagger/i);
   });
 });
+
+describe('a dependency failure is a clean error', () => {
+  it('Postgres going away mid-life gives 503 service_unavailable with Retry-After, not a 500 or a hang', async () => {
+    const { ensureDatabase, dropDatabase, prepareDatabase } = await import('../../src/database/data-source');
+    const { TEST_RUN_ENV } = await import('../setup/test-run');
+    const url = new URL(process.env[TEST_RUN_ENV.database]!);
+    url.pathname = `${url.pathname}_gone`;
+    await ensureDatabase(url.toString());
+    await prepareDatabase(url.toString());
+    const t = await createTestApp({ DATABASE_URL: url.toString() });
+    try {
+      const { createOrganization } = await import('../factories/organizations');
+      const org = await createOrganization(t.app);
+      await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      await dropDatabase(url.toString());
+      const res = await t.http().get('/api/v1/sites').set(org.auth);
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ code: 'service_unavailable', title: 'Service unavailable' });
+      expect(res.headers['retry-after']).toBe('5');
+      expect(JSON.stringify(res.body)).not.toMatch(/database|sa_test|postgres/i);
+    } finally {
+      await t.close();
+      await dropDatabase(url.toString());
+    }
+  });
+});
