@@ -16,7 +16,11 @@ export interface Statement {
   values: unknown[];
 }
 
-const SCORE_COLUMN: Record<ScoreName, string> = { quality: 'score_quality', service: 'score_service', trust: 'score_trust' };
+const SCORE_COLUMN: Record<ScoreName, string> = {
+  quality: 'score_quality',
+  service: 'score_service',
+  trust: 'score_trust',
+};
 const BUCKET_PREFIX: Record<ScoreName, string> = { quality: 'qb', service: 'sb', trust: 'tb' };
 /** Score bounds spanning more 0.05-wide buckets than this are left to the exact comparison only. */
 export const MAX_SCORE_BUCKETS = 4;
@@ -36,7 +40,9 @@ export interface FilterSql {
   params: SqlParams;
   /** Whether anything besides the site and the creation-time range restricts the rows. */
   narrowed: boolean;
-  /** The range conditions use parameters $1..$rangeParams only. */
+  /** Whether a site-scoped term condition implies the site. */
+  siteScoped: boolean;
+  /** (Built for the walk) the range conditions use parameters $1..$rangeParams only. */
   rangeParams: number;
   gin: string[];
   range: string[];
@@ -44,16 +50,29 @@ export interface FilterSql {
 }
 
 /** Builds the WHERE parts of a filter. `after` is the keyset position (strictly older rows follow it). */
-export function buildFilterSql(siteId: string, filter: ConversationFilter, after?: ListingPosition, params = new SqlParams()): FilterSql {
+export function buildFilterSql(
+  siteId: string,
+  filter: ConversationFilter,
+  after?: ListingPosition,
+  options: { forIndex?: boolean } = {},
+): FilterSql {
+  const params = new SqlParams();
   const gin: string[] = [];
-  const range: string[] = [`site_id = ${params.add(siteId)}`];
+  // For a plan through the GIN index, a site-scoped term implies the site: site_id = … is then
+  // left out, so that nothing but the other conditions needs the heap (a count can skip it).
+  const range: string[] = options.forIndex ? [] : [`site_id = ${params.add(siteId)}`];
   const exact: string[] = [];
   if (filter.from !== undefined) range.push(`created_at >= ${params.add(filter.from, '::timestamptz')}`);
   if (filter.to !== undefined) range.push(`created_at < ${params.add(filter.to, '::timestamptz')}`);
-  if (after) range.push(`(created_at, id) < (${params.add(after.createdAt, '::timestamptz')}, ${params.add(after.id)})`);
+  if (after)
+    range.push(
+      `(created_at, id) < (${params.add(after.createdAt, '::timestamptz')}, ${params.add(after.id)})`,
+    );
   const rangeParams = params.values.length;
 
-  const terms = [`site:${siteId}`];
+  // Terms are scoped to the site (`<site_id>|<term>`, see the SiteScopedSearchTerms migration).
+  const scope = (terms: string[]) => terms.map((term) => `${siteId}|${term}`);
+  const terms: string[] = [];
   if (filter.channel) terms.push(`channel:${filter.channel}`);
   if (filter.language) terms.push(`language:${filter.language}`);
   if (filter.agentId) terms.push(`agent:${filter.agentId}`);
@@ -62,9 +81,9 @@ export function buildFilterSql(siteId: string, filter: ConversationFilter, after
   const status = filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
   if (status) terms.push(`status:${status}`);
   terms.push(...filter.labelsAll);
-  gin.push(`search_terms @> ${params.add(terms, '::text[]')}`);
+  if (terms.length) gin.push(`search_terms @> ${params.add(scope(terms), '::text[]')}`);
 
-  for (const group of filter.labelsAny) gin.push(`search_terms && ${params.add(group, '::text[]')}`);
+  for (const group of filter.labelsAny) gin.push(`search_terms && ${params.add(scope(group), '::text[]')}`);
 
   for (const name of SCORE_NAMES) {
     const bounds = filter.scores[name];
@@ -80,19 +99,24 @@ export function buildFilterSql(siteId: string, filter: ConversationFilter, after
     if (high < low) exact.push('false');
     else if (high - low + 1 <= MAX_SCORE_BUCKETS) {
       const buckets = Array.from({ length: high - low + 1 }, (_, i) => `${BUCKET_PREFIX[name]}:${low + i}`);
-      gin.push(`search_terms && ${params.add(buckets, '::text[]')}`);
+      gin.push(`search_terms && ${params.add(scope(buckets), '::text[]')}`);
     }
   }
 
   if (filter.keywords.length) {
-    const query = filter.keywords.map((k) => `phraseto_tsquery('simple'::regconfig, ${params.add(k)})`).join(' && ');
+    const query = filter.keywords
+      .map((k) => `phraseto_tsquery('simple'::regconfig, ${params.add(k)})`)
+      .join(' && ');
     gin.push(`title_tsv @@ (${query})`);
   }
 
-  if (filter.labelsNone.length) exact.push(`NOT (label_tokens && ${params.add(filter.labelsNone, '::text[]')})`);
+  if (filter.labelsNone.length)
+    exact.push(`NOT (label_tokens && ${params.add(filter.labelsNone, '::text[]')})`);
 
-  const narrowed = terms.length > 1 || gin.length > 1 || exact.length > 0;
-  return { params, rangeParams, narrowed, gin, range, exact };
+  const narrowed = gin.length > 0 || exact.length > 0;
+  const siteScoped = gin.some((condition) => condition.startsWith('search_terms'));
+  if (options.forIndex && !siteScoped) range.unshift(`site_id = ${params.add(siteId)}`);
+  return { params, rangeParams, narrowed, siteScoped, gin, range, exact };
 }
 
 export const ORDER = 'ORDER BY created_at DESC, id DESC';
@@ -128,7 +152,7 @@ export function windowEdgeSql(sql: FilterSql, window: number): Statement {
 }
 
 /**
- * Index plan: the matches through the GIN index (bitmap), at most `probe` of them, sorted by
+ * Index plan (build the filter with `forIndex`): the matches through the GIN index (bitmap), at most `probe` of them, sorted by
  * the listing order. `taken` tells whether the set was complete (taken < probe).
  */
 export function ginSortedSql(sql: FilterSql, probe: number, limit: number): Statement {
@@ -142,13 +166,19 @@ export function ginSortedSql(sql: FilterSql, probe: number, limit: number): Stat
 /** Unbounded walk of the creation-time index with the filters (matches known to be dense). */
 export function walkSql(sql: FilterSql, limit: number): Statement {
   const p = sql.params;
-  return { text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`, values: p.values };
+  return {
+    text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
+    values: p.values,
+  };
 }
 
 /** Count of matches, stopping at `cap` rows. */
 export function cappedCountSql(sql: FilterSql, cap: number): Statement {
   const p = sql.params;
-  return { text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`, values: p.values };
+  return {
+    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`,
+    values: p.values,
+  };
 }
 
 /** Matches among the newest `window` rows of the range, and how many rows that window held. */
