@@ -728,15 +728,13 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       });
       it('when the real total is larger than 10,000, value is 10000 and capped is true', async () => {
         const big = await createOrganization(t.app);
-        await t.app
-          .get(SeedService)
-          .seed({
-            siteId: big.site.id,
-            organizationId: big.organization.id,
-            conversations: 10_001,
-            days: 30,
-            labeledShare: 1,
-          });
+        await t.app.get(SeedService).seed({
+          siteId: big.site.id,
+          organizationId: big.organization.id,
+          conversations: 10_001,
+          days: 30,
+          labeledShare: 1,
+        });
         expect(
           (await listConversations(t, big, { count: true, limit: 1 }).expect(200)).body.meta.count,
         ).toEqual({ value: 10000, capped: true });

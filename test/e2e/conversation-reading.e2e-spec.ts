@@ -262,11 +262,9 @@ describe('reading conversations, labels and the vocabulary', () => {
     it('writes nothing when the conversation changed since the judge read it', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      const result = await t.app
-        .get(LabelWriter)
-        .write(c.id, labeledOutcome(), {
-          expectedUpdatedAt: new Date(Date.parse(c.updatedAt as string) - 1),
-        });
+      const result = await t.app.get(LabelWriter).write(c.id, labeledOutcome(), {
+        expectedUpdatedAt: new Date(Date.parse(c.updatedAt as string) - 1),
+      });
       expect(result).toEqual({ written: false, reason: 'changed_since' });
       const ok = await t.app
         .get(LabelWriter)

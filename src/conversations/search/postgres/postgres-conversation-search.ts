@@ -73,20 +73,22 @@ export class PostgresConversationSearch implements ConversationSearch {
     const sql = buildFilterSql(siteId, filter);
     let n: number;
     if (!sql.narrowed) {
-      n = (await this.run(cappedCountSql(sql, cap + 1)))[0].n;
+      n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
     } else {
       // A sample of the newest rows tells how dense the matches are: dense ones reach the cap
       // quickly along the creation-time index; sparse ones are counted through the GIN index,
       // whose cost follows the number of matches.
       const window = (
-        await this.run(windowCountSql(buildFilterSql(siteId, filter), this.tuning.countWindow))
-      )[0] as { hits: number; seen: number };
+        await this.run<{ hits: number; seen: number }>(
+          windowCountSql(buildFilterSql(siteId, filter), this.tuning.countWindow),
+        )
+      )[0];
       if (window.seen < this.tuning.countWindow || window.hits > cap) n = window.hits;
       else if (window.hits >= this.tuning.countWindow * this.tuning.denseShare)
-        n = (await this.run(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
+        n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
       else
         n = (
-          await this.run(
+          await this.run<{ n: number }>(
             cappedCountSql(buildFilterSql(siteId, filter, undefined, { forIndex: true }), cap + 1),
             'bitmap',
           )
@@ -122,7 +124,7 @@ export class PostgresConversationSearch implements ConversationSearch {
   }
 
   /** Runs a statement, optionally pinning the plan shape for this statement only. */
-  private async run(statement: Statement, plan?: 'bitmap' | 'walk'): Promise<any[]> {
+  private async run<T = PositionRow>(statement: Statement, plan?: 'bitmap' | 'walk'): Promise<T[]> {
     if (!plan) return this.dataSource.query(statement.text, statement.values);
     return this.dataSource.transaction(async (manager: EntityManager) => {
       if (plan === 'bitmap')
