@@ -19,7 +19,7 @@ const args = Object.fromEntries(
 );
 
 async function explain(
-  run: (sql: string, values?: unknown[]) => Promise<any>,
+  run: (sql: string, values?: unknown[]) => Promise<Array<{ 'QUERY PLAN': string }>>,
   sql: string,
   values?: unknown[],
 ) {
