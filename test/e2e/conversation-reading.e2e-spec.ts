@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { LabelWriter, InvalidLabelError } from '../../src/labels/label-writer.service';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
+import { labelMask } from '../../src/conversations/search/postgres/conversation-sql';
 import { conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -284,6 +285,18 @@ describe('reading conversations, labels and the vocabulary', () => {
         (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data
           .labelStatus,
       ).toBe('pending');
+    });
+  });
+
+  describe('label tokens in the database', () => {
+    it('the bitmask the listing walks use numbers every vocabulary token as the query builder does', async () => {
+      const db = t.app.get(DataSource);
+      for (const token of TAXONOMY_TOKENS) {
+        const [row] = await db.query('SELECT conversation_label_bits($1::text[])::text AS bits', [[token]]);
+        expect([token, row.bits]).toEqual([token, labelMask([token])]);
+      }
+      const [all] = await db.query('SELECT conversation_label_bits($1::text[])::text AS bits', [[...TAXONOMY_TOKENS, 'not:a_token']]);
+      expect(all.bits).toBe(labelMask([...TAXONOMY_TOKENS]));
     });
   });
 
