@@ -124,12 +124,17 @@ export class PostgresConversationSearch implements ConversationSearch {
   }
 
   /** Runs a statement, optionally pinning the plan shape for this statement only. */
+  /**
+   * Runs a statement with its plan shape pinned for that statement only. Every listing statement
+   * reads a bounded amount of data: parallel workers and JIT compilation (triggered by the
+   * planner's guesses on bitmask and tsvector conditions) only add latency here.
+   */
   private async run<T = PositionRow>(statement: Statement, plan?: 'bitmap' | 'walk'): Promise<T[]> {
-    if (!plan) return this.dataSource.query(statement.text, statement.values);
     return this.dataSource.transaction(async (manager: EntityManager) => {
-      if (plan === 'bitmap')
-        await manager.query('SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = off');
-      else await manager.query('SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off');
+      const settings = ['jit = off', 'max_parallel_workers_per_gather = 0'];
+      if (plan === 'bitmap') settings.push('enable_indexscan = off', 'enable_seqscan = off');
+      if (plan === 'walk') settings.push('enable_bitmapscan = off', 'enable_seqscan = off');
+      await manager.query(settings.map((setting) => `SET LOCAL ${setting}`).join('; '));
       return manager.query(statement.text, statement.values);
     });
   }
