@@ -146,6 +146,15 @@ describe('unreadable: malformed XML, entity tricks, broken gzip or encoding', ()
     await expect(read(doc)).rejects.toMatchObject({ failure: 'unreadable' });
   });
 
+  it.each([
+    ['comment', (big: string) => `<urlset><!--${big}--><url><loc>https://shop.example/a</loc></url></urlset>`],
+    ['CDATA section', (big: string) => `<urlset><url><loc><![CDATA[${big}]]></loc></url></urlset>`],
+    ['attribute value', (big: string) => `<urlset><url a="${big}"><loc>https://shop.example/a</loc></url></urlset>`],
+    ['<loc> text', (big: string) => `<urlset><url><loc>https://shop.example/${big}</loc></url></urlset>`],
+  ])('a single %s over 1 MiB (memory stays bounded)', async (_name, build) => {
+    await expect(read(build('x'.repeat(2 * 1024 * 1024)), { chunk: 64 * 1024 })).rejects.toMatchObject({ failure: 'unreadable' });
+  });
+
   it('bytes that are not UTF-8', async () => {
     const doc = Buffer.concat([Buffer.from('<urlset><url><loc>https://shop.example/'), Buffer.from([0xe9, 0xff, 0xfe]), Buffer.from('</loc></url></urlset>')]);
     await expect(read(doc)).rejects.toMatchObject({ failure: 'unreadable' });

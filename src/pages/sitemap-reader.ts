@@ -58,8 +58,19 @@ export interface ReadSummary {
  * of one chunk are held.
  */
 export async function readSitemap(body: Readable, options: ReadOptions): Promise<ReadSummary> {
-  const state = new ParseState();
   const parser = new SaxesParser({ xmlns: true, position: false });
+  // Text handlers are attached only inside <loc> and <lastmod>: saxes does not buffer text
+  // nobody listens to, so whitespace or prose elsewhere costs no memory.
+  const onText = (text: string) => state.text(text);
+  const state = new ParseState((capturing) => {
+    if (capturing) {
+      parser.on('text', onText);
+      parser.on('cdata', onText);
+    } else {
+      parser.off('text');
+      parser.off('cdata');
+    }
+  });
   parser.on('error', (error) => {
     throw new SitemapFormatError('unreadable', `malformed XML: ${error.message}`);
   });
@@ -72,8 +83,6 @@ export async function readSitemap(body: Readable, options: ReadOptions): Promise
     if (!/^\s*html\s*$/i.test(doctype)) throw new SitemapFormatError('unreadable', 'document type declarations are not accepted');
   });
   parser.on('opentag', (tag) => state.open(tag as SaxesTagNS));
-  parser.on('text', (text) => state.text(text));
-  parser.on('cdata', (text) => state.text(text));
   parser.on('closetag', () => state.close());
 
   const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -100,6 +109,9 @@ export async function readSitemap(body: Readable, options: ReadOptions): Promise
         throw new SitemapFormatError('unreadable', 'the document is not valid UTF-8');
       }
       parser.write(text);
+      if (bufferedLength(parser) > MAX_TOKEN_CHARS) {
+        throw new SitemapFormatError('unreadable', `a single XML token (text, comment, CDATA or attribute) is over ${MAX_TOKEN_CHARS} characters`);
+      }
       if (state.entries.length > 0) {
         const entries = state.entries;
         state.entries = [];
@@ -128,6 +140,19 @@ export async function readSitemap(body: Readable, options: ReadOptions): Promise
   }
   if (!state.kind) throw new SitemapFormatError('unreadable', 'no root element was read');
   return { kind: state.kind, bytes, stoppedBy };
+}
+
+/** Longest single token (text, comment, CDATA section, attribute value, name) saxes may buffer. */
+export const MAX_TOKEN_CHARS = 1024 * 1024;
+
+/**
+ * Characters saxes holds for the token it is in the middle of. saxes (6.x) keeps comments, CDATA,
+ * attribute values and listened-to text in `text` and names in `name` until the token ends;
+ * reading them is the only way to bound that memory while streaming.
+ */
+function bufferedLength(parser: SaxesParser): number {
+  const internal = parser as unknown as { text?: string; name?: string };
+  return (internal.text?.length ?? 0) + (internal.name?.length ?? 0);
 }
 
 /** The body, gunzipped (up to `layers` times) when it starts with the gzip magic bytes. */
@@ -191,6 +216,8 @@ class ParseState {
   private field?: 'loc' | 'lastmod';
   private buffer = '';
 
+  constructor(private readonly capture: (on: boolean) => void) {}
+
   open(tag: SaxesTagNS): void {
     this.depth++;
     const inSitemapNs = tag.uri === SITEMAP_NS || tag.uri === '';
@@ -210,6 +237,7 @@ class ParseState {
       if (inSitemapNs && (tag.local === 'loc' || tag.local === 'lastmod')) {
         this.field = tag.local;
         this.buffer = '';
+        this.capture(true);
       } else if (tag.uri === XHTML_NS && tag.local === 'link' && this.kind === 'urlset') {
         const attr = (name: string) => tag.attributes[name]?.value;
         const rel = attr('rel');
@@ -238,6 +266,7 @@ class ParseState {
       } else this.entry.lastmod = value.slice(0, 64);
       this.field = undefined;
       this.buffer = '';
+      this.capture(false);
     } else if (this.depth === 2 && this.entry) {
       this.entries.push(this.entry);
       this.entry = undefined;
