@@ -74,13 +74,16 @@ describe('address guard: every address must be public (strict default)', () => {
     expect(literalAllowed(host)).toBe(false);
   });
 
-  it.each([['93.184.215.14'], ['8.8.8.8'], ['1.1.1.1'], ['[2606:4700:4700::1111]'], ['[2a00:1450:4007:80e::200e]']])(
-    'allows the public address %s on 80 and 443',
-    (host) => {
-      expect(literalAllowed(host, 443)).toBe(true);
-      expect(literalAllowed(host, 80)).toBe(true);
-    },
-  );
+  it.each([
+    ['93.184.215.14'],
+    ['8.8.8.8'],
+    ['1.1.1.1'],
+    ['[2606:4700:4700::1111]'],
+    ['[2a00:1450:4007:80e::200e]'],
+  ])('allows the public address %s on 80 and 443', (host) => {
+    expect(literalAllowed(host, 443)).toBe(true);
+    expect(literalAllowed(host, 80)).toBe(true);
+  });
 
   it('numeric, octal, hex and short IPv4 forms are normalised to dotted decimal before the check', () => {
     expect(canonicalHost('127.1')).toBe('127.0.0.1');

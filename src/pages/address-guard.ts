@@ -88,7 +88,11 @@ export interface AddressPolicy {
  * allowed: every address must pass, and the port must be 80 or 443, unless the test-only
  * setting lets loopback fixture servers through on any port.
  */
-export function connectionAllowed(addresses: readonly string[], port: number, policy: AddressPolicy): boolean {
+export function connectionAllowed(
+  addresses: readonly string[],
+  port: number,
+  policy: AddressPolicy,
+): boolean {
   if (addresses.length === 0) return false;
   if (policy.allowLoopback && addresses.every(isLoopbackAddress)) return true;
   if (port !== 80 && port !== 443) return false;

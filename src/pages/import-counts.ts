@@ -16,10 +16,24 @@ export type DocumentFailure = (typeof DOCUMENT_FAILURES)[number];
 
 export type SitemapSource = 'given' | 'robots_txt' | 'well_known' | 'none';
 
-export const BOUNDS = ['max_bytes', 'max_total_bytes', 'max_documents', 'max_urls', 'max_depth', 'max_duration'] as const;
+export const BOUNDS = [
+  'max_bytes',
+  'max_total_bytes',
+  'max_documents',
+  'max_urls',
+  'max_depth',
+  'max_duration',
+] as const;
 export type Bound = (typeof BOUNDS)[number];
 
-export const FAILURE_REASONS = ['queue_unavailable', 'page_limit_reached', 'no_sitemap_found', 'no_sitemap_readable', 'interrupted', 'time_limit'] as const;
+export const FAILURE_REASONS = [
+  'queue_unavailable',
+  'page_limit_reached',
+  'no_sitemap_found',
+  'no_sitemap_readable',
+  'interrupted',
+  'time_limit',
+] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /** counts of an import, exactly as the API shows it (every key always present). */
@@ -47,7 +61,10 @@ export function emptyCounts(sitemapSource: SitemapSource): ImportCounts {
   return {
     sitemapSource,
     documentsRead: 0,
-    documentsFailed: Object.fromEntries(DOCUMENT_FAILURES.map((k) => [k, 0])) as Record<DocumentFailure, number>,
+    documentsFailed: Object.fromEntries(DOCUMENT_FAILURES.map((k) => [k, 0])) as Record<
+      DocumentFailure,
+      number
+    >,
     found: 0,
     created: 0,
     alreadyHeld: 0,
@@ -62,7 +79,10 @@ export function emptyCounts(sitemapSource: SitemapSource): ImportCounts {
 }
 
 /** The ten largest tallies (ties by key), and the sum of the others. */
-export function topWithRest(tally: ReadonlyMap<string, number>, top = TOP_KEYS): { items: Array<{ key: string; count: number }>; rest: number } {
+export function topWithRest(
+  tally: ReadonlyMap<string, number>,
+  top = TOP_KEYS,
+): { items: Array<{ key: string; count: number }>; rest: number } {
   const sorted = [...tally.entries()]
     .filter(([, count]) => count > 0)
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))

@@ -26,7 +26,9 @@ export class ImportRecovery implements OnModuleInit, OnModuleDestroy {
   onModuleInit(): void {
     if (!this.config.workers) return;
     this.timer = setInterval(() => {
-      this.sweep().catch((error: Error) => this.logger.warn(`import recovery sweep failed: ${error.message}`));
+      this.sweep().catch((error: Error) =>
+        this.logger.warn(`import recovery sweep failed: ${error.message}`),
+      );
     }, this.config.imports.leaseMs);
     this.timer.unref();
   }
@@ -54,7 +56,8 @@ export class ImportRecovery implements OnModuleInit, OnModuleDestroy {
       const staleBefore = new Date(Date.now() - leaseMs);
       if (await this.imports.failIfRunning(stale.id, 'interrupted', { staleBefore })) closed.push(stale.id);
     }
-    if (closed.length > 0) this.logger.warn(`closed ${closed.length} interrupted page import(s): ${closed.join(', ')}`);
+    if (closed.length > 0)
+      this.logger.warn(`closed ${closed.length} interrupted page import(s): ${closed.join(', ')}`);
     return closed;
   }
 }

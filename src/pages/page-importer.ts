@@ -5,14 +5,29 @@ import { AppConfig, ImportSettings } from '../config/app-config';
 import { siteHosts } from '../sites/site-address';
 import { SiteRecord } from '../sites/sites.repository';
 import { SitesService } from '../sites/sites.service';
-import { Bound, BOUNDS, DocumentFailure, emptyCounts, FailureReason, ImportCounts, NO_LANGUAGE, SitemapSource, topWithRest } from './import-counts';
+import {
+  Bound,
+  BOUNDS,
+  DocumentFailure,
+  emptyCounts,
+  FailureReason,
+  ImportCounts,
+  NO_LANGUAGE,
+  SitemapSource,
+  topWithRest,
+} from './import-counts';
 import { checkLoc, languageHint, normalizeHreflang, pageType, parseLastmod } from './page-rules';
 import { ImportProgress, PageImportRecord, PageImportsRepository } from './page-imports.repository';
 import { NewPage, PagesRepository } from './pages.repository';
 import { SafeFetcher } from './safe-fetcher';
 import { readSitemap, SitemapEntry, SitemapFormatError, SitemapKind } from './sitemap-reader';
 
-export const WELL_KNOWN_SITEMAPS = ['/sitemap.xml', '/sitemap_index.xml', '/sitemap-index.xml', '/sitemap.xml.gz'];
+export const WELL_KNOWN_SITEMAPS = [
+  '/sitemap.xml',
+  '/sitemap_index.xml',
+  '/sitemap-index.xml',
+  '/sitemap.xml.gz',
+];
 /** robots.txt is read up to this many bytes (as search engines do). */
 const MAX_ROBOTS_BYTES = 512 * 1024;
 
@@ -55,7 +70,15 @@ export class PageImporter {
       await this.imports.failIfRunning(importId, 'interrupted');
       return this.imports.find(importId);
     }
-    const run = new ImportRun(record, site, owner, this.config.imports, this.fetcher, this.imports, this.pages);
+    const run = new ImportRun(
+      record,
+      site,
+      owner,
+      this.config.imports,
+      this.fetcher,
+      this.imports,
+      this.pages,
+    );
     await run.execute();
     return this.imports.find(importId);
   }
@@ -143,7 +166,8 @@ class ImportRun {
 
   /** Pages an earlier (crashed) attempt created count as created by this import. */
   private async loadEarlierAttempt(): Promise<void> {
-    for (const row of await this.pages.tallyCreatedBy(this.record.id)) this.tally(row.type, row.languageHint, row.n);
+    for (const row of await this.pages.tallyCreatedBy(this.record.id))
+      this.tally(row.type, row.languageHint, row.n);
     this.remainingCap = Math.max(0, this.site.pageLimit - (await this.pages.countInSite(this.site.id)));
   }
 
@@ -185,18 +209,21 @@ class ImportRun {
   private async robotsSitemaps(): Promise<URL[]> {
     const robots = new URL('/robots.txt', this.site.origin);
     const result = await this.fetcher
-      .fetch({ url: robots, isOnSite: (host) => this.hosts.has(host), deadline: this.deadline }, async (body) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of body) {
-          const remaining = MAX_ROBOTS_BYTES - size;
-          chunks.push((chunk as Buffer).subarray(0, remaining));
-          size += Math.min((chunk as Buffer).length, remaining);
-          if (size >= MAX_ROBOTS_BYTES) break;
-        }
-        this.totalBytes += size;
-        return Buffer.concat(chunks).toString('utf8');
-      })
+      .fetch(
+        { url: robots, isOnSite: (host) => this.hosts.has(host), deadline: this.deadline },
+        async (body) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          for await (const chunk of body) {
+            const remaining = MAX_ROBOTS_BYTES - size;
+            chunks.push((chunk as Buffer).subarray(0, remaining));
+            size += Math.min((chunk as Buffer).length, remaining);
+            if (size >= MAX_ROBOTS_BYTES) break;
+          }
+          this.totalBytes += size;
+          return Buffer.concat(chunks).toString('utf8');
+        },
+      )
       .catch(() => undefined);
     if (!result || !result.ok) return [];
     const urls: URL[] = [];
@@ -408,7 +435,8 @@ class ImportRun {
   private async finish(): Promise<void> {
     let failureReason: FailureReason | null = null;
     if (this.bounds.has('max_duration')) failureReason = 'time_limit';
-    else if (this.counts.documentsRead === 0) failureReason = this.answered ? 'no_sitemap_readable' : 'no_sitemap_found';
+    else if (this.counts.documentsRead === 0)
+      failureReason = this.answered ? 'no_sitemap_readable' : 'no_sitemap_found';
     const held = await this.imports.close(this.record.id, this.owner, {
       ...this.progress(),
       outcome: failureReason ? 'failed' : 'completed',

@@ -27,7 +27,10 @@ const COLUMNS = `id, organization_id AS "organizationId", site_id AS "siteId", s
   sitemap_url AS "sitemapUrl", sitemap_given AS "sitemapGiven", counts, bounds_reached AS "boundsReached",
   started_at AS "startedAt", ended_at AS "endedAt", lease_owner AS "leaseOwner", heartbeat_at AS "heartbeatAt", attempts`;
 
-export type NewImport = Pick<PageImportRecord, 'id' | 'organizationId' | 'siteId' | 'startedBy' | 'apiKeyId' | 'sitemapUrl' | 'sitemapGiven' | 'counts'>;
+export type NewImport = Pick<
+  PageImportRecord,
+  'id' | 'organizationId' | 'siteId' | 'startedBy' | 'apiKeyId' | 'sitemapUrl' | 'sitemapGiven' | 'counts'
+>;
 
 /** Progress written by the worker holding an import. */
 export interface ImportProgress {
@@ -38,7 +41,11 @@ export interface ImportProgress {
 
 /** Postgres' unique_violation on the one-running-import-per-site index. */
 export function isRunningImportConflict(error: unknown): boolean {
-  const e = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+  const e = error as {
+    code?: string;
+    constraint?: string;
+    driverError?: { code?: string; constraint?: string };
+  };
   const code = e.driverError?.code ?? e.code;
   const constraint = e.driverError?.constraint ?? e.constraint;
   return code === '23505' && constraint === 'page_imports_one_running_idx';
@@ -53,23 +60,48 @@ export class PageImportsRepository {
     const rows = await manager.query(
       `INSERT INTO page_imports (id, organization_id, site_id, state, started_by, api_key_id, sitemap_url, sitemap_given, counts)
        VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-      [row.id, row.organizationId, row.siteId, row.startedBy, row.apiKeyId, row.sitemapUrl, row.sitemapGiven, JSON.stringify(row.counts)],
+      [
+        row.id,
+        row.organizationId,
+        row.siteId,
+        row.startedBy,
+        row.apiKeyId,
+        row.sitemapUrl,
+        row.sitemapGiven,
+        JSON.stringify(row.counts),
+      ],
     );
     return rows[0];
   }
 
   /** Inserts an import closed at once as failed (it could not be started). */
-  async insertFailed(row: NewImport, reason: FailureReason, manager: EntityManager): Promise<PageImportRecord> {
+  async insertFailed(
+    row: NewImport,
+    reason: FailureReason,
+    manager: EntityManager,
+  ): Promise<PageImportRecord> {
     const rows = await manager.query(
       `INSERT INTO page_imports (id, organization_id, site_id, state, outcome, failure_reason, started_by, api_key_id, sitemap_url, sitemap_given, counts, ended_at)
        VALUES ($1, $2, $3, 'closed', 'failed', $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', now())) RETURNING ${COLUMNS}`,
-      [row.id, row.organizationId, row.siteId, reason, row.startedBy, row.apiKeyId, row.sitemapUrl, row.sitemapGiven, JSON.stringify(row.counts)],
+      [
+        row.id,
+        row.organizationId,
+        row.siteId,
+        reason,
+        row.startedBy,
+        row.apiKeyId,
+        row.sitemapUrl,
+        row.sitemapGiven,
+        JSON.stringify(row.counts),
+      ],
     );
     return rows[0];
   }
 
   async hasRunning(siteId: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
-    const rows = await manager.query(`SELECT 1 FROM page_imports WHERE site_id = $1 AND state = 'running'`, [siteId]);
+    const rows = await manager.query(`SELECT 1 FROM page_imports WHERE site_id = $1 AND state = 'running'`, [
+      siteId,
+    ]);
     return rows.length > 0;
   }
 
@@ -79,23 +111,37 @@ export class PageImportsRepository {
   }
 
   async findInSite(siteId: string, id: string): Promise<PageImportRecord | undefined> {
-    const rows = await this.dataSource.query(`SELECT ${COLUMNS} FROM page_imports WHERE id = $1 AND site_id = $2`, [id, siteId]);
+    const rows = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM page_imports WHERE id = $1 AND site_id = $2`,
+      [id, siteId],
+    );
     return rows[0];
   }
 
   /** A page of the site's imports, newest first, after the (startedAt, id) position. */
-  async listInSite(siteId: string, limit: number, after?: { startedAt: string; id: string }): Promise<PageImportRecord[]> {
+  async listInSite(
+    siteId: string,
+    limit: number,
+    after?: { startedAt: string; id: string },
+  ): Promise<PageImportRecord[]> {
     const params: unknown[] = [siteId, limit];
     let where = 'site_id = $1';
     if (after) {
       params.push(after.startedAt, after.id);
       where += ' AND (started_at, id) < ($3::timestamptz, $4)';
     }
-    return this.dataSource.query(`SELECT ${COLUMNS} FROM page_imports WHERE ${where} ORDER BY started_at DESC, id DESC LIMIT $2`, params);
+    return this.dataSource.query(
+      `SELECT ${COLUMNS} FROM page_imports WHERE ${where} ORDER BY started_at DESC, id DESC LIMIT $2`,
+      params,
+    );
   }
 
   /** Closes a running import as failed, whoever holds it (start-up failures, recovery). */
-  async failIfRunning(id: string, reason: FailureReason, options: { staleBefore?: Date } = {}): Promise<PageImportRecord | undefined> {
+  async failIfRunning(
+    id: string,
+    reason: FailureReason,
+    options: { staleBefore?: Date } = {},
+  ): Promise<PageImportRecord | undefined> {
     const params: unknown[] = [id, reason];
     let extra = '';
     if (options.staleBefore) {
@@ -146,7 +192,15 @@ export class PageImportsRepository {
       `UPDATE page_imports SET state = 'closed', outcome = $3, failure_reason = $4, counts = $5, bounds_reached = $6,
          sitemap_url = COALESCE($7, sitemap_url), ended_at = date_trunc('milliseconds', now()), lease_owner = NULL
        WHERE id = $1 AND state = 'running' AND lease_owner = $2`,
-      [id, owner, progress.outcome, progress.failureReason, JSON.stringify(progress.counts), progress.boundsReached, progress.sitemapUrl],
+      [
+        id,
+        owner,
+        progress.outcome,
+        progress.failureReason,
+        JSON.stringify(progress.counts),
+        progress.boundsReached,
+        progress.sitemapUrl,
+      ],
     )) as [unknown, number];
     return count > 0;
   }

@@ -48,9 +48,19 @@ export class PageImportsService {
     if (input.sitemapUrl !== undefined && input.sitemapUrl !== null) {
       const url = new URL(input.sitemapUrl);
       if (!siteHosts(site).has(url.hostname)) {
-        throw new ApiError('sitemap_not_on_site', `The sitemap address is not on the site's host (${new URL(site.origin).hostname}) or one of its aliases; no request was made to it.`, {
-          errors: [{ code: 'sitemap_not_on_site', detail: 'must be on the site\'s host or one of its aliases.', pointer: '/sitemapUrl' }],
-        });
+        throw new ApiError(
+          'sitemap_not_on_site',
+          `The sitemap address is not on the site's host (${new URL(site.origin).hostname}) or one of its aliases; no request was made to it.`,
+          {
+            errors: [
+              {
+                code: 'sitemap_not_on_site',
+                detail: "must be on the site's host or one of its aliases.",
+                pointer: '/sitemapUrl',
+              },
+            ],
+          },
+        );
       }
       url.hash = '';
       sitemapUrl = url.href;
@@ -101,7 +111,14 @@ export class PageImportsService {
     if (record.state === 'closed') return { handed: false, record };
 
     try {
-      await within(this.queue.add(PAGE_IMPORT_JOB, { importId: record.id }, { jobId: record.id, removeOnComplete: true, removeOnFail: true }), this.config.imports.queueTimeoutMs);
+      await within(
+        this.queue.add(
+          PAGE_IMPORT_JOB,
+          { importId: record.id },
+          { jobId: record.id, removeOnComplete: true, removeOnFail: true },
+        ),
+        this.config.imports.queueTimeoutMs,
+      );
     } catch (error) {
       this.logger.warn(`page import ${record.id} not queued: ${(error as Error).message}`);
       // A job that reaches Redis later finds the import closed and does nothing.
@@ -118,12 +135,20 @@ export class PageImportsService {
     return record;
   }
 
-  async list(organizationId: string, siteId: string, limit: number, after?: { startedAt: string; id: string }): Promise<PageImportRecord[]> {
+  async list(
+    organizationId: string,
+    siteId: string,
+    limit: number,
+    after?: { startedAt: string; id: string },
+  ): Promise<PageImportRecord[]> {
     const site = await this.sites.getOwned(organizationId, siteId);
     return this.imports.listInSite(site.id, limit, after);
   }
 }
 
 function alreadyRunning(): ApiError {
-  return new ApiError('discovery_already_running', 'An import is already running for this site; follow it, then start again.');
+  return new ApiError(
+    'discovery_already_running',
+    'An import is already running for this site; follow it, then start again.',
+  );
 }

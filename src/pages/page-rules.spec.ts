@@ -44,7 +44,10 @@ describe('refused <loc> values', () => {
   it('page identity: no fragment, lowercase host, no default port', () => {
     const a = checkLoc('HTTPS://SHOP.example:443/Shoes?color=red#reviews', false, hosts);
     expect(a).toMatchObject({ ok: true, identity: 'https://shop.example/Shoes?color=red' });
-    expect(checkLoc('https://www.shop.example/', false, hosts)).toMatchObject({ ok: true, identity: 'https://www.shop.example/' });
+    expect(checkLoc('https://www.shop.example/', false, hosts)).toMatchObject({
+      ok: true,
+      identity: 'https://www.shop.example/',
+    });
     expect(checkLoc('https://shop.example.co.uk/x.html', false, hosts)).toMatchObject({ ok: true });
   });
 });
@@ -97,7 +100,9 @@ describe('lastmod', () => {
 
 describe('top 10 with the rest summed', () => {
   it('keeps the ten largest counts (ties by key) and sums the others', () => {
-    const tally = new Map(Array.from({ length: 13 }, (_, i) => [`k${String(i).padStart(2, '0')}`, i + 1] as [string, number]));
+    const tally = new Map(
+      Array.from({ length: 13 }, (_, i) => [`k${String(i).padStart(2, '0')}`, i + 1] as [string, number]),
+    );
     const { items, rest } = topWithRest(tally);
     expect(items).toHaveLength(10);
     expect(items[0]).toEqual({ key: 'k12', count: 13 });

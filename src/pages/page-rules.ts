@@ -5,7 +5,13 @@
 
 export const MAX_PAGE_URL_LENGTH = 2048;
 
-export const REFUSAL_REASONS = ['not_a_valid_address', 'contains_wildcard', 'not_on_site', 'too_long', 'not_a_page'] as const;
+export const REFUSAL_REASONS = [
+  'not_a_valid_address',
+  'contains_wildcard',
+  'not_on_site',
+  'too_long',
+  'not_a_page',
+] as const;
 export type Refusal = (typeof REFUSAL_REASONS)[number];
 
 export const PAGE_TYPES = ['home', 'product', 'category', 'article', 'info', 'search', 'other'] as const;
@@ -46,15 +52,21 @@ export type LocVerdict = { ok: true; url: URL; identity: string } | { ok: false;
 export function checkLoc(loc: string, tooLong: boolean, hosts: ReadonlySet<string>): LocVerdict {
   if (tooLong || loc.length > MAX_PAGE_URL_LENGTH) return { ok: false, reason: 'too_long' };
   // The URL parser silently drops tabs and newlines inside an address: refuse them instead.
-  // eslint-disable-next-line no-control-regex
-  if (loc.length === 0 || /[\s\u0000-\u001f\u007f]/.test(loc)) return { ok: false, reason: 'not_a_valid_address' };
+  if (loc.length === 0 || /[\s\u0000-\u001f\u007f]/.test(loc))
+    return { ok: false, reason: 'not_a_valid_address' };
   let url: URL;
   try {
     url = new URL(loc);
   } catch {
     return { ok: false, reason: 'not_a_valid_address' };
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !/^https?:\/\//i.test(loc) || url.username || url.password || !url.hostname) {
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    !/^https?:\/\//i.test(loc) ||
+    url.username ||
+    url.password ||
+    !url.hostname
+  ) {
     return { ok: false, reason: 'not_a_valid_address' };
   }
   if (loc.includes('*')) return { ok: false, reason: 'contains_wildcard' };
@@ -85,8 +97,10 @@ function segments(url: URL): string[] {
 const SEARCH = /^(search|recherche|suche|buscar|busqueda|cerca|ricerca|zoeken)$/;
 const PRODUCT = /^(products?|produits?|produkte?|prodotti|prodotto|productos?|producten|item|items|p|dp)$/;
 const PRODUCT_SLUG = /(^|[-_])(p|sku|prod)[-_]?\d+(\.html?)?$/;
-const CATEGORY = /^(categor(y|ies)|categories|categorie|kategorie|categoria|collections?|c|shop|catalog|catalogue|department|departments|rayons?)$/;
-const ARTICLE = /^(blog|blogs|news|articles?|magazine|journal|guides?|stories|posts?|actualites|actus?|ratgeber|tips)$/;
+const CATEGORY =
+  /^(categor(y|ies)|categories|categorie|kategorie|categoria|collections?|c|shop|catalog|catalogue|department|departments|rayons?)$/;
+const ARTICLE =
+  /^(blog|blogs|news|articles?|magazine|journal|guides?|stories|posts?|actualites|actus?|ratgeber|tips)$/;
 const INFO =
   /^(about|about-us|a-propos|contact|contact-us|faq|faqs|help|support|terms|terms-of-service|conditions|privacy|privacy-policy|legal|imprint|impressum|shipping|delivery|livraison|returns|retours|cgv|mentions-legales|cookies|stores|store-locator|careers|pages)$/;
 

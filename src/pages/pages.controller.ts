@@ -41,7 +41,10 @@ export class PagesController {
   ) {}
 
   @Post('discover')
-  @ApiOperation({ summary: "Start importing the site's pages from its sitemap (202 handed to the background, 200 closed failed at once)" })
+  @ApiOperation({
+    summary:
+      "Start importing the site's pages from its sitemap (202 handed to the background, 200 closed failed at once)",
+  })
   async discover(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -65,7 +68,11 @@ export class PagesController {
   @ApiOperation({ summary: "List the site's page imports, newest first" })
   @ApiQuery({ name: 'limit', required: false, description: '1 to 100, default 25' })
   @ApiQuery({ name: 'cursor', required: false })
-  async listImports(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Query() query: Record<string, unknown>) {
+  async listImports(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
     const { limit = 25, cursor } = parseQuery(query, IMPORT_LIST_PARAMS);
     const binding = { resource: 'page_imports', scope: siteId, filters: canonicalFilters({}) };
     let after: { startedAt: string; id: string } | undefined;
@@ -76,13 +83,20 @@ export class PagesController {
     const rows = await this.imports.list(auth.organizationId, siteId, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    const nextCursor = rows.length > limit && last ? this.cursors.encode(binding, [new Date(last.startedAt).toISOString(), last.id]) : null;
+    const nextCursor =
+      rows.length > limit && last
+        ? this.cursors.encode(binding, [new Date(last.startedAt).toISOString(), last.id])
+        : null;
     return { data: page.map(presentImport), meta: { nextCursor } };
   }
 
   @Get('imports/:importId')
   @ApiOperation({ summary: 'Follow a page import' })
-  async getImport(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('importId') importId: string) {
+  async getImport(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('importId') importId: string,
+  ) {
     return { data: presentImport(await this.imports.get(auth.organizationId, siteId, importId)) };
   }
 
@@ -93,9 +107,17 @@ export class PagesController {
   @ApiQuery({ name: 'languageHint', required: false, description: 'A language hint (fr, en-gb) or none' })
   @ApiQuery({ name: 'limit', required: false, description: '1 to 100, default 25' })
   @ApiQuery({ name: 'cursor', required: false })
-  async listPages(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Query() query: Record<string, unknown>) {
+  async listPages(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
     const { limit = 25, cursor, status, type, languageHint } = parseQuery(query, PAGE_LIST_PARAMS);
-    const binding = { resource: 'pages', scope: siteId, filters: canonicalFilters({ status, type, languageHint }) };
+    const binding = {
+      resource: 'pages',
+      scope: siteId,
+      filters: canonicalFilters({ status, type, languageHint }),
+    };
     let after: { createdAt: string; id: string } | undefined;
     if (cursor) {
       const [createdAt, id] = this.cursors.decode(cursor, binding) as [string, string];
@@ -105,7 +127,10 @@ export class PagesController {
     const rows = await this.pages.list(auth.organizationId, siteId, filters, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    const nextCursor = rows.length > limit && last ? this.cursors.encode(binding, [new Date(last.createdAt).toISOString(), last.id]) : null;
+    const nextCursor =
+      rows.length > limit && last
+        ? this.cursors.encode(binding, [new Date(last.createdAt).toISOString(), last.id])
+        : null;
     return { data: page.map(presentPage), meta: { nextCursor } };
   }
 }

@@ -37,7 +37,9 @@ export class PagesRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async countInSite(siteId: string): Promise<number> {
-    const rows = await this.dataSource.query('SELECT count(*)::int AS n FROM pages WHERE site_id = $1', [siteId]);
+    const rows = await this.dataSource.query('SELECT count(*)::int AS n FROM pages WHERE site_id = $1', [
+      siteId,
+    ]);
     return rows[0].n;
   }
 
@@ -74,7 +76,9 @@ export class PagesRepository {
   }
 
   /** Pages an import created, tallied by type and language hint (counts survive a resumed import). */
-  async tallyCreatedBy(importId: string): Promise<Array<{ type: string; languageHint: string | null; n: number }>> {
+  async tallyCreatedBy(
+    importId: string,
+  ): Promise<Array<{ type: string; languageHint: string | null; n: number }>> {
     return this.dataSource.query(
       'SELECT type, language_hint AS "languageHint", count(*)::int AS n FROM pages WHERE import_id = $1 GROUP BY 1, 2',
       [importId],
@@ -82,7 +86,12 @@ export class PagesRepository {
   }
 
   /** A page of the site's pages, newest first, after the (createdAt, id) position. */
-  async list(siteId: string, filters: PageFilters, limit: number, after?: { createdAt: string; id: string }): Promise<PageRecord[]> {
+  async list(
+    siteId: string,
+    filters: PageFilters,
+    limit: number,
+    after?: { createdAt: string; id: string },
+  ): Promise<PageRecord[]> {
     const params: unknown[] = [siteId, limit];
     const where = ['site_id = $1'];
     if (filters.status !== undefined) {

@@ -9,7 +9,13 @@ export class PagesService {
     private readonly pages: PagesRepository,
   ) {}
 
-  async list(organizationId: string, siteId: string, filters: PageFilters, limit: number, after?: { createdAt: string; id: string }): Promise<PageRecord[]> {
+  async list(
+    organizationId: string,
+    siteId: string,
+    filters: PageFilters,
+    limit: number,
+    after?: { createdAt: string; id: string },
+  ): Promise<PageRecord[]> {
     const site = await this.sites.getOwned(organizationId, siteId);
     return this.pages.list(site.id, filters, limit, after);
   }

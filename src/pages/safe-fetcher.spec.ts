@@ -41,55 +41,86 @@ describe('safe fetching', () => {
   afterAll(() => server.stop());
 
   it('reads a document from an allowed address', async () => {
-    const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/ok')), ...anyHost }, readText);
+    const result = await new SafeFetcher(loose).fetch(
+      { url: new URL(server.url('/ok')), ...anyHost },
+      readText,
+    );
     expect(result).toMatchObject({ ok: true, value: 'hello' });
   });
 
   describe('address_not_allowed: loopback, private, metadata or a port other than 80/443, with no connection made', () => {
     it('refuses a loopback address under the default (strict) setting without connecting', async () => {
       const before = server.hits.length;
-      const result = await new SafeFetcher(strict).fetch({ url: new URL(server.url('/ok')), ...anyHost }, readText);
+      const result = await new SafeFetcher(strict).fetch(
+        { url: new URL(server.url('/ok')), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
       expect(server.hits.length).toBe(before);
     });
 
     it('refuses a name that resolves to loopback (localhost) under the strict setting without connecting', async () => {
       const before = server.hits.length;
-      const result = await new SafeFetcher(strict).fetch({ url: new URL(server.url('/ok', 'localhost')), ...anyHost }, readText);
+      const result = await new SafeFetcher(strict).fetch(
+        { url: new URL(server.url('/ok', 'localhost')), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
       expect(server.hits.length).toBe(before);
     });
 
     it('refuses a name when any one of its addresses is private', async () => {
       const resolver: Resolver = async () => ['93.184.215.14', '10.1.2.3'];
-      const result = await new SafeFetcher(strict, resolver).fetch({ url: new URL('https://mixed.example/sitemap.xml'), ...anyHost }, readText);
+      const result = await new SafeFetcher(strict, resolver).fetch(
+        { url: new URL('https://mixed.example/sitemap.xml'), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
     });
 
-    it.each(['http://127.1/', 'http://0x7f.1/', 'http://2130706433/', 'http://017700000001/', 'http://[::ffff:127.0.0.1]/', 'http://[::1]/', 'http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/', 'http://100.64.0.1/', 'http://0.0.0.0/', 'http://[64:ff9b::a00:1]/', 'http://[2002:a00:1::]/'])(
-      'refuses %s',
-      async (address) => {
-        const result = await new SafeFetcher(strict).fetch({ url: new URL(address), ...anyHost }, readText);
-        expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
-      },
-    );
+    it.each([
+      'http://127.1/',
+      'http://0x7f.1/',
+      'http://2130706433/',
+      'http://017700000001/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://[::1]/',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/',
+      'http://100.64.0.1/',
+      'http://0.0.0.0/',
+      'http://[64:ff9b::a00:1]/',
+      'http://[2002:a00:1::]/',
+    ])('refuses %s', async (address) => {
+      const result = await new SafeFetcher(strict).fetch({ url: new URL(address), ...anyHost }, readText);
+      expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
+    });
 
     it('refuses a public address on a port other than 80/443', async () => {
       const resolver: Resolver = async () => {
         throw new Error('must not be asked');
       };
-      const result = await new SafeFetcher(strict, resolver).fetch({ url: new URL('http://93.184.215.14:8080/sitemap.xml'), ...anyHost }, readText);
+      const result = await new SafeFetcher(strict, resolver).fetch(
+        { url: new URL('http://93.184.215.14:8080/sitemap.xml'), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
     });
 
     it('checks every redirect hop: a redirect to a private address is refused', async () => {
-      const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/to-private')), ...anyHost }, readText);
+      const result = await new SafeFetcher(loose).fetch(
+        { url: new URL(server.url('/to-private')), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
       expect(result.url.href).toBe('http://10.0.0.1/sitemap.xml');
     });
 
     it('checks every redirect hop: a redirect to the metadata address is refused', async () => {
-      const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/to-metadata')), ...anyHost }, readText);
+      const result = await new SafeFetcher(loose).fetch(
+        { url: new URL(server.url('/to-metadata')), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
     });
   });
@@ -101,40 +132,61 @@ describe('safe fetching', () => {
       asked.push(name);
       return ['127.0.0.1'];
     };
-    const result = await new SafeFetcher(loose, resolver).fetch({ url: new URL(`http://rebind.invalid:${server.port}/ok`), ...anyHost }, readText);
+    const result = await new SafeFetcher(loose, resolver).fetch(
+      { url: new URL(`http://rebind.invalid:${server.port}/ok`), ...anyHost },
+      readText,
+    );
     expect(result).toMatchObject({ ok: true, value: 'hello' });
     expect(asked).toEqual(['rebind.invalid']);
   });
 
   it('redirected_off_site: a redirect to a host not on the site', async () => {
     const onSite = { isOnSite: (host: string) => host === '127.0.0.1' };
-    const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/to-localhost-name')), ...onSite }, readText);
+    const result = await new SafeFetcher(loose).fetch(
+      { url: new URL(server.url('/to-localhost-name')), ...onSite },
+      readText,
+    );
     expect(result).toMatchObject({ ok: false, failure: 'redirected_off_site' });
   });
 
   it('redirected_off_site: a redirect to a scheme other than http(s)', async () => {
-    const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/to-ftp')), ...anyHost }, readText);
+    const result = await new SafeFetcher(loose).fetch(
+      { url: new URL(server.url('/to-ftp')), ...anyHost },
+      readText,
+    );
     expect(result).toMatchObject({ ok: false, failure: 'redirected_off_site' });
   });
 
   it('not_on_site: the first address is not on the site (no request made)', async () => {
     const before = server.hits.length;
-    const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/ok')), isOnSite: () => false }, readText);
+    const result = await new SafeFetcher(loose).fetch(
+      { url: new URL(server.url('/ok')), isOnSite: () => false },
+      readText,
+    );
     expect(result).toMatchObject({ ok: false, failure: 'not_on_site' });
     expect(server.hits.length).toBe(before);
   });
 
   describe('too_many_redirects: more than 5 redirects', () => {
     it('follows 5 redirects', async () => {
-      const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/r3')), ...anyHost }, readText);
+      const result = await new SafeFetcher(loose).fetch(
+        { url: new URL(server.url('/r3')), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: true, value: 'end of chain' });
     });
     it('refuses a sixth', async () => {
-      const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/r2')), ...anyHost }, readText);
+      const result = await new SafeFetcher(loose).fetch(
+        { url: new URL(server.url('/r2')), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: false, failure: 'too_many_redirects' });
     });
     it('ends a redirect loop', async () => {
-      const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/loop-a')), ...anyHost }, readText);
+      const result = await new SafeFetcher(loose).fetch(
+        { url: new URL(server.url('/loop-a')), ...anyHost },
+        readText,
+      );
       expect(result).toMatchObject({ ok: false, failure: 'too_many_redirects' });
     });
   });
@@ -146,17 +198,26 @@ describe('safe fetching', () => {
     ['/teapot', 'http_error'],
     ['/no-location', 'http_error'],
   ])('%s fails %s', async (path, failure) => {
-    const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url(path)), ...anyHost }, readText);
+    const result = await new SafeFetcher(loose).fetch(
+      { url: new URL(server.url(path)), ...anyHost },
+      readText,
+    );
     expect(result).toMatchObject({ ok: false, failure });
   });
 
   it('timed_out: a server that never answers', async () => {
-    const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/hang')), ...anyHost }, readText);
+    const result = await new SafeFetcher(loose).fetch(
+      { url: new URL(server.url('/hang')), ...anyHost },
+      readText,
+    );
     expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
   });
 
   it('timed_out: a body that trickles past the request deadline', async () => {
-    const result = await new SafeFetcher(loose).fetch({ url: new URL(server.url('/drip')), ...anyHost }, readText);
+    const result = await new SafeFetcher(loose).fetch(
+      { url: new URL(server.url('/drip')), ...anyHost },
+      readText,
+    );
     expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
   });
 
@@ -169,7 +230,10 @@ describe('safe fetching', () => {
   });
 
   it('unreachable: the name does not resolve', async () => {
-    const result = await new SafeFetcher(loose).fetch({ url: new URL('https://no-such-host.invalid/sitemap.xml'), ...anyHost }, readText);
+    const result = await new SafeFetcher(loose).fetch(
+      { url: new URL('https://no-such-host.invalid/sitemap.xml'), ...anyHost },
+      readText,
+    );
     expect(result).toMatchObject({ ok: false, failure: 'unreachable' });
   });
 });

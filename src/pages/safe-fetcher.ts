@@ -37,7 +37,12 @@ export interface FetchRequest {
 
 export type FetchResult<T> =
   | { ok: true; value: T; url: URL }
-  | { ok: false; failure: FetchFailure; url: URL; /** The import's own deadline, not the request's, ran out. */ importDeadline?: boolean };
+  | {
+      ok: false;
+      failure: FetchFailure;
+      url: URL;
+      /** The import's own deadline, not the request's, ran out. */ importDeadline?: boolean;
+    };
 
 const USER_AGENT = 'ShoppingAnalyticsPageImport/1.0 (+sitemap import)';
 
@@ -64,27 +69,36 @@ export class SafeFetcher {
     private readonly resolve: Resolver = systemResolver,
   ) {}
 
-  async fetch<T>(request: FetchRequest, consume: (body: Readable, url: URL) => Promise<T>): Promise<FetchResult<T>> {
+  async fetch<T>(
+    request: FetchRequest,
+    consume: (body: Readable, url: URL) => Promise<T>,
+  ): Promise<FetchResult<T>> {
     const now = Date.now();
     const requestDeadline = now + this.settings.requestTimeoutMs;
-    const deadline = request.deadline !== undefined ? Math.min(requestDeadline, request.deadline) : requestDeadline;
+    const deadline =
+      request.deadline !== undefined ? Math.min(requestDeadline, request.deadline) : requestDeadline;
     const byImport = request.deadline !== undefined && request.deadline < requestDeadline;
 
     let current: { req?: http.ClientRequest; res?: http.IncomingMessage } = {};
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      const error = new Timeout('deadline');
-      current.req?.destroy(error);
-      current.res?.destroy(error);
-    }, Math.max(0, deadline - now));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        const error = new Timeout('deadline');
+        current.req?.destroy(error);
+        current.res?.destroy(error);
+      },
+      Math.max(0, deadline - now),
+    );
 
     let url = request.url;
     try {
       for (let redirects = 0; ; redirects++) {
         if (timedOut) throw new Timeout('deadline');
-        if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Refused(redirects > 0 ? 'redirected_off_site' : 'address_not_allowed');
-        if (!request.isOnSite(url.hostname)) throw new Refused(redirects > 0 ? 'redirected_off_site' : 'not_on_site');
+        if (url.protocol !== 'http:' && url.protocol !== 'https:')
+          throw new Refused(redirects > 0 ? 'redirected_off_site' : 'address_not_allowed');
+        if (!request.isOnSite(url.hostname))
+          throw new Refused(redirects > 0 ? 'redirected_off_site' : 'not_on_site');
         if (url.username || url.password) throw new Refused('address_not_allowed');
 
         const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
@@ -135,7 +149,8 @@ export class SafeFetcher {
       }
     } catch (error) {
       if (error instanceof Refused) return { ok: false, failure: error.failure, url };
-      if (timedOut || error instanceof Timeout) return { ok: false, failure: 'timed_out', url, importDeadline: byImport };
+      if (timedOut || error instanceof Timeout)
+        return { ok: false, failure: 'timed_out', url, importDeadline: byImport };
       if (isNetworkError(error)) return { ok: false, failure: 'unreachable', url };
       throw error;
     } finally {
@@ -156,7 +171,8 @@ export class SafeFetcher {
   ): Promise<http.IncomingMessage> {
     const pinned: LookupFunction = (_hostname, options, callback) => {
       const entries = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-      if ((options as { all?: boolean }).all) (callback as (e: null, a: typeof entries) => void)(null, entries);
+      if ((options as { all?: boolean }).all)
+        (callback as (e: null, a: typeof entries) => void)(null, entries);
       else callback(null, entries[0].address, entries[0].family);
     };
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -165,7 +181,11 @@ export class SafeFetcher {
       hostname,
       port,
       path: `${url.pathname}${url.search}`,
-      headers: { 'user-agent': USER_AGENT, accept: 'application/xml, text/xml;q=0.9, */*;q=0.1', 'accept-encoding': 'identity' },
+      headers: {
+        'user-agent': USER_AGENT,
+        accept: 'application/xml, text/xml;q=0.9, */*;q=0.1',
+        'accept-encoding': 'identity',
+      },
       // No shared agent: a pooled socket could belong to another (unchecked) resolution.
       agent: false,
       lookup: pinned,
@@ -186,7 +206,8 @@ export class SafeFetcher {
 function isNetworkError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   if (typeof code !== 'string') return false;
-  if (code.startsWith('ERR_')) return code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || code === 'ERR_STREAM_PREMATURE_CLOSE';
+  if (code.startsWith('ERR_'))
+    return code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || code === 'ERR_STREAM_PREMATURE_CLOSE';
   // System errors (ECONNREFUSED, ECONNRESET, EHOSTUNREACH, ENOTFOUND, EAI_AGAIN, …) and HTTP parse errors.
   return /^E[A-Z0-9_]+$/.test(code) || code.startsWith('HPE_');
 }

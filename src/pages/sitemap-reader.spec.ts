@@ -14,11 +14,16 @@ import {
 import { sitemapIndex, urlset } from '../../test/fixtures/sitemap-server';
 import { readSitemap, SitemapEntry, SitemapKind } from './sitemap-reader';
 
-async function read(doc: string | Buffer, options: { maxBytes?: number; budget?: number; chunk?: number } = {}) {
+async function read(
+  doc: string | Buffer,
+  options: { maxBytes?: number; budget?: number; chunk?: number } = {},
+) {
   const bytes = typeof doc === 'string' ? Buffer.from(doc) : doc;
   const size = options.chunk ?? 7;
   // Small chunks: every token boundary (and multi-byte character) gets split somewhere.
-  const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+  const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) =>
+    bytes.subarray(i * size, (i + 1) * size),
+  );
   const entries: SitemapEntry[] = [];
   let kind: SitemapKind | undefined;
   let budget = options.budget ?? Infinity;
@@ -69,7 +74,9 @@ describe('reading sitemaps', () => {
   });
 
   it('reads a sitemap index', async () => {
-    const { summary, entries } = await read(sitemapIndex(['https://shop.example/a.xml', 'https://shop.example/b.xml']));
+    const { summary, entries } = await read(
+      sitemapIndex(['https://shop.example/a.xml', 'https://shop.example/b.xml']),
+    );
     expect(summary.kind).toBe('sitemapindex');
     expect(entries.map((e) => e.loc)).toEqual(['https://shop.example/a.xml', 'https://shop.example/b.xml']);
   });
@@ -141,22 +148,37 @@ describe('unreadable: malformed XML, entity tricks, broken gzip or encoding', ()
     ['JSON', '{"urls": []}'],
     ['an empty document', ''],
     ['a truncated document', urlset(['https://shop.example/a']).slice(0, 80)],
-    ['a declared non-UTF-8 encoding', '<?xml version="1.0" encoding="ISO-8859-1"?><urlset><url><loc>https://shop.example/a</loc></url></urlset>'],
+    [
+      'a declared non-UTF-8 encoding',
+      '<?xml version="1.0" encoding="ISO-8859-1"?><urlset><url><loc>https://shop.example/a</loc></url></urlset>',
+    ],
   ])('%s', async (_name, doc) => {
     await expect(read(doc)).rejects.toMatchObject({ failure: 'unreadable' });
   });
 
   it.each([
-    ['comment', (big: string) => `<urlset><!--${big}--><url><loc>https://shop.example/a</loc></url></urlset>`],
+    [
+      'comment',
+      (big: string) => `<urlset><!--${big}--><url><loc>https://shop.example/a</loc></url></urlset>`,
+    ],
     ['CDATA section', (big: string) => `<urlset><url><loc><![CDATA[${big}]]></loc></url></urlset>`],
-    ['attribute value', (big: string) => `<urlset><url a="${big}"><loc>https://shop.example/a</loc></url></urlset>`],
+    [
+      'attribute value',
+      (big: string) => `<urlset><url a="${big}"><loc>https://shop.example/a</loc></url></urlset>`,
+    ],
     ['<loc> text', (big: string) => `<urlset><url><loc>https://shop.example/${big}</loc></url></urlset>`],
   ])('a single %s over 1 MiB (memory stays bounded)', async (_name, build) => {
-    await expect(read(build('x'.repeat(2 * 1024 * 1024)), { chunk: 64 * 1024 })).rejects.toMatchObject({ failure: 'unreadable' });
+    await expect(read(build('x'.repeat(2 * 1024 * 1024)), { chunk: 64 * 1024 })).rejects.toMatchObject({
+      failure: 'unreadable',
+    });
   });
 
   it('bytes that are not UTF-8', async () => {
-    const doc = Buffer.concat([Buffer.from('<urlset><url><loc>https://shop.example/'), Buffer.from([0xe9, 0xff, 0xfe]), Buffer.from('</loc></url></urlset>')]);
+    const doc = Buffer.concat([
+      Buffer.from('<urlset><url><loc>https://shop.example/'),
+      Buffer.from([0xe9, 0xff, 0xfe]),
+      Buffer.from('</loc></url></urlset>'),
+    ]);
     await expect(read(doc)).rejects.toMatchObject({ failure: 'unreadable' });
   });
 

@@ -80,7 +80,8 @@ export async function readSitemap(body: Readable, options: ReadOptions): Promise
     }
   });
   parser.on('doctype', (doctype) => {
-    if (!/^\s*html\s*$/i.test(doctype)) throw new SitemapFormatError('unreadable', 'document type declarations are not accepted');
+    if (!/^\s*html\s*$/i.test(doctype))
+      throw new SitemapFormatError('unreadable', 'document type declarations are not accepted');
   });
   parser.on('opentag', (tag) => state.open(tag as SaxesTagNS));
   parser.on('closetag', () => state.close());
@@ -110,7 +111,10 @@ export async function readSitemap(body: Readable, options: ReadOptions): Promise
       }
       parser.write(text);
       if (bufferedLength(parser) > MAX_TOKEN_CHARS) {
-        throw new SitemapFormatError('unreadable', `a single XML token (text, comment, CDATA or attribute) is over ${MAX_TOKEN_CHARS} characters`);
+        throw new SitemapFormatError(
+          'unreadable',
+          `a single XML token (text, comment, CDATA or attribute) is over ${MAX_TOKEN_CHARS} characters`,
+        );
       }
       if (state.entries.length > 0) {
         const entries = state.entries;
@@ -133,7 +137,8 @@ export async function readSitemap(body: Readable, options: ReadOptions): Promise
   } catch (error) {
     if (error instanceof SitemapFormatError) throw error;
     const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('Z_') || code === 'ERR_INVALID_ARG_TYPE') throw new SitemapFormatError('unreadable', 'broken gzip data');
+    if (code.startsWith('Z_') || code === 'ERR_INVALID_ARG_TYPE')
+      throw new SitemapFormatError('unreadable', 'broken gzip data');
     throw error;
   } finally {
     source.return?.(undefined);
@@ -180,15 +185,16 @@ async function* decompressed(body: AsyncIterable<Buffer>, layers: number): Async
       try {
         for await (const chunk of feed) {
           if (gunzip.destroyed) return;
-          if (!gunzip.write(chunk)) await new Promise<void>((resolve) => {
-            const done = () => {
-              gunzip.off('drain', done);
-              gunzip.off('close', done);
-              resolve();
-            };
-            gunzip.on('drain', done);
-            gunzip.on('close', done);
-          });
+          if (!gunzip.write(chunk))
+            await new Promise<void>((resolve) => {
+              const done = () => {
+                gunzip.off('drain', done);
+                gunzip.off('close', done);
+                resolve();
+              };
+              gunzip.on('drain', done);
+              gunzip.on('close', done);
+            });
         }
         if (!gunzip.destroyed) gunzip.end();
       } catch (error) {
@@ -226,7 +232,10 @@ class ParseState {
         this.kind = tag.local;
         return;
       }
-      throw new SitemapFormatError('not_a_sitemap', `root element <${tag.name}> is not urlset or sitemapindex`);
+      throw new SitemapFormatError(
+        'not_a_sitemap',
+        `root element <${tag.name}> is not urlset or sitemapindex`,
+      );
     }
     const item = this.kind === 'urlset' ? 'url' : 'sitemap';
     if (this.depth === 2 && inSitemapNs && tag.local === item) {
@@ -243,8 +252,16 @@ class ParseState {
         const rel = attr('rel');
         const hreflang = attr('hreflang');
         const href = attr('href');
-        if (rel?.trim().toLowerCase() === 'alternate' && hreflang && href && this.entry.alternates.length < MAX_ALTERNATES) {
-          this.entry.alternates.push({ hreflang: hreflang.trim().slice(0, 35), href: href.trim().slice(0, MAX_LOC_LENGTH + 1) });
+        if (
+          rel?.trim().toLowerCase() === 'alternate' &&
+          hreflang &&
+          href &&
+          this.entry.alternates.length < MAX_ALTERNATES
+        ) {
+          this.entry.alternates.push({
+            hreflang: hreflang.trim().slice(0, 35),
+            href: href.trim().slice(0, MAX_LOC_LENGTH + 1),
+          });
         }
       }
     }

@@ -99,8 +99,15 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
     it('max_total_bytes: stops when the import has read its byte bound', async () => {
       const server = await newServer();
       const { orgId, site } = await siteOn(t, server);
-      server.serve('/index.xml', sitemapIndex([server.url('/a.xml'), server.url('/b.xml'), server.url('/c.xml')]));
-      for (const name of ['a', 'b', 'c']) server.serve(`/${name}.xml`, urlset(Array.from({ length: 40 }, (_, i) => server.url(`/${name}/${i}`))));
+      server.serve(
+        '/index.xml',
+        sitemapIndex([server.url('/a.xml'), server.url('/b.xml'), server.url('/c.xml')]),
+      );
+      for (const name of ['a', 'b', 'c'])
+        server.serve(
+          `/${name}.xml`,
+          urlset(Array.from({ length: 40 }, (_, i) => server.url(`/${name}/${i}`))),
+        );
       const result = await runImport(t.app, site, orgId, server.url('/index.xml'));
       expect(result.boundsReached).toEqual(['max_total_bytes']);
       expect(server.hits).not.toContain('/c.xml');
@@ -129,7 +136,12 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
         }),
       );
       const result = await runImport(t.app, site, orgId, server.url('/index.xml'));
-      expect(result).toMatchObject({ state: 'closed', outcome: 'failed', failureReason: 'time_limit', boundsReached: ['max_duration'] });
+      expect(result).toMatchObject({
+        state: 'closed',
+        outcome: 'failed',
+        failureReason: 'time_limit',
+        boundsReached: ['max_duration'],
+      });
       expect(result.counts.created).toBeLessThan(20);
       expect(result.counts.documentsFailed.timed_out).toBe(0);
     });

@@ -49,7 +49,11 @@ describe('memory stays flat on a 50 MiB sitemap (streaming parse, batched insert
   let server: SitemapServer;
   let urlCount = 0;
   beforeAll(async () => {
-    t = await createTestApp({ IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_REQUEST_TIMEOUT_MS: '600000', IMPORT_MAX_DURATION_MS: '600000' });
+    t = await createTestApp({
+      IMPORT_ALLOW_LOOPBACK: 'true',
+      IMPORT_REQUEST_TIMEOUT_MS: '600000',
+      IMPORT_MAX_DURATION_MS: '600000',
+    });
     server = await new SitemapServer().start();
     server.route('/sitemap.xml', (_req, res) => {
       const { stream, urls } = generatedSitemap(server.origin(), 50 * MiB - 1024);
@@ -68,7 +72,12 @@ describe('memory stays flat on a 50 MiB sitemap (streaming parse, batched insert
     const gc = exposeGc();
     gc();
     const before = process.memoryUsage();
-    const peak = { rss: before.rss, heapUsed: before.heapUsed, liveHeap: before.heapUsed, external: before.external + before.arrayBuffers };
+    const peak = {
+      rss: before.rss,
+      heapUsed: before.heapUsed,
+      liveHeap: before.heapUsed,
+      external: before.external + before.arrayBuffers,
+    };
     let ticks = 0;
     const sampler = setInterval(() => {
       // Every 25th sample collects first: heapUsed right after a full GC is the live heap.
@@ -102,7 +111,12 @@ describe('memory stays flat on a 50 MiB sitemap (streaming parse, batched insert
     expect(result.outcome).toBe('completed');
     expect(result.boundsReached).toEqual([]);
     expect(urlCount).toBeGreaterThan(300_000);
-    expect(result.counts).toMatchObject({ documentsRead: 1, found: urlCount, created: 10_000, overCap: urlCount - 10_000 });
+    expect(result.counts).toMatchObject({
+      documentsRead: 1,
+      found: urlCount,
+      created: 10_000,
+      overCap: urlCount - 10_000,
+    });
     // A reader that held the document would need at least its 50 MiB live (twice that as a JS string).
     expect(peak.liveHeap - before.heapUsed).toBeLessThan(40 * MiB);
   }, 240_000);

@@ -10,7 +10,14 @@ import { PagesRepository } from '../../src/pages/pages.repository';
 import { SitesService } from '../../src/sites/sites.service';
 import { createOrganization } from '../factories/organizations';
 import { createRunningImport, runImport } from '../factories/page-imports';
-import { BILLION_LAUGHS, BROKEN_XML, externalEntity, gzipBomb, HTML_PAGE, RSS_FEED } from '../fixtures/hostile-documents';
+import {
+  BILLION_LAUGHS,
+  BROKEN_XML,
+  externalEntity,
+  gzipBomb,
+  HTML_PAGE,
+  RSS_FEED,
+} from '../fixtures/hostile-documents';
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
 import { createTestApp, TestApp } from '../setup/test-app';
 
@@ -25,16 +32,27 @@ describe('page import: reading sitemaps and counting', () => {
   }
 
   /** A fresh organization whose site is the fixture server (plus optional site settings). */
-  async function siteOn(server: SitemapServer, changes: { aliases?: string[]; exclusions?: string[]; pageLimit?: number } = {}) {
+  async function siteOn(
+    server: SitemapServer,
+    changes: { aliases?: string[]; exclusions?: string[]; pageLimit?: number } = {},
+  ) {
     const org = await createOrganization(t.app, { origin: server.origin() });
-    if (Object.keys(changes).length > 0) await t.app.get(SitesService).update(org.organization.id, org.site.id, changes);
+    if (Object.keys(changes).length > 0)
+      await t.app.get(SitesService).update(org.organization.id, org.site.id, changes);
     return { orgId: org.organization.id, site: org.site };
   }
 
-  async function pagesOf(siteId: string): Promise<Array<{ url: string; status: string; type: string; languageHint: string | null; importId: string }>> {
+  async function pagesOf(
+    siteId: string,
+  ): Promise<
+    Array<{ url: string; status: string; type: string; languageHint: string | null; importId: string }>
+  > {
     return t.app
       .get(DataSource)
-      .query('SELECT url, status, type, language_hint AS "languageHint", import_id AS "importId", lastmod FROM pages WHERE site_id = $1 ORDER BY url', [siteId]);
+      .query(
+        'SELECT url, status, type, language_hint AS "languageHint", import_id AS "importId", lastmod FROM pages WHERE site_id = $1 ORDER BY url',
+        [siteId],
+      );
   }
 
   beforeAll(async () => {
@@ -63,8 +81,21 @@ describe('page import: reading sitemaps and counting', () => {
 </urlset>`,
       );
       const result = await runImport(t.app, site, orgId, server.url('/maps/main.xml'));
-      expect(result).toMatchObject({ state: 'closed', outcome: 'completed', failureReason: null, boundsReached: [] });
-      expect(result.counts).toMatchObject({ sitemapSource: 'given', documentsRead: 1, found: 5, created: 5, alreadyHeld: 0, excluded: 0, overCap: 0 });
+      expect(result).toMatchObject({
+        state: 'closed',
+        outcome: 'completed',
+        failureReason: null,
+        boundsReached: [],
+      });
+      expect(result.counts).toMatchObject({
+        sitemapSource: 'given',
+        documentsRead: 1,
+        found: 5,
+        created: 5,
+        alreadyHeld: 0,
+        excluded: 0,
+        overCap: 0,
+      });
       expect(result.counts.createdByType).toEqual([
         { key: 'product', count: 2 },
         { key: 'article', count: 1 },
@@ -82,14 +113,19 @@ describe('page import: reading sitemaps and counting', () => {
       const pages = await pagesOf(site.id);
       expect(pages.map((p) => p.status)).toEqual(Array(5).fill('discovered'));
       expect(pages.every((p) => p.importId === result.id)).toBe(true);
-      expect(pages.find((p) => p.url === server.url('/'))).toMatchObject({ type: 'home', lastmod: new Date('2026-10-01T00:00:00Z') });
+      expect(pages.find((p) => p.url === server.url('/'))).toMatchObject({
+        type: 'home',
+        lastmod: new Date('2026-10-01T00:00:00Z'),
+      });
     });
 
     it('createdByLanguageHint keeps the top 10 and sums the rest', async () => {
       const server = await newServer();
       const { orgId, site } = await siteOn(server);
       const langs = ['fr', 'de', 'it', 'es', 'nl', 'pt', 'pl', 'sv', 'da', 'fi', 'cs', 'hu'];
-      const locs = langs.flatMap((lang, i) => Array.from({ length: 13 - i }, (_, j) => server.url(`/${lang}/page-${j}`)));
+      const locs = langs.flatMap((lang, i) =>
+        Array.from({ length: 13 - i }, (_, j) => server.url(`/${lang}/page-${j}`)),
+      );
       server.serve('/sitemap.xml', urlset(locs));
       const result = await runImport(t.app, site, orgId);
       expect(result.counts.createdByLanguageHint).toHaveLength(10);
@@ -103,7 +139,11 @@ describe('page import: reading sitemaps and counting', () => {
     it('reads Sitemap: lines of robots.txt that are on the site (others count as not_on_site)', async () => {
       const server = await newServer();
       const { orgId, site } = await siteOn(server);
-      server.serve('/robots.txt', `User-agent: *\nDisallow: /cart\nSitemap: ${server.url('/s/one.xml')}\nsitemap:${server.url('/s/two.xml', 'localhost')}\n`, { type: 'text/plain' });
+      server.serve(
+        '/robots.txt',
+        `User-agent: *\nDisallow: /cart\nSitemap: ${server.url('/s/one.xml')}\nsitemap:${server.url('/s/two.xml', 'localhost')}\n`,
+        { type: 'text/plain' },
+      );
       server.serve('/s/one.xml', urlset([server.url('/a')]));
       server.serve('/sitemap.xml', urlset([server.url('/never-read')]));
       const result = await runImport(t.app, site, orgId);
@@ -121,7 +161,13 @@ describe('page import: reading sitemaps and counting', () => {
       const result = await runImport(t.app, site, orgId);
       expect(result.counts).toMatchObject({ sitemapSource: 'well_known', documentsRead: 2, created: 2 });
       expect(Object.values(result.counts.documentsFailed).every((n) => n === 0)).toBe(true);
-      expect(server.hits).toEqual(['/robots.txt', '/sitemap.xml', '/sitemap_index.xml', '/sitemap-index.xml', '/child.xml']);
+      expect(server.hits).toEqual([
+        '/robots.txt',
+        '/sitemap.xml',
+        '/sitemap_index.xml',
+        '/sitemap-index.xml',
+        '/child.xml',
+      ]);
     });
 
     it('finds /sitemap.xml.gz and reads it as gzip', async () => {
@@ -155,8 +201,20 @@ describe('page import: reading sitemaps and counting', () => {
     it('reads children once each, gzip ones too, and never loops', async () => {
       const server = await newServer();
       const { orgId, site } = await siteOn(server);
-      server.serve('/index.xml', sitemapIndex([server.url('/a.xml'), server.url('/b.xml.gz'), server.url('/a.xml'), server.url('/index.xml'), server.url('/nested.xml')]));
-      server.serve('/nested.xml', sitemapIndex([server.url('/index.xml'), server.url('/a.xml'), server.url('/c.xml')]));
+      server.serve(
+        '/index.xml',
+        sitemapIndex([
+          server.url('/a.xml'),
+          server.url('/b.xml.gz'),
+          server.url('/a.xml'),
+          server.url('/index.xml'),
+          server.url('/nested.xml'),
+        ]),
+      );
+      server.serve(
+        '/nested.xml',
+        sitemapIndex([server.url('/index.xml'), server.url('/a.xml'), server.url('/c.xml')]),
+      );
       server.serve('/a.xml', urlset([server.url('/1'), server.url('/2')]));
       server.serveGzip('/b.xml.gz', urlset([server.url('/2'), server.url('/3')]));
       server.serve('/c.xml', urlset([server.url('/4')]));
@@ -254,10 +312,21 @@ describe('page import: reading sitemaps and counting', () => {
       ];
       server.serve('/sitemap.xml', urlset(locs));
       const result = await runImport(t.app, site, orgId, server.url('/sitemap.xml'));
-      expect(result.counts.refused).toEqual({ not_a_valid_address: 7, contains_wildcard: 1, not_on_site: 3, too_long: 1, not_a_page: 4 });
+      expect(result.counts.refused).toEqual({
+        not_a_valid_address: 7,
+        contains_wildcard: 1,
+        not_on_site: 3,
+        too_long: 1,
+        not_a_page: 4,
+      });
       expect(result.counts).toMatchObject({ found: 2, created: 2 });
       const urls = (await pagesOf(site.id)).map((p) => p.url);
-      expect(urls.sort()).toEqual([server.url('/%3Cscript%3Ealert(1)%3C/script%3E'), server.url("/search?q=%27;DROP%20TABLE%20pages;--")].sort());
+      expect(urls.sort()).toEqual(
+        [
+          server.url('/%3Cscript%3Ealert(1)%3C/script%3E'),
+          server.url('/search?q=%27;DROP%20TABLE%20pages;--'),
+        ].sort(),
+      );
     });
   });
 
@@ -266,7 +335,10 @@ describe('page import: reading sitemaps and counting', () => {
       const server = await newServer();
       const { orgId, site } = await siteOn(server);
       const upper = `http://127.0.0.1:${server.port}/Shoes`;
-      server.serve('/sitemap.xml', urlset([upper, `${upper}#reviews`, `HTTP://127.0.0.1:${server.port}/Shoes`, server.url('/shoes')]));
+      server.serve(
+        '/sitemap.xml',
+        urlset([upper, `${upper}#reviews`, `HTTP://127.0.0.1:${server.port}/Shoes`, server.url('/shoes')]),
+      );
       const result = await runImport(t.app, site, orgId, server.url('/sitemap.xml'));
       expect(result.counts).toMatchObject({ found: 2, created: 2 });
     });
@@ -276,7 +348,10 @@ describe('page import: reading sitemaps and counting', () => {
       const { orgId, site } = await siteOn(server);
       server.serve('/sitemap.xml', urlset([server.url('/a'), server.url('/b'), server.url('/c')]));
       const first = await runImport(t.app, site, orgId);
-      server.serve('/sitemap.xml', urlset([server.url('/a'), server.url('/b'), server.url('/c'), server.url('/d')]));
+      server.serve(
+        '/sitemap.xml',
+        urlset([server.url('/a'), server.url('/b'), server.url('/c'), server.url('/d')]),
+      );
       const second = await runImport(t.app, site, orgId);
       expect(first.counts).toMatchObject({ found: 3, created: 3, alreadyHeld: 0 });
       expect(second.counts).toMatchObject({ found: 4, created: 1, alreadyHeld: 3 });
@@ -288,10 +363,21 @@ describe('page import: reading sitemaps and counting', () => {
     it('excluded: pages matching the site exclusion globs are not created', async () => {
       const server = await newServer();
       const { orgId, site } = await siteOn(server, { exclusions: ['/account/*', '/checkout/**'] });
-      server.serve('/sitemap.xml', urlset([server.url('/account/orders'), server.url('/checkout/step/1'), server.url('/account/a/b'), server.url('/shop')]));
+      server.serve(
+        '/sitemap.xml',
+        urlset([
+          server.url('/account/orders'),
+          server.url('/checkout/step/1'),
+          server.url('/account/a/b'),
+          server.url('/shop'),
+        ]),
+      );
       const result = await runImport(t.app, site, orgId);
       expect(result.counts).toMatchObject({ found: 4, excluded: 2, created: 2 });
-      expect((await pagesOf(site.id)).map((p) => p.url).sort()).toEqual([server.url('/account/a/b'), server.url('/shop')]);
+      expect((await pagesOf(site.id)).map((p) => p.url).sort()).toEqual([
+        server.url('/account/a/b'),
+        server.url('/shop'),
+      ]);
     });
 
     it('overCap: valid new pages beyond the site page limit are not created', async () => {
@@ -324,13 +410,23 @@ describe('page import: reading sitemaps and counting', () => {
       const dead = await createRunningImport(t.app, a.site, a.orgId, server.url('/sitemap.xml'));
       const live = await createRunningImport(t.app, b.site, b.orgId, server.url('/sitemap.xml'));
       const db = t.app.get(DataSource);
-      await db.query(`UPDATE page_imports SET lease_owner = 'dead-worker', attempts = 1, heartbeat_at = now() - interval '10 minutes' WHERE id = $1`, [dead.id]);
-      await db.query(`UPDATE page_imports SET lease_owner = 'live-worker', attempts = 1, heartbeat_at = now() WHERE id = $1`, [live.id]);
+      await db.query(
+        `UPDATE page_imports SET lease_owner = 'dead-worker', attempts = 1, heartbeat_at = now() - interval '10 minutes' WHERE id = $1`,
+        [dead.id],
+      );
+      await db.query(
+        `UPDATE page_imports SET lease_owner = 'live-worker', attempts = 1, heartbeat_at = now() WHERE id = $1`,
+        [live.id],
+      );
       const closed = await t.app.get(ImportRecovery).sweep();
       expect(closed).toContain(dead.id);
       expect(closed).not.toContain(live.id);
       const repo = t.app.get(PageImportsRepository);
-      expect(await repo.find(dead.id)).toMatchObject({ state: 'closed', outcome: 'failed', failureReason: 'interrupted' });
+      expect(await repo.find(dead.id)).toMatchObject({
+        state: 'closed',
+        outcome: 'failed',
+        failureReason: 'interrupted',
+      });
       expect(await repo.find(live.id)).toMatchObject({ state: 'running' });
     });
 
@@ -338,7 +434,11 @@ describe('page import: reading sitemaps and counting', () => {
       const server = await newServer();
       const { orgId, site } = await siteOn(server);
       const waiting = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
-      await t.app.get(DataSource).query(`UPDATE page_imports SET heartbeat_at = now() - interval '10 minutes' WHERE id = $1`, [waiting.id]);
+      await t.app
+        .get(DataSource)
+        .query(`UPDATE page_imports SET heartbeat_at = now() - interval '10 minutes' WHERE id = $1`, [
+          waiting.id,
+        ]);
       const queue = t.app.get<Queue>(getQueueToken(PAGE_IMPORT_QUEUE));
       await queue.add(PAGE_IMPORT_JOB, { importId: waiting.id }, { jobId: waiting.id });
       try {
@@ -356,7 +456,10 @@ describe('page import: reading sitemaps and counting', () => {
       const record = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
       const db = t.app.get(DataSource);
       // The first attempt created two pages, then its worker died.
-      await db.query(`UPDATE page_imports SET lease_owner = 'dead-worker', attempts = 1, heartbeat_at = now() - interval '10 minutes' WHERE id = $1`, [record.id]);
+      await db.query(
+        `UPDATE page_imports SET lease_owner = 'dead-worker', attempts = 1, heartbeat_at = now() - interval '10 minutes' WHERE id = $1`,
+        [record.id],
+      );
       await t.app.get(PagesRepository).insertDiscovered(site.id, record.id, [
         { url: server.url('/a'), type: 'other', languageHint: null, lastmod: null },
         { url: server.url('/b'), type: 'other', languageHint: null, lastmod: null },
@@ -371,7 +474,11 @@ describe('page import: reading sitemaps and counting', () => {
       const server = await newServer();
       const { orgId, site } = await siteOn(server);
       const record = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
-      await t.app.get(DataSource).query(`UPDATE page_imports SET lease_owner = 'live-worker', heartbeat_at = now() WHERE id = $1`, [record.id]);
+      await t.app
+        .get(DataSource)
+        .query(`UPDATE page_imports SET lease_owner = 'live-worker', heartbeat_at = now() WHERE id = $1`, [
+          record.id,
+        ]);
       expect(await t.app.get(PageImporter).run(record.id, 'another-worker')).toBeUndefined();
       expect(server.hits).toEqual([]);
     });

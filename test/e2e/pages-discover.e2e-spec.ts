@@ -7,7 +7,20 @@ import { createOrganization, createSite } from '../factories/organizations';
 import { SitemapServer, urlset } from '../fixtures/sitemap-server';
 import { createTestApp, TestApp } from '../setup/test-app';
 
-const IMPORT_KEYS = ['boundsReached', 'counts', 'endedAt', 'failureReason', 'id', 'outcome', 'sitemapGiven', 'sitemapUrl', 'siteId', 'startedAt', 'startedBy', 'state'].sort();
+const IMPORT_KEYS = [
+  'boundsReached',
+  'counts',
+  'endedAt',
+  'failureReason',
+  'id',
+  'outcome',
+  'sitemapGiven',
+  'sitemapUrl',
+  'siteId',
+  'startedAt',
+  'startedBy',
+  'state',
+].sort();
 const COUNT_KEYS = [
   'sitemapSource',
   'documentsRead',
@@ -46,7 +59,12 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
   }
 
   beforeAll(async () => {
-    t = await createTestApp({ WORKERS: 'on', IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_CONCURRENCY: '2', IMPORT_REQUEST_TIMEOUT_MS: '4000' });
+    t = await createTestApp({
+      WORKERS: 'on',
+      IMPORT_ALLOW_LOOPBACK: 'true',
+      IMPORT_CONCURRENCY: '2',
+      IMPORT_REQUEST_TIMEOUT_MS: '4000',
+    });
   });
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.stop()));
@@ -58,7 +76,12 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const server = await newServer();
       const org = await orgOn(server);
       server.serve('/sitemap.xml', urlset([server.url('/'), server.url('/products/a')]));
-      const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({ sitemapUrl: server.url('/sitemap.xml') }).expect(202);
+      const res = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send({ sitemapUrl: server.url('/sitemap.xml') })
+        .expect(202);
       const created = res.body.data;
       expect(Object.keys(created).sort()).toEqual(IMPORT_KEYS);
       expect(created).toMatchObject({
@@ -79,7 +102,12 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       expect(Object.keys(created.counts.refused)).toHaveLength(5);
 
       const done = await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${created.id}`, org.auth);
-      expect(done).toMatchObject({ id: created.id, state: 'closed', outcome: 'completed', failureReason: null });
+      expect(done).toMatchObject({
+        id: created.id,
+        state: 'closed',
+        outcome: 'completed',
+        failureReason: null,
+      });
       expect(done.counts).toMatchObject({ sitemapSource: 'given', documentsRead: 1, found: 2, created: 2 });
       expect(done.endedAt).toMatch(/Z$/);
 
@@ -101,9 +129,16 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const server = await newServer();
       const org = await orgOn(server);
       server.serve('/sitemap.xml', urlset([server.url('/a')]));
-      const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).expect(202);
+      const res = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .expect(202);
       expect(res.body.data).toMatchObject({ sitemapGiven: false, sitemapUrl: null });
-      const done = await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${res.body.data.id}`, org.auth);
+      const done = await untilClosed(
+        `/api/v1/sites/${org.site.id}/pages/imports/${res.body.data.id}`,
+        org.auth,
+      );
       expect(done.counts.sitemapSource).toBe('well_known');
       expect(done.sitemapUrl).toBe(server.url('/sitemap.xml'));
     });
@@ -112,12 +147,18 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const server = await newServer();
       const org = await orgOn(server);
       server.serve('/sitemap.xml', urlset([server.url('/a')]));
-      const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({}).expect(202);
+      const res = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send({})
+        .expect(202);
       const rows = await t.app
         .get(DataSource)
-        .query('SELECT actor_type, actor_id, organization_id, site_id, action, target_type, target_id, request_id, client_address FROM audit_events WHERE organization_id = $1', [
-          org.organization.id,
-        ]);
+        .query(
+          'SELECT actor_type, actor_id, organization_id, site_id, action, target_type, target_id, request_id, client_address FROM audit_events WHERE organization_id = $1',
+          [org.organization.id],
+        );
       expect(rows).toEqual([
         {
           actor_type: 'api_key',
@@ -145,13 +186,32 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
           res.end(urlset([server.url('/a')]));
         }, 500);
       });
-      const first = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({ sitemapUrl: server.url('/slow.xml') }).expect(202);
-      const second = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({}).expect(409);
+      const first = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send({ sitemapUrl: server.url('/slow.xml') })
+        .expect(202);
+      const second = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send({})
+        .expect(409);
       expect(second.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(second.body).toMatchObject({ code: 'discovery_already_running', status: 409, title: ERROR_CODES.discovery_already_running.title });
+      expect(second.body).toMatchObject({
+        code: 'discovery_already_running',
+        status: 409,
+        title: ERROR_CODES.discovery_already_running.title,
+      });
       await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${first.body.data.id}`, org.auth);
       // Once it is closed, a new import may start.
-      const third = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({ sitemapUrl: server.url('/slow.xml') }).expect(202);
+      const third = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send({ sitemapUrl: server.url('/slow.xml') })
+        .expect(202);
       await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${third.body.data.id}`, org.auth);
     });
 
@@ -167,13 +227,29 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       // Two app instances share the database, as two servers would.
       const other = await createTestApp({ IMPORT_ALLOW_LOOPBACK: 'true' });
       try {
-        const post = (app: TestApp) => app.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({ sitemapUrl: server.url('/slow.xml') });
-        const responses = await Promise.all([post(t), post(other), post(t), post(other), post(t), post(other)]);
+        const post = (app: TestApp) =>
+          app
+            .http()
+            .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+            .set(org.auth)
+            .send({ sitemapUrl: server.url('/slow.xml') });
+        const responses = await Promise.all([
+          post(t),
+          post(other),
+          post(t),
+          post(other),
+          post(t),
+          post(other),
+        ]);
         const statuses = responses.map((r) => r.status).sort();
         expect(statuses).toEqual([202, 409, 409, 409, 409, 409]);
-        const rows = await t.app.get(DataSource).query('SELECT id FROM page_imports WHERE site_id = $1', [org.site.id]);
+        const rows = await t.app
+          .get(DataSource)
+          .query('SELECT id FROM page_imports WHERE site_id = $1', [org.site.id]);
         expect(rows).toHaveLength(1);
-        const audit = await t.app.get(DataSource).query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
+        const audit = await t.app
+          .get(DataSource)
+          .query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
         expect(audit).toEqual([{ target_id: rows[0].id }]);
         await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${rows[0].id}`, org.auth);
       } finally {
@@ -186,19 +262,41 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
     it('refuses a sitemap on another host, pointing at /sitemapUrl', async () => {
       const server = await newServer();
       const org = await orgOn(server);
-      const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({ sitemapUrl: server.url('/sitemap.xml', 'localhost') }).expect(422);
-      expect(res.body).toMatchObject({ code: 'sitemap_not_on_site', status: 422, title: ERROR_CODES.sitemap_not_on_site.title });
-      expect(res.body.errors).toEqual([{ code: 'sitemap_not_on_site', detail: expect.any(String), pointer: '/sitemapUrl' }]);
+      const res = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send({ sitemapUrl: server.url('/sitemap.xml', 'localhost') })
+        .expect(422);
+      expect(res.body).toMatchObject({
+        code: 'sitemap_not_on_site',
+        status: 422,
+        title: ERROR_CODES.sitemap_not_on_site.title,
+      });
+      expect(res.body.errors).toEqual([
+        { code: 'sitemap_not_on_site', detail: expect.any(String), pointer: '/sitemapUrl' },
+      ]);
       expect(server.hits).toEqual([]);
-      const rows = await t.app.get(DataSource).query('SELECT id FROM page_imports WHERE site_id = $1', [org.site.id]);
+      const rows = await t.app
+        .get(DataSource)
+        .query('SELECT id FROM page_imports WHERE site_id = $1', [org.site.id]);
       expect(rows).toEqual([]);
     });
 
     it('accepts the www. twin and declared aliases as on the site', async () => {
       const org = await createOrganization(t.app, { origin: 'https://shop-alias.example' });
-      await t.app.get(SitesService).update(org.organization.id, org.site.id, { aliases: ['shop-alias.example.co.uk'] });
-      for (const sitemapUrl of ['https://www.shop-alias.example/sitemap.xml', 'https://shop-alias.example.co.uk/sitemap.xml']) {
-        const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({ sitemapUrl });
+      await t.app
+        .get(SitesService)
+        .update(org.organization.id, org.site.id, { aliases: ['shop-alias.example.co.uk'] });
+      for (const sitemapUrl of [
+        'https://www.shop-alias.example/sitemap.xml',
+        'https://shop-alias.example.co.uk/sitemap.xml',
+      ]) {
+        const res = await t
+          .http()
+          .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+          .set(org.auth)
+          .send({ sitemapUrl });
         expect([200, 202, 409]).toContain(res.status);
         expect(res.body.code).not.toBe('sitemap_not_on_site');
       }
@@ -216,7 +314,12 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       ['another field', { url: 'https://shop.example/sitemap.xml' }, '/url'],
     ])('%s', async (_label, body, pointer) => {
       const org = await createOrganization(t.app);
-      const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send(body).expect(400);
+      const res = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send(body)
+        .expect(400);
       expect(res.body.code).toBe('invalid_request');
       expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual([pointer]);
     });
@@ -226,27 +329,62 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
     it('page_limit_reached: the site already holds its page limit', async () => {
       const org = await createOrganization(t.app);
       await t.app.get(SitesService).update(org.organization.id, org.site.id, { pageLimit: 1 });
-      await t.app.get(PagesRepository).insertDiscovered(org.site.id, null as unknown as string, [{ url: `${org.site.origin}/held`, type: 'other', languageHint: null, lastmod: null }]);
-      const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({}).expect(200);
-      expect(res.body.data).toMatchObject({ state: 'closed', outcome: 'failed', failureReason: 'page_limit_reached', endedAt: expect.stringMatching(/Z$/) });
-      const audit = await t.app.get(DataSource).query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
+      await t.app
+        .get(PagesRepository)
+        .insertDiscovered(org.site.id, null as unknown as string, [
+          { url: `${org.site.origin}/held`, type: 'other', languageHint: null, lastmod: null },
+        ]);
+      const res = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send({})
+        .expect(200);
+      expect(res.body.data).toMatchObject({
+        state: 'closed',
+        outcome: 'failed',
+        failureReason: 'page_limit_reached',
+        endedAt: expect.stringMatching(/Z$/),
+      });
+      const audit = await t.app
+        .get(DataSource)
+        .query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
       expect(audit).toEqual([{ target_id: res.body.data.id }]);
-      const followed = await t.http().get(`/api/v1/sites/${org.site.id}/pages/imports/${res.body.data.id}`).set(org.auth).expect(200);
+      const followed = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/pages/imports/${res.body.data.id}`)
+        .set(org.auth)
+        .expect(200);
       expect(followed.body.data).toEqual(res.body.data);
     });
   });
 
   describe('404 not_found for unknown or foreign sites and imports', () => {
-    it('unknown site, another organization\'s site, another site\'s import', async () => {
+    it("unknown site, another organization's site, another site's import", async () => {
       const server = await newServer();
       const a = await orgOn(server);
       const b = await createOrganization(t.app);
       server.serve('/sitemap.xml', urlset([server.url('/a')]));
-      const started = await t.http().post(`/api/v1/sites/${a.site.id}/pages/discover`).set(a.auth).send({}).expect(202);
+      const started = await t
+        .http()
+        .post(`/api/v1/sites/${a.site.id}/pages/discover`)
+        .set(a.auth)
+        .send({})
+        .expect(202);
       const importId = started.body.data.id;
 
-      await t.http().post('/api/v1/sites/site_doesnotexist000000000/pages/discover').set(a.auth).send({}).expect(404);
-      const foreign = await t.http().post(`/api/v1/sites/${a.site.id}/pages/discover`).set(b.auth).send({}).expect(404);
+      await t
+        .http()
+        .post('/api/v1/sites/site_doesnotexist000000000/pages/discover')
+        .set(a.auth)
+        .send({})
+        .expect(404);
+      const foreign = await t
+        .http()
+        .post(`/api/v1/sites/${a.site.id}/pages/discover`)
+        .set(b.auth)
+        .send({})
+        .expect(404);
       expect(foreign.body.code).toBe('not_found');
       await t.http().get(`/api/v1/sites/${a.site.id}/pages/imports/${importId}`).set(b.auth).expect(404);
       await t.http().get(`/api/v1/sites/${b.site.id}/pages/imports/${importId}`).set(b.auth).expect(404);
@@ -271,22 +409,46 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const server = await newServer();
       const org = await orgOn(server);
       await t.app.get(SitesService).update(org.organization.id, org.site.id, { pageLimit: 1 });
-      await t.app.get(PagesRepository).insertDiscovered(org.site.id, null as unknown as string, [{ url: server.url('/held'), type: 'other', languageHint: null, lastmod: null }]);
+      await t.app
+        .get(PagesRepository)
+        .insertDiscovered(org.site.id, null as unknown as string, [
+          { url: server.url('/held'), type: 'other', languageHint: null, lastmod: null },
+        ]);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({}).expect(200);
+        const res = await t
+          .http()
+          .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+          .set(org.auth)
+          .send({})
+          .expect(200);
         ids.push(res.body.data.id);
       }
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const res = await t.http().get(`/api/v1/sites/${org.site.id}/pages/imports`).query(cursor ? { limit: 2, cursor } : { limit: 2 }).set(org.auth).expect(200);
+        const res = await t
+          .http()
+          .get(`/api/v1/sites/${org.site.id}/pages/imports`)
+          .query(cursor ? { limit: 2, cursor } : { limit: 2 })
+          .set(org.auth)
+          .expect(200);
         seen.push(...res.body.data.map((d: { id: string }) => d.id));
         cursor = res.body.meta.nextCursor;
       } while (cursor);
       expect(seen).toEqual([...ids].reverse());
-      await t.http().get(`/api/v1/sites/${org.site.id}/pages/imports`).query({ limit: 0 }).set(org.auth).expect(400);
-      await t.http().get(`/api/v1/sites/${org.site.id}/pages/imports`).query({ cursor: 'forged.cursor' }).set(org.auth).expect(400);
+      await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/pages/imports`)
+        .query({ limit: 0 })
+        .set(org.auth)
+        .expect(400);
+      await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/pages/imports`)
+        .query({ cursor: 'forged.cursor' })
+        .set(org.auth)
+        .expect(400);
     });
   });
 
@@ -300,14 +462,24 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         server.url('/'),
       ];
       server.serve('/sitemap.xml', urlset(locs));
-      const started = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({}).expect(202);
+      const started = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+        .set(org.auth)
+        .send({})
+        .expect(202);
       await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${started.body.data.id}`, org.auth);
 
       const list = async (query: Record<string, string | number>) => {
         const urls: string[] = [];
         let cursor: string | null = null;
         do {
-          const res = await t.http().get(`/api/v1/sites/${org.site.id}/pages`).query({ ...query, limit: 2, ...(cursor ? { cursor } : {}) }).set(org.auth).expect(200);
+          const res = await t
+            .http()
+            .get(`/api/v1/sites/${org.site.id}/pages`)
+            .query({ ...query, limit: 2, ...(cursor ? { cursor } : {}) })
+            .set(org.auth)
+            .expect(200);
           urls.push(...res.body.data.map((p: { url: string }) => p.url));
           cursor = res.body.meta.nextCursor;
         } while (cursor);
@@ -320,11 +492,26 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       expect(await list({ status: 'discovered', type: 'article' })).toHaveLength(3);
       expect(await list({ type: 'search' })).toEqual([]);
 
-      const first = await t.http().get(`/api/v1/sites/${org.site.id}/pages`).query({ type: 'product', limit: 2 }).set(org.auth).expect(200);
-      const mismatch = await t.http().get(`/api/v1/sites/${org.site.id}/pages`).query({ type: 'article', cursor: first.body.meta.nextCursor }).set(org.auth).expect(400);
+      const first = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/pages`)
+        .query({ type: 'product', limit: 2 })
+        .set(org.auth)
+        .expect(200);
+      const mismatch = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/pages`)
+        .query({ type: 'article', cursor: first.body.meta.nextCursor })
+        .set(org.auth)
+        .expect(400);
       expect(mismatch.body.code).toBe('cursor_mismatch');
       for (const query of [{ type: 'shoe' }, { status: 'read' }, { languageHint: 'FR!' }, { color: 'red' }]) {
-        const res = await t.http().get(`/api/v1/sites/${org.site.id}/pages`).query(query).set(org.auth).expect(400);
+        const res = await t
+          .http()
+          .get(`/api/v1/sites/${org.site.id}/pages`)
+          .query(query)
+          .set(org.auth)
+          .expect(400);
         expect(res.body.code).toBe('invalid_request');
       }
     });
@@ -338,13 +525,33 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const fast = await orgOn(fastServer);
       slowServer.route('/sitemap.xml', () => undefined); // never answers (until the 4 s request bound)
       fastServer.serve('/sitemap.xml', urlset([fastServer.url('/a')]));
-      const a = await t.http().post(`/api/v1/sites/${slow.site.id}/pages/discover`).set(slow.auth).send({ sitemapUrl: slowServer.url('/sitemap.xml') }).expect(202);
-      const b = await t.http().post(`/api/v1/sites/${fast.site.id}/pages/discover`).set(fast.auth).send({ sitemapUrl: fastServer.url('/sitemap.xml') }).expect(202);
-      const fastDone = await untilClosed(`/api/v1/sites/${fast.site.id}/pages/imports/${b.body.data.id}`, fast.auth);
+      const a = await t
+        .http()
+        .post(`/api/v1/sites/${slow.site.id}/pages/discover`)
+        .set(slow.auth)
+        .send({ sitemapUrl: slowServer.url('/sitemap.xml') })
+        .expect(202);
+      const b = await t
+        .http()
+        .post(`/api/v1/sites/${fast.site.id}/pages/discover`)
+        .set(fast.auth)
+        .send({ sitemapUrl: fastServer.url('/sitemap.xml') })
+        .expect(202);
+      const fastDone = await untilClosed(
+        `/api/v1/sites/${fast.site.id}/pages/imports/${b.body.data.id}`,
+        fast.auth,
+      );
       expect(fastDone.outcome).toBe('completed');
-      const slowNow = await t.http().get(`/api/v1/sites/${slow.site.id}/pages/imports/${a.body.data.id}`).set(slow.auth).expect(200);
+      const slowNow = await t
+        .http()
+        .get(`/api/v1/sites/${slow.site.id}/pages/imports/${a.body.data.id}`)
+        .set(slow.auth)
+        .expect(200);
       expect(slowNow.body.data.state).toBe('running');
-      const slowDone = await untilClosed(`/api/v1/sites/${slow.site.id}/pages/imports/${a.body.data.id}`, slow.auth);
+      const slowDone = await untilClosed(
+        `/api/v1/sites/${slow.site.id}/pages/imports/${a.body.data.id}`,
+        slow.auth,
+      );
       expect(slowDone.counts.documentsFailed.timed_out).toBe(1);
     });
   });
@@ -360,11 +567,25 @@ describe('200 queue_unavailable: the import is closed failed when the queue cann
 
   it('answers 200 with the import closed failed (queue_unavailable), and nothing is lost', async () => {
     const org = await createOrganization(t.app);
-    const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({}).expect(200);
-    expect(res.body.data).toMatchObject({ state: 'closed', outcome: 'failed', failureReason: 'queue_unavailable', startedBy: 'api_key' });
-    const rows = await t.app.get(DataSource).query('SELECT state, failure_reason FROM page_imports WHERE id = $1', [res.body.data.id]);
+    const res = await t
+      .http()
+      .post(`/api/v1/sites/${org.site.id}/pages/discover`)
+      .set(org.auth)
+      .send({})
+      .expect(200);
+    expect(res.body.data).toMatchObject({
+      state: 'closed',
+      outcome: 'failed',
+      failureReason: 'queue_unavailable',
+      startedBy: 'api_key',
+    });
+    const rows = await t.app
+      .get(DataSource)
+      .query('SELECT state, failure_reason FROM page_imports WHERE id = $1', [res.body.data.id]);
     expect(rows).toEqual([{ state: 'closed', failure_reason: 'queue_unavailable' }]);
-    const audit = await t.app.get(DataSource).query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
+    const audit = await t.app
+      .get(DataSource)
+      .query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
     expect(audit).toEqual([{ target_id: res.body.data.id }]);
     // The site is free for the next attempt.
     await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({}).expect(200);

@@ -30,7 +30,12 @@ export async function createRunningImport(
 }
 
 /** Creates a running import and runs it to the end in this process; returns the closed import. */
-export async function runImport(app: INestApplicationContext, site: { id: string }, organizationId: string, sitemapUrl?: string): Promise<PageImportRecord> {
+export async function runImport(
+  app: INestApplicationContext,
+  site: { id: string },
+  organizationId: string,
+  sitemapUrl?: string,
+): Promise<PageImportRecord> {
   const created = await createRunningImport(app, site, organizationId, sitemapUrl);
   const closed = await app.get(PageImporter).run(created.id, 'test-worker');
   if (!closed) throw new Error('the import was not run');

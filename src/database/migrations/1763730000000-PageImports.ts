@@ -28,9 +28,13 @@ export class PageImports1763730000000 implements MigrationInterface {
         CHECK ((state = 'running') = (ended_at IS NULL))
       )`);
     // At most one running import per site, whatever the number of instances starting one.
-    await q.query(`CREATE UNIQUE INDEX page_imports_one_running_idx ON page_imports (site_id) WHERE state = 'running'`);
+    await q.query(
+      `CREATE UNIQUE INDEX page_imports_one_running_idx ON page_imports (site_id) WHERE state = 'running'`,
+    );
     await q.query(`CREATE INDEX page_imports_site_idx ON page_imports (site_id, started_at DESC, id DESC)`);
-    await q.query(`CREATE INDEX page_imports_running_idx ON page_imports (heartbeat_at) WHERE state = 'running'`);
+    await q.query(
+      `CREATE INDEX page_imports_running_idx ON page_imports (heartbeat_at) WHERE state = 'running'`,
+    );
     await q.query(`
       CREATE TABLE pages (
         id text PRIMARY KEY,

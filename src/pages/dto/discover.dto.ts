@@ -6,7 +6,12 @@ export function isAbsoluteHttpUrl(value: unknown): boolean {
   if (typeof value !== 'string' || !/^https?:\/\//i.test(value)) return false;
   try {
     const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password;
+    return (
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.hostname !== '' &&
+      !url.username &&
+      !url.password
+    );
   } catch {
     return false;
   }
@@ -29,7 +34,8 @@ export class DiscoverPagesDto {
   @ApiPropertyOptional({
     example: 'https://shop.example/sitemap.xml',
     maxLength: 2048,
-    description: 'Sitemap address on the site. Without it the import looks in robots.txt, then in the usual places.',
+    description:
+      'Sitemap address on the site. Without it the import looks in robots.txt, then in the usual places.',
   })
   @IsOptional()
   @IsString()
