@@ -427,7 +427,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const res = await t
+        const res: { body: { data: Array<{ id: string }>; meta: { nextCursor: string | null } } } = await t
           .http()
           .get(`/api/v1/sites/${org.site.id}/pages/imports`)
           .query(cursor ? { limit: 2, cursor } : { limit: 2 })
@@ -474,7 +474,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         const urls: string[] = [];
         let cursor: string | null = null;
         do {
-          const res = await t
+          const res: { body: { data: Array<{ url: string }>; meta: { nextCursor: string | null } } } = await t
             .http()
             .get(`/api/v1/sites/${org.site.id}/pages`)
             .query({ ...query, limit: 2, ...(cursor ? { cursor } : {}) })
