@@ -21,6 +21,64 @@ import {
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
 import { createTestApp, TestApp } from '../setup/test-app';
 
+describe('the worker holds an import by a lease it renews, saving progress as it goes', () => {
+  let t: TestApp;
+  let server: SitemapServer;
+  beforeAll(async () => {
+    t = await createTestApp({
+      IMPORT_ALLOW_LOOPBACK: 'true',
+      IMPORT_LEASE_MS: '1000',
+      IMPORT_REQUEST_TIMEOUT_MS: '20000',
+    });
+    server = await new SitemapServer().start();
+  });
+  afterAll(async () => {
+    await server.stop();
+    await t.close();
+  });
+
+  it('shows progress while running, and stops without overwriting when the import was closed under it', async () => {
+    let sent = 0;
+    let closedAt: number | undefined;
+    server.route('/drip.xml', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/xml' });
+      res.write('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">');
+      const timer = setInterval(() => {
+        if (sent === 100) {
+          clearInterval(timer);
+          res.end('</urlset>');
+          return;
+        }
+        res.write(`<url><loc>${server.url(`/p${sent++}`)}</loc></url>`);
+      }, 50);
+      res.on('close', () => {
+        clearInterval(timer);
+        closedAt = sent;
+      });
+    });
+    const org = await createOrganization(t.app, { origin: server.origin() });
+    const record = await createRunningImport(t.app, org.site, org.organization.id, server.url('/drip.xml'));
+    const running = t.app.get(PageImporter).run(record.id, 'worker-1');
+    const repo = t.app.get(PageImportsRepository);
+    let progress = await repo.find(record.id);
+    for (let i = 0; i < 200 && !(progress!.counts.created > 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      progress = await repo.find(record.id);
+    }
+    expect(progress).toMatchObject({ state: 'running', leaseOwner: 'worker-1' });
+    expect(progress!.counts.created).toBeGreaterThan(0);
+
+    // The recovery sweep (or an operator) closes it while the worker is still reading.
+    await repo.failIfRunning(record.id, 'interrupted');
+    const result = await running;
+    expect(result).toMatchObject({ state: 'closed', outcome: 'failed', failureReason: 'interrupted' });
+    // The worker hung up on the document instead of reading it to the end.
+    for (let i = 0; i < 100 && closedAt === undefined; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(closedAt).toBeLessThan(100);
+  });
+});
+
 describe('page import: reading sitemaps and counting', () => {
   let t: TestApp;
   const servers: SitemapServer[] = [];
