@@ -221,6 +221,15 @@ describe('safe fetching', () => {
     expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
   });
 
+  it('timed_out: a name lookup that never answers', async () => {
+    const resolver: Resolver = () => new Promise(() => undefined);
+    const result = await new SafeFetcher(loose, resolver).fetch(
+      { url: new URL('https://slow-dns.example/sitemap.xml'), ...anyHost },
+      readText,
+    );
+    expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
+  });
+
   it('unreachable: nothing listens on the port', async () => {
     const closed = await new SitemapServer().start();
     const url = closed.url('/sitemap.xml');

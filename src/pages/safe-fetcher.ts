@@ -81,10 +81,17 @@ export class SafeFetcher {
 
     let current: { req?: http.ClientRequest; res?: http.IncomingMessage } = {};
     let timedOut = false;
+    let expire: (error: Timeout) => void = () => undefined;
+    // Rejects when the deadline passes: a name lookup that hangs cannot outlive the request.
+    const expired = new Promise<never>((_, reject) => {
+      expire = reject;
+    });
+    expired.catch(() => undefined);
     const timer = setTimeout(
       () => {
         timedOut = true;
         const error = new Timeout('deadline');
+        expire(error);
         current.req?.destroy(error);
         current.res?.destroy(error);
       },
@@ -107,7 +114,7 @@ export class SafeFetcher {
         if (literal) addresses = [literal];
         else {
           try {
-            addresses = await this.resolve(url.hostname);
+            addresses = await Promise.race([this.resolve(url.hostname), expired]);
           } catch {
             if (timedOut) throw new Timeout('deadline');
             throw new Refused('unreachable');
