@@ -114,7 +114,11 @@ describe('page import: reading sitemaps and counting', () => {
   }
 
   beforeAll(async () => {
-    t = await createTestApp({ IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_REQUEST_TIMEOUT_MS: '700' });
+    // Own queue keys: the job this suite puts in the queue must not reach another suite's worker.
+    t = await createTestApp(
+      { IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_REQUEST_TIMEOUT_MS: '700' },
+      { redisKeyPrefixSuffix: 'page-import:' },
+    );
   });
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.stop()));

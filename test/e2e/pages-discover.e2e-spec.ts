@@ -59,11 +59,13 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
   }
 
   beforeAll(async () => {
+    // A long lease keeps this worker's recovery sweep from closing other suites' test imports.
     t = await createTestApp({
       WORKERS: 'on',
       IMPORT_ALLOW_LOOPBACK: 'true',
       IMPORT_CONCURRENCY: '2',
       IMPORT_REQUEST_TIMEOUT_MS: '4000',
+      IMPORT_LEASE_MS: '600000',
     });
   });
   afterEach(async () => {
