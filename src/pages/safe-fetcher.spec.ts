@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer as createTcpServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { SitemapServer } from '../../test/fixtures/sitemap-server';
 import { FetcherSettings, Resolver, SafeFetcher } from './safe-fetcher';
@@ -236,6 +238,30 @@ describe('safe fetching', () => {
     await closed.stop();
     const result = await new SafeFetcher(loose).fetch({ url: new URL(url), ...anyHost }, readText);
     expect(result).toMatchObject({ ok: false, failure: 'unreachable' });
+  });
+
+  it.each([
+    ['not HTTP at all', 'SSH-2.0-OpenSSH_9.6\r\n'],
+    ['headers over the size limit', `HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`],
+  ])('unreachable: a server answering %s', async (_label, answer) => {
+    const sockets = new Set<import('node:net').Socket>();
+    const tcp = createTcpServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.end(answer);
+    });
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (tcp.address() as AddressInfo).port;
+      const result = await new SafeFetcher(loose).fetch(
+        { url: new URL(`http://127.0.0.1:${port}/sitemap.xml`), ...anyHost },
+        readText,
+      );
+      expect(result).toMatchObject({ ok: false, failure: 'unreachable' });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => tcp.close(resolve));
+    }
   });
 
   it('unreachable: the name does not resolve', async () => {

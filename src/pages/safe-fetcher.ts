@@ -99,6 +99,7 @@ export class SafeFetcher {
     );
 
     let url = request.url;
+    let consuming = false;
     try {
       for (let redirects = 0; ; redirects++) {
         if (timedOut) throw new Timeout('deadline');
@@ -148,6 +149,7 @@ export class SafeFetcher {
           throw new Refused('http_error');
         }
         try {
+          consuming = true;
           const value = await consume(res, url);
           return { ok: true, value, url };
         } finally {
@@ -158,7 +160,8 @@ export class SafeFetcher {
       if (error instanceof Refused) return { ok: false, failure: error.failure, url };
       if (timedOut || error instanceof Timeout)
         return { ok: false, failure: 'timed_out', url, importDeadline: byImport };
-      if (isNetworkError(error)) return { ok: false, failure: 'unreachable', url };
+      // Before the body is handed over, any failure is the connection's; after, only network errors are.
+      if (!consuming || isNetworkError(error)) return { ok: false, failure: 'unreachable', url };
       throw error;
     } finally {
       clearTimeout(timer);
