@@ -98,11 +98,15 @@ export class PageImportsRepository {
     return rows[0];
   }
 
-  async hasRunning(siteId: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
-    const rows = await manager.query(`SELECT 1 FROM page_imports WHERE site_id = $1 AND state = 'running'`, [
+  /** The id of the site's running import, if any. */
+  async findRunningId(
+    siteId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<string | undefined> {
+    const rows = await manager.query(`SELECT id FROM page_imports WHERE site_id = $1 AND state = 'running'`, [
       siteId,
     ]);
-    return rows.length > 0;
+    return rows[0]?.id;
   }
 
   async find(id: string): Promise<PageImportRecord | undefined> {

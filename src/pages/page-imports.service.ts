@@ -82,7 +82,8 @@ export class PageImportsService {
         let created: PageImportRecord;
         if (full) {
           // Closed at once, but a running import still wins: the client should follow that one.
-          if (await this.imports.hasRunning(site.id, manager)) throw alreadyRunning();
+          const running = await this.imports.findRunningId(site.id, manager);
+          if (running) throw alreadyRunning(running);
           created = await this.imports.insertFailed(row, 'page_limit_reached', manager);
         } else {
           created = await this.imports.insertRunning(row, manager);
@@ -105,7 +106,7 @@ export class PageImportsService {
         return created;
       });
     } catch (error) {
-      if (isRunningImportConflict(error)) throw alreadyRunning();
+      if (isRunningImportConflict(error)) throw alreadyRunning(await this.imports.findRunningId(site.id));
       throw error;
     }
     if (record.state === 'closed') return { handed: false, record };
@@ -146,9 +147,13 @@ export class PageImportsService {
   }
 }
 
-function alreadyRunning(): ApiError {
+/** 409 naming the running import (extension `importId`) so the client can follow it. */
+function alreadyRunning(importId: string | undefined): ApiError {
   return new ApiError(
     'discovery_already_running',
     'An import is already running for this site; follow it, then start again.',
+    {
+      extensions: importId ? { importId } : undefined,
+    },
   );
 }

@@ -205,6 +205,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         code: 'discovery_already_running',
         status: 409,
         title: ERROR_CODES.discovery_already_running.title,
+        importId: first.body.data.id,
       });
       await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${first.body.data.id}`, org.auth);
       // Once it is closed, a new import may start.
@@ -249,6 +250,8 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
           .get(DataSource)
           .query('SELECT id FROM page_imports WHERE site_id = $1', [org.site.id]);
         expect(rows).toHaveLength(1);
+        for (const refused of responses.filter((r) => r.status === 409))
+          expect(refused.body.importId).toBe(rows[0].id);
         const audit = await t.app
           .get(DataSource)
           .query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
