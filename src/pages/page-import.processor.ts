@@ -34,6 +34,14 @@ export class PageImportProcessor implements OnModuleInit {
 
   async handle(job: PageImportJob): Promise<void> {
     try {
+      if (await this.importer.run(job.importId, WORKER_ID)) return;
+      // Held by another worker. Bull re-delivers a dead worker's job before its lease runs out:
+      // wait for the lease to expire once, then take it and resume (a live holder keeps it).
+      const record = await this.imports.find(job.importId);
+      if (record?.state !== 'running' || !record.leaseOwner) return;
+      const { leaseMs } = this.config.imports;
+      const wait = new Date(record.heartbeatAt).getTime() + leaseMs + 500 - Date.now();
+      if (wait > 0 && wait <= leaseMs + 500) await new Promise((resolve) => setTimeout(resolve, wait));
       await this.importer.run(job.importId, WORKER_ID);
     } catch (error) {
       this.logger.error({ err: error, importId: job.importId, msg: 'page import failed' });

@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
+import { PageImportProcessor } from '../../src/pages/page-import.processor';
 import { PagesRepository } from '../../src/pages/pages.repository';
 import { SitesService } from '../../src/sites/sites.service';
 import { createOrganization, createSite } from '../factories/organizations';
+import { createRunningImport } from '../factories/page-imports';
 import { SitemapServer, urlset } from '../fixtures/sitemap-server';
 import { createTestApp, TestApp } from '../setup/test-app';
 
@@ -519,6 +521,35 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
           .expect(400);
         expect(res.body.code).toBe('invalid_request');
       }
+    });
+  });
+
+  describe('an import whose worker died is resumed by the worker its job is handed to', () => {
+    it("waits for the dead holder's lease to run out, takes it and completes the import", async () => {
+      const server = await newServer();
+      const org = await orgOn(server);
+      server.serve('/sitemap.xml', urlset([server.url('/a'), server.url('/b')]));
+      const record = await createRunningImport(
+        t.app,
+        org.site,
+        org.organization.id,
+        server.url('/sitemap.xml'),
+      );
+      // Its holder stopped renewing the lease (600 s in this app) 599 s ago.
+      await t.app
+        .get(DataSource)
+        .query(
+          `UPDATE page_imports SET lease_owner = 'dead-worker', attempts = 1, heartbeat_at = now() - interval '599 seconds' WHERE id = $1`,
+          [record.id],
+        );
+      await t.app.get(PageImportProcessor).handle({ importId: record.id });
+      const done = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/pages/imports/${record.id}`)
+        .set(org.auth)
+        .expect(200);
+      expect(done.body.data).toMatchObject({ state: 'closed', outcome: 'completed' });
+      expect(done.body.data.counts.created).toBe(2);
     });
   });
 
