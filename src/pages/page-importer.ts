@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import picomatch from 'picomatch';
 import { AppConfig, ImportSettings } from '../config/app-config';
 import { siteHosts } from '../sites/site-address';
@@ -38,7 +38,6 @@ const MAX_ROBOTS_BYTES = 512 * 1024;
  */
 @Injectable()
 export class PageImporter {
-  private readonly logger = new Logger(PageImporter.name);
   private readonly fetcher: SafeFetcher;
 
   constructor(
