@@ -12,6 +12,7 @@ import { DatabaseModule } from './database/database.module';
 import { ErrorsPageController } from './docs/errors-page.controller';
 import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
+import { PagesModule } from './pages/pages.module';
 import { QueueModule } from './queue/queue.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
@@ -43,7 +44,7 @@ export class AppModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule],
+      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule, PagesModule.register(config)],
       controllers: [ErrorsPageController],
       providers: [
         // Guards run in this order: rate limits before the key is validated.

@@ -1,4 +1,5 @@
 import { Foundation1763700000000 } from './1763700000000-Foundation';
+import { PageImports1763730000000 } from './1763730000000-PageImports';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
-export const MIGRATIONS = [Foundation1763700000000];
+export const MIGRATIONS = [Foundation1763700000000, PageImports1763730000000];
