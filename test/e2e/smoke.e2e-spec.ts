@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 
