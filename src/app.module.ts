@@ -16,6 +16,7 @@ import { QueueModule } from './queue/queue.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
+import { LabelingModule } from './labels/labeling.module';
 import { LabelsModule } from './labels/labels.module';
 import { SitesModule } from './sites/sites.module';
 
@@ -39,12 +40,17 @@ export function infrastructureModules(config: AppConfig) {
   ];
 }
 
+/** Background processors: registered only when WORKERS=on; the worker entry point runs the same. */
+export function backgroundModules(config: AppConfig) {
+  return [LabelingModule.register(config)];
+}
+
 @Module({})
 export class AppModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule, LabelsModule],
+      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule, LabelsModule, ...backgroundModules(config)],
       controllers: [ErrorsPageController],
       providers: [
         // Guards run in this order: rate limits before the key is validated.

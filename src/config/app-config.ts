@@ -20,6 +20,9 @@ export abstract class AppConfig {
     readonly scanIntervalSeconds: number;
     readonly judge: 'heuristic' | 'http';
     readonly judgeUrl?: string;
+    readonly judgeTimeoutMs: number;
+    readonly judgeAttempts: number;
+    readonly judgeBackoffMs: number;
   };
   abstract readonly importAllowLoopback: boolean;
   abstract readonly search: { readonly backend: 'postgres' | 'opensearch'; readonly opensearchUrl?: string };

@@ -1,3 +1,4 @@
+import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { message, transcript } from '../../../test/factories/transcripts';
 import { vocabulary } from '../taxonomy';

@@ -1,3 +1,4 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { answerJson, JudgeServer, validJudgeAnswer } from '../../../test/fixtures/judge-server';
 import { message, transcript } from '../../../test/factories/transcripts';
 import { vocabulary } from '../taxonomy';

@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { DynamicModule, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { backgroundModules, infrastructureModules } from './app.module';
+import { AppConfig } from './config/app-config';
+import { ConfigError, loadConfig } from './config/config';
+import { prepareDatabase } from './database/data-source';
+
+/** The background processors with the infrastructure they need, and no HTTP server. */
+@Module({})
+export class WorkerModule {
+  static register(config: AppConfig): DynamicModule {
+    return { module: WorkerModule, imports: [...infrastructureModules(config), ...backgroundModules(config)] };
+  }
+}
+
+/** `npm run worker`: one more process running the queues (labeling), to scale out `npm start`. */
+async function bootstrap(): Promise<void> {
+  const config = loadConfig({ ...process.env, WORKERS: 'on' }, (message) => console.error(`warning: ${message}`));
+  await prepareDatabase(config.databaseUrl);
+  const app = await NestFactory.createApplicationContext(WorkerModule.register(config), { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+}
+
+bootstrap().catch((error) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});
