@@ -18,6 +18,7 @@ export abstract class AppConfig {
   abstract readonly labeling: {
     readonly quietMinutes: number;
     readonly scanIntervalSeconds: number;
+    readonly jobLockSeconds: number;
     readonly judge: 'heuristic' | 'http';
     readonly judgeUrl?: string;
     readonly judgeTimeoutMs: number;

@@ -89,6 +89,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, warn: (msg: 
     labeling: Object.freeze({
       quietMinutes: env.LABEL_QUIET_MINUTES,
       scanIntervalSeconds: env.LABEL_SCAN_INTERVAL_SECONDS,
+      jobLockSeconds: env.LABEL_JOB_LOCK_SECONDS,
       judge: env.JUDGE as 'heuristic' | 'http',
       judgeUrl: env.JUDGE_URL,
       judgeTimeoutMs: env.JUDGE_TIMEOUT_MS,

@@ -70,6 +70,13 @@ export class EnvDto {
   @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
   JUDGE_URL?: string;
 
+  /**
+   * How long a label job stays locked by the worker running it without a heartbeat; a job whose
+   * worker died is taken over by another within about twice this time.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  LABEL_JOB_LOCK_SECONDS: number = 30;
+
   /** Time allowed for one call to the http judge. */
   @Transform(toInt) @IsInt() @Min(1) @Max(600000)
   JUDGE_TIMEOUT_MS: number = 30000;

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config';
 import { LabelingRepository } from './labeling.repository';
@@ -27,10 +27,17 @@ export function labelJobId(conversationId: string, updatedAt: Date): string {
  * LABEL_QUIET_MINUTES are read from Postgres and enqueued as label jobs in batches. Postgres is
  * the source of truth: a job lost with Redis, or a dead worker's job, is enqueued again by a
  * later scan as long as the conversation is still pending.
+ *
+ * Each worker process ticks once per interval and enqueues the scan job of the current interval
+ * slot; the slot's job id makes it one scan per interval whatever the number of processes.
+ * (A Bull repeatable job would stop for good if Redis lost its next occurrence; a tick that
+ * fails while Redis is down is simply tried again at the next one.)
  */
 @Injectable()
-export class LabelScanService implements OnApplicationBootstrap {
+export class LabelScanService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(LabelScanService.name);
+  private timer?: NodeJS.Timeout;
+  private redisDown = false;
 
   constructor(
     private readonly config: AppConfig,
@@ -38,21 +45,27 @@ export class LabelScanService implements OnApplicationBootstrap {
     @InjectQueue(LABELING_QUEUE) private readonly queue: Queue,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.schedule().catch((error: Error) => this.logger.warn(`label scan not scheduled yet (${error.message}); retried when Redis is back`));
-    // Redis lost its data or was down at boot: schedule again whenever the connection is ready.
-    this.queue.client.on('ready', () => {
-      this.schedule().catch((error: Error) => this.logger.warn(`label scan not scheduled: ${error.message}`));
-    });
+  onApplicationBootstrap(): void {
+    const every = this.config.labeling.scanIntervalSeconds * 1000;
+    void this.tick();
+    this.timer = setInterval(() => void this.tick(), every);
   }
 
-  /** The repeatable scan job, once per queue whatever the number of processes; stale intervals removed. */
-  async schedule(): Promise<void> {
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Enqueues this interval's scan job (once per interval across processes). */
+  async tick(now: Date = new Date()): Promise<void> {
     const every = this.config.labeling.scanIntervalSeconds * 1000;
-    for (const job of await this.queue.getRepeatableJobs()) {
-      if (job.name === SCAN_JOB && Number(job.every) !== every) await this.queue.removeRepeatableByKey(job.key);
+    try {
+      await this.queue.add(SCAN_JOB, {}, { jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`, removeOnComplete: 10, removeOnFail: 10, attempts: 1 });
+      if (this.redisDown) this.logger.log('label scan scheduled again');
+      this.redisDown = false;
+    } catch (error) {
+      if (!this.redisDown) this.logger.warn(`label scan not scheduled (${(error as Error).message}); trying again every interval`);
+      this.redisDown = true;
     }
-    await this.queue.add(SCAN_JOB, {}, { repeat: { every }, jobId: SCAN_JOB, removeOnComplete: true, removeOnFail: true });
   }
 
   /** Enqueues every due conversation (up to the per-scan bound); returns how many were read. */

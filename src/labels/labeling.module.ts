@@ -35,6 +35,8 @@ export class LabelingModule {
         LabelsModule,
         BullModule.registerQueue({
           name: LABELING_QUEUE,
+          // A job whose worker died (lock not renewed) goes back to waiting at the next stalled check.
+          settings: { lockDuration: config.labeling.jobLockSeconds * 1000, stalledInterval: config.labeling.jobLockSeconds * 1000 },
           defaultJobOptions: {
             // Finished jobs go, so a conversation that is pending again can be enqueued again;
             // infrastructure errors (Postgres down) are retried, then left to the next scans.
