@@ -16,6 +16,7 @@ import { QueueModule } from './queue/queue.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
+import { ConversationsModule } from './conversations/conversations.module';
 import { LabelingModule } from './labels/labeling.module';
 import { LabelsModule } from './labels/labels.module';
 import { SitesModule } from './sites/sites.module';
@@ -50,7 +51,17 @@ export class AppModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule, LabelsModule, ...backgroundModules(config)],
+      imports: [
+        ...infrastructureModules(config),
+        RateLimitModule,
+        AuthModule,
+        HealthModule,
+        SitesModule,
+        OrganizationsModule,
+        LabelsModule,
+        ConversationsModule,
+        ...backgroundModules(config),
+      ],
       controllers: [ErrorsPageController],
       providers: [
         // Guards run in this order: rate limits before the key is validated.
