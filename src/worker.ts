@@ -11,13 +11,18 @@ import { prepareDatabase } from './database/data-source';
 @Module({})
 export class WorkerModule {
   static register(config: AppConfig): DynamicModule {
-    return { module: WorkerModule, imports: [...infrastructureModules(config), ...backgroundModules(config)] };
+    return {
+      module: WorkerModule,
+      imports: [...infrastructureModules(config), ...backgroundModules(config)],
+    };
   }
 }
 
 /** `npm run worker`: one more process running the queues (labeling), to scale out `npm start`. */
 async function bootstrap(): Promise<void> {
-  const config = loadConfig({ ...process.env, WORKERS: 'on' }, (message) => console.error(`warning: ${message}`));
+  const config = loadConfig({ ...process.env, WORKERS: 'on' }, (message) =>
+    console.error(`warning: ${message}`),
+  );
   await prepareDatabase(config.databaseUrl);
   const app = await NestFactory.createApplicationContext(WorkerModule.register(config), { bufferLogs: true });
   app.useLogger(app.get(Logger));

@@ -59,11 +59,23 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
   async tick(now: Date = new Date()): Promise<void> {
     const every = this.config.labeling.scanIntervalSeconds * 1000;
     try {
-      await this.queue.add(SCAN_JOB, {}, { jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`, removeOnComplete: 10, removeOnFail: 10, attempts: 1 });
+      await this.queue.add(
+        SCAN_JOB,
+        {},
+        {
+          jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`,
+          removeOnComplete: 10,
+          removeOnFail: 10,
+          attempts: 1,
+        },
+      );
       if (this.redisDown) this.logger.log('label scan scheduled again');
       this.redisDown = false;
     } catch (error) {
-      if (!this.redisDown) this.logger.warn(`label scan not scheduled (${(error as Error).message}); trying again every interval`);
+      if (!this.redisDown)
+        this.logger.warn(
+          `label scan not scheduled (${(error as Error).message}); trying again every interval`,
+        );
       this.redisDown = true;
     }
   }

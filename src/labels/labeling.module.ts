@@ -15,7 +15,13 @@ import { vocabulary } from './taxonomy';
 export function createJudge(config: AppConfig): Judge {
   const { judge, judgeUrl, judgeTimeoutMs, judgeAttempts, judgeBackoffMs } = config.labeling;
   if (judge === 'http') {
-    return new HttpJudge({ url: judgeUrl!, taxonomy: vocabulary(), timeoutMs: judgeTimeoutMs, attempts: judgeAttempts, backoffMs: judgeBackoffMs });
+    return new HttpJudge({
+      url: judgeUrl!,
+      taxonomy: vocabulary(),
+      timeoutMs: judgeTimeoutMs,
+      attempts: judgeAttempts,
+      backoffMs: judgeBackoffMs,
+    });
   }
   return new HeuristicJudge();
 }
@@ -36,7 +42,10 @@ export class LabelingModule {
         BullModule.registerQueue({
           name: LABELING_QUEUE,
           // A job whose worker died (lock not renewed) goes back to waiting at the next stalled check.
-          settings: { lockDuration: config.labeling.jobLockSeconds * 1000, stalledInterval: config.labeling.jobLockSeconds * 1000 },
+          settings: {
+            lockDuration: config.labeling.jobLockSeconds * 1000,
+            stalledInterval: config.labeling.jobLockSeconds * 1000,
+          },
           defaultJobOptions: {
             // Finished jobs go, so a conversation that is pending again can be enqueued again;
             // infrastructure errors (Postgres down) are retried, then left to the next scans.
@@ -47,7 +56,13 @@ export class LabelingModule {
           },
         }),
       ],
-      providers: [{ provide: JUDGE, inject: [AppConfig], useFactory: createJudge }, LabelingRepository, LabelingService, LabelScanService, LabelingProcessor],
+      providers: [
+        { provide: JUDGE, inject: [AppConfig], useFactory: createJudge },
+        LabelingRepository,
+        LabelingService,
+        LabelScanService,
+        LabelingProcessor,
+      ],
       exports: [LabelingService, LabelScanService],
     };
   }

@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { presentConversation, presentMessage } from '../conversations/conversation.presenter';
-import { CONVERSATION_COLUMNS, ConversationRecord, MESSAGE_COLUMNS, MessageRecord } from '../conversations/conversation.records';
+import {
+  CONVERSATION_COLUMNS,
+  ConversationRecord,
+  MESSAGE_COLUMNS,
+  MessageRecord,
+} from '../conversations/conversation.records';
 import type { JudgeConversation, JudgeMessage } from './judges/judge';
 
 export interface DueConversation {
@@ -43,7 +48,10 @@ export class LabelingRepository {
    * in the order the API gives it: what the judge reads.
    */
   async loadForJudging(conversationId: string): Promise<ConversationToLabel | undefined> {
-    const rows: ConversationRecord[] = await this.dataSource.query(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = $1`, [conversationId]);
+    const rows: ConversationRecord[] = await this.dataSource.query(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = $1`,
+      [conversationId],
+    );
     const row = rows[0];
     if (!row) return undefined;
     const messages: MessageRecord[] = await this.dataSource.query(
@@ -67,6 +75,10 @@ export class LabelingRepository {
       `SELECT label_status AS "labelStatus", updated_at AS "updatedAt" FROM conversations WHERE id = $1 FOR UPDATE`,
       [conversationId],
     );
-    return rows.length === 1 && rows[0].labelStatus === 'pending' && rows[0].updatedAt.getTime() === updatedAt.getTime();
+    return (
+      rows.length === 1 &&
+      rows[0].labelStatus === 'pending' &&
+      rows[0].updatedAt.getTime() === updatedAt.getTime()
+    );
   }
 }

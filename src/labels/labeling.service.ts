@@ -30,7 +30,8 @@ export class LabelingService {
   async label(conversationId: string, updatedAt: Date, now: Date = new Date()): Promise<LabelJobResult> {
     const loaded = await this.repository.loadForJudging(conversationId);
     // Already labeled, or new activity since the scan: a later scan enqueues the newer state.
-    if (!loaded || loaded.labelStatus !== 'pending' || loaded.updatedAt.getTime() !== updatedAt.getTime()) return 'skipped';
+    if (!loaded || loaded.labelStatus !== 'pending' || loaded.updatedAt.getTime() !== updatedAt.getTime())
+      return 'skipped';
 
     let outcome: LabelOutcome;
     if (now.getTime() - loaded.updatedAt.getTime() > LABELING_HORIZON_MS) {
@@ -39,17 +40,27 @@ export class LabelingService {
       outcome = { status: 'not_eligible', reason: 'no shopper message' };
     } else {
       try {
-        const verdict = await this.judge.judge({ conversation: loaded.conversation, messages: loaded.messages });
+        const verdict = await this.judge.judge({
+          conversation: loaded.conversation,
+          messages: loaded.messages,
+        });
         outcome = { status: 'labeled', ...verdict, labeledAt: new Date() };
       } catch (error) {
         if (!(error instanceof JudgeError)) throw error;
-        outcome = { status: 'failed', error: error.message.slice(0, MAX_ERROR_LENGTH), judge: { kind: this.judge.kind } };
+        outcome = {
+          status: 'failed',
+          error: error.message.slice(0, MAX_ERROR_LENGTH),
+          judge: { kind: this.judge.kind },
+        };
       }
     }
 
     const written = await this.dataSource.transaction(async (manager) => {
       if (!(await this.repository.lockIfStillDue(manager, conversationId, updatedAt))) return false;
-      const result = await this.writer.write(conversationId, outcome, { manager, expectedUpdatedAt: updatedAt });
+      const result = await this.writer.write(conversationId, outcome, {
+        manager,
+        expectedUpdatedAt: updatedAt,
+      });
       return result.written;
     });
     if (!written) return 'skipped';

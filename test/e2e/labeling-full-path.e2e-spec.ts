@@ -16,7 +16,10 @@ describe('record → quiet → labeled → listed by labels.all and score filter
   beforeAll(async () => {
     const db = await createIsolatedDatabase();
     drop = db.drop;
-    t = await createTestApp({ DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' }, { redisKeyPrefixSuffix: 'labeling-full-path:' });
+    t = await createTestApp(
+      { DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' },
+      { redisKeyPrefixSuffix: 'labeling-full-path:' },
+    );
     org = await createOrganization(t.app);
   });
   afterAll(async () => {
@@ -32,7 +35,9 @@ describe('record → quiet → labeled → listed by labels.all and score filter
   const settled = (id: string, status: string, unlessLabelId?: string) =>
     eventually(async () => {
       const res = await get(`/conversations/${id}/labels`).expect(200);
-      return res.body.data.status === status && res.body.data.id !== unlessLabelId ? res.body.data : undefined;
+      return res.body.data.status === status && res.body.data.id !== unlessLabelId
+        ? res.body.data
+        : undefined;
     }, `${id} becomes ${status}`);
 
   it('labels recorded conversations of every channel and the filters find them', async () => {
@@ -40,7 +45,24 @@ describe('record → quiet → labeled → listed by labels.all and score filter
       channel: 'web',
       messages: [
         { role: 'shopper', blocks: text('Do you have trail shoes in size 42?') },
-        { role: 'agent', rating: 'positive', blocks: [...text('Two models:'), { type: 'product_cards', products: [{ productId: 'p1', name: 'Trail 1', url: 'https://shop.example/p1', price: { amount: '89.90', currency: 'EUR' } }] }] },
+        {
+          role: 'agent',
+          rating: 'positive',
+          blocks: [
+            ...text('Two models:'),
+            {
+              type: 'product_cards',
+              products: [
+                {
+                  productId: 'p1',
+                  name: 'Trail 1',
+                  url: 'https://shop.example/p1',
+                  price: { amount: '89.90', currency: 'EUR' },
+                },
+              ],
+            },
+          ],
+        },
         { role: 'shopper', blocks: text('Perfect, thank you!') },
       ],
       productEngagement: { impressions: 1, clicks: 1 },
@@ -54,24 +76,39 @@ describe('record → quiet → labeled → listed by labels.all and score filter
         { role: 'agent', blocks: text('I understand.') },
       ],
     });
-    const agentOnly = await recordConversation(t, org, { channel: 'playground', messages: [{ role: 'agent', blocks: text('Hi! Ask me anything.') }] });
+    const agentOnly = await recordConversation(t, org, {
+      channel: 'playground',
+      messages: [{ role: 'agent', blocks: text('Hi! Ask me anything.') }],
+    });
     expect([happy, unhappy, agentOnly].map((c) => c.labelStatus)).toEqual(['pending', 'pending', 'pending']);
 
     const happyLabel = await settled(happy.id, 'labeled');
     const unhappyLabel = await settled(unhappy.id, 'labeled');
     await settled(agentOnly.id, 'not_eligible');
 
-    expect(happyLabel).toMatchObject({ taxonomyVersion: '1.1', resolution: 'resolved', reviewReason: 'none', judge: { kind: 'heuristic' } });
+    expect(happyLabel).toMatchObject({
+      taxonomyVersion: '1.1',
+      resolution: 'resolved',
+      reviewReason: 'none',
+      judge: { kind: 'heuristic' },
+    });
     expect(happyLabel.flags).toMatchObject({ purchase_intent: true, visitor_frustrated: false });
     expect(unhappyLabel).toMatchObject({ resolution: 'unresolved', reviewReason: 'policy' });
     expect(unhappyLabel.flags).toMatchObject({ human_requested: true, visitor_frustrated: true });
 
     const one = (await get(`/conversations/${happy.id}`).expect(200)).body.data;
     expect(one.labelStatus).toBe('labeled');
-    expect(one.labelSummary).toEqual({ resolution: 'resolved', reviewReason: 'none', scores: happyLabel.scores, failedCriteria: happyLabel.failedCriteria });
+    expect(one.labelSummary).toEqual({
+      resolution: 'resolved',
+      reviewReason: 'none',
+      scores: happyLabel.scores,
+      failedCriteria: happyLabel.failedCriteria,
+    });
 
     expect(await listIds('labels.all=resolution:resolved')).toEqual([happy.id]);
-    expect(await listIds('labels.all=human_requested:true&labels.all=visitor_frustrated:true')).toEqual([unhappy.id]);
+    expect(await listIds('labels.all=human_requested:true&labels.all=visitor_frustrated:true')).toEqual([
+      unhappy.id,
+    ]);
     expect(await listIds('labels.all=purchase_intent:true&labels.all=grounded:pass')).toEqual([happy.id]);
     expect(unhappyLabel.scores.quality).toBeLessThan(happyLabel.scores.quality);
     expect(await listIds(`quality.min=${happyLabel.scores.quality}`)).toEqual([happy.id]);
@@ -103,7 +140,8 @@ describe('record → quiet → labeled → listed by labels.all and score filter
     const first = await settled(conv.id, 'labeled');
     expect(first.resolution).toBe('resolved');
 
-    const appended = await t.http()
+    const appended = await t
+      .http()
       .post(`/api/v1/sites/${org.site.id}/conversations/${conv.id}/messages`)
       .set(org.auth)
       .send({ messages: [{ role: 'shopper', blocks: text('You idiot, it is out of stock!') }] })
@@ -112,7 +150,10 @@ describe('record → quiet → labeled → listed by labels.all and score filter
     expect(await listIds('labels.all=resolution:resolved')).not.toContain(conv.id);
 
     const second = await settled(conv.id, 'labeled', first.id);
-    expect(second).toMatchObject({ reviewReason: 'safety', flags: expect.objectContaining({ abusive_visitor: true }) });
+    expect(second).toMatchObject({
+      reviewReason: 'safety',
+      flags: expect.objectContaining({ abusive_visitor: true }),
+    });
     expect(await listIds('labels.all=abusive_visitor:true')).toEqual([conv.id]);
   });
 });

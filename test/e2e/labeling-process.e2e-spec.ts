@@ -34,7 +34,10 @@ describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MIN
   beforeAll(async () => {
     const db = await createIsolatedDatabase();
     drop = db.drop;
-    t = await createTestApp({ DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' }, { redisKeyPrefixSuffix: 'labeling-heuristic:' });
+    t = await createTestApp(
+      { DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' },
+      { redisKeyPrefixSuffix: 'labeling-heuristic:' },
+    );
     const org = await createOrganization(t.app);
     site = { id: org.site.id, organizationId: org.organization.id };
   });
@@ -44,22 +47,43 @@ describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MIN
   });
 
   describe('pending → labeled once the conversation goes quiet, with no manual step', () => {
-    it.each(['web', 'hosted', 'playground'] as const)('labels a %s conversation: summary columns, tokens and one current record', async (channel) => {
-      const conv = await insertConversation(t.app, site, chat, { channel });
-      const state = await settled(t, conv.id);
-      expect(state.tokens).toEqual(expect.arrayContaining(['resolution:resolved', 'review_reason:none', 'answered_question:pass', 'visitor_frustrated:false']));
-      expect(state.quality).toBeGreaterThan(0);
-      const history = await labelHistory(t.app, conv.id);
-      expect(history).toEqual([expect.objectContaining({ id: state.currentLabelId, status: 'labeled', isCurrent: true, judgeKind: 'heuristic' })]);
-      expect(history[0].tokens).toEqual(state.tokens);
-    });
+    it.each(['web', 'hosted', 'playground'] as const)(
+      'labels a %s conversation: summary columns, tokens and one current record',
+      async (channel) => {
+        const conv = await insertConversation(t.app, site, chat, { channel });
+        const state = await settled(t, conv.id);
+        expect(state.tokens).toEqual(
+          expect.arrayContaining([
+            'resolution:resolved',
+            'review_reason:none',
+            'answered_question:pass',
+            'visitor_frustrated:false',
+          ]),
+        );
+        expect(state.quality).toBeGreaterThan(0);
+        const history = await labelHistory(t.app, conv.id);
+        expect(history).toEqual([
+          expect.objectContaining({
+            id: state.currentLabelId,
+            status: 'labeled',
+            isCurrent: true,
+            judgeKind: 'heuristic',
+          }),
+        ]);
+        expect(history[0].tokens).toEqual(state.tokens);
+      },
+    );
   });
 
   describe('not_eligible: no shopper message, or last activity beyond the 30-day horizon when due', () => {
     it('a conversation with no shopper message is not_eligible', async () => {
-      const conv = await insertConversation(t.app, site, [{ role: 'agent', text: 'Hello! How can I help?', minutesAgo: 1 }]);
+      const conv = await insertConversation(t.app, site, [
+        { role: 'agent', text: 'Hello! How can I help?', minutesAgo: 1 },
+      ]);
       await settled(t, conv.id, 'not_eligible');
-      expect(await labelHistory(t.app, conv.id)).toEqual([expect.objectContaining({ status: 'not_eligible', isCurrent: true, error: 'no shopper message' })]);
+      expect(await labelHistory(t.app, conv.id)).toEqual([
+        expect.objectContaining({ status: 'not_eligible', isCurrent: true, error: 'no shopper message' }),
+      ]);
       expect((await labelState(t.app, conv.id)).tokens).toEqual([]);
     });
 
@@ -67,11 +91,17 @@ describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MIN
       const old = chat.map((m) => ({ ...m, minutesAgo: 31 * DAY_MINUTES + m.minutesAgo }));
       const conv = await insertConversation(t.app, site, old);
       await settled(t, conv.id, 'not_eligible');
-      expect(await labelHistory(t.app, conv.id)).toEqual([expect.objectContaining({ status: 'not_eligible', error: 'last activity is over 30 days old' })]);
+      expect(await labelHistory(t.app, conv.id)).toEqual([
+        expect.objectContaining({ status: 'not_eligible', error: 'last activity is over 30 days old' }),
+      ]);
     });
 
     it('a conversation whose last activity is 29 days old is still labeled', async () => {
-      const conv = await insertConversation(t.app, site, chat.map((m) => ({ ...m, minutesAgo: 29 * DAY_MINUTES + m.minutesAgo })));
+      const conv = await insertConversation(
+        t.app,
+        site,
+        chat.map((m) => ({ ...m, minutesAgo: 29 * DAY_MINUTES + m.minutesAgo })),
+      );
       await settled(t, conv.id, 'labeled');
     });
   });
@@ -84,16 +114,27 @@ describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MIN
       await t.app.get(DataSource).transaction(async (manager) => {
         await manager.query(
           `INSERT INTO messages (id, conversation_id, position, role, created_at, blocks) VALUES ($1, $2, 3, 'shopper', now(), $3)`,
-          [newId('msg'), conv.id, JSON.stringify([{ type: 'text', text: 'this is useless, I want a human' }])],
+          [
+            newId('msg'),
+            conv.id,
+            JSON.stringify([{ type: 'text', text: 'this is useless, I want a human' }]),
+          ],
         );
-        await manager.query(`UPDATE conversations SET updated_at = date_trunc('milliseconds', now()), message_count = 4 WHERE id = $1`, [conv.id]);
+        await manager.query(
+          `UPDATE conversations SET updated_at = date_trunc('milliseconds', now()), message_count = 4 WHERE id = $1`,
+          [conv.id],
+        );
         await t.app.get(LabelWriter).returnToPending(conv.id, manager);
       });
       const second = await eventually(async () => {
         const state = await labelState(t.app, conv.id);
-        return state.labelStatus === 'labeled' && state.currentLabelId !== first.currentLabelId ? state : undefined;
+        return state.labelStatus === 'labeled' && state.currentLabelId !== first.currentLabelId
+          ? state
+          : undefined;
       }, 'labeled again');
-      expect(second.tokens).toEqual(expect.arrayContaining(['human_requested:true', 'visitor_frustrated:true']));
+      expect(second.tokens).toEqual(
+        expect.arrayContaining(['human_requested:true', 'visitor_frustrated:true']),
+      );
       const history = await labelHistory(t.app, conv.id);
       expect(history.map((r) => [r.id, r.status, r.isCurrent])).toEqual([
         [first.currentLabelId, 'labeled', false],
@@ -117,7 +158,11 @@ describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MIN
     });
 
     it('a job for an older updatedAt than the conversation now has writes nothing', async () => {
-      const conv = await insertConversation(t.app, site, chat.map((m) => ({ ...m, minutesAgo: m.minutesAgo + 10 })));
+      const conv = await insertConversation(
+        t.app,
+        site,
+        chat.map((m) => ({ ...m, minutesAgo: m.minutesAgo + 10 })),
+      );
       const stale = new Date(conv.updatedAt.getTime() - 60_000);
       expect(await t.app.get(LabelingService).label(conv.id, stale)).toBe('skipped');
       await settled(t, conv.id);
@@ -134,7 +179,10 @@ describe('labeling process: the scan enqueues only conversations quiet for LABEL
   beforeAll(async () => {
     const db = await createIsolatedDatabase();
     drop = db.drop;
-    t = await createTestApp({ DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '30', LABEL_SCAN_INTERVAL_SECONDS: '1' }, { redisKeyPrefixSuffix: 'labeling-quiet:' });
+    t = await createTestApp(
+      { DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '30', LABEL_SCAN_INTERVAL_SECONDS: '1' },
+      { redisKeyPrefixSuffix: 'labeling-quiet:' },
+    );
     const org = await createOrganization(t.app);
     site = { id: org.site.id, organizationId: org.organization.id };
   });
@@ -145,7 +193,11 @@ describe('labeling process: the scan enqueues only conversations quiet for LABEL
 
   it('labels a conversation quiet for 31 minutes and leaves one active a minute ago pending', async () => {
     const active = await insertConversation(t.app, site, chat);
-    const quiet = await insertConversation(t.app, site, chat.map((m) => ({ ...m, minutesAgo: m.minutesAgo + 30 })));
+    const quiet = await insertConversation(
+      t.app,
+      site,
+      chat.map((m) => ({ ...m, minutesAgo: m.minutesAgo + 30 })),
+    );
     await settled(t, quiet.id);
     // The scan that enqueued `quiet` saw `active` too (recorded first) and left it alone.
     expect((await labelState(t.app, active.id)).labelStatus).toBe('pending');
@@ -156,14 +208,28 @@ describe('labeling process: the scan enqueues only conversations quiet for LABEL
     const queue = t.app.get<Queue>(getQueueToken(LABELING_QUEUE));
     await queue.pause(true);
     try {
-      const due = await Promise.all([1, 2, 3].map(() => insertConversation(t.app, site, chat.map((m) => ({ ...m, minutesAgo: m.minutesAgo + 45 })))));
+      const due = await Promise.all(
+        [1, 2, 3].map(() =>
+          insertConversation(
+            t.app,
+            site,
+            chat.map((m) => ({ ...m, minutesAgo: m.minutesAgo + 45 })),
+          ),
+        ),
+      );
       const scanner = t.app.get(LabelScanService);
       await scanner.scan();
       await scanner.scan();
       const waiting = (await queue.getWaiting()).filter((job) => job.name === LABEL_JOB);
-      expect(waiting.map((job) => job.id).sort()).toEqual(due.map((c) => labelJobId(c.id, c.updatedAt)).sort());
-      expect(waiting.map((job) => job.data).sort((a, b) => a.conversationId.localeCompare(b.conversationId))).toEqual(
-        due.map((c) => ({ conversationId: c.id, updatedAt: c.updatedAt.toISOString() })).sort((a, b) => a.conversationId.localeCompare(b.conversationId)),
+      expect(waiting.map((job) => job.id).sort()).toEqual(
+        due.map((c) => labelJobId(c.id, c.updatedAt)).sort(),
+      );
+      expect(
+        waiting.map((job) => job.data).sort((a, b) => a.conversationId.localeCompare(b.conversationId)),
+      ).toEqual(
+        due
+          .map((c) => ({ conversationId: c.id, updatedAt: c.updatedAt.toISOString() }))
+          .sort((a, b) => a.conversationId.localeCompare(b.conversationId)),
       );
     } finally {
       await queue.resume(true);
@@ -218,36 +284,69 @@ describe('labeling process with the http judge (JUDGE=http)', () => {
   }
 
   it('a valid answer labels the conversation, keeping the judge model and version', async () => {
-    const conv = await conversationJudgedAs((res) => answerJson(res, 200, validJudgeAnswer({ resolution: 'partially_resolved', reviewReason: 'product' })));
+    const conv = await conversationJudgedAs((res) =>
+      answerJson(res, 200, validJudgeAnswer({ resolution: 'partially_resolved', reviewReason: 'product' })),
+    );
     const state = await settled(t, conv.id);
-    expect(state.tokens).toEqual(expect.arrayContaining(['resolution:partially_resolved', 'review_reason:product', 'purchase_intent:true', 'product_accuracy:fail']));
+    expect(state.tokens).toEqual(
+      expect.arrayContaining([
+        'resolution:partially_resolved',
+        'review_reason:product',
+        'purchase_intent:true',
+        'product_accuracy:fail',
+      ]),
+    );
     expect(state.tokens).not.toContain('policy_compliant:pass');
     expect(state.quality).toBe(0.8);
-    const [record] = await t.app.get(DataSource).query(`SELECT judge_kind, judge_model, judge_version, rationale FROM label_records WHERE conversation_id = $1`, [conv.id]);
-    expect(record).toEqual({ judge_kind: 'http', judge_model: 'judge-model-x', judge_version: '2026-11', rationale: 'The shopper found the product.' });
-    const sent = judge.requests.find((r) => (r.body as { conversation: { id: string } }).conversation.id === conv.id)!;
-    expect(sent.body).toMatchObject({ taxonomyVersion: '1.1', conversation: { id: conv.id, channel: 'web' }, messages: [{ role: 'shopper' }, { role: 'agent', rating: 'positive' }, { role: 'shopper' }] });
+    const [record] = await t.app
+      .get(DataSource)
+      .query(
+        `SELECT judge_kind, judge_model, judge_version, rationale FROM label_records WHERE conversation_id = $1`,
+        [conv.id],
+      );
+    expect(record).toEqual({
+      judge_kind: 'http',
+      judge_model: 'judge-model-x',
+      judge_version: '2026-11',
+      rationale: 'The shopper found the product.',
+    });
+    const sent = judge.requests.find(
+      (r) => (r.body as { conversation: { id: string } }).conversation.id === conv.id,
+    )!;
+    expect(sent.body).toMatchObject({
+      taxonomyVersion: '1.1',
+      conversation: { id: conv.id, channel: 'web' },
+      messages: [{ role: 'shopper' }, { role: 'agent', rating: 'positive' }, { role: 'shopper' }],
+    });
   });
 
   it('an invalid answer ends failed, with the error kept on the record', async () => {
-    const conv = await conversationJudgedAs((res) => answerJson(res, 200, validJudgeAnswer({ resolution: 'great' })));
+    const conv = await conversationJudgedAs((res) =>
+      answerJson(res, 200, validJudgeAnswer({ resolution: 'great' })),
+    );
     const state = await settled(t, conv.id, 'failed');
     expect(state.tokens).toEqual([]);
     const [record] = await labelHistory(t.app, conv.id);
     expect(record).toMatchObject({ status: 'failed', isCurrent: true, judgeKind: 'http' });
-    expect(record.error).toMatch(/^http judge failed after 2 attempts: invalid label: resolution must be one of/);
+    expect(record.error).toMatch(
+      /^http judge failed after 2 attempts: invalid label: resolution must be one of/,
+    );
   });
 
   it('a 500 answer on every attempt ends failed with the status kept', async () => {
     const conv = await conversationJudgedAs((res) => res.writeHead(500).end());
     await settled(t, conv.id, 'failed');
-    expect((await labelHistory(t.app, conv.id))[0].error).toBe('http judge failed after 2 attempts: answered HTTP 500');
+    expect((await labelHistory(t.app, conv.id))[0].error).toBe(
+      'http judge failed after 2 attempts: answered HTTP 500',
+    );
   });
 
   it('a judge too slow on every attempt ends failed with the timeout kept', async () => {
     const conv = await conversationJudgedAs(() => undefined);
     await settled(t, conv.id, 'failed');
-    expect((await labelHistory(t.app, conv.id))[0].error).toBe('http judge failed after 2 attempts: no complete answer within 300 ms');
+    expect((await labelHistory(t.app, conv.id))[0].error).toBe(
+      'http judge failed after 2 attempts: no complete answer within 300 ms',
+    );
   });
 
   it('a conversation that changes while the judge thinks is not labeled from stale data, then labeled from the new state', async () => {
@@ -265,7 +364,10 @@ describe('labeling process with the http judge (JUDGE=http)', () => {
     });
     await eventually(async () => (calls >= 1 ? true : undefined), 'the judge is asked');
     await t.app.get(DataSource).transaction(async (manager) => {
-      await manager.query(`UPDATE conversations SET updated_at = updated_at + interval '1 second' WHERE id = $1`, [conv.id]);
+      await manager.query(
+        `UPDATE conversations SET updated_at = updated_at + interval '1 second' WHERE id = $1`,
+        [conv.id],
+      );
       await t.app.get(LabelWriter).returnToPending(conv.id, manager);
     });
     release();

@@ -17,7 +17,11 @@ const chat: RowMessage[] = [
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 async function labeled(t: TestApp, conversationId: string, timeoutMs?: number) {
-  return eventually(async () => ((await labelState(t.app, conversationId)).labelStatus === 'labeled' ? true : undefined), `${conversationId} labeled`, timeoutMs);
+  return eventually(
+    async () => ((await labelState(t.app, conversationId)).labelStatus === 'labeled' ? true : undefined),
+    `${conversationId} labeled`,
+    timeoutMs,
+  );
 }
 
 describe('resilience: Redis briefly down delays labels but drops none', () => {
@@ -31,7 +35,13 @@ describe('resilience: Redis briefly down delays labels but drops none', () => {
     const db = await createIsolatedDatabase();
     drop = db.drop;
     t = await createTestApp(
-      { DATABASE_URL: db.url, REDIS_URL: proxy.urlFor(REDIS_URL), WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' },
+      {
+        DATABASE_URL: db.url,
+        REDIS_URL: proxy.urlFor(REDIS_URL),
+        WORKERS: 'on',
+        LABEL_QUIET_MINUTES: '0',
+        LABEL_SCAN_INTERVAL_SECONDS: '1',
+      },
       { redisKeyPrefixSuffix: 'labeling-redis-down:' },
     );
     const org = await createOrganization(t.app);
@@ -81,7 +91,13 @@ describe('resilience: a worker killed mid-batch loses nothing and labels nothing
     const db = await createIsolatedDatabase();
     drop = db.drop;
     t = await createTestApp(
-      { DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1', LABEL_JOB_LOCK_SECONDS: '1' },
+      {
+        DATABASE_URL: db.url,
+        WORKERS: 'on',
+        LABEL_QUIET_MINUTES: '0',
+        LABEL_SCAN_INTERVAL_SECONDS: '1',
+        LABEL_JOB_LOCK_SECONDS: '1',
+      },
       { redisKeyPrefixSuffix: 'labeling-killed-worker:' },
     );
     const org = await createOrganization(t.app);
@@ -96,7 +112,11 @@ describe('resilience: a worker killed mid-batch loses nothing and labels nothing
     const queue = t.app.get<Queue>(getQueueToken(LABELING_QUEUE));
     await queue.pause(true);
     // Another worker process on the same queue, which dies holding two jobs.
-    const doomed = new Bull(LABELING_QUEUE, { redis: REDIS_URL, prefix: `${t.config.redisKeyPrefix}bull`, settings: { lockDuration: 1000 } });
+    const doomed = new Bull(LABELING_QUEUE, {
+      redis: REDIS_URL,
+      prefix: `${t.config.redisKeyPrefix}bull`,
+      settings: { lockDuration: 1000 },
+    });
     const ids = [newId('conv'), newId('conv')];
     try {
       const convs = await Promise.all(ids.map((id) => insertConversation(t.app, site, chat, { id })));

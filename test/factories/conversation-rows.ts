@@ -33,14 +33,30 @@ export async function insertConversation(
          agent_version_id, created_at, updated_at, message_count, feedback_positive, feedback_negative, clicks)
        VALUES ($1, $2, $3, 'Test conversation', $4, 'en', 'agt_test', 'Test agent', 1, 'agtv_test', $5, $6, $7, $8, $9, $10)`,
       [
-        id, site.organizationId, site.id, options.channel ?? 'web', createdAt, updatedAt, messages.length,
-        messages.filter((m) => m.rating === 'positive').length, messages.filter((m) => m.rating === 'negative').length, options.clicks ?? 0,
+        id,
+        site.organizationId,
+        site.id,
+        options.channel ?? 'web',
+        createdAt,
+        updatedAt,
+        messages.length,
+        messages.filter((m) => m.rating === 'positive').length,
+        messages.filter((m) => m.rating === 'negative').length,
+        options.clicks ?? 0,
       ],
     );
     for (const [position, m] of messages.entries()) {
       await manager.query(
         `INSERT INTO messages (id, conversation_id, position, role, created_at, rating, blocks) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [newId('msg'), id, position, m.role, at(m.minutesAgo), m.rating ?? null, JSON.stringify([{ type: 'text', text: m.text }])],
+        [
+          newId('msg'),
+          id,
+          position,
+          m.role,
+          at(m.minutesAgo),
+          m.rating ?? null,
+          JSON.stringify([{ type: 'text', text: m.text }]),
+        ],
       );
     }
   });
@@ -53,7 +69,12 @@ export async function labelState(app: INestApplicationContext, conversationId: s
      FROM conversations WHERE id = $1`,
     [conversationId],
   );
-  return row as { labelStatus: string; tokens: string[]; quality: number | null; currentLabelId: string | null };
+  return row as {
+    labelStatus: string;
+    tokens: string[];
+    quality: number | null;
+    currentLabelId: string | null;
+  };
 }
 
 export async function labelHistory(app: INestApplicationContext, conversationId: string) {
@@ -61,5 +82,12 @@ export async function labelHistory(app: INestApplicationContext, conversationId:
     `SELECT id, status, is_current AS "isCurrent", error, judge_kind AS "judgeKind", tokens FROM label_records
      WHERE conversation_id = $1 ORDER BY created_at, id`,
     [conversationId],
-  )) as Array<{ id: string; status: string; isCurrent: boolean; error: string | null; judgeKind: string | null; tokens: string[] }>;
+  )) as Array<{
+    id: string;
+    status: string;
+    isCurrent: boolean;
+    error: string | null;
+    judgeKind: string | null;
+    tokens: string[];
+  }>;
 }

@@ -3,13 +3,22 @@ import type { JudgeInput, JudgeMessage } from '../../src/labels/judges/judge';
 let counter = 0;
 
 /** A message as the API shows it; `text` becomes one text block, `products` a product_cards block. */
-export function message(role: JudgeMessage['role'], text: string, options: { rating?: 'positive' | 'negative'; products?: number } = {}): JudgeMessage {
+export function message(
+  role: JudgeMessage['role'],
+  text: string,
+  options: { rating?: 'positive' | 'negative'; products?: number } = {},
+): JudgeMessage {
   counter += 1;
   const blocks: JudgeMessage['blocks'] = [{ type: 'text', text }];
   if (options.products) {
     blocks.push({
       type: 'product_cards',
-      products: Array.from({ length: options.products }, (_, i) => ({ productId: `p${i}`, name: `Product ${i}`, url: `https://shop.example/p/${i}`, price: null })),
+      products: Array.from({ length: options.products }, (_, i) => ({
+        productId: `p${i}`,
+        name: `Product ${i}`,
+        url: `https://shop.example/p/${i}`,
+        price: null,
+      })),
     });
   }
   return {
@@ -22,7 +31,10 @@ export function message(role: JudgeMessage['role'], text: string, options: { rat
 }
 
 /** A judge input: the conversation fields a judge reads, and its transcript. */
-export function transcript(messages: JudgeMessage[], engagement: { impressions?: number; clicks?: number } = {}): JudgeInput {
+export function transcript(
+  messages: JudgeMessage[],
+  engagement: { impressions?: number; clicks?: number } = {},
+): JudgeInput {
   const rated = (kind: 'positive' | 'negative') => messages.filter((m) => m.rating === kind).length;
   return {
     conversation: {

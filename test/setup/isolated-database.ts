@@ -12,7 +12,11 @@ export async function createIsolatedDatabase(): Promise<{ url: string; drop: () 
 }
 
 /** Waits until `probe` returns a value other than undefined (queues draining), or fails after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -6,39 +6,163 @@ import type { CriterionResult, Judge, JudgeInput, JudgeMessage, JudgeVerdict } f
  */
 export const HEURISTIC_PHRASES = {
   thanks: [
-    'thank', 'thanks', 'perfect', 'great', 'that helps', 'merci', 'parfait', 'super', 'danke', 'perfekt', 'grazie', 'perfetto',
-    'gracias', 'perfecto', 'genial', 'bedankt', 'dank je', 'dank u',
+    'thank',
+    'thanks',
+    'perfect',
+    'great',
+    'that helps',
+    'merci',
+    'parfait',
+    'super',
+    'danke',
+    'perfekt',
+    'grazie',
+    'perfetto',
+    'gracias',
+    'perfecto',
+    'genial',
+    'bedankt',
+    'dank je',
+    'dank u',
   ],
   frustration: [
-    'useless', 'not helpful', 'unhelpful', 'annoying', 'ridiculous', 'frustrated', 'frustrating', 'waste of time', "doesn't work", 'does not work',
-    'nul', 'inutile', 'ça ne marche pas', 'nutzlos', 'funktioniert nicht', 'ärgerlich', 'non funziona', 'no funciona', 'inútil',
-    'nutteloos', 'werkt niet',
+    'useless',
+    'not helpful',
+    'unhelpful',
+    'annoying',
+    'ridiculous',
+    'frustrated',
+    'frustrating',
+    'waste of time',
+    "doesn't work",
+    'does not work',
+    'nul',
+    'inutile',
+    'ça ne marche pas',
+    'nutzlos',
+    'funktioniert nicht',
+    'ärgerlich',
+    'non funziona',
+    'no funciona',
+    'inútil',
+    'nutteloos',
+    'werkt niet',
   ],
   humanRequest: [
-    'human', 'real person', 'a person', 'customer service', 'speak to someone', 'talk to someone', 'live agent', 'un humain',
-    'conseiller', 'service client', 'mitarbeiter', 'echten menschen', 'kundenservice', 'operatore', 'persona reale', 'servizio clienti',
-    'persona real', 'atención al cliente', 'medewerker', 'klantenservice', 'echt persoon',
+    'human',
+    'real person',
+    'a person',
+    'customer service',
+    'speak to someone',
+    'talk to someone',
+    'live agent',
+    'un humain',
+    'conseiller',
+    'service client',
+    'mitarbeiter',
+    'echten menschen',
+    'kundenservice',
+    'operatore',
+    'persona reale',
+    'servizio clienti',
+    'persona real',
+    'atención al cliente',
+    'medewerker',
+    'klantenservice',
+    'echt persoon',
   ],
   purchase: [
-    'buy', 'order', 'purchase', 'add to cart', 'checkout', 'acheter', 'commander', 'panier', 'kaufen', 'bestellen', 'warenkorb',
-    'comprare', 'ordinare', 'carrello', 'comprar', 'pedido', 'carrito', 'kopen', 'winkelwagen',
+    'buy',
+    'order',
+    'purchase',
+    'add to cart',
+    'checkout',
+    'acheter',
+    'commander',
+    'panier',
+    'kaufen',
+    'bestellen',
+    'warenkorb',
+    'comprare',
+    'ordinare',
+    'carrello',
+    'comprar',
+    'pedido',
+    'carrito',
+    'kopen',
+    'winkelwagen',
   ],
   policy: [
-    'refund', 'return', 'returns', 'warranty', 'guarantee', 'shipping cost', 'delivery time', 'privacy', 'remboursement', 'retour', 'garantie',
-    'livraison', 'rückerstattung', 'rückgabe', 'versand', 'rimborso', 'reso', 'garanzia', 'spedizione', 'reembolso', 'devolución',
-    'garantía', 'envío', 'terugbetaling', 'retourneren', 'verzending',
+    'refund',
+    'return',
+    'returns',
+    'warranty',
+    'guarantee',
+    'shipping cost',
+    'delivery time',
+    'privacy',
+    'remboursement',
+    'retour',
+    'garantie',
+    'livraison',
+    'rückerstattung',
+    'rückgabe',
+    'versand',
+    'rimborso',
+    'reso',
+    'garanzia',
+    'spedizione',
+    'reembolso',
+    'devolución',
+    'garantía',
+    'envío',
+    'terugbetaling',
+    'retourneren',
+    'verzending',
   ],
   abusive: [
-    'idiot', 'stupid', 'shut up', 'moron', 'dumb', 'crap', 'connard', 'débile', 'ta gueule', 'dummkopf', 'halt die klappe', 'blöd',
-    'idiota', 'stupido', 'stai zitto', 'estúpido', 'cállate', 'gilipollas', 'idioot', 'hou je mond', 'klootzak',
+    'idiot',
+    'stupid',
+    'shut up',
+    'moron',
+    'dumb',
+    'crap',
+    'connard',
+    'débile',
+    'ta gueule',
+    'dummkopf',
+    'halt die klappe',
+    'blöd',
+    'idiota',
+    'stupido',
+    'stai zitto',
+    'estúpido',
+    'cállate',
+    'gilipollas',
+    'idioot',
+    'hou je mond',
+    'klootzak',
   ],
   outOfScope: [
-    "can't help with that", 'cannot help with that', 'only help with', 'outside of what i can', 'not able to help with',
-    'je ne peux pas vous aider', 'kann ich nicht helfen', 'non posso aiutarti', 'no puedo ayudarte', 'kan ik niet helpen',
+    "can't help with that",
+    'cannot help with that',
+    'only help with',
+    'outside of what i can',
+    'not able to help with',
+    'je ne peux pas vous aider',
+    'kann ich nicht helfen',
+    'non posso aiutarti',
+    'no puedo ayudarte',
+    'kan ik niet helpen',
   ],
 } as const;
 
-const RESOLUTION_SCORE: Record<string, number> = { resolved: 1, partially_resolved: 0.6, abandoned: 0.4, unresolved: 0.2 };
+const RESOLUTION_SCORE: Record<string, number> = {
+  resolved: 1,
+  partially_resolved: 0.6,
+  abandoned: 0.4,
+  unresolved: 0.2,
+};
 const TRUST_CRITERIA = ['grounded', 'product_accuracy', 'policy_compliant', 'safe_response'];
 const SHOUTING = /\b[A-Z]{3,}(?:\s+[A-Z]{3,}){3,}\b/;
 
@@ -50,7 +174,9 @@ function textOf(message: JudgeMessage): string {
 }
 
 function hasProducts(message: JudgeMessage): boolean {
-  return message.blocks.some((b) => b.type === 'product_cards' && Array.isArray(b.products) && b.products.length > 0);
+  return message.blocks.some(
+    (b) => b.type === 'product_cards' && Array.isArray(b.products) && b.products.length > 0,
+  );
 }
 
 function escape(s: string): string {
@@ -58,7 +184,10 @@ function escape(s: string): string {
 }
 
 const patterns = Object.fromEntries(
-  Object.entries(HEURISTIC_PHRASES).map(([name, list]) => [name, new RegExp(`(?<![\\p{L}\\p{N}])(?:${list.map(escape).join('|')})(?![\\p{L}\\p{N}])`, 'iu')]),
+  Object.entries(HEURISTIC_PHRASES).map(([name, list]) => [
+    name,
+    new RegExp(`(?<![\\p{L}\\p{N}])(?:${list.map(escape).join('|')})(?![\\p{L}\\p{N}])`, 'iu'),
+  ]),
 ) as Record<keyof typeof HEURISTIC_PHRASES, RegExp>;
 
 function mentions(texts: string[], kind: keyof typeof HEURISTIC_PHRASES): boolean {
@@ -116,7 +245,12 @@ export class HeuristicJudge implements Judge {
       why = frustrated ? 'the shopper showed frustration' : 'the shopper asked for a human';
     } else if (positive > 0 || thanked || clicks > 0) {
       resolution = 'resolved';
-      why = positive > 0 ? 'answers were rated positively' : thanked ? 'the shopper thanked the assistant' : 'the shopper clicked a product';
+      why =
+        positive > 0
+          ? 'answers were rated positively'
+          : thanked
+            ? 'the shopper thanked the assistant'
+            : 'the shopper clicked a product';
     } else if (shopper.length <= 1) {
       resolution = 'abandoned';
       why = 'the shopper left after the first answer without any reaction';
@@ -136,21 +270,34 @@ export class HeuristicJudge implements Judge {
     const noAgent = agent.length === 0;
     const criteria: Record<string, CriterionResult> = {
       grounded: !showedProducts ? 'not_applicable' : negativeOnProducts ? 'fail' : 'pass',
-      answered_question: shopper.length === 0 ? 'not_applicable' : answered && resolution !== 'unresolved' ? 'pass' : 'fail',
+      answered_question:
+        shopper.length === 0 ? 'not_applicable' : answered && resolution !== 'unresolved' ? 'pass' : 'fail',
       product_accuracy: !showedProducts ? 'not_applicable' : negativeOnProducts ? 'fail' : 'pass',
       policy_compliant: noAgent || !policyTopic ? 'not_applicable' : negative > 0 ? 'fail' : 'pass',
-      on_brand: noAgent ? 'not_applicable' : agentTexts.some((t) => SHOUTING.test(t)) || agentTexts.every((t) => t.trim() === '') ? 'fail' : 'pass',
+      on_brand: noAgent
+        ? 'not_applicable'
+        : agentTexts.some((t) => SHOUTING.test(t)) || agentTexts.every((t) => t.trim() === '')
+          ? 'fail'
+          : 'pass',
       safe_response: noAgent ? 'not_applicable' : mentions(agentTexts, 'abusive') ? 'fail' : 'pass',
     };
 
     const resolutionScore = RESOLUTION_SCORE[resolution];
     const passRate = (names: string[], otherwise: number) => {
       const applicable = names.filter((n) => criteria[n] !== 'not_applicable');
-      return applicable.length ? applicable.filter((n) => criteria[n] === 'pass').length / applicable.length : otherwise;
+      return applicable.length
+        ? applicable.filter((n) => criteria[n] === 'pass').length / applicable.length
+        : otherwise;
     };
     const scores = {
       quality: round2(0.5 * passRate(Object.keys(criteria), resolutionScore) + 0.5 * resolutionScore),
-      service: round2(resolutionScore + 0.1 * Math.min(positive, 3) - 0.15 * Math.min(negative, 3) - (frustrated ? 0.2 : 0) - (humanRequested ? 0.1 : 0)),
+      service: round2(
+        resolutionScore +
+          0.1 * Math.min(positive, 3) -
+          0.15 * Math.min(negative, 3) -
+          (frustrated ? 0.2 : 0) -
+          (humanRequested ? 0.1 : 0),
+      ),
       trust: round2(passRate(TRUST_CRITERIA, 1) - 0.1 * Math.min(negative, 3) - (abusive ? 0.1 : 0)),
     };
 

@@ -37,7 +37,8 @@ async function readCapped(response: Response, signal: AbortSignal): Promise<stri
       const { done, value } = await reader.read();
       if (done) break;
       size += value.byteLength;
-      if (size > MAX_BODY_BYTES) throw new AttemptError(`the answer is larger than ${MAX_BODY_BYTES} bytes`, false);
+      if (size > MAX_BODY_BYTES)
+        throw new AttemptError(`the answer is larger than ${MAX_BODY_BYTES} bytes`, false);
       chunks.push(value);
     }
   } finally {
@@ -59,7 +60,11 @@ export class HttpJudge implements Judge {
   constructor(private readonly options: HttpJudgeOptions) {}
 
   async judge(input: JudgeInput): Promise<JudgeVerdict> {
-    const body = JSON.stringify({ taxonomyVersion: this.options.taxonomy.taxonomyVersion, conversation: input.conversation, messages: input.messages });
+    const body = JSON.stringify({
+      taxonomyVersion: this.options.taxonomy.taxonomyVersion,
+      conversation: input.conversation,
+      messages: input.messages,
+    });
     let last: AttemptError | undefined;
     for (let attempt = 1; attempt <= this.options.attempts; attempt++) {
       if (attempt > 1) await sleep(this.options.backoffMs * 2 ** (attempt - 2));
@@ -71,12 +76,18 @@ export class HttpJudge implements Judge {
       }
     }
     const tries = this.options.attempts;
-    throw new JudgeError(`http judge failed${last?.retry === false ? '' : ` after ${tries} attempt${tries === 1 ? '' : 's'}`}: ${last?.message ?? 'no attempt made'}`);
+    throw new JudgeError(
+      `http judge failed${last?.retry === false ? '' : ` after ${tries} attempt${tries === 1 ? '' : 's'}`}: ${last?.message ?? 'no attempt made'}`,
+    );
   }
 
   private async attempt(body: string): Promise<JudgeVerdict> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new AttemptError(`no complete answer within ${this.options.timeoutMs} ms`, true)), this.options.timeoutMs);
+    const timer = setTimeout(
+      () =>
+        controller.abort(new AttemptError(`no complete answer within ${this.options.timeoutMs} ms`, true)),
+      this.options.timeoutMs,
+    );
     try {
       let response: Response;
       try {
@@ -90,7 +101,10 @@ export class HttpJudge implements Judge {
       } catch (error) {
         if (controller.signal.aborted) throw controller.signal.reason;
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        throw new AttemptError(`request failed: ${cause?.code ?? cause?.message ?? (error as Error).message}`, true);
+        throw new AttemptError(
+          `request failed: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+          true,
+        );
       }
       const text = await readCapped(response, controller.signal).catch((error) => {
         throw controller.signal.aborted ? controller.signal.reason : error;
@@ -106,7 +120,8 @@ export class HttpJudge implements Judge {
         throw new AttemptError('the answer is not valid JSON', true);
       }
       const checked = checkVerdict(parsed, this.options.taxonomy);
-      if ('problems' in checked) throw new AttemptError(`invalid label: ${checked.problems.join('; ')}`, true);
+      if ('problems' in checked)
+        throw new AttemptError(`invalid label: ${checked.problems.join('; ')}`, true);
       const { model, version, ...verdict } = checked.verdict;
       return { ...verdict, judge: { kind: 'http', model, version } };
     } finally {

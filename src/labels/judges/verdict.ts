@@ -3,7 +3,11 @@ import type { CriterionResult, JudgeScores } from './judge';
 /** The parts of a taxonomy a verdict is checked against (the vocabulary's `labels`). */
 export interface TaxonomyShape {
   taxonomyVersion: string;
-  labels: ReadonlyArray<{ label: string; kind: 'category' | 'flag' | 'criterion'; values: readonly string[] }>;
+  labels: ReadonlyArray<{
+    label: string;
+    kind: 'category' | 'flag' | 'criterion';
+    values: readonly string[];
+  }>;
 }
 
 export const SCORE_NAMES = ['quality', 'service', 'trust'] as const;
@@ -37,7 +41,10 @@ function categoryValues(taxonomy: TaxonomyShape, label: string): readonly string
  * a boolean, every criterion pass/fail/not_applicable, no unknown names, scores 0..1 or null.
  * Returns the verdict, or every problem found (so a failed label says all that was wrong).
  */
-export function checkVerdict(raw: unknown, taxonomy: TaxonomyShape): { verdict: CheckedVerdict } | { problems: string[] } {
+export function checkVerdict(
+  raw: unknown,
+  taxonomy: TaxonomyShape,
+): { verdict: CheckedVerdict } | { problems: string[] } {
   const problems: string[] = [];
   if (!isPlainObject(raw)) return { problems: ['the answer is not a JSON object'] };
 
@@ -45,14 +52,21 @@ export function checkVerdict(raw: unknown, taxonomy: TaxonomyShape): { verdict: 
     const value = raw[field];
     const allowed = categoryValues(taxonomy, label);
     if (typeof value !== 'string' || !allowed.includes(value)) {
-      problems.push(`${field} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value) ?? 'nothing'})`);
+      problems.push(
+        `${field} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value) ?? 'nothing'})`,
+      );
     }
     return value as string;
   };
   const resolution = category('resolution', 'resolution');
   const reviewReason = category('reviewReason', 'review_reason');
 
-  const names = (field: string, kind: 'flag' | 'criterion', accepts: (v: unknown) => boolean, expected: string) => {
+  const names = (
+    field: string,
+    kind: 'flag' | 'criterion',
+    accepts: (v: unknown) => boolean,
+    expected: string,
+  ) => {
     const value = raw[field];
     const known = taxonomy.labels.filter((l) => l.kind === kind).map((l) => l.label);
     if (!isPlainObject(value)) {
@@ -61,16 +75,24 @@ export function checkVerdict(raw: unknown, taxonomy: TaxonomyShape): { verdict: 
     }
     for (const name of known) {
       if (!(name in value)) problems.push(`${field}.${name} is missing`);
-      else if (!accepts(value[name])) problems.push(`${field}.${name} must be ${expected} (got ${JSON.stringify(value[name])})`);
+      else if (!accepts(value[name]))
+        problems.push(`${field}.${name} must be ${expected} (got ${JSON.stringify(value[name])})`);
     }
-    for (const name of Object.keys(value)) if (!known.includes(name)) problems.push(`${field}.${name} is not in taxonomy ${taxonomy.taxonomyVersion}`);
+    for (const name of Object.keys(value))
+      if (!known.includes(name))
+        problems.push(`${field}.${name} is not in taxonomy ${taxonomy.taxonomyVersion}`);
     return Object.fromEntries(known.map((name) => [name, value[name]]));
   };
-  const flags = names('flags', 'flag', (v) => typeof v === 'boolean', 'true or false') as Record<string, boolean>;
-  const criteria = names('criteria', 'criterion', (v) => CRITERION_RESULTS.includes(v as CriterionResult), 'pass, fail or not_applicable') as Record<
+  const flags = names('flags', 'flag', (v) => typeof v === 'boolean', 'true or false') as Record<
     string,
-    CriterionResult
+    boolean
   >;
+  const criteria = names(
+    'criteria',
+    'criterion',
+    (v) => CRITERION_RESULTS.includes(v as CriterionResult),
+    'pass, fail or not_applicable',
+  ) as Record<string, CriterionResult>;
 
   const scores: JudgeScores = { quality: null, service: null, trust: null };
   if (!isPlainObject(raw.scores)) problems.push(`scores must be an object with ${SCORE_NAMES.join(', ')}`);
@@ -78,10 +100,15 @@ export function checkVerdict(raw: unknown, taxonomy: TaxonomyShape): { verdict: 
     for (const name of SCORE_NAMES) {
       const v = raw.scores[name];
       if (v === null) continue;
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1) problems.push(`scores.${name} must be a number from 0 to 1 or null (got ${JSON.stringify(v) ?? 'nothing'})`);
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1)
+        problems.push(
+          `scores.${name} must be a number from 0 to 1 or null (got ${JSON.stringify(v) ?? 'nothing'})`,
+        );
       else scores[name] = v;
     }
-    for (const name of Object.keys(raw.scores)) if (!(SCORE_NAMES as readonly string[]).includes(name)) problems.push(`scores.${name} is not a known score`);
+    for (const name of Object.keys(raw.scores))
+      if (!(SCORE_NAMES as readonly string[]).includes(name))
+        problems.push(`scores.${name} is not a known score`);
   }
 
   const optionalText = (field: string, max: number): string | null => {
