@@ -1,22 +1,9 @@
 import 'reflect-metadata';
-import { DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
-import { backgroundModules, infrastructureModules } from './app.module';
-import { AppConfig } from './config/app-config';
 import { ConfigError, loadConfig } from './config/config';
 import { prepareDatabase } from './database/data-source';
-
-/** The background processors with the infrastructure they need, and no HTTP server. */
-@Module({})
-export class WorkerModule {
-  static register(config: AppConfig): DynamicModule {
-    return {
-      module: WorkerModule,
-      imports: [...infrastructureModules(config), ...backgroundModules(config)],
-    };
-  }
-}
+import { WorkerModule } from './worker.module';
 
 /** `npm run worker`: one more process running the queues (labeling), to scale out `npm start`. */
 async function bootstrap(): Promise<void> {
