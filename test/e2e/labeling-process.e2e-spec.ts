@@ -4,7 +4,13 @@ import { newId } from '../../src/common/ids/ids';
 import { LabelWriter } from '../../src/labels/label-writer.service';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
-import { LABEL_JOB, LabelScanService, LABELING_QUEUE, labelJobId } from '../../src/labels/label-scan.service';
+import {
+  LABEL_JOB,
+  LabelScanService,
+  LABELING_QUEUE,
+  labelJobId,
+  SCAN_BATCH_SIZE,
+} from '../../src/labels/label-scan.service';
 import { LabelingService } from '../../src/labels/labeling.service';
 import { answerJson, JudgeServer, validJudgeAnswer } from '../fixtures/judge-server';
 import { insertConversation, labelHistory, labelState, RowMessage } from '../factories/conversation-rows';
@@ -232,6 +238,36 @@ describe('labeling process: the scan enqueues only conversations quiet for LABEL
           .sort((a, b) => a.conversationId.localeCompare(b.conversationId)),
       );
     } finally {
+      await queue.resume(true);
+    }
+  });
+
+  it('reads due conversations in keyset batches of SCAN_BATCH_SIZE, skipping and repeating none (even with equal activity times)', async () => {
+    const queue = t.app.get<Queue>(getQueueToken(LABELING_QUEUE));
+    const dataSource = t.app.get(DataSource);
+    await queue.pause(true);
+    const total = SCAN_BATCH_SIZE * 2 + 7;
+    const ids: string[] = Array.from({ length: total }, () => newId('conv'));
+    try {
+      await queue.empty();
+      // All quiet since the same millisecond: only the id orders them.
+      await dataSource.query(
+        `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
+           agent_version_id, created_at, updated_at)
+         SELECT id, $2, $3, 'Batch', 'web', 'en', 'agt_test', 'Test agent', 1, 'agtv_test', $4, $4 FROM unnest($1::text[]) AS id`,
+        [ids, site.organizationId, site.id, new Date(Date.now() - 40 * 60_000)],
+      );
+      const enqueued = await t.app.get(LabelScanService).scan();
+      const waiting = (await queue.getWaiting(0, total * 2))
+        .filter((job) => job.name === LABEL_JOB)
+        .map((job) => job.data.conversationId);
+      expect(new Set(waiting).size).toBe(waiting.length);
+      expect(waiting.filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort());
+      expect(enqueued).toBe(waiting.length);
+    } finally {
+      // Not labeled here: the rows go, and so do their jobs.
+      await queue.empty();
+      await dataSource.query(`DELETE FROM conversations WHERE id = ANY($1::text[])`, [ids]);
       await queue.resume(true);
     }
   });
