@@ -18,8 +18,12 @@ export abstract class AppConfig {
   abstract readonly labeling: {
     readonly quietMinutes: number;
     readonly scanIntervalSeconds: number;
+    readonly jobLockSeconds: number;
     readonly judge: 'heuristic' | 'http';
     readonly judgeUrl?: string;
+    readonly judgeTimeoutMs: number;
+    readonly judgeAttempts: number;
+    readonly judgeBackoffMs: number;
   };
   abstract readonly importAllowLoopback: boolean;
   abstract readonly imports: ImportSettings;

@@ -89,8 +89,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, warn: (msg: 
     labeling: Object.freeze({
       quietMinutes: env.LABEL_QUIET_MINUTES,
       scanIntervalSeconds: env.LABEL_SCAN_INTERVAL_SECONDS,
+      jobLockSeconds: env.LABEL_JOB_LOCK_SECONDS,
       judge: env.JUDGE as 'heuristic' | 'http',
       judgeUrl: env.JUDGE_URL,
+      judgeTimeoutMs: env.JUDGE_TIMEOUT_MS,
+      judgeAttempts: env.JUDGE_ATTEMPTS,
+      judgeBackoffMs: env.JUDGE_BACKOFF_MS,
     }),
     importAllowLoopback: env.IMPORT_ALLOW_LOOPBACK,
     imports: Object.freeze({

@@ -70,6 +70,25 @@ export class EnvDto {
   @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
   JUDGE_URL?: string;
 
+  /**
+   * How long a label job stays locked by the worker running it without a heartbeat; a job whose
+   * worker died is taken over by another within about twice this time.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  LABEL_JOB_LOCK_SECONDS: number = 30;
+
+  /** Time allowed for one call to the http judge. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(600000)
+  JUDGE_TIMEOUT_MS: number = 30000;
+
+  /** Calls to the http judge per conversation, the first included, before the label fails. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10)
+  JUDGE_ATTEMPTS: number = 3;
+
+  /** Wait before the second call to the http judge; doubled before each later one. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  JUDGE_BACKOFF_MS: number = 2000;
+
   @Transform(toBool) @IsBoolean()
   IMPORT_ALLOW_LOOPBACK: boolean = false;
 
