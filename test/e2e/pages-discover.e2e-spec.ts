@@ -7,6 +7,7 @@ import { SitesService } from '../../src/sites/sites.service';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createRunningImport } from '../factories/page-imports';
 import { SitemapServer, urlset } from '../fixtures/sitemap-server';
+import { createIsolatedDatabase } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 const IMPORT_KEYS = [
@@ -60,20 +61,30 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
     throw new Error(`import ${path} still running`);
   }
 
+  let isolated: { url: string; drop: () => Promise<void> };
   beforeAll(async () => {
-    // A long lease keeps this worker's recovery sweep from closing other suites' test imports.
-    t = await createTestApp({
-      WORKERS: 'on',
-      IMPORT_ALLOW_LOOPBACK: 'true',
-      IMPORT_CONCURRENCY: '2',
-      IMPORT_REQUEST_TIMEOUT_MS: '4000',
-      IMPORT_LEASE_MS: '600000',
-    });
+    // Its own database and Redis keys: this app runs every background worker (labeling scan,
+    // import recovery), which must not touch other suites' data.
+    isolated = await createIsolatedDatabase();
+    t = await createTestApp(
+      {
+        DATABASE_URL: isolated.url,
+        WORKERS: 'on',
+        IMPORT_ALLOW_LOOPBACK: 'true',
+        IMPORT_CONCURRENCY: '2',
+        IMPORT_REQUEST_TIMEOUT_MS: '4000',
+        IMPORT_LEASE_MS: '600000',
+      },
+      { redisKeyPrefixSuffix: 'pages-discover:' },
+    );
   });
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((s) => s.stop()));
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await isolated.drop();
+  });
 
   describe('202 when the import was handed to the background', () => {
     it('answers the running import, which the worker then completes', async () => {
@@ -230,7 +241,10 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         }, 500);
       });
       // Two app instances share the database, as two servers would.
-      const other = await createTestApp({ IMPORT_ALLOW_LOOPBACK: 'true' });
+      const other = await createTestApp(
+        { DATABASE_URL: isolated.url, IMPORT_ALLOW_LOOPBACK: 'true' },
+        { redisKeyPrefixSuffix: 'pages-discover:' },
+      );
       try {
         const post = (app: TestApp) =>
           app
