@@ -4,6 +4,7 @@ import type { ConversationFilter } from '../conversation-filter';
 import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../conversation-search';
 import {
   buildFilterSql,
+  hasNarrowScoreBand,
   cappedCountSql,
   ginSortedSql,
   Statement,
@@ -72,7 +73,10 @@ export class PostgresConversationSearch implements ConversationSearch {
   async count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount> {
     const sql = buildFilterSql(siteId, filter);
     let n: number;
-    if (!sql.narrowed) {
+    if (hasNarrowScoreBand(filter)) {
+      // A narrow score band: the score's btree (site, score) holds only the entries inside it.
+      n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
+    } else if (!sql.narrowed) {
       n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
     } else {
       // A sample of the newest rows tells how dense the matches are: dense ones reach the cap
