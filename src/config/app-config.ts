@@ -22,7 +22,13 @@ export abstract class AppConfig {
     readonly judgeUrl?: string;
   };
   abstract readonly importAllowLoopback: boolean;
-  abstract readonly search: { readonly backend: 'postgres' | 'opensearch'; readonly opensearchUrl?: string };
+  /** Listing engine; `opensearchUrl` set means the mirror is kept (see src/search/). */
+  abstract readonly search: {
+    readonly backend: 'postgres' | 'opensearch';
+    readonly opensearchUrl?: string;
+    readonly timeoutMs: number;
+    readonly bulkTimeoutMs: number;
+  };
   abstract readonly workers: boolean;
   abstract readonly logLevel: string;
 }

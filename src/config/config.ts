@@ -93,7 +93,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, warn: (msg: 
       judgeUrl: env.JUDGE_URL,
     }),
     importAllowLoopback: env.IMPORT_ALLOW_LOOPBACK,
-    search: Object.freeze({ backend: env.SEARCH_BACKEND as 'postgres' | 'opensearch', opensearchUrl: env.OPENSEARCH_URL }),
+    search: Object.freeze({
+      backend: env.SEARCH_BACKEND as 'postgres' | 'opensearch',
+      opensearchUrl: env.OPENSEARCH_URL?.replace(/\/+$/, ''),
+      timeoutMs: env.OPENSEARCH_TIMEOUT_MS,
+      bulkTimeoutMs: env.OPENSEARCH_BULK_TIMEOUT_MS,
+    }),
     workers: env.WORKERS === 'on',
     logLevel: env.LOG_LEVEL,
   });

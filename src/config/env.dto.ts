@@ -79,6 +79,14 @@ export class EnvDto {
   @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
   OPENSEARCH_URL?: string;
 
+  /** Listing searches against OpenSearch give up after this long and fall back to Postgres. */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  OPENSEARCH_TIMEOUT_MS: number = 2000;
+
+  /** Bulk writes of the mirror (indexer, reindex) give up after this long; the outbox keeps the rows. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600000)
+  OPENSEARCH_BULK_TIMEOUT_MS: number = 30000;
+
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';
 
