@@ -7,6 +7,7 @@ import { ConversationsService } from './conversations.service';
 import { IdempotencyService } from './idempotency.service';
 import { CONVERSATION_SEARCH } from './search/conversation-search';
 import { PostgresConversationSearch } from './search/postgres/postgres-conversation-search';
+import { conversationSearchProvider } from '../search/conversation-search.provider';
 
 /** Recording, listing and reading conversations. The search backend is behind CONVERSATION_SEARCH. */
 @Module({
@@ -17,7 +18,8 @@ import { PostgresConversationSearch } from './search/postgres/postgres-conversat
     ConversationsService,
     IdempotencyService,
     PostgresConversationSearch,
-    { provide: CONVERSATION_SEARCH, useExisting: PostgresConversationSearch },
+    // SEARCH_BACKEND: Postgres (default) or OpenSearch with Postgres as fallback (issue 7).
+    conversationSearchProvider,
   ],
   exports: [ConversationsService, ConversationsRepository, CONVERSATION_SEARCH],
 })
