@@ -30,8 +30,12 @@ export const conversationSearchProvider: Provider = {
   inject: [AppConfig, PostgresConversationSearch],
   useFactory: (config: AppConfig, postgres: PostgresConversationSearch): ConversationSearch => {
     if (config.search.backend !== 'opensearch') return postgres;
-    new Logger('ConversationSearch').log(`listing served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`);
+    new Logger('ConversationSearch').log(
+      `listing served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
+    );
     const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
-    return new ClosingFallbackSearch(new OpenSearchConversationSearch(client), postgres, () => client.close());
+    return new ClosingFallbackSearch(new OpenSearchConversationSearch(client), postgres, () =>
+      client.close(),
+    );
   },
 };

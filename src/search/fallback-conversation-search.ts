@@ -1,6 +1,11 @@
 import { Logger } from '@nestjs/common';
 import type { ConversationFilter } from '../conversations/search/conversation-filter';
-import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../conversations/search/conversation-search';
+import type {
+  ConversationSearch,
+  ListingPosition,
+  SearchCount,
+  SearchPage,
+} from '../conversations/search/conversation-search';
 import { describeOpenSearchError } from './opensearch/opensearch-client';
 
 export interface BreakerOptions {
@@ -77,7 +82,11 @@ export class FallbackConversationSearch implements ConversationSearch {
     readonly breaker: CircuitBreaker = new CircuitBreaker(DEFAULT_BREAKER),
   ) {}
 
-  page(siteId: string, filter: ConversationFilter, options: { limit: number; after?: ListingPosition }): Promise<SearchPage> {
+  page(
+    siteId: string,
+    filter: ConversationFilter,
+    options: { limit: number; after?: ListingPosition },
+  ): Promise<SearchPage> {
     return this.run('page', (engine) => engine.page(siteId, filter, options));
   }
 
@@ -93,7 +102,8 @@ export class FallbackConversationSearch implements ConversationSearch {
     } catch (error) {
       const opened = this.breaker.failure();
       const reason = describeOpenSearchError(error);
-      if (opened) this.logger.warn(`OpenSearch ${what} failed (${reason}); circuit open: listing served by Postgres`);
+      if (opened)
+        this.logger.warn(`OpenSearch ${what} failed (${reason}); circuit open: listing served by Postgres`);
       else this.logger.warn(`OpenSearch ${what} failed (${reason}); served by Postgres`);
       return call(this.fallback);
     }

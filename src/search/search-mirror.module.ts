@@ -1,5 +1,14 @@
 import { BullModule } from '@nestjs/bull';
-import { DynamicModule, Inject, Injectable, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown, Provider } from '@nestjs/common';
+import {
+  DynamicModule,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  Provider,
+} from '@nestjs/common';
 import type { Client } from '@opensearch-project/opensearch';
 import { AppConfig } from '../config/app-config';
 import { MetricsController } from './metrics.controller';
@@ -8,7 +17,11 @@ import { SearchMirrorProcessor } from './mirror/search-mirror.processor';
 import { SEARCH_MIRROR_QUEUE, SearchMirrorScheduler } from './mirror/search-mirror.scheduler';
 import { SearchOutboxModule } from './mirror/search-outbox.module';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
-import { OPENSEARCH_BULK_CLIENT, openSearchClientProviders, OPENSEARCH_SEARCH_CLIENT } from './opensearch/opensearch.providers';
+import {
+  OPENSEARCH_BULK_CLIENT,
+  openSearchClientProviders,
+  OPENSEARCH_SEARCH_CLIENT,
+} from './opensearch/opensearch.providers';
 import { ReindexService } from './reindex.service';
 
 /** Switches the outbox on when OpenSearch is configured, and closes the clients at the end. */
@@ -26,7 +39,9 @@ class MirrorLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
     try {
       await this.outbox.setMirrorEnabled(true);
     } catch (error) {
-      this.logger.warn(`could not switch the search outbox on (${(error as Error).message}); search:reindex does it too`);
+      this.logger.warn(
+        `could not switch the search outbox on (${(error as Error).message}); search:reindex does it too`,
+      );
     }
   }
 
@@ -45,7 +60,10 @@ class MirrorLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
 @Module({})
 export class SearchMirrorModule {
   /** `processors` (default: WORKERS) and `controllers` (default: true) are off in the CLI. */
-  static register(config: AppConfig, options: { processors?: boolean; controllers?: boolean } = {}): DynamicModule {
+  static register(
+    config: AppConfig,
+    options: { processors?: boolean; controllers?: boolean } = {},
+  ): DynamicModule {
     const processors = options.processors ?? config.workers;
     const providers: Provider[] = [];
     const exports: Array<Provider | string | symbol | typeof SearchOutboxModule> = [SearchOutboxModule];
@@ -54,10 +72,21 @@ export class SearchMirrorModule {
       providers.push(...openSearchClientProviders(), MirrorLifecycle, SearchIndexer, ReindexService);
       exports.push(SearchIndexer, ReindexService);
       if (processors) {
-        imports.push(BullModule.registerQueue({ name: SEARCH_MIRROR_QUEUE, defaultJobOptions: { removeOnComplete: true, removeOnFail: true } }));
+        imports.push(
+          BullModule.registerQueue({
+            name: SEARCH_MIRROR_QUEUE,
+            defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
+          }),
+        );
         providers.push(SearchMirrorScheduler, SearchMirrorProcessor);
       }
     }
-    return { module: SearchMirrorModule, imports, controllers: options.controllers === false ? [] : [MetricsController], providers, exports };
+    return {
+      module: SearchMirrorModule,
+      imports,
+      controllers: options.controllers === false ? [] : [MetricsController],
+      providers,
+      exports,
+    };
   }
 }

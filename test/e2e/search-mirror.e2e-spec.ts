@@ -34,7 +34,8 @@ describe('search mirror', () => {
       [conversationId],
     );
   const versionOf = async (conversationId: string): Promise<string> =>
-    (await db.query(`SELECT search_version::text AS v FROM conversations WHERE id = $1`, [conversationId]))[0].v;
+    (await db.query(`SELECT search_version::text AS v FROM conversations WHERE id = $1`, [conversationId]))[0]
+      .v;
 
   beforeAll(async () => {
     os = await new FakeOpenSearch().start();
@@ -72,18 +73,30 @@ describe('search mirror', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       const before = (await rowsFor(c.id)).length;
-      const appended = await t.http().post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`).set(org.auth).send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'and now?' }] }] });
+      const appended = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
+        .set(org.auth)
+        .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'and now?' }] }] });
       expect(appended.status).toBe(201);
       const afterMessages = await rowsFor(c.id);
       expect(afterMessages.length).toBeGreaterThan(before);
 
       const messageId = appended.body.data.messages[0].id as string;
-      const rated = await t.http().put(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${messageId}/rating`).set(org.auth).send({ rating: 'negative' });
+      const rated = await t
+        .http()
+        .put(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${messageId}/rating`)
+        .set(org.auth)
+        .send({ rating: 'negative' });
       expect(rated.status).toBe(200);
       const afterRating = await rowsFor(c.id);
       expect(afterRating.length).toBeGreaterThan(afterMessages.length);
 
-      const engaged = await t.http().post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/engagement`).set(org.auth).send({ impressions: 2, clicks: 1 });
+      const engaged = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/engagement`)
+        .set(org.auth)
+        .send({ impressions: 2, clicks: 1 });
       expect(engaged.status).toBe(200);
       const afterEngagement = await rowsFor(c.id);
       expect(afterEngagement.length).toBeGreaterThan(afterRating.length);
@@ -105,7 +118,11 @@ describe('search mirror', () => {
       await expect(
         db.transaction(async (m) => {
           await m.query(`UPDATE conversations SET title = 'changed then rolled back' WHERE id = $1`, [c.id]);
-          expect((await m.query(`SELECT count(*)::int AS n FROM search_outbox WHERE conversation_id = $1`, [c.id]))[0].n).toBe(before.length + 1);
+          expect(
+            (
+              await m.query(`SELECT count(*)::int AS n FROM search_outbox WHERE conversation_id = $1`, [c.id])
+            )[0].n,
+          ).toBe(before.length + 1);
           throw new Error('roll back');
         }),
       ).rejects.toThrow('roll back');
@@ -160,7 +177,15 @@ describe('search mirror', () => {
       await indexer.drain();
       const doc = os.doc(c.id, 'conversations_v1');
       expect(doc?.version).toBe(Number(await versionOf(c.id)));
-      expect(doc?.source).toMatchObject({ id: c.id, site_id: org.site.id, title: 'Drained once', channel: 'web', language: 'en', label_status: 'pending', created_at: c.createdAt });
+      expect(doc?.source).toMatchObject({
+        id: c.id,
+        site_id: org.site.id,
+        title: 'Drained once',
+        channel: 'web',
+        language: 'en',
+        label_status: 'pending',
+        created_at: c.createdAt,
+      });
       expect(os.actionsFor(c.id).every((a) => a.version_type === 'external' && a.op === 'index')).toBe(true);
       expect(await rowsFor(c.id)).toEqual([]);
 
@@ -175,7 +200,14 @@ describe('search mirror', () => {
       await label(t.app, c.id);
       expect((await rowsFor(c.id)).length).toBeGreaterThan(1);
       await indexer.drain();
-      expect(os.actionsFor(c.id)).toEqual([{ op: 'index', _index: 'conversations_v1', version: Number(await versionOf(c.id)), version_type: 'external' }]);
+      expect(os.actionsFor(c.id)).toEqual([
+        {
+          op: 'index',
+          _index: 'conversations_v1',
+          version: Number(await versionOf(c.id)),
+          version_type: 'external',
+        },
+      ]);
       expect(os.doc(c.id)?.source).toMatchObject({ label_status: 'labeled', score_quality: 0.8 });
     });
 
@@ -205,7 +237,9 @@ describe('search mirror', () => {
     it('a version conflict counts as success: the index already holds a newer state', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      os.indices.get('conversations_v1')!.docs.set(c.id, { version: Number.MAX_SAFE_INTEGER, source: { title: 'newer' } });
+      os.indices
+        .get('conversations_v1')!
+        .docs.set(c.id, { version: Number.MAX_SAFE_INTEGER, source: { title: 'newer' } });
       const result = await indexer.drain();
       expect(result.postponed).toBe(0);
       expect(await rowsFor(c.id)).toEqual([]);
@@ -242,7 +276,11 @@ describe('search mirror', () => {
       await indexer.drain();
       const rows = await rowsFor(c.id);
       expect(rows.length).toBeGreaterThan(0);
-      expect(rows.every((r) => r.attempts === 1 && !r.due && (r.last_error ?? '').includes('mapper_parsing_exception'))).toBe(true);
+      expect(
+        rows.every(
+          (r) => r.attempts === 1 && !r.due && (r.last_error ?? '').includes('mapper_parsing_exception'),
+        ),
+      ).toBe(true);
       // The rest of the batch went through.
       expect(await rowsFor(other.id)).toEqual([]);
 
@@ -321,7 +359,9 @@ describe('search mirror', () => {
       expect((await t.http().delete(`/api/v1/sites/${other.id}`).set(org.auth)).status).toBe(204);
 
       const progress: Array<{ done: number; total: number }> = [];
-      const summary = await t.app.get(ReindexService).reindex({ batchSize: 50, onProgress: (p) => progress.push(p) });
+      const summary = await t.app
+        .get(ReindexService)
+        .reindex({ batchSize: 50, onProgress: (p) => progress.push(p) });
       expect(summary.previousIndices).toEqual(['conversations_v1']);
       expect(summary.index).toMatch(/^conversations_v1_\d{17}$/);
       const built = os.indices.get(summary.index)!;
@@ -329,7 +369,9 @@ describe('search mirror', () => {
       expect([...os.indices.get('conversations_v1')!.aliases]).toEqual([]);
       expect(built.docs.get(kept.id)?.version).toBe(Number(await versionOf(kept.id)));
       expect(built.docs.has(gone.id)).toBe(false);
-      const [{ live }] = await db.query(`SELECT count(*)::int AS live FROM conversations c JOIN sites s ON s.id = c.site_id AND s.deleted_at IS NULL`);
+      const [{ live }] = await db.query(
+        `SELECT count(*)::int AS live FROM conversations c JOIN sites s ON s.id = c.site_id AND s.deleted_at IS NULL`,
+      );
       expect(summary.documents).toBeGreaterThanOrEqual(built.docs.size);
       expect(built.docs.size).toBeLessThanOrEqual(live);
       expect(progress[progress.length - 1].done).toBe(summary.documents);
@@ -343,7 +385,9 @@ describe('search mirror', () => {
       expect(summary.index).toBe('conversations_v1');
       expect(summary.previousIndices).toEqual([]);
       expect([...os.indices.get('conversations_v1')!.aliases]).toEqual([CONVERSATIONS_ALIAS]);
-      const mapping = os.indices.get('conversations_v1')!.body as { mappings: { properties: Record<string, { type: string }> } };
+      const mapping = os.indices.get('conversations_v1')!.body as {
+        mappings: { properties: Record<string, { type: string }> };
+      };
       expect(mapping.mappings.properties.title.type).toBe('text');
       expect(mapping.mappings.properties.label_tokens.type).toBe('keyword');
     });

@@ -57,7 +57,9 @@ export class SearchIndexer {
   async targets(): Promise<string[]> {
     const { body } = await this.client.indices.getAlias({ index: `${INDEX_PREFIX}*` });
     const out: string[] = [];
-    for (const [index, entry] of Object.entries(body as Record<string, { aliases?: Record<string, unknown> }>)) {
+    for (const [index, entry] of Object.entries(
+      body as Record<string, { aliases?: Record<string, unknown> }>,
+    )) {
       const aliases = Object.keys(entry.aliases ?? {});
       if (aliases.includes(CONVERSATIONS_ALIAS) || aliases.includes(BUILDING_ALIAS)) out.push(index);
     }
@@ -84,25 +86,53 @@ export class SearchIndexer {
     const targets = await this.targets();
     return this.dataSource.transaction(async (manager) => {
       const rows = await this.outbox.lockDue(manager, limit);
-      if (rows.length === 0 || targets.length === 0) return { taken: rows.length, acknowledged: 0, postponed: 0, targets };
+      if (rows.length === 0 || targets.length === 0)
+        return { taken: rows.length, acknowledged: 0, postponed: 0, targets };
 
-      const states = new Map((await this.outbox.currentState(manager, [...new Set(rows.map((r) => r.conversation_id))])).map((s) => [s.id, s]));
+      const states = new Map(
+        (await this.outbox.currentState(manager, [...new Set(rows.map((r) => r.conversation_id))])).map(
+          (s) => [s.id, s],
+        ),
+      );
       const actions = planActions(rows, states);
       const body: object[] = [];
       for (const action of actions) {
         for (const index of targets) {
           if (action.op === 'index') {
-            body.push({ index: { _index: index, _id: action.conversationId, version: Number(action.version), version_type: 'external' } }, action.doc!);
+            body.push(
+              {
+                index: {
+                  _index: index,
+                  _id: action.conversationId,
+                  version: Number(action.version),
+                  version_type: 'external',
+                },
+              },
+              action.doc!,
+            );
           } else {
-            body.push({ delete: { _index: index, _id: action.conversationId, version: Number(action.version), version_type: 'external' } });
+            body.push({
+              delete: {
+                _index: index,
+                _id: action.conversationId,
+                version: Number(action.version),
+                version_type: 'external',
+              },
+            });
           }
         }
       }
       // Throws on transport errors and non-2xx answers: the transaction rolls back, rows stay.
       const { body: response } = await this.client.bulk({ body });
-      const items = (response as { items: Array<Record<string, { status: number; error?: { type?: string; reason?: string } }>> }).items;
+      const items = (
+        response as {
+          items: Array<Record<string, { status: number; error?: { type?: string; reason?: string } }>>;
+        }
+      ).items;
       if (!Array.isArray(items) || items.length !== actions.length * targets.length) {
-        throw new Error(`_bulk answered ${Array.isArray(items) ? items.length : 'no'} items for ${actions.length * targets.length} actions`);
+        throw new Error(
+          `_bulk answered ${Array.isArray(items) ? items.length : 'no'} items for ${actions.length * targets.length} actions`,
+        );
       }
 
       const acknowledged: string[] = [];
@@ -115,17 +145,30 @@ export class SearchIndexer {
         else if (problems.every((r) => r.status === 429)) rejected.push(...action.rows);
         else {
           const first = problems.find((r) => r.status !== 429)!;
-          failed.push({ rows: action.rows, error: `${first.status} ${first.error?.type ?? ''}: ${first.error?.reason ?? ''}`.trim() });
+          failed.push({
+            rows: action.rows,
+            error: `${first.status} ${first.error?.type ?? ''}: ${first.error?.reason ?? ''}`.trim(),
+          });
         }
       });
 
       await this.outbox.acknowledge(manager, acknowledged);
-      for (const row of rejected) await this.outbox.postpone(manager, [row.id], '429 rejected by OpenSearch (overloaded)', retryDelaySeconds('rejected', row.attempts));
+      for (const row of rejected)
+        await this.outbox.postpone(
+          manager,
+          [row.id],
+          '429 rejected by OpenSearch (overloaded)',
+          retryDelaySeconds('rejected', row.attempts),
+        );
       for (const f of failed) {
-        for (const row of f.rows) await this.outbox.postpone(manager, [row.id], f.error, retryDelaySeconds('failed', row.attempts));
+        for (const row of f.rows)
+          await this.outbox.postpone(manager, [row.id], f.error, retryDelaySeconds('failed', row.attempts));
       }
       const postponed = rejected.length + failed.reduce((n, f) => n + f.rows.length, 0);
-      if (postponed) this.logger.warn(`search mirror: ${postponed} outbox rows kept for retry (${rejected.length} rejected with 429)`);
+      if (postponed)
+        this.logger.warn(
+          `search mirror: ${postponed} outbox rows kept for retry (${rejected.length} rejected with 429)`,
+        );
       return { taken: rows.length, acknowledged: acknowledged.length, postponed, targets };
     });
   }
@@ -134,14 +177,24 @@ export class SearchIndexer {
 /** One action per conversation: its rows coalesced, the current state deciding index or delete. */
 export function planActions(rows: OutboxRow[], states: Map<string, MirrorState>): Action[] {
   const byConversation = new Map<string, OutboxRow[]>();
-  for (const row of rows) byConversation.set(row.conversation_id, [...(byConversation.get(row.conversation_id) ?? []), row]);
+  for (const row of rows)
+    byConversation.set(row.conversation_id, [...(byConversation.get(row.conversation_id) ?? []), row]);
   const actions: Action[] = [];
   for (const [conversationId, group] of byConversation) {
     const state = states.get(conversationId);
     if (state && !state.site_deleted) {
-      actions.push({ conversationId, op: 'index', version: state.search_version, doc: toDocument(state), rows: group });
+      actions.push({
+        conversationId,
+        op: 'index',
+        version: state.search_version,
+        doc: toDocument(state),
+        rows: group,
+      });
     } else {
-      const newest = group.reduce((max, r) => (BigInt(r.version) > BigInt(max) ? r.version : max), group[0].version);
+      const newest = group.reduce(
+        (max, r) => (BigInt(r.version) > BigInt(max) ? r.version : max),
+        group[0].version,
+      );
       actions.push({ conversationId, op: 'delete', version: newest, rows: group });
     }
   }

@@ -20,13 +20,16 @@ export class SearchMirrorProcessor {
       if (this.failing) this.logger.log('search mirror: OpenSearch answers again, draining');
       this.failing = false;
       if (result.taken > 0 && result.targets.length === 0 && !this.warnedNoIndex) {
-        this.logger.warn('search mirror: no conversations index in OpenSearch yet; run `npm run cli -- search:reindex`. The outbox waits.');
+        this.logger.warn(
+          'search mirror: no conversations index in OpenSearch yet; run `npm run cli -- search:reindex`. The outbox waits.',
+        );
         this.warnedNoIndex = true;
       }
       return result;
     } catch (error) {
       // Rows stay in the outbox; the next interval tries again. Logged once per outage.
-      if (!this.failing) this.logger.warn(`search mirror: drain failed (${describeOpenSearchError(error)}); outbox rows kept`);
+      if (!this.failing)
+        this.logger.warn(`search mirror: drain failed (${describeOpenSearchError(error)}); outbox rows kept`);
       this.failing = true;
       return null;
     }

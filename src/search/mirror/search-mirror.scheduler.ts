@@ -32,11 +32,21 @@ export class SearchMirrorScheduler implements OnApplicationBootstrap, OnApplicat
 
   async tick(now: Date = new Date()): Promise<void> {
     try {
-      await this.queue.add(DRAIN_JOB, {}, { jobId: `${DRAIN_JOB}:${Math.floor(now.getTime() / DRAIN_INTERVAL_MS)}`, removeOnComplete: 10, removeOnFail: 10, attempts: 1 });
+      await this.queue.add(
+        DRAIN_JOB,
+        {},
+        {
+          jobId: `${DRAIN_JOB}:${Math.floor(now.getTime() / DRAIN_INTERVAL_MS)}`,
+          removeOnComplete: 10,
+          removeOnFail: 10,
+          attempts: 1,
+        },
+      );
       if (this.redisDown) this.logger.log('search mirror drains scheduled again');
       this.redisDown = false;
     } catch (error) {
-      if (!this.redisDown) this.logger.warn(`search mirror drain not scheduled (${(error as Error).message}); the outbox waits`);
+      if (!this.redisDown)
+        this.logger.warn(`search mirror drain not scheduled (${(error as Error).message}); the outbox waits`);
       this.redisDown = true;
     }
   }

@@ -35,7 +35,9 @@ export class SearchOutboxRepository {
   }
 
   async mirrorEnabled(): Promise<boolean> {
-    const rows: Array<{ enabled: boolean }> = await this.dataSource.query(`SELECT enabled FROM search_mirror_state`);
+    const rows: Array<{ enabled: boolean }> = await this.dataSource.query(
+      `SELECT enabled FROM search_mirror_state`,
+    );
     return rows[0]?.enabled ?? false;
   }
 
@@ -77,12 +79,17 @@ export class SearchOutboxRepository {
   }
 
   async lag(): Promise<OutboxLag> {
-    const rows: Array<{ pending: number; oldest: number | null; failing: number }> = await this.dataSource.query(
-      `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest,
+    const rows: Array<{ pending: number; oldest: number | null; failing: number }> =
+      await this.dataSource.query(
+        `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest,
          (count(*) FILTER (WHERE attempts > 0))::int AS failing
        FROM search_outbox`,
-    );
+      );
     const row = rows[0];
-    return { pending: row.pending, oldestAgeSeconds: Math.max(0, Math.round((row.oldest ?? 0) * 1000) / 1000), failing: row.failing };
+    return {
+      pending: row.pending,
+      oldestAgeSeconds: Math.max(0, Math.round((row.oldest ?? 0) * 1000) / 1000),
+      failing: row.failing,
+    };
   }
 }

@@ -19,7 +19,12 @@ export const CONVERSATION_INDEX_BODY = {
         word_separators: { type: 'mapping', mappings: ["' => \\u0020", '’ => \\u0020', '_ => \\u0020'] },
       },
       analyzer: {
-        title_words: { type: 'custom', tokenizer: 'standard', char_filter: ['word_separators'], filter: ['lowercase'] },
+        title_words: {
+          type: 'custom',
+          tokenizer: 'standard',
+          char_filter: ['word_separators'],
+          filter: ['lowercase'],
+        },
       },
     },
   },
@@ -77,7 +82,10 @@ export const SOURCE_COLUMNS = `c.id, c.organization_id, c.site_id, c.title, c.ch
   c.agent_version_id, c.label_status, c.label_tokens, c.created_at, c.updated_at, c.message_count,
   c.feedback_positive, c.feedback_negative, c.score_quality, c.score_service, c.score_trust, c.search_version`;
 
-export type ConversationDocument = Omit<ConversationSourceRow, 'created_at' | 'updated_at' | 'search_version'> & {
+export type ConversationDocument = Omit<
+  ConversationSourceRow,
+  'created_at' | 'updated_at' | 'search_version'
+> & {
   created_at: string;
   updated_at: string;
 };

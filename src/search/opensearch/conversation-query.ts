@@ -2,7 +2,11 @@ import type { ConversationFilter, ScoreName } from '../../conversations/search/c
 import { hasLabelFilter, SCORE_NAMES } from '../../conversations/search/conversation-filter';
 import type { ListingPosition } from '../../conversations/search/conversation-search';
 
-const SCORE_FIELD: Record<ScoreName, string> = { quality: 'score_quality', service: 'score_service', trust: 'score_trust' };
+const SCORE_FIELD: Record<ScoreName, string> = {
+  quality: 'score_quality',
+  service: 'score_service',
+  trust: 'score_trust',
+};
 const FEEDBACK_FIELD = { positive: 'feedback_positive', negative: 'feedback_negative' } as const;
 
 /** The listing's order: newest first by creation time, id descending as tie-break (as in Postgres). */
@@ -29,7 +33,10 @@ export function boundToEpochMillis(bound: string): number {
  * The bool query of a filter, all in filter context (no scoring): the same conditions as the
  * Postgres engine's buildFilterSql.
  */
-export function buildFilterQuery(siteId: string, filter: ConversationFilter): { bool: { filter: object[]; must_not?: object[] } } {
+export function buildFilterQuery(
+  siteId: string,
+  filter: ConversationFilter,
+): { bool: { filter: object[]; must_not?: object[] } } {
   const clauses: object[] = [{ term: { site_id: siteId } }];
   if (filter.channel) clauses.push({ term: { channel: filter.channel } });
   if (filter.language) clauses.push({ term: { language: filter.language } });
@@ -44,9 +51,17 @@ export function buildFilterQuery(siteId: string, filter: ConversationFilter): { 
     const bounds = filter.scores[name];
     if (!bounds || (bounds.min === undefined && bounds.max === undefined)) continue;
     // Filter rule 6: a missing score is not indexed, so no range matches it.
-    clauses.push({ range: { [SCORE_FIELD[name]]: { ...(bounds.min !== undefined ? { gte: bounds.min } : {}), ...(bounds.max !== undefined ? { lte: bounds.max } : {}) } } });
+    clauses.push({
+      range: {
+        [SCORE_FIELD[name]]: {
+          ...(bounds.min !== undefined ? { gte: bounds.min } : {}),
+          ...(bounds.max !== undefined ? { lte: bounds.max } : {}),
+        },
+      },
+    });
   }
-  for (const keyword of filter.keywords) clauses.push({ match_phrase: { title: { query: keyword, slop: 0 } } });
+  for (const keyword of filter.keywords)
+    clauses.push({ match_phrase: { title: { query: keyword, slop: 0 } } });
   if (filter.from !== undefined || filter.to !== undefined) {
     clauses.push({
       range: {
@@ -69,7 +84,11 @@ export function searchAfter(position: ListingPosition): [number, string] {
 }
 
 /** Body of one page: `limit + 1` hits to know whether more follow, strictly after `after`. */
-export function buildPageBody(siteId: string, filter: ConversationFilter, options: { limit: number; after?: ListingPosition }) {
+export function buildPageBody(
+  siteId: string,
+  filter: ConversationFilter,
+  options: { limit: number; after?: ListingPosition },
+) {
   return {
     query: buildFilterQuery(siteId, filter),
     sort: LISTING_SORT,

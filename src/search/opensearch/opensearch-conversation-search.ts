@@ -1,6 +1,11 @@
 import type { Client } from '@opensearch-project/opensearch';
 import type { ConversationFilter } from '../../conversations/search/conversation-filter';
-import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../../conversations/search/conversation-search';
+import type {
+  ConversationSearch,
+  ListingPosition,
+  SearchCount,
+  SearchPage,
+} from '../../conversations/search/conversation-search';
 import { buildCountBody, buildPageBody } from './conversation-query';
 import { CONVERSATIONS_ALIAS } from './opensearch-client';
 
@@ -21,16 +26,30 @@ export class OpenSearchConversationSearch implements ConversationSearch {
     private readonly index = CONVERSATIONS_ALIAS,
   ) {}
 
-  async page(siteId: string, filter: ConversationFilter, options: { limit: number; after?: ListingPosition }): Promise<SearchPage> {
-    const { body } = await this.client.search({ index: this.index, body: buildPageBody(siteId, filter, options) as never });
+  async page(
+    siteId: string,
+    filter: ConversationFilter,
+    options: { limit: number; after?: ListingPosition },
+  ): Promise<SearchPage> {
+    const { body } = await this.client.search({
+      index: this.index,
+      body: buildPageBody(siteId, filter, options) as never,
+    });
     const hits = ((body as unknown as { hits?: { hits?: Hit[] } }).hits?.hits ?? []) as Hit[];
-    const items = hits.slice(0, options.limit).map((hit) => ({ id: hit._id, createdAt: new Date(Number(hit.sort[0])).toISOString() }));
+    const items = hits
+      .slice(0, options.limit)
+      .map((hit) => ({ id: hit._id, createdAt: new Date(Number(hit.sort[0])).toISOString() }));
     return { items, hasMore: hits.length > options.limit };
   }
 
   async count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount> {
-    const { body } = await this.client.search({ index: this.index, body: buildCountBody(siteId, filter, cap) as never });
-    const total = (body as unknown as { hits?: { total?: { value: number; relation: 'eq' | 'gte' } | number } }).hits?.total;
+    const { body } = await this.client.search({
+      index: this.index,
+      body: buildCountBody(siteId, filter, cap) as never,
+    });
+    const total = (
+      body as unknown as { hits?: { total?: { value: number; relation: 'eq' | 'gte' } | number } }
+    ).hits?.total;
     if (total === undefined) throw new Error('OpenSearch answered without hits.total');
     const value = typeof total === 'number' ? total : total.value;
     const relation = typeof total === 'number' ? 'eq' : total.relation;

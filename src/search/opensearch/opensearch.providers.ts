@@ -10,7 +10,15 @@ export const OPENSEARCH_BULK_CLIENT = Symbol('OpenSearchBulkClient');
 /** Both clients; only registered when OPENSEARCH_URL is set. */
 export function openSearchClientProviders(): Provider[] {
   return [
-    { provide: OPENSEARCH_SEARCH_CLIENT, inject: [AppConfig], useFactory: (c: AppConfig) => createOpenSearchClient(c.search.opensearchUrl!, c.search.timeoutMs) },
-    { provide: OPENSEARCH_BULK_CLIENT, inject: [AppConfig], useFactory: (c: AppConfig) => createOpenSearchClient(c.search.opensearchUrl!, c.search.bulkTimeoutMs) },
+    {
+      provide: OPENSEARCH_SEARCH_CLIENT,
+      inject: [AppConfig],
+      useFactory: (c: AppConfig) => createOpenSearchClient(c.search.opensearchUrl!, c.search.timeoutMs),
+    },
+    {
+      provide: OPENSEARCH_BULK_CLIENT,
+      inject: [AppConfig],
+      useFactory: (c: AppConfig) => createOpenSearchClient(c.search.opensearchUrl!, c.search.bulkTimeoutMs),
+    },
   ];
 }
