@@ -75,6 +75,8 @@ export class CircuitBreaker {
  */
 export class FallbackConversationSearch implements ConversationSearch {
   private readonly logger = new Logger('ConversationSearch');
+  /** Requests the fallback answered since start (parity tests check it stays 0). */
+  fallbacks = 0;
 
   constructor(
     private readonly primary: ConversationSearch,
@@ -95,7 +97,10 @@ export class FallbackConversationSearch implements ConversationSearch {
   }
 
   private async run<T>(what: string, call: (engine: ConversationSearch) => Promise<T>): Promise<T> {
-    if (!this.breaker.allow()) return call(this.fallback);
+    if (!this.breaker.allow()) {
+      this.fallbacks++;
+      return call(this.fallback);
+    }
     let result: T;
     try {
       result = await call(this.primary);
@@ -105,6 +110,7 @@ export class FallbackConversationSearch implements ConversationSearch {
       if (opened)
         this.logger.warn(`OpenSearch ${what} failed (${reason}); circuit open: listing served by Postgres`);
       else this.logger.warn(`OpenSearch ${what} failed (${reason}); served by Postgres`);
+      this.fallbacks++;
       return call(this.fallback);
     }
     this.breaker.success();
