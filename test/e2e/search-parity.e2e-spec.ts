@@ -105,7 +105,10 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
     let cursor: string | null = null;
     let count: unknown;
     do {
-      const res = await t
+      const res: {
+        status: number;
+        body: { data: Array<{ id: string }>; meta: { nextCursor: string | null; count?: unknown } };
+      } = await t
         .http()
         .get(
           `/api/v1/sites/${org.site.id}/conversations?limit=7&count=true${query ? `&${query}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
