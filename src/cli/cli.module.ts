@@ -4,6 +4,7 @@ import { CommonModule } from '../common/common.module';
 import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
+import { SeedService } from '../conversations/seed/seed.service';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { SearchMirrorModule } from '../search/search-mirror.module';
 
@@ -21,6 +22,7 @@ export class CliModule {
         OrganizationsModule,
         SearchMirrorModule.register(config, { processors: false, controllers: false }),
       ],
+      providers: [SeedService],
     };
   }
 }
