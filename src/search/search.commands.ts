@@ -1,10 +1,9 @@
-import type { INestApplicationContext } from '@nestjs/common';
 import type { Command } from 'commander';
-import { CliError } from '../cli/commands';
+import { CliError, CliRun } from '../cli/commands';
 import { AppConfig } from '../config/app-config';
 import { ReindexProgress, ReindexService } from './reindex.service';
 
-type Run = (action: (app: () => Promise<INestApplicationContext>) => Promise<unknown>) => Promise<void>;
+type Run = (action: CliRun) => Promise<void>;
 
 /** A progress bar on stderr (stdout stays the JSON summary); plain lines when not a terminal. */
 export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): (p: ReindexProgress) => void {
