@@ -1,4 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import { emptyFilter } from '../conversations/search/conversation-filter';
 import type { ConversationSearch, SearchPage } from '../conversations/search/conversation-search';
 import { CircuitBreaker, FallbackConversationSearch } from './fallback-conversation-search';
@@ -25,6 +26,8 @@ class Engine implements ConversationSearch {
 }
 
 describe('circuit breaker around the OpenSearch engine', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+
   const setup = () => {
     let now = 0;
     const primary = new Engine('conv_os');

@@ -392,4 +392,25 @@ describe('search mirror', () => {
       expect(mapping.mappings.properties.label_tokens.type).toBe('keyword');
     });
   });
+
+  describe('with WORKERS=on and OPENSEARCH_URL set, a Bull job drains the outbox by itself', () => {
+    let worker: TestApp;
+    beforeAll(async () => {
+      worker = await createTestApp(
+        { OPENSEARCH_URL: os.url, WORKERS: 'on' },
+        { redisKeyPrefixSuffix: 'mirror-worker:' },
+      );
+    });
+    afterAll(() => worker?.close());
+
+    it('a recorded conversation reaches the index without any call from the test', async () => {
+      const org = await createOrganization(worker.app);
+      const c = await recordConversation(worker, org, { title: 'Drained by the worker' });
+      // Waits for the state, not for a duration: the loop ends as soon as the row is drained.
+      for (let i = 0; i < 200 && (await rowsFor(c.id)).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(await rowsFor(c.id)).toEqual([]);
+      expect(os.doc(c.id)?.source).toMatchObject({ title: 'Drained by the worker' });
+    });
+  });
 });
