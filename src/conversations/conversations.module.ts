@@ -7,6 +7,7 @@ import { ConversationsService } from './conversations.service';
 import { IdempotencyService } from './idempotency.service';
 import { CONVERSATION_SEARCH } from './search/conversation-search';
 import { PostgresConversationSearch } from './search/postgres/postgres-conversation-search';
+import { SeedService } from './seed/seed.service';
 import { conversationSearchProvider } from '../search/conversation-search.provider';
 
 /** Recording, listing and reading conversations. The search backend is behind CONVERSATION_SEARCH. */
@@ -18,6 +19,7 @@ import { conversationSearchProvider } from '../search/conversation-search.provid
     ConversationsService,
     IdempotencyService,
     PostgresConversationSearch,
+    SeedService,
     // SEARCH_BACKEND: Postgres (default) or OpenSearch with Postgres as fallback (issue 7).
     conversationSearchProvider,
   ],
