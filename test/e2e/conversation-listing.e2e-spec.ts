@@ -222,7 +222,7 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
 
     describe('filter rule 2: a labels.* or score filter matches only labeled conversations', () => {
       it('a pending conversation matches no label or score filter', async () => {
-        for (const query of [{ 'quality.max': '1' }, { 'labels.none': 'abusive_visitor:true', from: ago(120) }, { 'trust.min': '0' }]) {
+        for (const query of [{ 'quality.max': '1' }, { 'labels.none': 'abusive_visitor:true', from: ago(120) }, { 'trust.min': '0' }] as Array<Record<string, string>>) {
           expect(ids(await listConversations(t, org, query).expect(200))).not.toContain(c.pending);
         }
       });
@@ -266,7 +266,7 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
 
     describe('filter rule 5: labels.none with nothing to narrow it, or with a token not ending in :true, gives 400 invalid_filter', () => {
       it('labels.none alone (or with only other filters) is refused', async () => {
-        for (const query of [{ 'labels.none': 'human_requested:true' }, { 'labels.none': 'human_requested:true', channel: 'web', 'quality.min': '0.1' }]) {
+        for (const query of [{ 'labels.none': 'human_requested:true' }, { 'labels.none': 'human_requested:true', channel: 'web', 'quality.min': '0.1' }] as Array<Record<string, string>>) {
           const res = await listConversations(t, org, query).expect(400);
           expect(res.body.code).toBe('invalid_filter');
           expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'labels.none' })]);

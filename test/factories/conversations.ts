@@ -55,9 +55,10 @@ export async function label(app: INestApplicationContext, conversationId: string
 }
 
 /** GET the listing with a query object (arrays repeat the parameter). */
-export function listConversations(t: TestApp, org: { site: { id: string }; auth: Record<string, string> }, query: Record<string, string | number | boolean | string[]> = {}, siteId = org.site.id) {
+export function listConversations(t: TestApp, org: { site: { id: string }; auth: Record<string, string> }, query: Record<string, string | number | boolean | string[] | undefined> = {}, siteId = org.site.id) {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
     for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
   }
   const qs = search.toString();
