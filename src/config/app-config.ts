@@ -28,6 +28,8 @@ export abstract class AppConfig {
     readonly opensearchUrl?: string;
     readonly timeoutMs: number;
     readonly bulkTimeoutMs: number;
+    /** Test-only: searches drain the site's outbox and refresh first, no fallback (env.dto.ts). */
+    readonly syncForTests: boolean;
   };
   abstract readonly workers: boolean;
   abstract readonly logLevel: string;

@@ -1,9 +1,12 @@
 import { Logger, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { CONVERSATION_SEARCH, ConversationSearch } from '../conversations/search/conversation-search';
 import { PostgresConversationSearch } from '../conversations/search/postgres/postgres-conversation-search';
 import { FallbackConversationSearch } from './fallback-conversation-search';
-import { createOpenSearchClient } from './opensearch/opensearch-client';
+import { SearchIndexer } from './mirror/search-indexer.service';
+import { SearchOutboxRepository } from './mirror/search-outbox.repository';
+import { CONVERSATIONS_ALIAS, createOpenSearchClient } from './opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from './opensearch/opensearch-conversation-search';
 
 /** FallbackConversationSearch that closes its OpenSearch client when the app stops. */
@@ -21,19 +24,52 @@ class ClosingFallbackSearch extends FallbackConversationSearch implements OnAppl
   }
 }
 
+/** SEARCH_SYNC_FOR_TESTS: OpenSearch only (no fallback), each search sees every committed write. */
+class SyncedOpenSearchForTests extends OpenSearchConversationSearch implements OnApplicationShutdown {
+  constructor(
+    private readonly clients: Array<{ close(): Promise<void> }>,
+    ...args: ConstructorParameters<typeof OpenSearchConversationSearch>
+  ) {
+    super(...args);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled(this.clients.map((c) => c.close()));
+  }
+}
+
 /**
  * The listing's engine, chosen by SEARCH_BACKEND: `postgres` (default) or `opensearch`
  * (OPENSEARCH_URL, falling back to Postgres when OpenSearch fails).
  */
 export const conversationSearchProvider: Provider = {
   provide: CONVERSATION_SEARCH,
-  inject: [AppConfig, PostgresConversationSearch],
-  useFactory: (config: AppConfig, postgres: PostgresConversationSearch): ConversationSearch => {
+  inject: [AppConfig, PostgresConversationSearch, DataSource],
+  useFactory: (
+    config: AppConfig,
+    postgres: PostgresConversationSearch,
+    dataSource: DataSource,
+  ): ConversationSearch => {
     if (config.search.backend !== 'opensearch') return postgres;
+    const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
+    if (config.search.syncForTests) {
+      const bulk = createOpenSearchClient(config.search.opensearchUrl!, config.search.bulkTimeoutMs);
+      const indexer = new SearchIndexer(dataSource, new SearchOutboxRepository(dataSource), bulk);
+      const sync = async (siteId: string) => {
+        // Until none of the site's rows is due (rows postponed after an error are not: the
+        // search then misses them and the parity test fails, as it should).
+        for (
+          let r = await indexer.drain(20, siteId);
+          r.taken > 0 && r.targets.length > 0;
+          r = await indexer.drain(20, siteId)
+        );
+        await bulk.indices.refresh({ index: CONVERSATIONS_ALIAS });
+      };
+      return new SyncedOpenSearchForTests([client, bulk], client, CONVERSATIONS_ALIAS, sync);
+    }
     new Logger('ConversationSearch').log(
       `listing served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
     );
-    const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
     return new ClosingFallbackSearch(new OpenSearchConversationSearch(client), postgres, () =>
       client.close(),
     );

@@ -66,11 +66,11 @@ export class SearchIndexer {
     return out.sort();
   }
 
-  /** Drains batches until no row is due or `maxBatches` were taken. */
-  async drain(maxBatches = 20): Promise<DrainResult> {
+  /** Drains batches until no row is due or `maxBatches` were taken (only `siteId`'s rows when given). */
+  async drain(maxBatches = 20, siteId?: string): Promise<DrainResult> {
     const total: DrainResult = { taken: 0, acknowledged: 0, postponed: 0, targets: [] };
     for (let i = 0; i < maxBatches; i++) {
-      const result = await this.drainBatch();
+      const result = await this.drainBatch(DRAIN_BATCH, siteId);
       total.taken += result.taken;
       total.acknowledged += result.acknowledged;
       total.postponed += result.postponed;
@@ -81,11 +81,11 @@ export class SearchIndexer {
   }
 
   /** One transaction: lock due rows, read state, one `_bulk`, acknowledge or postpone. */
-  async drainBatch(limit = DRAIN_BATCH): Promise<DrainResult> {
+  async drainBatch(limit = DRAIN_BATCH, siteId?: string): Promise<DrainResult> {
     // Targets first: a reindex that started before this lookup is building an index we write to.
     const targets = await this.targets();
     return this.dataSource.transaction(async (manager) => {
-      const rows = await this.outbox.lockDue(manager, limit);
+      const rows = await this.outbox.lockDue(manager, limit, siteId);
       if (rows.length === 0 || targets.length === 0)
         return { taken: rows.length, acknowledged: 0, postponed: 0, targets };
 

@@ -45,11 +45,12 @@ export class SearchOutboxRepository {
    * Due rows, oldest first, locked for this transaction: concurrent drainers skip them, and a
    * drainer that dies before committing leaves them for the next (at-least-once).
    */
-  async lockDue(manager: EntityManager, limit: number): Promise<OutboxRow[]> {
+  async lockDue(manager: EntityManager, limit: number, siteId?: string): Promise<OutboxRow[]> {
     return manager.query(
       `SELECT id::text, conversation_id, site_id, reason, version::text, attempts FROM search_outbox
-       WHERE next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      [limit],
+       WHERE next_attempt_at <= now() ${siteId ? 'AND site_id = $2' : ''}
+       ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      siteId ? [limit, siteId] : [limit],
     );
   }
 

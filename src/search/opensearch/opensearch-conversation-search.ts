@@ -24,6 +24,8 @@ export class OpenSearchConversationSearch implements ConversationSearch {
   constructor(
     private readonly client: Client,
     private readonly index = CONVERSATIONS_ALIAS,
+    /** Runs before each search (SEARCH_SYNC_FOR_TESTS: drain the site's outbox, refresh). */
+    private readonly beforeSearch?: (siteId: string) => Promise<void>,
   ) {}
 
   async page(
@@ -31,6 +33,7 @@ export class OpenSearchConversationSearch implements ConversationSearch {
     filter: ConversationFilter,
     options: { limit: number; after?: ListingPosition },
   ): Promise<SearchPage> {
+    await this.beforeSearch?.(siteId);
     const { body } = await this.client.search({
       index: this.index,
       body: buildPageBody(siteId, filter, options) as never,
@@ -43,6 +46,7 @@ export class OpenSearchConversationSearch implements ConversationSearch {
   }
 
   async count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount> {
+    await this.beforeSearch?.(siteId);
     const { body } = await this.client.search({
       index: this.index,
       body: buildCountBody(siteId, filter, cap) as never,
