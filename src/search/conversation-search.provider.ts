@@ -55,16 +55,19 @@ export const conversationSearchProvider: Provider = {
     if (config.search.syncForTests) {
       const bulk = createOpenSearchClient(config.search.opensearchUrl!, config.search.bulkTimeoutMs);
       const indexer = new SearchIndexer(dataSource, new SearchOutboxRepository(dataSource), bulk);
-      const sync = async (siteId: string) => {
+      // Serialized: the listing runs page and count at once, and two drains splitting the rows
+      // (SKIP LOCKED) could let one search start before the other's rows are written.
+      let chain: Promise<void> = Promise.resolve();
+      const drainAndRefresh = async (siteId: string) => {
         // Until none of the site's rows is due (rows postponed after an error are not: the
         // search then misses them and the parity test fails, as it should).
-        for (
-          let r = await indexer.drain(20, siteId);
-          r.taken > 0 && r.targets.length > 0;
-          r = await indexer.drain(20, siteId)
-        );
+        let result;
+        do result = await indexer.drain(20, siteId);
+        while (result.taken > 0 && result.targets.length > 0);
         await bulk.indices.refresh({ index: CONVERSATIONS_ALIAS });
       };
+      const sync = (siteId: string) =>
+        (chain = chain.catch(() => undefined).then(() => drainAndRefresh(siteId)));
       return new SyncedOpenSearchForTests([client, bulk], client, CONVERSATIONS_ALIAS, sync);
     }
     new Logger('ConversationSearch').log(
