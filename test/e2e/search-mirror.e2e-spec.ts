@@ -30,7 +30,7 @@ describe('search mirror', () => {
   }
   const rowsFor = (conversationId: string): Promise<OutboxRowView[]> =>
     db.query(
-      `SELECT id::text, reason, version::text, attempts, last_error, next_attempt_at <= now() AS due FROM search_outbox WHERE conversation_id = $1 ORDER BY id`,
+      `SELECT id::text, reason, version::text, attempts, last_error, next_attempt_at <= now() AS due FROM search_outbox WHERE conversation_id = $1 ORDER BY search_outbox.id`,
       [conversationId],
     );
   const versionOf = async (conversationId: string): Promise<string> =>
@@ -51,6 +51,7 @@ describe('search mirror', () => {
     os.mode = 'ok';
     os.rejectIds.clear();
     os.errorIds.clear();
+    os.searchHandler = undefined;
     os.indices.clear();
     os.addIndex('conversations_v1', [CONVERSATIONS_ALIAS]);
   });
@@ -390,6 +391,45 @@ describe('search mirror', () => {
       };
       expect(mapping.mappings.properties.title.type).toBe('text');
       expect(mapping.mappings.properties.label_tokens.type).toBe('keyword');
+    });
+  });
+
+  describe('SEARCH_SYNC_FOR_TESTS (the parity suite): each search sees every write, and nothing falls back', () => {
+    let synced: TestApp;
+    beforeAll(async () => {
+      synced = await createTestApp({
+        SEARCH_BACKEND: 'opensearch',
+        OPENSEARCH_URL: os.url,
+        SEARCH_SYNC_FOR_TESTS: 'true',
+      });
+    });
+    afterAll(() => synced?.close());
+
+    it("the site's outbox is drained and the index refreshed before the search", async () => {
+      os.indices.clear();
+      os.addIndex('conversations_v1', ['conversations']);
+      const own = await createOrganization(synced.app);
+      const c = await recordConversation(synced, own, { title: 'Synced before search' });
+      os.requests.length = 0;
+      os.searchHandler = () => ({ hits: { hits: [{ _id: c.id, sort: [Date.parse(c.createdAt), c.id] }] } });
+      const res = await synced.http().get(`/api/v1/sites/${own.site.id}/conversations`).set(own.auth);
+      expect(res.status).toBe(200);
+      expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([c.id]);
+      expect(os.doc(c.id)?.source).toMatchObject({ title: 'Synced before search' });
+      const bulk = os.requests.indexOf('POST /_bulk');
+      const refresh = os.requests.findIndex((r) => r.endsWith('/_refresh'));
+      const search = os.requests.findIndex((r) => r.endsWith('/_search'));
+      expect(bulk).toBeGreaterThanOrEqual(0);
+      expect(refresh).toBeGreaterThan(bulk);
+      expect(search).toBeGreaterThan(refresh);
+    });
+
+    it('an OpenSearch failure is not hidden by the Postgres fallback', async () => {
+      const own = await createOrganization(synced.app);
+      await recordConversation(synced, own);
+      os.mode = { status: 503 };
+      const res = await synced.http().get(`/api/v1/sites/${own.site.id}/conversations`).set(own.auth);
+      expect(res.status).toBe(500);
     });
   });
 

@@ -49,7 +49,7 @@ export class SearchOutboxRepository {
     return manager.query(
       `SELECT id::text, conversation_id, site_id, reason, version::text, attempts FROM search_outbox
        WHERE next_attempt_at <= now() ${siteId ? 'AND site_id = $2' : ''}
-       ORDER BY next_attempt_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+       ORDER BY search_outbox.next_attempt_at, search_outbox.id LIMIT $1 FOR UPDATE SKIP LOCKED`,
       siteId ? [limit, siteId] : [limit],
     );
   }
