@@ -7,7 +7,7 @@ import { createTestApp, TestApp } from '../setup/test-app';
 /**
  * Parity: the OpenSearch backend answers the listing exactly as the Postgres engine does, on a
  * real OpenSearch. Runs only when OPENSEARCH_URL is set (test/setup/env.ts keeps it for this
- * suite as TEST_OPENSEARCH_URL; docker/opensearch.compose.yml; README "Search backends"):
+ * suite as TEST_OPENSEARCH_URL; docker/docker-compose.yml service `opensearch`; README "Search backends"):
  * 1. the whole listing e2e suite (conversation-listing.e2e-spec.ts) with SEARCH_BACKEND=opensearch
  *    and SEARCH_SYNC_FOR_TESTS (each search first drains the site's outbox and refreshes, and
  *    there is no Postgres fallback that could hide a difference);
