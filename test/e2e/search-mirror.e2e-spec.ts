@@ -3,11 +3,13 @@ import { DataSource } from 'typeorm';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
 import { BUILDING_ALIAS, CONVERSATIONS_ALIAS } from '../../src/search/opensearch/opensearch-client';
+import { runCli } from '../../src/cli/run-cli';
 import { ReindexService } from '../../src/search/reindex.service';
 import { label, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
 import { createTestApp, TestApp } from '../setup/test-app';
+import { TEST_RUN_ENV } from '../setup/test-run';
 
 /**
  * The mirror's outbox on real Postgres, and the indexer against a real HTTP server on 127.0.0.1
@@ -378,6 +380,51 @@ describe('search mirror', () => {
       expect(progress[progress.length - 1].done).toBe(summary.documents);
       // The swap is a single _aliases request.
       expect(os.requests.filter((r) => r === 'POST /_aliases')).toHaveLength(1);
+    });
+
+    it('npm run cli -- search:reindex prints the JSON summary on stdout', async () => {
+      let stdout = '';
+      let stderr = '';
+      const code = await runCli(['search:reindex', '--delete-previous'], {
+        stdout: (s) => (stdout += s),
+        stderr: (s) => (stderr += s),
+        env: {
+          ...process.env,
+          DATABASE_URL: process.env[TEST_RUN_ENV.database],
+          OPENSEARCH_URL: os.url,
+          LOG_LEVEL: 'silent',
+        },
+      });
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      const summary = JSON.parse(stdout);
+      expect(summary).toMatchObject({
+        alias: 'conversations',
+        previousIndices: ['conversations_v1'],
+        deletedIndices: ['conversations_v1'],
+      });
+      expect(os.indices.has('conversations_v1')).toBe(false);
+      expect([...os.indices.get(summary.index)!.aliases]).toEqual([CONVERSATIONS_ALIAS]);
+    });
+
+    it('search:reindex without OPENSEARCH_URL fails with a message on stderr', async () => {
+      let stdout = '';
+      let stderr = '';
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        DATABASE_URL: process.env[TEST_RUN_ENV.database],
+        LOG_LEVEL: 'silent',
+      };
+      delete env.OPENSEARCH_URL;
+      const code = await runCli(['search:reindex'], {
+        stdout: (s) => (stdout += s),
+        stderr: (s) => (stderr += s),
+        env,
+      });
+      expect({ code, stdout, stderr }).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'error: OPENSEARCH_URL is not set\n',
+      });
     });
 
     it('the first build creates conversations_v1 behind the alias', async () => {
