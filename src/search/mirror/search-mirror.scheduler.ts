@@ -18,6 +18,8 @@ export class SearchMirrorScheduler implements OnApplicationBootstrap, OnApplicat
   private readonly logger = new Logger(SearchMirrorScheduler.name);
   private timer?: NodeJS.Timeout;
   private redisDown = false;
+  /** While Redis is down an add waits for it (Bull queues commands): no second tick piles up. */
+  private ticking = false;
 
   constructor(@InjectQueue(SEARCH_MIRROR_QUEUE) private readonly queue: Queue) {}
 
@@ -31,6 +33,8 @@ export class SearchMirrorScheduler implements OnApplicationBootstrap, OnApplicat
   }
 
   async tick(now: Date = new Date()): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
     try {
       await this.queue.add(
         DRAIN_JOB,
@@ -48,6 +52,8 @@ export class SearchMirrorScheduler implements OnApplicationBootstrap, OnApplicat
       if (!this.redisDown)
         this.logger.warn(`search mirror drain not scheduled (${(error as Error).message}); the outbox waits`);
       this.redisDown = true;
+    } finally {
+      this.ticking = false;
     }
   }
 }
