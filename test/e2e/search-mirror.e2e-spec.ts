@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { createServer as createTcpServer, Server as TcpServer, Socket } from 'node:net';
 import { DataSource } from 'typeorm';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
+import { DRAIN_INTERVAL_MS } from '../../src/search/mirror/search-mirror.scheduler';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
 import { BUILDING_ALIAS, CONVERSATIONS_ALIAS } from '../../src/search/opensearch/opensearch-client';
 import { runCli } from '../../src/cli/run-cli';
@@ -498,6 +500,70 @@ describe('search mirror', () => {
         await new Promise((r) => setTimeout(r, 100));
       expect(await rowsFor(c.id)).toEqual([]);
       expect(os.doc(c.id)?.source).toMatchObject({ title: 'Drained by the worker' });
+    });
+  });
+
+  describe('nothing is lost while Redis is down: the outbox waits, then drains', () => {
+    /** A TCP relay to the real Redis that the test can cut and restore. */
+    class RedisRelay {
+      private server?: TcpServer;
+      private readonly sockets = new Set<Socket>();
+      constructor(readonly port: number) {}
+      async up(): Promise<void> {
+        if (this.server) return;
+        this.server = createTcpServer((client) => {
+          const upstream = new Socket();
+          upstream.connect(6379, '127.0.0.1');
+          for (const s of [client, upstream]) {
+            this.sockets.add(s);
+            s.on('error', () => undefined);
+            s.on('close', () => this.sockets.delete(s));
+          }
+          client.pipe(upstream).pipe(client);
+        });
+        await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+      }
+      async down(): Promise<void> {
+        for (const s of this.sockets) s.destroy();
+        await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+        this.server = undefined;
+      }
+    }
+
+    let relay: RedisRelay;
+    let worker: TestApp;
+    beforeAll(async () => {
+      const probe = createTcpServer();
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      const port = (probe.address() as { port: number }).port;
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+      relay = new RedisRelay(port);
+      await relay.up();
+      worker = await createTestApp(
+        { OPENSEARCH_URL: os.url, WORKERS: 'on', REDIS_URL: `redis://127.0.0.1:${port}` },
+        { redisKeyPrefixSuffix: 'mirror-relay:' },
+      );
+    });
+    afterAll(async () => {
+      await relay?.up();
+      await worker?.close();
+      await relay?.down();
+    });
+
+    it('a conversation recorded while Redis is down stays in the outbox and is indexed once Redis is back', async () => {
+      const org = await createOrganization(worker.app);
+      await relay.down();
+      const c = await recordConversation(worker, org, { title: 'Recorded while Redis was down' });
+      // More than one drain interval passes with Redis cut: no drain job can run, the row waits.
+      await new Promise((r) => setTimeout(r, DRAIN_INTERVAL_MS * 1.5));
+      expect((await rowsFor(c.id)).length).toBeGreaterThan(0);
+      expect(os.doc(c.id)).toBeUndefined();
+
+      await relay.up();
+      for (let i = 0; i < 300 && (await rowsFor(c.id)).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(await rowsFor(c.id)).toEqual([]);
+      expect(os.doc(c.id)?.source).toMatchObject({ title: 'Recorded while Redis was down' });
     });
   });
 });
