@@ -1,6 +1,14 @@
 import { Foundation1763700000000 } from './1763700000000-Foundation';
 import { Conversations1763710000001 } from './1763710000001-Conversations';
+import { SiteScopedSearchTerms1763710000002 } from './1763710000002-SiteScopedSearchTerms';
+import { CoveringListingIndex1763710000003 } from './1763710000003-CoveringListingIndex';
 import { SearchOutbox1763740000001 } from './1763740000001-SearchOutbox';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
-export const MIGRATIONS = [Foundation1763700000000, Conversations1763710000001, SearchOutbox1763740000001];
+export const MIGRATIONS = [
+  Foundation1763700000000,
+  Conversations1763710000001,
+  SiteScopedSearchTerms1763710000002,
+  CoveringListingIndex1763710000003,
+  SearchOutbox1763740000001,
+];

@@ -2,19 +2,35 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ConversationFilter } from '../conversation-filter';
 import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../conversation-search';
-import { buildFilterSql, cappedCountSql, ginSortedSql, Statement, walkSql, walkWindowSql, windowCountSql, windowEdgeSql } from './conversation-sql';
+import {
+  buildFilterSql,
+  cappedCountSql,
+  ginSortedSql,
+  Statement,
+  walkSql,
+  walkWindowSql,
+  windowCountSql,
+  windowEdgeSql,
+} from './conversation-sql';
 
 export interface SearchTuning {
   /** Rows of the range a page request walks by creation time before it turns to the GIN index. */
   walkWindow: number;
   /** Matches the GIN plan fetches and sorts at most; beyond, matches are dense enough to walk. */
   ginProbe: number;
-  /** Rows a count walks by creation time before it counts through the GIN index. */
+  /** Rows a count samples by creation time to judge how dense the matches are. */
   countWindow: number;
+  /** Share of matches in that sample from which a count walks the creation-time index. */
+  denseShare: number;
 }
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
-export const DEFAULT_TUNING: SearchTuning = { walkWindow: 2000, ginProbe: 5000, countWindow: 20000 };
+export const DEFAULT_TUNING: SearchTuning = {
+  walkWindow: 2000,
+  ginProbe: 1000,
+  countWindow: 5000,
+  denseShare: 0.05,
+};
 
 interface PositionRow {
   id: string;
@@ -22,7 +38,10 @@ interface PositionRow {
   taken?: number;
 }
 
-const toPosition = (row: PositionRow): ListingPosition => ({ id: row.id, createdAt: row.created_at.toISOString() });
+const toPosition = (row: PositionRow): ListingPosition => ({
+  id: row.id,
+  createdAt: row.created_at.toISOString(),
+});
 
 /**
  * The Postgres query engine. Adaptive, because neither plan alone is fast for every selectivity
@@ -40,7 +59,11 @@ export class PostgresConversationSearch implements ConversationSearch {
 
   constructor(private readonly dataSource: DataSource) {}
 
-  async page(siteId: string, filter: ConversationFilter, options: { limit: number; after?: ListingPosition }): Promise<SearchPage> {
+  async page(
+    siteId: string,
+    filter: ConversationFilter,
+    options: { limit: number; after?: ListingPosition },
+  ): Promise<SearchPage> {
     const want = options.limit + 1;
     const found = await this.find(siteId, filter, want, options.after);
     return { items: found.slice(0, options.limit).map(toPosition), hasMore: found.length > options.limit };
@@ -50,37 +73,68 @@ export class PostgresConversationSearch implements ConversationSearch {
     const sql = buildFilterSql(siteId, filter);
     let n: number;
     if (!sql.narrowed) {
-      n = (await this.run(cappedCountSql(sql, cap + 1)))[0].n;
+      n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
     } else {
-      const window = (await this.run(windowCountSql(buildFilterSql(siteId, filter), this.tuning.countWindow)))[0] as { hits: number; seen: number };
+      // A sample of the newest rows tells how dense the matches are: dense ones reach the cap
+      // quickly along the creation-time index; sparse ones are counted through the GIN index,
+      // whose cost follows the number of matches.
+      const window = (
+        await this.run<{ hits: number; seen: number }>(
+          windowCountSql(buildFilterSql(siteId, filter), this.tuning.countWindow),
+        )
+      )[0];
       if (window.seen < this.tuning.countWindow || window.hits > cap) n = window.hits;
-      else n = (await this.run(cappedCountSql(sql, cap + 1), 'bitmap'))[0].n;
+      else if (window.hits >= this.tuning.countWindow * this.tuning.denseShare)
+        n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
+      else
+        n = (
+          await this.run<{ n: number }>(
+            cappedCountSql(buildFilterSql(siteId, filter, undefined, { forIndex: true }), cap + 1),
+            'bitmap',
+          )
+        )[0].n;
     }
     return n > cap ? { value: cap, capped: true } : { value: n, capped: false };
   }
 
-  private async find(siteId: string, filter: ConversationFilter, want: number, after?: ListingPosition): Promise<PositionRow[]> {
+  private async find(
+    siteId: string,
+    filter: ConversationFilter,
+    want: number,
+    after?: ListingPosition,
+  ): Promise<PositionRow[]> {
     const sql = buildFilterSql(siteId, filter, after);
     if (!sql.narrowed) return this.run(walkSql(sql, want));
 
     const first: PositionRow[] = await this.run(walkWindowSql(sql, this.tuning.walkWindow, want));
     if (first.length >= want) return first;
-    const edge: PositionRow[] = await this.run(windowEdgeSql(buildFilterSql(siteId, filter, after), this.tuning.walkWindow));
+    const edge: PositionRow[] = await this.run(
+      windowEdgeSql(buildFilterSql(siteId, filter, after), this.tuning.walkWindow),
+    );
     if (edge.length === 0) return first; // the window held every row of the range
 
     const rest = want - first.length;
     const beyond = toPosition(edge[0]);
-    const sorted: PositionRow[] = await this.run(ginSortedSql(buildFilterSql(siteId, filter, beyond), this.tuning.ginProbe, rest), 'bitmap');
+    const sorted: PositionRow[] = await this.run(
+      ginSortedSql(buildFilterSql(siteId, filter, beyond, { forIndex: true }), this.tuning.ginProbe, rest),
+      'bitmap',
+    );
     if (sorted.length === 0 || sorted[0].taken! < this.tuning.ginProbe) return [...first, ...sorted];
     return [...first, ...(await this.run(walkSql(buildFilterSql(siteId, filter, beyond), rest), 'walk'))];
   }
 
   /** Runs a statement, optionally pinning the plan shape for this statement only. */
-  private async run(statement: Statement, plan?: 'bitmap' | 'walk'): Promise<any[]> {
-    if (!plan) return this.dataSource.query(statement.text, statement.values);
+  /**
+   * Runs a statement with its plan shape pinned for that statement only. Every listing statement
+   * reads a bounded amount of data: parallel workers and JIT compilation (triggered by the
+   * planner's guesses on bitmask and tsvector conditions) only add latency here.
+   */
+  private async run<T = PositionRow>(statement: Statement, plan?: 'bitmap' | 'walk'): Promise<T[]> {
     return this.dataSource.transaction(async (manager: EntityManager) => {
-      if (plan === 'bitmap') await manager.query('SET LOCAL enable_indexscan = off; SET LOCAL enable_seqscan = off');
-      else await manager.query('SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off');
+      const settings = ['jit = off', 'max_parallel_workers_per_gather = 0'];
+      if (plan === 'bitmap') settings.push('enable_indexscan = off', 'enable_seqscan = off');
+      if (plan === 'walk') settings.push('enable_bitmapscan = off', 'enable_seqscan = off');
+      await manager.query(settings.map((setting) => `SET LOCAL ${setting}`).join('; '));
       return manager.query(statement.text, statement.values);
     });
   }
