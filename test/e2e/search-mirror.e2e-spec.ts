@@ -13,6 +13,9 @@ import { FakeOpenSearch } from '../fixtures/fake-opensearch';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { TEST_RUN_ENV } from '../setup/test-run';
 
+/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
+const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+
 /**
  * The mirror's outbox on real Postgres, and the indexer against a real HTTP server on 127.0.0.1
  * speaking OpenSearch's `_bulk` format (test/fixtures/fake-opensearch.ts). The outbox and the
@@ -43,7 +46,10 @@ describe('search mirror', () => {
 
   beforeAll(async () => {
     os = await new FakeOpenSearch().start();
-    t = await createTestApp({ OPENSEARCH_URL: os.url, OPENSEARCH_BULK_TIMEOUT_MS: '500' });
+    t = await createTestApp(
+      { ...OWN_BUDGET, OPENSEARCH_URL: os.url, OPENSEARCH_BULK_TIMEOUT_MS: '500' },
+      { redisKeyPrefixSuffix: 'search-mirror:' },
+    );
     db = t.app.get(DataSource);
     indexer = t.app.get(SearchIndexer);
   });
@@ -446,11 +452,15 @@ describe('search mirror', () => {
   describe('SEARCH_SYNC_FOR_TESTS (the parity suite): each search sees every write, and nothing falls back', () => {
     let synced: TestApp;
     beforeAll(async () => {
-      synced = await createTestApp({
-        SEARCH_BACKEND: 'opensearch',
-        OPENSEARCH_URL: os.url,
-        SEARCH_SYNC_FOR_TESTS: 'true',
-      });
+      synced = await createTestApp(
+        {
+          ...OWN_BUDGET,
+          SEARCH_BACKEND: 'opensearch',
+          OPENSEARCH_URL: os.url,
+          SEARCH_SYNC_FOR_TESTS: 'true',
+        },
+        { redisKeyPrefixSuffix: 'search-mirror:' },
+      );
     });
     afterAll(() => synced?.close());
 

@@ -8,6 +8,9 @@ import { createOrganization } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
 import { createTestApp, TestApp } from '../setup/test-app';
 
+/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
+const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 /** Hits as OpenSearch returns them for a sorted search: `_id` and the sort values. */
@@ -42,11 +45,15 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
 
   beforeAll(async () => {
     os = await new FakeOpenSearch().start();
-    t = await createTestApp({
-      SEARCH_BACKEND: 'opensearch',
-      OPENSEARCH_URL: os.url,
-      OPENSEARCH_TIMEOUT_MS: '300',
-    });
+    t = await createTestApp(
+      {
+        ...OWN_BUDGET,
+        SEARCH_BACKEND: 'opensearch',
+        OPENSEARCH_URL: os.url,
+        OPENSEARCH_TIMEOUT_MS: '300',
+      },
+      { redisKeyPrefixSuffix: 'search-backend:' },
+    );
     breaker = (t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch).breaker;
     org = await createOrganization(t.app);
     convs = [];
@@ -196,11 +203,15 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
       await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
       const port = (probe.address() as AddressInfo).port;
       await new Promise<void>((resolve) => probe.close(() => resolve()));
-      closed = await createTestApp({
-        SEARCH_BACKEND: 'opensearch',
-        OPENSEARCH_URL: `http://127.0.0.1:${port}`,
-        OPENSEARCH_TIMEOUT_MS: '300',
-      });
+      closed = await createTestApp(
+        {
+          ...OWN_BUDGET,
+          SEARCH_BACKEND: 'opensearch',
+          OPENSEARCH_URL: `http://127.0.0.1:${port}`,
+          OPENSEARCH_TIMEOUT_MS: '300',
+        },
+        { redisKeyPrefixSuffix: 'search-backend:' },
+      );
     });
     afterAll(() => closed?.close());
 

@@ -4,6 +4,9 @@ import { label, labeledOutcome, recordConversation } from '../factories/conversa
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 
+/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
+const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+
 /**
  * Parity: the OpenSearch backend answers the listing exactly as the Postgres engine does, on a
  * real OpenSearch. Runs only when OPENSEARCH_URL is set (test/setup/env.ts keeps it for this
@@ -27,7 +30,7 @@ if (OPENSEARCH_URL) {
   });
   beforeAll(async () => {
     // The alias must exist before the first search: build the index once.
-    const t = await createTestApp();
+    const t = await createTestApp(OWN_BUDGET, { redisKeyPrefixSuffix: 'search-parity:' });
     try {
       await t.app.get(ReindexService).reindex({ deletePrevious: true });
     } finally {
@@ -65,12 +68,19 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
   let org: Awaited<ReturnType<typeof createOrganization>>;
 
   beforeAll(async () => {
-    pg = await createTestApp({ SEARCH_BACKEND: 'postgres' });
-    os = await createTestApp({
-      SEARCH_BACKEND: 'opensearch',
-      OPENSEARCH_URL: OPENSEARCH_URL!,
-      OPENSEARCH_TIMEOUT_MS: '10000',
-    });
+    pg = await createTestApp(
+      { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
+      { redisKeyPrefixSuffix: 'search-parity:' },
+    );
+    os = await createTestApp(
+      {
+        ...OWN_BUDGET,
+        SEARCH_BACKEND: 'opensearch',
+        OPENSEARCH_URL: OPENSEARCH_URL!,
+        OPENSEARCH_TIMEOUT_MS: '10000',
+      },
+      { redisKeyPrefixSuffix: 'search-parity:' },
+    );
     org = await createOrganization(pg.app);
     const base = Date.UTC(2026, 8, 1);
     for (let i = 0; i < 60; i++) {
