@@ -153,17 +153,19 @@ export class SearchIndexer {
       });
 
       await this.outbox.acknowledge(manager, acknowledged);
+      // One UPDATE per (error, delay): rows of one failure share them.
+      const postponements = new Map<string, { error: string; delay: number; ids: string[] }>();
+      const keep = (row: OutboxRow, error: string, delay: number) => {
+        const key = `${delay}\u0000${error}`;
+        const entry = postponements.get(key) ?? { error, delay, ids: [] };
+        entry.ids.push(row.id);
+        postponements.set(key, entry);
+      };
       for (const row of rejected)
-        await this.outbox.postpone(
-          manager,
-          [row.id],
-          '429 rejected by OpenSearch (overloaded)',
-          retryDelaySeconds('rejected', row.attempts),
-        );
-      for (const f of failed) {
-        for (const row of f.rows)
-          await this.outbox.postpone(manager, [row.id], f.error, retryDelaySeconds('failed', row.attempts));
-      }
+        keep(row, '429 rejected by OpenSearch (overloaded)', retryDelaySeconds('rejected', row.attempts));
+      for (const f of failed)
+        for (const row of f.rows) keep(row, f.error, retryDelaySeconds('failed', row.attempts));
+      for (const p of postponements.values()) await this.outbox.postpone(manager, p.ids, p.error, p.delay);
       const postponed = rejected.length + failed.reduce((n, f) => n + f.rows.length, 0);
       if (postponed)
         this.logger.warn(
