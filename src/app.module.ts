@@ -12,11 +12,13 @@ import { DatabaseModule } from './database/database.module';
 import { ErrorsPageController } from './docs/errors-page.controller';
 import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
+import { PagesModule } from './pages/pages.module';
 import { QueueModule } from './queue/queue.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 import { ConversationsModule } from './conversations/conversations.module';
+import { LabelingModule } from './labels/labeling.module';
 import { LabelsModule } from './labels/labels.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
@@ -41,12 +43,29 @@ export function infrastructureModules(config: AppConfig) {
   ];
 }
 
+/** Background processors: registered only when WORKERS=on; the worker entry point runs the same. */
+export function backgroundModules(config: AppConfig) {
+  // The search mirror also serves /metrics and switches the outbox on; its drain job runs with WORKERS=on.
+  return [LabelingModule.register(config), PagesModule.register(config), SearchMirrorModule.register(config)];
+}
+
 @Module({})
 export class AppModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule, LabelsModule, ConversationsModule, SearchMirrorModule.register(config)],
+      imports: [
+        ...infrastructureModules(config),
+        RateLimitModule,
+        AuthModule,
+        HealthModule,
+        SitesModule,
+        OrganizationsModule,
+        LabelsModule,
+        ConversationsModule,
+        PagesModule.register(config),
+        ...backgroundModules(config),
+      ],
       controllers: [ErrorsPageController],
       providers: [
         // Guards run in this order: rate limits before the key is validated.
