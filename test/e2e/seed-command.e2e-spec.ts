@@ -21,7 +21,8 @@ async function cli(...args: string[]) {
 describe('seed --site ID --conversations N [--days D] [--labeled-share F] (product.md §4)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
+    t = await createTestApp({}, { redisKeyPrefixSuffix: 'seed-command:' });
   });
   afterAll(() => t.close());
 
