@@ -20,6 +20,7 @@ import { RedisModule } from './redis/redis.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { LabelingModule } from './labels/labeling.module';
 import { LabelsModule } from './labels/labels.module';
+import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
 
 /** Infrastructure every process (HTTP server, worker, CLI) shares. */
@@ -44,7 +45,8 @@ export function infrastructureModules(config: AppConfig) {
 
 /** Background processors: registered only when WORKERS=on; the worker entry point runs the same. */
 export function backgroundModules(config: AppConfig) {
-  return [LabelingModule.register(config), PagesModule.register(config)];
+  // The search mirror also serves /metrics and switches the outbox on; its drain job runs with WORKERS=on.
+  return [LabelingModule.register(config), PagesModule.register(config), SearchMirrorModule.register(config)];
 }
 
 @Module({})

@@ -6,11 +6,23 @@ import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { SeedService } from '../conversations/seed/seed.service';
 import { OrganizationsModule } from '../organizations/organizations.module';
+import { SearchMirrorModule } from '../search/search-mirror.module';
 
 /** What the admin commands need: the database and the services they call, no HTTP. */
 @Module({})
 export class CliModule {
   static register(config: AppConfig): DynamicModule {
-    return { module: CliModule, imports: [ConfigModule.forConfig(config), CommonModule, DatabaseModule, AuthModule, OrganizationsModule], providers: [SeedService] };
+    return {
+      module: CliModule,
+      imports: [
+        ConfigModule.forConfig(config),
+        CommonModule,
+        DatabaseModule,
+        AuthModule,
+        OrganizationsModule,
+        SearchMirrorModule.register(config, { processors: false, controllers: false }),
+      ],
+      providers: [SeedService],
+    };
   }
 }

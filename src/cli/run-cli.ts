@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../config/config';
 import { prepareDatabase } from '../database/data-source';
 import { CliModule } from './cli.module';
 import { addSeedCommand } from '../conversations/seed/seed.command';
+import { addSearchCommands } from '../search/search.commands';
 import { buildProgram, CliError } from './commands';
 
 export interface CliIo {
@@ -29,7 +30,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       return context;
     });
     io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-  }, [addSeedCommand]);
+  }, [addSeedCommand, addSearchCommands]);
   program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   try {
     await program.parseAsync(args, { from: 'user' });

@@ -27,7 +27,15 @@ export abstract class AppConfig {
   };
   abstract readonly importAllowLoopback: boolean;
   abstract readonly imports: ImportSettings;
-  abstract readonly search: { readonly backend: 'postgres' | 'opensearch'; readonly opensearchUrl?: string };
+  /** Listing engine; `opensearchUrl` set means the mirror is kept (see src/search/). */
+  abstract readonly search: {
+    readonly backend: 'postgres' | 'opensearch';
+    readonly opensearchUrl?: string;
+    readonly timeoutMs: number;
+    readonly bulkTimeoutMs: number;
+    /** Test-only: searches drain the site's outbox and refresh first, no fallback (env.dto.ts). */
+    readonly syncForTests: boolean;
+  };
   abstract readonly workers: boolean;
   abstract readonly logLevel: string;
 }

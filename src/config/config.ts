@@ -59,6 +59,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, warn: (msg: 
   if (production && !env.CURSOR_SECRET) problems.push('CURSOR_SECRET: is required when NODE_ENV=production');
   if (production && env.IMPORT_ALLOW_LOOPBACK) problems.push('IMPORT_ALLOW_LOOPBACK: must not be true when NODE_ENV=production');
   if (env.JUDGE === 'http' && !env.JUDGE_URL) problems.push('JUDGE_URL: is required when JUDGE=http');
+  if (production && env.SEARCH_SYNC_FOR_TESTS) problems.push('SEARCH_SYNC_FOR_TESTS: must not be true when NODE_ENV=production');
   if (env.SEARCH_BACKEND === 'opensearch' && !env.OPENSEARCH_URL) {
     problems.push('OPENSEARCH_URL: is required when SEARCH_BACKEND=opensearch');
   }
@@ -110,7 +111,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, warn: (msg: 
       leaseMs: env.IMPORT_LEASE_MS,
       queueTimeoutMs: env.IMPORT_QUEUE_TIMEOUT_MS,
     }),
-    search: Object.freeze({ backend: env.SEARCH_BACKEND as 'postgres' | 'opensearch', opensearchUrl: env.OPENSEARCH_URL }),
+    search: Object.freeze({
+      backend: env.SEARCH_BACKEND as 'postgres' | 'opensearch',
+      opensearchUrl: env.OPENSEARCH_URL?.replace(/\/+$/, ''),
+      timeoutMs: env.OPENSEARCH_TIMEOUT_MS,
+      bulkTimeoutMs: env.OPENSEARCH_BULK_TIMEOUT_MS,
+      syncForTests: env.SEARCH_SYNC_FOR_TESTS,
+    }),
     workers: env.WORKERS === 'on',
     logLevel: env.LOG_LEVEL,
   });

@@ -135,6 +135,22 @@ export class EnvDto {
   @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
   OPENSEARCH_URL?: string;
 
+  /** Listing searches against OpenSearch give up after this long and fall back to Postgres. */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  OPENSEARCH_TIMEOUT_MS: number = 2000;
+
+  /**
+   * Test-only (refused in production): before each OpenSearch search, drain the searched site's
+   * outbox rows and refresh the index, and do not fall back to Postgres, so that a suite run
+   * against OpenSearch sees its own writes at once and cannot pass through the fallback.
+   */
+  @Transform(toBool) @IsBoolean()
+  SEARCH_SYNC_FOR_TESTS: boolean = false;
+
+  /** Bulk writes of the mirror (indexer, reindex) give up after this long; the outbox keeps the rows. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600000)
+  OPENSEARCH_BULK_TIMEOUT_MS: number = 30000;
+
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';
 

@@ -8,6 +8,7 @@ import { IdempotencyService } from './idempotency.service';
 import { CONVERSATION_SEARCH } from './search/conversation-search';
 import { PostgresConversationSearch } from './search/postgres/postgres-conversation-search';
 import { SeedService } from './seed/seed.service';
+import { conversationSearchProvider } from '../search/conversation-search.provider';
 
 /** Recording, listing and reading conversations. The search backend is behind CONVERSATION_SEARCH. */
 @Module({
@@ -19,7 +20,8 @@ import { SeedService } from './seed/seed.service';
     IdempotencyService,
     PostgresConversationSearch,
     SeedService,
-    { provide: CONVERSATION_SEARCH, useExisting: PostgresConversationSearch },
+    // SEARCH_BACKEND: Postgres (default) or OpenSearch with Postgres as fallback (issue 7).
+    conversationSearchProvider,
   ],
   exports: [ConversationsService, ConversationsRepository, CONVERSATION_SEARCH],
 })

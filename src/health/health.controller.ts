@@ -5,7 +5,9 @@ import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
 import { ApiError } from '../common/errors/api-error';
+import { AppConfig } from '../config/app-config';
 import { REDIS } from '../redis/redis.module';
+import { SearchOutboxRepository } from '../search/mirror/search-outbox.repository';
 
 const CHECK_TIMEOUT_MS = 1500;
 
@@ -19,7 +21,11 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   ]);
 }
 
-/** Liveness (the process answers) and readiness (Postgres and Redis answer). */
+/**
+ * Liveness (the process answers) and readiness (Postgres and Redis answer). With OPENSEARCH_URL
+ * set, readiness details also carry the search mirror's lag (informative: a lagging mirror does
+ * not make the service unready, the listing falls back to Postgres).
+ */
 @ApiExcludeController()
 @Public()
 @Controller('health')
@@ -29,6 +35,8 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly dataSource: DataSource,
     @Inject(REDIS) private readonly redis: Redis,
+    private readonly config: AppConfig,
+    private readonly searchOutbox: SearchOutboxRepository,
   ) {}
 
   @Get('live')
@@ -39,13 +47,26 @@ export class HealthController {
   @Get('ready')
   async ready() {
     try {
-      return await this.health.check([() => this.check('database', () => this.dataSource.query('SELECT 1')), () => this.check('redis', () => this.redis.ping())]);
+      const checks = [() => this.check('database', () => this.dataSource.query('SELECT 1')), () => this.check('redis', () => this.redis.ping())];
+      if (this.config.search.opensearchUrl) checks.push(() => this.searchLag());
+      return await this.health.check(checks);
     } catch (error) {
       const details = (error as { response?: unknown }).response;
       throw new ApiError('service_unavailable', 'The service is not ready: a dependency does not answer.', {
         headers: { 'Retry-After': '5' },
         extensions: { checks: (details as { details?: unknown })?.details ?? {} },
       });
+    }
+  }
+
+  private async searchLag() {
+    const indicator = this.indicators.check('searchMirror');
+    try {
+      const lag = await within(this.searchOutbox.lag(), CHECK_TIMEOUT_MS);
+      return indicator.up({ outboxPending: lag.pending, oldestPendingAgeSeconds: lag.oldestAgeSeconds, failing: lag.failing });
+    } catch (error) {
+      // Postgres not answering is reported by the database check.
+      return indicator.up({ lag: 'unknown', message: (error as Error).message });
     }
   }
 

@@ -4,6 +4,7 @@ import { SiteScopedSearchTerms1763710000002 } from './1763710000002-SiteScopedSe
 import { CoveringListingIndex1763710000003 } from './1763710000003-CoveringListingIndex';
 import { ScoreCountIndexes1763710000004 } from './1763710000004-ScoreCountIndexes';
 import { PageImports1763730000000 } from './1763730000000-PageImports';
+import { SearchOutbox1763740000001 } from './1763740000001-SearchOutbox';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   CoveringListingIndex1763710000003,
   ScoreCountIndexes1763710000004,
   PageImports1763730000000,
+  SearchOutbox1763740000001,
 ];

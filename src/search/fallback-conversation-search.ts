@@ -1,0 +1,119 @@
+import { Logger } from '@nestjs/common';
+import type { ConversationFilter } from '../conversations/search/conversation-filter';
+import type {
+  ConversationSearch,
+  ListingPosition,
+  SearchCount,
+  SearchPage,
+} from '../conversations/search/conversation-search';
+import { describeOpenSearchError } from './opensearch/opensearch-client';
+
+export interface BreakerOptions {
+  /** Consecutive failures that open the circuit. */
+  failureThreshold: number;
+  /** How long an open circuit sends every request to the fallback before one trial request. */
+  openMs: number;
+  now?: () => number;
+}
+
+export const DEFAULT_BREAKER: BreakerOptions = { failureThreshold: 3, openMs: 30_000 };
+
+/**
+ * A small circuit breaker. Closed: requests go to the primary; `failureThreshold` failures in a
+ * row open it. Open: requests go straight to the fallback for `openMs`; then one request tries
+ * the primary again (half-open): success closes the circuit, failure opens it for another
+ * `openMs`.
+ */
+export class CircuitBreaker {
+  private failures = 0;
+  private openUntil = 0;
+  private trialInFlight = false;
+
+  constructor(private readonly options: BreakerOptions) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  get state(): 'closed' | 'open' | 'half-open' {
+    if (this.openUntil === 0) return 'closed';
+    return this.now() < this.openUntil ? 'open' : 'half-open';
+  }
+
+  /** Whether this request may try the primary. */
+  allow(): boolean {
+    const state = this.state;
+    if (state === 'closed') return true;
+    if (state === 'open' || this.trialInFlight) return false;
+    this.trialInFlight = true;
+    return true;
+  }
+
+  success(): void {
+    this.failures = 0;
+    this.openUntil = 0;
+    this.trialInFlight = false;
+  }
+
+  /** Records a failure; true when this failure opened (or re-opened) the circuit. */
+  failure(): boolean {
+    this.trialInFlight = false;
+    this.failures++;
+    if (this.openUntil !== 0 || this.failures >= this.options.failureThreshold) {
+      this.openUntil = this.now() + this.options.openMs;
+      return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * The listing's engine when SEARCH_BACKEND=opensearch: OpenSearch first, Postgres whenever
+ * OpenSearch fails (unreachable, timeout after OPENSEARCH_TIMEOUT_MS, any error answer) or the
+ * circuit is open. A listing request never fails because of OpenSearch. Failures are logged:
+ * each one while the circuit is closed, then once when it opens.
+ */
+export class FallbackConversationSearch implements ConversationSearch {
+  private readonly logger = new Logger('ConversationSearch');
+  /** Requests the fallback answered since start (parity tests check it stays 0). */
+  fallbacks = 0;
+
+  constructor(
+    private readonly primary: ConversationSearch,
+    private readonly fallback: ConversationSearch,
+    readonly breaker: CircuitBreaker = new CircuitBreaker(DEFAULT_BREAKER),
+  ) {}
+
+  page(
+    siteId: string,
+    filter: ConversationFilter,
+    options: { limit: number; after?: ListingPosition },
+  ): Promise<SearchPage> {
+    return this.run('page', (engine) => engine.page(siteId, filter, options));
+  }
+
+  count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount> {
+    return this.run('count', (engine) => engine.count(siteId, filter, cap));
+  }
+
+  private async run<T>(what: string, call: (engine: ConversationSearch) => Promise<T>): Promise<T> {
+    if (!this.breaker.allow()) {
+      this.fallbacks++;
+      return call(this.fallback);
+    }
+    let result: T;
+    try {
+      result = await call(this.primary);
+    } catch (error) {
+      const opened = this.breaker.failure();
+      const reason = describeOpenSearchError(error);
+      if (opened)
+        this.logger.warn(`OpenSearch ${what} failed (${reason}); circuit open: listing served by Postgres`);
+      else this.logger.warn(`OpenSearch ${what} failed (${reason}); served by Postgres`);
+      this.fallbacks++;
+      return call(this.fallback);
+    }
+    this.breaker.success();
+    return result;
+  }
+}

@@ -1,0 +1,211 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Client } from '@opensearch-project/opensearch';
+import { DataSource } from 'typeorm';
+import { BUILDING_ALIAS, CONVERSATIONS_ALIAS, INDEX_PREFIX } from '../opensearch/opensearch-client';
+import { toDocument } from '../opensearch/conversation-index';
+import { OPENSEARCH_BULK_CLIENT } from '../opensearch/opensearch.providers';
+import { MirrorState, OutboxRow, SearchOutboxRepository } from './search-outbox.repository';
+
+/** Outbox rows one drain transaction takes at most. */
+export const DRAIN_BATCH = 500;
+
+export interface DrainResult {
+  /** Outbox rows taken. */
+  taken: number;
+  /** Outbox rows acknowledged (written to every target index, or already newer there). */
+  acknowledged: number;
+  /** Outbox rows kept for a later try after per-item errors. */
+  postponed: number;
+  /** Indices written to. Empty with rows taken means no index exists yet: run search:reindex. */
+  targets: string[];
+}
+
+interface Action {
+  conversationId: string;
+  op: 'index' | 'delete';
+  version: string;
+  doc?: object;
+  rows: OutboxRow[];
+}
+
+/** Seconds before retrying rows rejected with 429 (exponential, short) and other item errors. */
+export function retryDelaySeconds(kind: 'rejected' | 'failed', attempts: number): number {
+  const [base, cap] = kind === 'rejected' ? [1, 60] : [5, 600];
+  return Math.min(cap, base * 2 ** Math.min(attempts, 16));
+}
+
+/**
+ * Drains the outbox into OpenSearch with `_bulk`. For each conversation among the taken rows the
+ * current Postgres state decides the action: index (with its search_version as external version)
+ * when it exists on a live site, else delete (with the newest outbox version). Item results:
+ * created/updated/deleted, a version conflict (the index already holds a newer state) and a
+ * delete of a missing document acknowledge the rows; 429 and other errors keep them with the
+ * attempt counted and a backoff. A failed request (OpenSearch down, timeout, 5xx) rolls the
+ * transaction back: every row stays. Replaying is harmless thanks to external versions.
+ */
+@Injectable()
+export class SearchIndexer {
+  private readonly logger = new Logger(SearchIndexer.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: SearchOutboxRepository,
+    @Inject(OPENSEARCH_BULK_CLIENT) private readonly client: Client,
+  ) {}
+
+  /** Indices the mirror writes to: the alias's, plus the one a reindex is building. */
+  async targets(): Promise<string[]> {
+    const { body } = await this.client.indices.getAlias({ index: `${INDEX_PREFIX}*` });
+    const out: string[] = [];
+    for (const [index, entry] of Object.entries(
+      body as Record<string, { aliases?: Record<string, unknown> }>,
+    )) {
+      const aliases = Object.keys(entry.aliases ?? {});
+      if (aliases.includes(CONVERSATIONS_ALIAS) || aliases.includes(BUILDING_ALIAS)) out.push(index);
+    }
+    return out.sort();
+  }
+
+  /** Drains batches until no row is due or `maxBatches` were taken (only `siteId`'s rows when given). */
+  async drain(maxBatches = 20, siteId?: string): Promise<DrainResult> {
+    const total: DrainResult = { taken: 0, acknowledged: 0, postponed: 0, targets: [] };
+    for (let i = 0; i < maxBatches; i++) {
+      const result = await this.drainBatch(DRAIN_BATCH, siteId);
+      total.taken += result.taken;
+      total.acknowledged += result.acknowledged;
+      total.postponed += result.postponed;
+      total.targets = result.targets;
+      if (result.taken < DRAIN_BATCH || result.targets.length === 0) break;
+    }
+    return total;
+  }
+
+  /** One transaction: lock due rows, read state, one `_bulk`, acknowledge or postpone. */
+  async drainBatch(limit = DRAIN_BATCH, siteId?: string): Promise<DrainResult> {
+    // Targets first: a reindex that started before this lookup is building an index we write to.
+    const targets = await this.targets();
+    return this.dataSource.transaction(async (manager) => {
+      const rows = await this.outbox.lockDue(manager, limit, siteId);
+      if (rows.length === 0 || targets.length === 0)
+        return { taken: rows.length, acknowledged: 0, postponed: 0, targets };
+
+      const states = new Map(
+        (await this.outbox.currentState(manager, [...new Set(rows.map((r) => r.conversation_id))])).map(
+          (s) => [s.id, s],
+        ),
+      );
+      const actions = planActions(rows, states);
+      const body: object[] = [];
+      for (const action of actions) {
+        for (const index of targets) {
+          if (action.op === 'index') {
+            body.push(
+              {
+                index: {
+                  _index: index,
+                  _id: action.conversationId,
+                  version: Number(action.version),
+                  version_type: 'external',
+                },
+              },
+              action.doc!,
+            );
+          } else {
+            body.push({
+              delete: {
+                _index: index,
+                _id: action.conversationId,
+                version: Number(action.version),
+                version_type: 'external',
+              },
+            });
+          }
+        }
+      }
+      // Throws on transport errors and non-2xx answers: the transaction rolls back, rows stay.
+      const { body: response } = await this.client.bulk({ body });
+      const items = (
+        response as {
+          items: Array<Record<string, { status: number; error?: { type?: string; reason?: string } }>>;
+        }
+      ).items;
+      if (!Array.isArray(items) || items.length !== actions.length * targets.length) {
+        throw new Error(
+          `_bulk answered ${Array.isArray(items) ? items.length : 'no'} items for ${actions.length * targets.length} actions`,
+        );
+      }
+
+      const acknowledged: string[] = [];
+      const rejected: OutboxRow[] = [];
+      const failed: Array<{ rows: OutboxRow[]; error: string }> = [];
+      actions.forEach((action, a) => {
+        const results = targets.map((_, t) => Object.values(items[a * targets.length + t])[0]);
+        const problems = results.filter((r) => !itemSucceeded(action.op, r));
+        if (problems.length === 0) acknowledged.push(...action.rows.map((r) => r.id));
+        else if (problems.every((r) => r.status === 429)) rejected.push(...action.rows);
+        else {
+          const first = problems.find((r) => r.status !== 429)!;
+          failed.push({
+            rows: action.rows,
+            error: `${first.status} ${first.error?.type ?? ''}: ${first.error?.reason ?? ''}`.trim(),
+          });
+        }
+      });
+
+      await this.outbox.acknowledge(manager, acknowledged);
+      // One UPDATE per (error, delay): rows of one failure share them.
+      const postponements = new Map<string, { error: string; delay: number; ids: string[] }>();
+      const keep = (row: OutboxRow, error: string, delay: number) => {
+        const key = `${delay}\u0000${error}`;
+        const entry = postponements.get(key) ?? { error, delay, ids: [] };
+        entry.ids.push(row.id);
+        postponements.set(key, entry);
+      };
+      for (const row of rejected)
+        keep(row, '429 rejected by OpenSearch (overloaded)', retryDelaySeconds('rejected', row.attempts));
+      for (const f of failed)
+        for (const row of f.rows) keep(row, f.error, retryDelaySeconds('failed', row.attempts));
+      for (const p of postponements.values()) await this.outbox.postpone(manager, p.ids, p.error, p.delay);
+      const postponed = rejected.length + failed.reduce((n, f) => n + f.rows.length, 0);
+      if (postponed)
+        this.logger.warn(
+          `search mirror: ${postponed} outbox rows kept for retry (${rejected.length} rejected with 429)`,
+        );
+      return { taken: rows.length, acknowledged: acknowledged.length, postponed, targets };
+    });
+  }
+}
+
+/** One action per conversation: its rows coalesced, the current state deciding index or delete. */
+export function planActions(rows: OutboxRow[], states: Map<string, MirrorState>): Action[] {
+  const byConversation = new Map<string, OutboxRow[]>();
+  for (const row of rows)
+    byConversation.set(row.conversation_id, [...(byConversation.get(row.conversation_id) ?? []), row]);
+  const actions: Action[] = [];
+  for (const [conversationId, group] of byConversation) {
+    const state = states.get(conversationId);
+    if (state && !state.site_deleted) {
+      actions.push({
+        conversationId,
+        op: 'index',
+        version: state.search_version,
+        doc: toDocument(state),
+        rows: group,
+      });
+    } else {
+      const newest = group.reduce(
+        (max, r) => (BigInt(r.version) > BigInt(max) ? r.version : max),
+        group[0].version,
+      );
+      actions.push({ conversationId, op: 'delete', version: newest, rows: group });
+    }
+  }
+  return actions;
+}
+
+/** A version conflict means the index holds a newer state; deleting a missing document is done. */
+export function itemSucceeded(op: 'index' | 'delete', result: { status: number }): boolean {
+  if (result.status >= 200 && result.status < 300) return true;
+  if (result.status === 409) return true;
+  return op === 'delete' && result.status === 404;
+}

@@ -1,0 +1,115 @@
+/**
+ * Settings and mapping of the conversations index (mapping version v1).
+ *
+ * Title keywords must match as the Postgres engine does: `title_tsv @@ phraseto_tsquery('simple',
+ * keyword)`, i.e. case-insensitive whole words and phrases, no stemming, no accent folding. The
+ * `title_words` analyzer mirrors that: the standard tokenizer, lowercase, nothing else. Postgres'
+ * parser treats apostrophes and underscores as separators ("l'avion" → l, avion; "foo_bar" → foo,
+ * bar) while the standard tokenizer keeps such words whole, so a char filter turns them into
+ * spaces first. Known differences (docs in README, "Search backends"): a hyphenated keyword
+ * ("wi-fi") also matches the title "wi fi" here, not in Postgres (whose tsquery asks for the
+ * compound 'wi-fi' too); Postgres keeps e-mail addresses, URLs and file paths as single tokens
+ * where the standard tokenizer splits some of them.
+ */
+export const CONVERSATION_INDEX_BODY = {
+  settings: {
+    number_of_shards: 1,
+    analysis: {
+      char_filter: {
+        word_separators: { type: 'mapping', mappings: ["' => \\u0020", '’ => \\u0020', '_ => \\u0020'] },
+      },
+      analyzer: {
+        title_words: {
+          type: 'custom',
+          tokenizer: 'standard',
+          char_filter: ['word_separators'],
+          filter: ['lowercase'],
+        },
+      },
+    },
+  },
+  mappings: {
+    dynamic: 'strict',
+    properties: {
+      id: { type: 'keyword' },
+      organization_id: { type: 'keyword' },
+      site_id: { type: 'keyword' },
+      title: { type: 'text', analyzer: 'title_words' },
+      channel: { type: 'keyword' },
+      language: { type: 'keyword' },
+      agent_id: { type: 'keyword' },
+      agent_version_id: { type: 'keyword' },
+      label_status: { type: 'keyword' },
+      label_tokens: { type: 'keyword' },
+      created_at: { type: 'date', format: 'strict_date_optional_time||epoch_millis' },
+      updated_at: { type: 'date', format: 'strict_date_optional_time||epoch_millis' },
+      message_count: { type: 'integer' },
+      feedback_positive: { type: 'integer' },
+      feedback_negative: { type: 'integer' },
+      // double, not float: bounds compare exactly as Postgres' double precision columns do.
+      score_quality: { type: 'double' },
+      score_service: { type: 'double' },
+      score_trust: { type: 'double' },
+    },
+  },
+} as const;
+
+/** The columns a document is built from (conversations row). */
+export interface ConversationSourceRow {
+  id: string;
+  organization_id: string;
+  site_id: string;
+  title: string;
+  channel: string;
+  language: string;
+  agent_id: string;
+  agent_version_id: string;
+  label_status: string;
+  label_tokens: string[];
+  created_at: Date;
+  updated_at: Date;
+  message_count: number;
+  feedback_positive: number;
+  feedback_negative: number;
+  score_quality: number | null;
+  score_service: number | null;
+  score_trust: number | null;
+  search_version: string;
+}
+
+/** SELECT list giving a ConversationSourceRow from `conversations c`. */
+export const SOURCE_COLUMNS = `c.id, c.organization_id, c.site_id, c.title, c.channel, c.language, c.agent_id,
+  c.agent_version_id, c.label_status, c.label_tokens, c.created_at, c.updated_at, c.message_count,
+  c.feedback_positive, c.feedback_negative, c.score_quality, c.score_service, c.score_trust, c.search_version`;
+
+export type ConversationDocument = Omit<
+  ConversationSourceRow,
+  'created_at' | 'updated_at' | 'search_version'
+> & {
+  created_at: string;
+  updated_at: string;
+};
+
+/** The indexed document of a conversation. A null score is not indexed, so no bound matches it (filter rule 6). */
+export function toDocument(row: ConversationSourceRow): ConversationDocument {
+  return {
+    id: row.id,
+    organization_id: row.organization_id,
+    site_id: row.site_id,
+    title: row.title,
+    channel: row.channel,
+    language: row.language,
+    agent_id: row.agent_id,
+    agent_version_id: row.agent_version_id,
+    label_status: row.label_status,
+    label_tokens: row.label_tokens,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    message_count: row.message_count,
+    feedback_positive: row.feedback_positive,
+    feedback_negative: row.feedback_negative,
+    score_quality: row.score_quality,
+    score_service: row.score_service,
+    score_trust: row.score_trust,
+  };
+}

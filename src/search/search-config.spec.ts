@@ -1,0 +1,41 @@
+import { describe, expect, it } from '@jest/globals';
+import { ConfigError, loadConfig } from '../config/config';
+
+const base = { NODE_ENV: 'test' };
+
+describe('search configuration (SEARCH_BACKEND, OPENSEARCH_*)', () => {
+  it('defaults: Postgres engine, no mirror, 2 s search timeout, 30 s bulk timeout', () => {
+    expect(loadConfig(base).search).toEqual({
+      backend: 'postgres',
+      opensearchUrl: undefined,
+      timeoutMs: 2000,
+      bulkTimeoutMs: 30000,
+      syncForTests: false,
+    });
+  });
+
+  it('SEARCH_BACKEND=opensearch needs OPENSEARCH_URL', () => {
+    expect(() => loadConfig({ ...base, SEARCH_BACKEND: 'opensearch' })).toThrow(ConfigError);
+    expect(
+      loadConfig({ ...base, SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: 'http://127.0.0.1:9200/' }).search,
+    ).toMatchObject({
+      backend: 'opensearch',
+      opensearchUrl: 'http://127.0.0.1:9200',
+    });
+  });
+
+  it('timeouts are validated', () => {
+    expect(
+      loadConfig({ ...base, OPENSEARCH_TIMEOUT_MS: '500', OPENSEARCH_BULK_TIMEOUT_MS: '1000' }).search,
+    ).toMatchObject({ timeoutMs: 500, bulkTimeoutMs: 1000 });
+    expect(() => loadConfig({ ...base, OPENSEARCH_TIMEOUT_MS: 'soon' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, OPENSEARCH_TIMEOUT_MS: '0' })).toThrow(ConfigError);
+  });
+
+  it('SEARCH_SYNC_FOR_TESTS is refused when NODE_ENV=production', () => {
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(40), SEARCH_SYNC_FOR_TESTS: 'true' }),
+    ).toThrow(/SEARCH_SYNC_FOR_TESTS/);
+    expect(loadConfig({ ...base, SEARCH_SYNC_FOR_TESTS: 'true' }).search.syncForTests).toBe(true);
+  });
+});

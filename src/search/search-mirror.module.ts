@@ -1,0 +1,92 @@
+import { BullModule } from '@nestjs/bull';
+import {
+  DynamicModule,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  Provider,
+} from '@nestjs/common';
+import type { Client } from '@opensearch-project/opensearch';
+import { AppConfig } from '../config/app-config';
+import { MetricsController } from './metrics.controller';
+import { SearchIndexer } from './mirror/search-indexer.service';
+import { SearchMirrorProcessor } from './mirror/search-mirror.processor';
+import { SEARCH_MIRROR_QUEUE, SearchMirrorScheduler } from './mirror/search-mirror.scheduler';
+import { SearchOutboxModule } from './mirror/search-outbox.module';
+import { SearchOutboxRepository } from './mirror/search-outbox.repository';
+import {
+  OPENSEARCH_BULK_CLIENT,
+  openSearchClientProviders,
+  OPENSEARCH_SEARCH_CLIENT,
+} from './opensearch/opensearch.providers';
+import { ReindexService } from './reindex.service';
+
+/** Switches the outbox on when OpenSearch is configured, and closes the clients at the end. */
+@Injectable()
+class MirrorLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('SearchMirror');
+
+  constructor(
+    private readonly outbox: SearchOutboxRepository,
+    @Inject(OPENSEARCH_SEARCH_CLIENT) private readonly searchClient: Client,
+    @Inject(OPENSEARCH_BULK_CLIENT) private readonly bulkClient: Client,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      await this.outbox.setMirrorEnabled(true);
+    } catch (error) {
+      this.logger.warn(
+        `could not switch the search outbox on (${(error as Error).message}); search:reindex does it too`,
+      );
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([this.searchClient.close(), this.bulkClient.close()]);
+  }
+}
+
+/**
+ * The OpenSearch mirror (src/search/): outbox lag (health, /metrics) always; with OPENSEARCH_URL
+ * set, the clients, the indexer and reindex; with OPENSEARCH_URL set and WORKERS=on, the drain
+ * scheduler and processor. The mirror runs whenever OPENSEARCH_URL is set, whatever
+ * SEARCH_BACKEND says, so that an index can be built and kept current while Postgres still
+ * serves the listing, and the switch is instant.
+ */
+@Module({})
+export class SearchMirrorModule {
+  /** `processors` (default: WORKERS) and `controllers` (default: true) are off in the CLI. */
+  static register(
+    config: AppConfig,
+    options: { processors?: boolean; controllers?: boolean } = {},
+  ): DynamicModule {
+    const processors = options.processors ?? config.workers;
+    const providers: Provider[] = [];
+    const exports: Array<Provider | string | symbol | typeof SearchOutboxModule> = [SearchOutboxModule];
+    const imports: Array<DynamicModule | typeof SearchOutboxModule> = [SearchOutboxModule];
+    if (config.search.opensearchUrl) {
+      providers.push(...openSearchClientProviders(), MirrorLifecycle, SearchIndexer, ReindexService);
+      exports.push(SearchIndexer, ReindexService);
+      if (processors) {
+        imports.push(
+          BullModule.registerQueue({
+            name: SEARCH_MIRROR_QUEUE,
+            defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
+          }),
+        );
+        providers.push(SearchMirrorScheduler, SearchMirrorProcessor);
+      }
+    }
+    return {
+      module: SearchMirrorModule,
+      imports,
+      controllers: options.controllers === false ? [] : [MetricsController],
+      providers,
+      exports,
+    };
+  }
+}

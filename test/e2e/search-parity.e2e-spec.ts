@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ReindexService } from '../../src/search/reindex.service';
+import { label, labeledOutcome, recordConversation } from '../factories/conversations';
+import { createOrganization } from '../factories/organizations';
+import { createTestApp, TestApp } from '../setup/test-app';
+
+/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
+const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+
+/**
+ * Parity: the OpenSearch backend answers the listing exactly as the Postgres engine does, on a
+ * real OpenSearch. Runs only when OPENSEARCH_URL is set (test/setup/env.ts keeps it for this
+ * suite as TEST_OPENSEARCH_URL; docker/docker-compose.yml service `opensearch`; README "Search backends"):
+ * 1. the whole listing e2e suite (conversation-listing.e2e-spec.ts) with SEARCH_BACKEND=opensearch
+ *    and SEARCH_SYNC_FOR_TESTS (each search first drains the site's outbox and refreshes, and
+ *    there is no Postgres fallback that could hide a difference);
+ * 2. page-by-page comparisons of both engines on one data set, including cursors moving between
+ *    engines.
+ * It moves the `conversations` alias of that OpenSearch: use one dedicated to tests. Without
+ * OPENSEARCH_URL every test is reported as skipped (with a notice), never as passed.
+ */
+const OPENSEARCH_URL = process.env.TEST_OPENSEARCH_URL;
+const describeParity = OPENSEARCH_URL ? describe : describe.skip;
+if (OPENSEARCH_URL) {
+  Object.assign(process.env, {
+    SEARCH_BACKEND: 'opensearch',
+    OPENSEARCH_URL,
+    SEARCH_SYNC_FOR_TESTS: 'true',
+    OPENSEARCH_TIMEOUT_MS: '10000',
+  });
+  beforeAll(async () => {
+    // The alias must exist before the first search: build the index once.
+    const t = await createTestApp(OWN_BUDGET, { redisKeyPrefixSuffix: 'search-parity:' });
+    try {
+      await t.app.get(ReindexService).reindex({ deletePrevious: true });
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+} else {
+  console.warn(
+    'search parity suite SKIPPED: OPENSEARCH_URL is not set, the OpenSearch backend was not compared with Postgres (see README, "Search backends").',
+  );
+}
+
+describeParity('the listing e2e suite, on the OpenSearch backend', () => {
+  // Registers every test of the listing suite here, run against this file's environment.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require('./conversation-listing.e2e-spec');
+});
+
+const TITLES = [
+  'Where is my order?',
+  'ORDER arrived late',
+  'Return policy for shoes',
+  'Question sur la politique de retour',
+  "L'avion est en retard",
+  'Wi-fi speaker not pairing',
+  'Rückgabe der Bestellung',
+  'Late delivery, order 1234',
+  'Size guide for running_shoes',
+  'Ordering a gift card',
+];
+
+describeParity('the OpenSearch backend lists exactly what the Postgres engine lists, page by page', () => {
+  let pg: TestApp;
+  let os: TestApp;
+  let org: Awaited<ReturnType<typeof createOrganization>>;
+
+  beforeAll(async () => {
+    pg = await createTestApp(
+      { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
+      { redisKeyPrefixSuffix: 'search-parity:' },
+    );
+    os = await createTestApp(
+      {
+        ...OWN_BUDGET,
+        SEARCH_BACKEND: 'opensearch',
+        OPENSEARCH_URL: OPENSEARCH_URL!,
+        OPENSEARCH_TIMEOUT_MS: '10000',
+      },
+      { redisKeyPrefixSuffix: 'search-parity:' },
+    );
+    org = await createOrganization(pg.app);
+    const base = Date.UTC(2026, 8, 1);
+    for (let i = 0; i < 60; i++) {
+      // Every fifth pair shares its creation millisecond: the id tie-break decides their order.
+      const createdAt = new Date(
+        base + Math.floor(i / 2) * (i % 5 === 0 ? 0 : 1) * 3_600_000 + (i % 10 === 0 ? 0 : i * 60_000),
+      ).toISOString();
+      const c = await recordConversation(pg, org, {
+        title: TITLES[i % TITLES.length],
+        channel: ['web', 'hosted', 'playground'][i % 3],
+        language: ['en', 'fr', 'de', 'it', 'es', 'nl'][i % 6],
+        agent: {
+          id: i % 4 === 0 ? 'agt_ParityB' : 'agt_ParityA',
+          name: 'Parity',
+          version: 1,
+          versionId: 'agtv_Parity1',
+        },
+        createdAt,
+        messages: [
+          {
+            role: 'shopper',
+            createdAt,
+            rating: i % 7 === 0 ? 'negative' : i % 5 === 0 ? 'positive' : null,
+            blocks: [{ type: 'text', text: 'hello' }],
+          },
+          { role: 'agent', createdAt, blocks: [{ type: 'text', text: 'hi' }] },
+        ],
+      });
+      if (i % 3 !== 0) {
+        await label(
+          pg.app,
+          c.id,
+          labeledOutcome({
+            resolution: ['resolved', 'unresolved', 'abandoned', 'partially_resolved'][i % 4],
+            failing: i % 4 === 0 ? ['grounded'] : i % 5 === 0 ? ['on_brand'] : [],
+            raised: i % 6 === 1 ? ['visitor_frustrated'] : [],
+            scores: { quality: (i % 11) / 10, service: i % 9 === 0 ? null : (i % 7) / 6, trust: (i % 5) / 4 },
+          }),
+        );
+      }
+    }
+  }, 120_000);
+  afterAll(async () => {
+    await pg?.close();
+    await os?.close();
+  });
+
+  async function all(t: TestApp, query: string) {
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    let count: unknown;
+    do {
+      const res: {
+        status: number;
+        body: { data: Array<{ id: string }>; meta: { nextCursor: string | null; count?: unknown } };
+      } = await t
+        .http()
+        .get(
+          `/api/v1/sites/${org.site.id}/conversations?limit=7&count=true${query ? `&${query}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        )
+        .set(org.auth);
+      expect(res.status).toBe(200);
+      count ??= res.body.meta.count;
+      ids.push(...res.body.data.map((c: { id: string }) => c.id));
+      cursor = res.body.meta.nextCursor;
+    } while (cursor);
+    return { ids, count };
+  }
+
+  const QUERIES = [
+    '',
+    'channel=hosted',
+    'language=fr',
+    'agentId=agt_ParityB',
+    'feedback=negative',
+    'feedback=positive',
+    'keywords=order',
+    'keywords=ORDER&keywords=late',
+    'keywords=return%20policy',
+    'keywords=avion',
+    "keywords=l'avion",
+    'keywords=shoes',
+    'keywords=wi-fi',
+    'keywords=R%C3%BCckgabe',
+    'labels.all=resolution:unresolved',
+    'labels.all=resolution:resolved&labels.all=on_brand:pass',
+    'labels.any=grounded:fail|on_brand:fail',
+    'labels.none=visitor_frustrated:true&from=2026-09-01T00:00:00Z',
+    'quality.min=0.5',
+    'service.max=0.4',
+    'trust.min=0.25&trust.max=0.75',
+    'labelStatus=pending',
+    'labelStatus=labeled&channel=hosted',
+    'from=2026-09-01T05:00:00%2B02:00&to=2026-09-02T00:00:00Z',
+    'from=2026-09-01T10:00:00.0005Z',
+  ];
+
+  for (const query of QUERIES) {
+    it(`same pages, same order and same count for ?${query || '(no filter)'}`, async () => {
+      const expected = await all(pg, query);
+      const actual = await all(os, query);
+      expect(actual).toEqual(expected);
+    });
+  }
+
+  it('a cursor from an OpenSearch page continues on the Postgres engine, and back', async () => {
+    const first = await os.http().get(`/api/v1/sites/${org.site.id}/conversations?limit=5`).set(org.auth);
+    const second = await pg
+      .http()
+      .get(
+        `/api/v1/sites/${org.site.id}/conversations?limit=5&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`,
+      )
+      .set(org.auth);
+    const third = await os
+      .http()
+      .get(
+        `/api/v1/sites/${org.site.id}/conversations?limit=5&cursor=${encodeURIComponent(second.body.meta.nextCursor)}`,
+      )
+      .set(org.auth);
+    const expected = await all(pg, '');
+    expect(
+      [...first.body.data, ...second.body.data, ...third.body.data].map((c: { id: string }) => c.id),
+    ).toEqual(expected.ids.slice(0, 15));
+  });
+});
