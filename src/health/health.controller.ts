@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
 import { ApiError } from '../common/errors/api-error';
 import { AppConfig } from '../config/app-config';
-import { REDIS } from '../redis/redis.module';
+import { REDIS, untilReady } from '../redis/redis.module';
 import { SearchOutboxRepository } from '../search/mirror/search-outbox.repository';
 
 const CHECK_TIMEOUT_MS = 1500;
@@ -47,7 +47,10 @@ export class HealthController {
   @Get('ready')
   async ready() {
     try {
-      const checks = [() => this.check('database', () => this.dataSource.query('SELECT 1')), () => this.check('redis', () => this.redis.ping())];
+      const checks = [() => this.check('database', () => this.dataSource.query('SELECT 1')), () => this.check('redis', async () => {
+        await untilReady(this.redis, CHECK_TIMEOUT_MS);
+        return this.redis.ping();
+      })];
       if (this.config.search.opensearchUrl) checks.push(() => this.searchLag());
       return await this.health.check(checks);
     } catch (error) {

@@ -1,4 +1,5 @@
 import { Global, Logger, Module, OnApplicationShutdown, Inject } from '@nestjs/common';
+import { once } from 'node:events';
 import Redis from 'ioredis';
 import { AppConfig } from '../config/app-config';
 
@@ -31,9 +32,32 @@ export function createRedisClient(config: AppConfig, name: string): Redis {
   return client;
 }
 
+/**
+ * Resolves once the client is connected, or after `timeoutMs` if Redis does not answer: a process
+ * starts degraded rather than not at all, but does not serve its first requests while the
+ * connection is still being set up (commands fail at once without the offline queue).
+ */
+export async function untilReady(client: Redis, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return;
+  const signal = AbortSignal.timeout(timeoutMs);
+  await once(client, 'ready', { signal }).catch(() => undefined);
+}
+
+const BOOT_WAIT_MS = 2000;
+
 @Global()
 @Module({
-  providers: [{ provide: REDIS, inject: [AppConfig], useFactory: (config: AppConfig) => createRedisClient(config, 'main') }],
+  providers: [
+    {
+      provide: REDIS,
+      inject: [AppConfig],
+      useFactory: async (config: AppConfig) => {
+        const client = createRedisClient(config, 'main');
+        await untilReady(client, BOOT_WAIT_MS);
+        return client;
+      },
+    },
+  ],
   exports: [REDIS],
 })
 export class RedisModule implements OnApplicationShutdown {
