@@ -23,19 +23,26 @@ export interface LoadResult {
 export async function load(target: HttpTarget, paths: string[], options: { connections: number; seconds: number }): Promise<LoadResult> {
   const latencies: number[] = [];
   let non2xx = 0;
-  const instance = autocannon({
+  let done!: (result: autocannon.Result) => void;
+  let failed!: (error: unknown) => void;
+  const finished = new Promise<autocannon.Result>((resolve, reject) => {
+    done = resolve;
+    failed = reject;
+  });
+  const settings: autocannon.Options = {
     url: target.baseUrl,
     connections: options.connections,
     duration: options.seconds,
     headers: { authorization: `Bearer ${target.apiKey}` },
     requests: paths.map((path) => ({ method: 'GET' as const, path })),
     timeout: 30,
-  });
+  };
+  const instance = autocannon(settings, (error, result) => (error ? failed(error) : done(result)));
   instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
     latencies.push(responseTime);
     if (statusCode < 200 || statusCode >= 300) non2xx += 1;
   });
-  const result = await instance;
+  const result = await finished;
   if (latencies.length === 0) throw new Error(`no response from ${target.baseUrl}${paths[0]} (errors: ${result.errors})`);
   return {
     latency: summarize(latencies),
