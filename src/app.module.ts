@@ -16,6 +16,7 @@ import { QueueModule } from './queue/queue.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
+import { ConversationsModule } from './conversations/conversations.module';
 import { LabelsModule } from './labels/labels.module';
 import { SitesModule } from './sites/sites.module';
 
@@ -44,7 +45,7 @@ export class AppModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule, LabelsModule],
+      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule, LabelsModule, ConversationsModule],
       controllers: [ErrorsPageController],
       providers: [
         // Guards run in this order: rate limits before the key is validated.

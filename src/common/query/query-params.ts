@@ -22,9 +22,10 @@ export type ParsedQuery<S extends Record<string, ParamSpec>> = {
 /**
  * Parses a query string against its specs, collecting every fault: unknown_parameter for a name
  * not listed, duplicate_parameter for a single-valued parameter sent twice, and each bad value.
- * Throws one invalid_request listing them all.
+ * Returns the values that parsed and the faults, so a caller can add its own (all faults of a
+ * request are reported together).
  */
-export function parseQuery<S extends Record<string, ParamSpec>>(query: Record<string, unknown>, specs: S): ParsedQuery<S> {
+export function collectQuery<S extends Record<string, ParamSpec>>(query: Record<string, unknown>, specs: S): { values: ParsedQuery<S>; faults: ProblemEntry[] } {
   const faults: ProblemEntry[] = [];
   const out: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(query ?? {})) {
@@ -39,18 +40,26 @@ export function parseQuery<S extends Record<string, ParamSpec>>(query: Record<st
       continue;
     }
     const parsed: unknown[] = [];
+    let bad = false;
     for (const value of values) {
       const result = spec.parse(value);
       if (result instanceof ParamFault) {
         faults.push({ code: result.code, detail: result.detail, parameter: name });
+        bad = true;
         break;
       }
       parsed.push(result);
     }
-    out[name] = spec.repeatable ? parsed : parsed[0];
+    if (!bad) out[name] = spec.repeatable ? parsed : parsed[0];
   }
+  return { values: out as ParsedQuery<S>, faults };
+}
+
+/** parseQuery, throwing one invalid_request listing every fault. */
+export function parseQuery<S extends Record<string, ParamSpec>>(query: Record<string, unknown>, specs: S): ParsedQuery<S> {
+  const { values, faults } = collectQuery(query, specs);
   if (faults.length > 0) throw ApiError.invalidRequest(faults);
-  return out as ParsedQuery<S>;
+  return values;
 }
 
 /** Common parameter parsers. */

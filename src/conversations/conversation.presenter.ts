@@ -1,0 +1,78 @@
+import { TAXONOMY_VERSION } from '../labels/taxonomy';
+import type { ConversationRecord, LabelRecordRow, MessageRecord } from './conversation.records';
+
+/** The one mapping of a conversation row to its public shape (list item and single conversation). */
+export function presentConversation(c: ConversationRecord) {
+  return {
+    id: c.id,
+    title: c.title,
+    channel: c.channel,
+    language: c.language,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+    siteId: c.siteId,
+    agentId: c.agentId,
+    agentName: c.agentName,
+    agentVersion: c.agentVersion,
+    agentVersionId: c.agentVersionId,
+    entryWidget: c.entryWidget ?? null,
+    pageContext: c.hasPageContext
+      ? { pageType: c.pageType, productId: c.pageProductId, categoryName: c.pageCategoryName, pageUrl: c.pageUrl }
+      : null,
+    messageCount: c.messageCount,
+    durationMs: c.updatedAt.getTime() - c.createdAt.getTime(),
+    feedback: { positive: c.feedbackPositive, negative: c.feedbackNegative },
+    productEngagement: { impressions: Number(c.impressions), clicks: Number(c.clicks) },
+    labelStatus: c.labelStatus,
+    labelSummary:
+      c.labelStatus === 'labeled'
+        ? {
+            resolution: c.labelResolution,
+            reviewReason: c.labelReviewReason,
+            scores: { quality: c.scoreQuality, service: c.scoreService, trust: c.scoreTrust },
+            failedCriteria: c.failedCriteria,
+          }
+        : null,
+  };
+}
+
+export function presentMessage(m: MessageRecord) {
+  return { id: m.id, role: m.role, createdAt: m.createdAt.toISOString(), rating: m.rating, blocks: m.blocks };
+}
+
+/** The single conversation: all fields plus the transcript (oldest first) and metadata. */
+export function presentConversationDetail(c: ConversationRecord, messages: MessageRecord[]) {
+  return { ...presentConversation(c), messages: messages.map(presentMessage), metadata: c.metadata ?? null };
+}
+
+/**
+ * The full label record of a conversation (labels endpoint). While the conversation has no
+ * current record (pending), the status is given with every label field null.
+ */
+export function presentLabelRecord(c: ConversationRecord, record: LabelRecordRow | undefined) {
+  if (!record) {
+    return {
+      id: null, conversationId: c.id, taxonomyVersion: TAXONOMY_VERSION, status: c.labelStatus, labeledAt: null, judge: null,
+      resolution: null, reviewReason: null, flags: null, criteria: null, scores: null, failedCriteria: null, tokens: null,
+      rationale: null, error: null,
+    };
+  }
+  const labeled = record.status === 'labeled';
+  return {
+    id: record.id,
+    conversationId: record.conversationId,
+    taxonomyVersion: record.taxonomyVersion,
+    status: record.status,
+    labeledAt: record.labeledAt ? record.labeledAt.toISOString() : null,
+    judge: record.judgeKind ? { kind: record.judgeKind, model: record.judgeModel, version: record.judgeVersion } : null,
+    resolution: record.resolution,
+    reviewReason: record.reviewReason,
+    flags: record.flags,
+    criteria: record.criteria,
+    scores: labeled ? { quality: record.scoreQuality, service: record.scoreService, trust: record.scoreTrust } : null,
+    failedCriteria: labeled ? record.failedCriteria : null,
+    tokens: labeled ? record.tokens : null,
+    rationale: record.rationale,
+    error: record.status === 'failed' ? record.error : null,
+  };
+}

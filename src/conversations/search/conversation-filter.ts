@@ -1,0 +1,228 @@
+import { canonicalFilters } from '../../common/cursor/cursor-codec';
+import { ApiError, ProblemEntry } from '../../common/errors/api-error';
+import { isId } from '../../common/ids/ids';
+import { collectQuery, ParamFault, params, ParamSpec } from '../../common/query/query-params';
+import { isTaxonomyToken, isTrueFlagToken } from '../../labels/taxonomy';
+
+export const CHANNELS = ['web', 'hosted', 'playground'] as const;
+export const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'] as const;
+export const LABEL_STATUSES = ['labeled', 'pending', 'failed', 'not_eligible'] as const;
+export const FEEDBACK_KINDS = ['positive', 'negative'] as const;
+export const SCORE_NAMES = ['quality', 'service', 'trust'] as const;
+
+export type Channel = (typeof CHANNELS)[number];
+export type Language = (typeof LANGUAGES)[number];
+export type LabelStatus = (typeof LABEL_STATUSES)[number];
+export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];
+export type ScoreName = (typeof SCORE_NAMES)[number];
+
+export const MAX_KEYWORDS = 20;
+export const MAX_KEYWORD_LENGTH = 200;
+
+export interface ScoreBounds {
+  min?: number;
+  max?: number;
+}
+
+/**
+ * The listing's filters, parsed and validated, independent of any search backend. All filters
+ * combine with AND. Label and score filters match labeled conversations only.
+ */
+export interface ConversationFilter {
+  /** Creation time >= from (inclusive). ISO 8601 text with an offset, as sent. */
+  from?: string;
+  /** Creation time < to (exclusive). ISO 8601 text with an offset, as sent. */
+  to?: string;
+  channel?: Channel;
+  agentId?: string;
+  language?: Language;
+  /** At least one message carries a rating of this kind. */
+  feedback?: FeedbackKind;
+  /** Case-insensitive whole words or phrases, all of which must appear in the title. */
+  keywords: string[];
+  /** Every token must be among the conversation's label tokens. */
+  labelsAll: string[];
+  /** Each group: at least one of its tokens. */
+  labelsAny: string[][];
+  /** None of these `:true` flag tokens. */
+  labelsNone: string[];
+  scores: Partial<Record<ScoreName, ScoreBounds>>;
+  labelStatus?: LabelStatus;
+}
+
+export interface ListingQuery {
+  filter: ConversationFilter;
+  limit: number;
+  cursor?: string;
+  count: boolean;
+}
+
+export function emptyFilter(): ConversationFilter {
+  return { keywords: [], labelsAll: [], labelsAny: [], labelsNone: [], scores: {} };
+}
+
+/** True when the filter restricts to labeled conversations (rule 2): a labels.* or score filter. */
+export function hasLabelFilter(filter: ConversationFilter): boolean {
+  return filter.labelsAll.length > 0 || filter.labelsAny.length > 0 || filter.labelsNone.length > 0 || Object.keys(filter.scores).length > 0;
+}
+
+const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):(\d{2}))$/i;
+
+/** An ISO 8601 timestamp that carries an offset (Z or ±hh:mm) and names a real instant. */
+export function parseTimestampWithOffset(value: string): string | ParamFault {
+  const m = ISO_WITH_OFFSET.exec(value);
+  const fault = new ParamFault('must be an ISO 8601 timestamp with an offset, e.g. 2026-11-20T10:00:00Z or 2026-11-20T11:00:00+01:00.');
+  if (!m) return fault;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number);
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return fault;
+  if (m[9] !== undefined && (Number(m[9]) > 15 || Number(m[10]) > 59)) return fault;
+  return value.toUpperCase();
+}
+
+function keyword(value: string): string | ParamFault {
+  if (value.length > MAX_KEYWORD_LENGTH) return new ParamFault(`must be at most ${MAX_KEYWORD_LENGTH} characters.`);
+  const trimmed = value.trim().replace(/\s+/g, ' ');
+  if (!/[\p{L}\p{N}]/u.test(trimmed)) return new ParamFault('must contain at least one word.');
+  return trimmed;
+}
+
+function score(value: string): number | ParamFault {
+  if (!/^\d+(\.\d+)?$|^\.\d+$/.test(value)) return new ParamFault('must be a number from 0 to 1.');
+  const n = Number(value);
+  return n >= 0 && n <= 1 ? n : new ParamFault('must be a number from 0 to 1.');
+}
+
+function tokenShape(value: string): string | ParamFault {
+  return value.length > 0 && value.length <= 200 ? value : new ParamFault('must be a label token such as resolution:unresolved.');
+}
+
+const text = (max: number): ParamSpec<string> => ({ parse: (v) => (v.length > 0 && v.length <= max ? v : new ParamFault(`must be 1 to ${max} characters.`)) });
+
+export const LISTING_PARAMS = {
+  from: { parse: parseTimestampWithOffset },
+  to: { parse: parseTimestampWithOffset },
+  channel: params.oneOf(CHANNELS),
+  agentId: { parse: (v: string) => (isId('agt', v) ? v : new ParamFault('must be an agent id (agt_…).')) },
+  language: params.oneOf(LANGUAGES),
+  feedback: params.oneOf(FEEDBACK_KINDS),
+  keywords: { repeatable: true as const, parse: keyword },
+  'labels.all': { repeatable: true as const, parse: tokenShape },
+  'labels.any': { repeatable: true as const, parse: text(2000).parse },
+  'labels.none': { repeatable: true as const, parse: tokenShape },
+  'quality.min': { parse: score },
+  'quality.max': { parse: score },
+  'service.min': { parse: score },
+  'service.max': { parse: score },
+  'trust.min': { parse: score },
+  'trust.max': { parse: score },
+  labelStatus: params.oneOf(LABEL_STATUSES),
+  limit: params.integer(1, 100),
+  cursor: params.cursor(),
+  count: params.boolean(),
+} satisfies Record<string, ParamSpec>;
+
+const filterFault = (parameter: string, detail: string): ProblemEntry => ({ code: 'invalid_filter', detail, parameter });
+
+/**
+ * Parses the listing's query string (contract: GET /api/v1/sites/{siteId}/conversations).
+ * Every fault of the request is listed together. When all faults are filter faults (unknown
+ * token, labels.none rules, labelStatus conflict) the error is invalid_filter; otherwise
+ * invalid_request, listing the filter faults too.
+ */
+export function parseListingQuery(query: Record<string, unknown>): ListingQuery {
+  const { values: v, faults } = collectQuery(query, LISTING_PARAMS);
+  const filterFaults: ProblemEntry[] = [];
+
+  if ((v.keywords?.length ?? 0) > MAX_KEYWORDS) {
+    faults.push({ code: 'too_many_values', detail: `keywords may be given at most ${MAX_KEYWORDS} times.`, parameter: 'keywords' });
+  }
+
+  const unknownTokens = (name: string, tokens: string[]) => {
+    const unknown = tokens.filter((t) => !isTaxonomyToken(t));
+    if (unknown.length) filterFaults.push(filterFault(name, `not in the label vocabulary: ${unknown.join(', ')} (see GET /api/v1/labels/vocabulary).`));
+  };
+  const labelsAll = dedupe(v['labels.all'] ?? []);
+  unknownTokens('labels.all', labelsAll);
+
+  const labelsAny: string[][] = [];
+  for (const raw of v['labels.any'] ?? []) {
+    const group = dedupe(raw.split('|'));
+    if (group.some((t) => t === '')) {
+      faults.push({ code: 'invalid_value', detail: 'must be label tokens separated by |, with no empty token.', parameter: 'labels.any' });
+      continue;
+    }
+    labelsAny.push(group);
+  }
+  unknownTokens('labels.any', labelsAny.flat());
+
+  const labelsNone = dedupe(v['labels.none'] ?? []);
+  const notTrueFlags = labelsNone.filter((t) => !isTrueFlagToken(t));
+  if (notTrueFlags.length) {
+    filterFaults.push(
+      filterFault('labels.none', `only flag tokens ending in :true are allowed: ${notTrueFlags.join(', ')}${notTrueFlags.some((t) => !isTaxonomyToken(t)) ? ' (some are not in the vocabulary)' : ''}.`),
+    );
+  }
+  if (labelsNone.length && !labelsAll.length && !(v['labels.any'] ?? []).length && v.from === undefined && v.to === undefined) {
+    filterFaults.push(filterFault('labels.none', 'labels.none needs labels.all, labels.any, from or to alongside to narrow it.'));
+  }
+
+  const scores: ConversationFilter['scores'] = {};
+  for (const name of SCORE_NAMES) {
+    const min = v[`${name}.min`];
+    const max = v[`${name}.max`];
+    if (min !== undefined || max !== undefined) scores[name] = { ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
+  }
+
+  const filter: ConversationFilter = {
+    ...(v.from !== undefined ? { from: v.from } : {}),
+    ...(v.to !== undefined ? { to: v.to } : {}),
+    ...(v.channel ? { channel: v.channel } : {}),
+    ...(v.agentId ? { agentId: v.agentId } : {}),
+    ...(v.language ? { language: v.language } : {}),
+    ...(v.feedback ? { feedback: v.feedback } : {}),
+    keywords: dedupe(v.keywords ?? []),
+    labelsAll,
+    labelsAny,
+    labelsNone,
+    scores,
+    ...(v.labelStatus ? { labelStatus: v.labelStatus } : {}),
+  };
+  const rawLabelFilter =
+    query['labels.all'] !== undefined || query['labels.any'] !== undefined || query['labels.none'] !== undefined || SCORE_NAMES.some((n) => query[`${n}.min`] !== undefined || query[`${n}.max`] !== undefined);
+  if (filter.labelStatus && filter.labelStatus !== 'labeled' && (hasLabelFilter(filter) || rawLabelFilter)) {
+    filterFaults.push(filterFault('labelStatus', `label and score filters match labeled conversations only; labelStatus=${filter.labelStatus} cannot be combined with them.`));
+  }
+
+  if (faults.length) throw ApiError.invalidRequest([...faults, ...filterFaults]);
+  if (filterFaults.length) {
+    throw new ApiError('invalid_filter', filterFaults.length === 1 ? `Invalid filter: ${filterFaults[0].detail}` : `${filterFaults.length} filters are invalid; see errors.`, { errors: filterFaults });
+  }
+  return { filter, limit: v.limit ?? 25, cursor: v.cursor, count: v.count ?? false };
+}
+
+function dedupe(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+/**
+ * The filter's canonical text for cursor binding: equal filters give equal text whatever the
+ * order of repeated values (keywords, labels.all, labels.any groups and tokens, labels.none).
+ * Keywords compare case-insensitively, as they match. Excludes limit and count by construction.
+ */
+export function canonicalFilterText(filter: ConversationFilter): string {
+  return canonicalFilters({
+    from: filter.from,
+    to: filter.to,
+    channel: filter.channel,
+    agentId: filter.agentId,
+    language: filter.language,
+    feedback: filter.feedback,
+    keywords: filter.keywords.map((k) => k.toLowerCase()),
+    labelsAll: filter.labelsAll,
+    labelsAny: filter.labelsAny,
+    labelsNone: filter.labelsNone,
+    scores: Object.keys(filter.scores).length ? SCORE_NAMES.map((n) => [n, filter.scores[n]?.min ?? null, filter.scores[n]?.max ?? null]) : undefined,
+    labelStatus: filter.labelStatus,
+  });
+}

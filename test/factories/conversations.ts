@@ -1,0 +1,55 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { CriterionResult, CRITERIA, FLAGS } from '../../src/labels/taxonomy';
+import { LabeledOutcome, LabelWriter } from '../../src/labels/label-writer.service';
+import type { TestApp } from '../setup/test-app';
+
+export const AGENT = { id: 'agt_TestAgent0001', name: 'Shop helper', version: 3, versionId: 'agtv_TestAgentV0003' };
+
+/** A valid recording body; overrides replace top-level fields. */
+export function conversationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    title: `Question about order ${randomBytes(3).toString('hex')}`,
+    channel: 'web',
+    language: 'en',
+    agent: AGENT,
+    messages: [
+      { role: 'shopper', blocks: [{ type: 'text', text: 'Where is my order?' }] },
+      { role: 'agent', blocks: [{ type: 'text', text: 'It ships tomorrow.' }] },
+    ],
+    ...overrides,
+  };
+}
+
+/** Records a conversation through the API and returns its public representation. */
+export async function recordConversation(t: TestApp, org: { site: { id: string }; auth: Record<string, string> }, overrides: Record<string, unknown> = {}, siteId = org.site.id) {
+  const res = await t.http().post(`/api/v1/sites/${siteId}/conversations`).set(org.auth).send(conversationBody(overrides));
+  if (res.status !== 201) throw new Error(`recording failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as { id: string; createdAt: string; [key: string]: unknown };
+}
+
+/** A labeled outcome; criteria default to pass, flags to false. */
+export function labeledOutcome(overrides: Partial<LabeledOutcome> & { failing?: string[]; raised?: string[]; notApplicable?: string[] } = {}): LabeledOutcome {
+  const { failing = [], raised = [], notApplicable = [], ...rest } = overrides;
+  const criteria: Record<string, CriterionResult> = {};
+  for (const c of CRITERIA) criteria[c] = failing.includes(c) ? 'fail' : notApplicable.includes(c) ? 'not_applicable' : 'pass';
+  const flags: Record<string, boolean> = {};
+  for (const f of FLAGS) flags[f] = raised.includes(f);
+  return {
+    status: 'labeled',
+    judge: { kind: 'heuristic', model: null, version: '1' },
+    resolution: 'resolved',
+    reviewReason: 'none',
+    flags,
+    criteria,
+    scores: { quality: 0.8, service: 0.7, trust: 0.9 },
+    rationale: 'test',
+    ...rest,
+  };
+}
+
+export async function label(app: INestApplicationContext, conversationId: string, outcome: Parameters<LabelWriter['write']>[1] = labeledOutcome()) {
+  const result = await app.get(LabelWriter).write(conversationId, outcome);
+  if (!result.written) throw new Error(`label not written: ${result.reason}`);
+  return result;
+}
