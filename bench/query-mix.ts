@@ -133,6 +133,7 @@ export function buildMix(ctx: MixContext): MixRequest[] {
     { name: 'count-kw-rare', description: 'count=true, rare keyword', query: { keywords: WORDS.rare, count: 'true' } },
     { name: 'count-kw-mid', description: 'count=true, mid keyword', query: { keywords: WORDS.mid, count: 'true' } },
     { name: 'count-labels-rare3', description: 'count=true, three rare tokens', query: { 'labels.all': [TOKENS.rare, TOKENS.rareToo, TOKENS.rareThree], count: 'true' } },
+    { name: 'count-channel-playground', description: 'count=true, channel=playground (dense: the count walks far)', query: { channel: 'playground', count: 'true' } },
     { name: 'count-window', description: 'count=true, one-day window 60 days back', query: { ...deepDay, count: 'true' } },
     { name: 'count-quality-band', description: 'count=true, quality in a 2% band', query: { 'quality.min': '0.50', 'quality.max': '0.52', count: 'true' } },
 
