@@ -4,12 +4,13 @@ import { CommonModule } from '../common/common.module';
 import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
+import { SeedService } from '../conversations/seed/seed.service';
 import { OrganizationsModule } from '../organizations/organizations.module';
 
 /** What the admin commands need: the database and the services they call, no HTTP. */
 @Module({})
 export class CliModule {
   static register(config: AppConfig): DynamicModule {
-    return { module: CliModule, imports: [ConfigModule.forConfig(config), CommonModule, DatabaseModule, AuthModule, OrganizationsModule] };
+    return { module: CliModule, imports: [ConfigModule.forConfig(config), CommonModule, DatabaseModule, AuthModule, OrganizationsModule], providers: [SeedService] };
   }
 }

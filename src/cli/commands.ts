@@ -8,7 +8,7 @@ import { normalizeOrigin } from '../sites/site-address';
 /** A failure the operator caused: printed on stderr, exit code 1. */
 export class CliError extends Error {}
 
-type Run = (app: () => Promise<INestApplicationContext>) => Promise<unknown>;
+export type CliRun = (app: () => Promise<INestApplicationContext>) => Promise<unknown>;
 
 function text(max: number) {
   return (value: string) => {
@@ -34,7 +34,7 @@ function origin(value: string): string {
  * The admin commands. Each resolves to the JSON document printed on stdout. `extra` lets
  * features (seed, search:reindex) add their commands.
  */
-export function buildProgram(run: (action: Run) => Promise<void>, extra: Array<(program: Command, run: (action: Run) => Promise<void>) => void> = []): Command {
+export function buildProgram(run: (action: CliRun) => Promise<void>, extra: Array<(program: Command, run: (action: CliRun) => Promise<void>) => void> = []): Command {
   const program = new Command('cli').description('Administration of the shopping-assistant analytics service').exitOverride();
 
   program

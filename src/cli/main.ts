@@ -5,6 +5,7 @@ import { CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config/config';
 import { prepareDatabase } from '../database/data-source';
 import { CliModule } from './cli.module';
+import { addSeedCommand } from '../conversations/seed/seed.command';
 import { buildProgram, CliError } from './commands';
 
 /** `npm run cli -- <command>`: JSON on stdout; errors on stderr with a non-zero exit. */
@@ -20,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
       return context;
     });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  });
+  }, [addSeedCommand]);
   try {
     await program.parseAsync(argv);
     return 0;
