@@ -75,13 +75,21 @@ export function buildMix(ctx: MixContext): MixRequest[] {
     { name: 'all', description: 'no filter, first page (default limit 25)', query: {} },
     { name: 'all-limit100', description: 'no filter, limit=100', query: { limit: '100' } },
     { name: 'channel-web', description: 'channel=web (most conversations)', query: { channel: 'web' } },
-    { name: 'channel-playground', description: 'channel=playground (fewest)', query: { channel: 'playground' } },
+    {
+      name: 'channel-playground',
+      description: 'channel=playground (fewest)',
+      query: { channel: 'playground' },
+    },
     { name: 'language-nl', description: 'language=nl', query: { language: 'nl' } },
     { name: 'agent-top', description: 'agentId of the busiest agent', query: { agentId: topAgent } },
     { name: 'agent-rare', description: 'agentId of the quietest agent', query: { agentId: rareAgent } },
     { name: 'feedback-negative', description: 'feedback=negative', query: { feedback: 'negative' } },
     { name: 'feedback-positive', description: 'feedback=positive', query: { feedback: 'positive' } },
-    { name: 'status-failed', description: 'labelStatus=failed (rare status)', query: { labelStatus: 'failed' } },
+    {
+      name: 'status-failed',
+      description: 'labelStatus=failed (rare status)',
+      query: { labelStatus: 'failed' },
+    },
     { name: 'status-pending', description: 'labelStatus=pending', query: { labelStatus: 'pending' } },
 
     // Creation-time windows.
@@ -91,64 +99,193 @@ export function buildMix(ctx: MixContext): MixRequest[] {
     { name: 'to-85d', description: 'to only: older than 85 days', query: { to: before(ctx, 85 * DAY) } },
 
     // Title keywords.
-    { name: 'kw-common', description: `keyword in about half the titles ("${WORDS.common}")`, query: { keywords: WORDS.common } },
-    { name: 'kw-mid', description: `keyword in about 1% of titles ("${WORDS.mid}")`, query: { keywords: WORDS.mid } },
-    { name: 'kw-rare', description: `keyword in about 0.01% of titles ("${WORDS.rare}")`, query: { keywords: WORDS.rare } },
+    {
+      name: 'kw-common',
+      description: `keyword in about half the titles ("${WORDS.common}")`,
+      query: { keywords: WORDS.common },
+    },
+    {
+      name: 'kw-mid',
+      description: `keyword in about 1% of titles ("${WORDS.mid}")`,
+      query: { keywords: WORDS.mid },
+    },
+    {
+      name: 'kw-rare',
+      description: `keyword in about 0.01% of titles ("${WORDS.rare}")`,
+      query: { keywords: WORDS.rare },
+    },
     { name: 'kw-none', description: 'keyword in no title', query: { keywords: WORDS.none } },
-    { name: 'kw-phrase', description: `two-word phrase ("${WORDS.phrase}")`, query: { keywords: WORDS.phrase } },
-    { name: 'kw-common+rare', description: 'two keywords, one common and one rare: all must appear', query: { keywords: [WORDS.common, WORDS.rare] } },
-    { name: 'kw-common+common', description: 'two common keywords', query: { keywords: [WORDS.common, WORDS.commonToo] } },
-    { name: 'kw-common+channel+language', description: 'common keyword with channel and language', query: { keywords: WORDS.common, channel: 'hosted', language: 'de' } },
-    { name: 'kw-mid+window', description: 'mid keyword in a one-day window 60 days back', query: { keywords: WORDS.mid, ...deepDay } },
+    {
+      name: 'kw-phrase',
+      description: `two-word phrase ("${WORDS.phrase}")`,
+      query: { keywords: WORDS.phrase },
+    },
+    {
+      name: 'kw-common+rare',
+      description: 'two keywords, one common and one rare: all must appear',
+      query: { keywords: [WORDS.common, WORDS.rare] },
+    },
+    {
+      name: 'kw-common+common',
+      description: 'two common keywords',
+      query: { keywords: [WORDS.common, WORDS.commonToo] },
+    },
+    {
+      name: 'kw-common+channel+language',
+      description: 'common keyword with channel and language',
+      query: { keywords: WORDS.common, channel: 'hosted', language: 'de' },
+    },
+    {
+      name: 'kw-mid+window',
+      description: 'mid keyword in a one-day window 60 days back',
+      query: { keywords: WORDS.mid, ...deepDay },
+    },
 
     // Label tokens.
-    { name: 'labels-common', description: `labels.all, one common token (${TOKENS.common})`, query: { 'labels.all': TOKENS.common } },
-    { name: 'labels-common2', description: 'labels.all, two common tokens', query: { 'labels.all': [TOKENS.common, TOKENS.commonToo] } },
-    { name: 'labels-rare', description: `labels.all, one rare token (${TOKENS.rare})`, query: { 'labels.all': TOKENS.rare } },
-    { name: 'labels-rare3', description: 'labels.all, three rare tokens', query: { 'labels.all': [TOKENS.rare, TOKENS.rareToo, TOKENS.rareThree] } },
-    { name: 'labels-any', description: 'labels.any, one group of two tokens', query: { 'labels.any': `${TOKENS.rare}|${TOKENS.rareToo}` } },
-    { name: 'labels-any2', description: 'labels.any, two groups', query: { 'labels.any': [`${TOKENS.rare}|${TOKENS.rareToo}`, `${TOKENS.common}|${TOKENS.mid}`] } },
-    { name: 'labels-none+all', description: 'labels.none narrowed by labels.all', query: { 'labels.all': TOKENS.common, 'labels.none': TOKENS.flagMid } },
-    { name: 'labels-none+window', description: 'labels.none narrowed by a one-day window only', query: { 'labels.none': [TOKENS.flagMid, TOKENS.rare], ...deepDay } },
-    { name: 'labels-none+any', description: 'labels.none narrowed by labels.any', query: { 'labels.any': `${TOKENS.rare}|${TOKENS.mid}`, 'labels.none': TOKENS.rareToo } },
+    {
+      name: 'labels-common',
+      description: `labels.all, one common token (${TOKENS.common})`,
+      query: { 'labels.all': TOKENS.common },
+    },
+    {
+      name: 'labels-common2',
+      description: 'labels.all, two common tokens',
+      query: { 'labels.all': [TOKENS.common, TOKENS.commonToo] },
+    },
+    {
+      name: 'labels-rare',
+      description: `labels.all, one rare token (${TOKENS.rare})`,
+      query: { 'labels.all': TOKENS.rare },
+    },
+    {
+      name: 'labels-rare3',
+      description: 'labels.all, three rare tokens',
+      query: { 'labels.all': [TOKENS.rare, TOKENS.rareToo, TOKENS.rareThree] },
+    },
+    {
+      name: 'labels-any',
+      description: 'labels.any, one group of two tokens',
+      query: { 'labels.any': `${TOKENS.rare}|${TOKENS.rareToo}` },
+    },
+    {
+      name: 'labels-any2',
+      description: 'labels.any, two groups',
+      query: { 'labels.any': [`${TOKENS.rare}|${TOKENS.rareToo}`, `${TOKENS.common}|${TOKENS.mid}`] },
+    },
+    {
+      name: 'labels-none+all',
+      description: 'labels.none narrowed by labels.all',
+      query: { 'labels.all': TOKENS.common, 'labels.none': TOKENS.flagMid },
+    },
+    {
+      name: 'labels-none+window',
+      description: 'labels.none narrowed by a one-day window only',
+      query: { 'labels.none': [TOKENS.flagMid, TOKENS.rare], ...deepDay },
+    },
+    {
+      name: 'labels-none+any',
+      description: 'labels.none narrowed by labels.any',
+      query: { 'labels.any': `${TOKENS.rare}|${TOKENS.mid}`, 'labels.none': TOKENS.rareToo },
+    },
 
     // Scores.
-    { name: 'quality-band2', description: 'quality in a 2% band', query: { 'quality.min': '0.50', 'quality.max': '0.52' } },
+    {
+      name: 'quality-band2',
+      description: 'quality in a 2% band',
+      query: { 'quality.min': '0.50', 'quality.max': '0.52' },
+    },
     { name: 'service-min0.9', description: 'service.min=0.9', query: { 'service.min': '0.9' } },
-    { name: 'service-band', description: 'service in a 5% band', query: { 'service.min': '0.30', 'service.max': '0.35' } },
+    {
+      name: 'service-band',
+      description: 'service in a 5% band',
+      query: { 'service.min': '0.30', 'service.max': '0.35' },
+    },
     { name: 'trust-min0.95', description: 'trust.min=0.95 (high tail)', query: { 'trust.min': '0.95' } },
     { name: 'trust-max0.05', description: 'trust.max=0.05 (low tail)', query: { 'trust.max': '0.05' } },
-    { name: 'scores-all3', description: 'all three scores bounded', query: { 'quality.min': '0.3', 'quality.max': '0.7', 'service.min': '0.5', 'trust.max': '0.8' } },
-    { name: 'quality+labels+channel', description: 'quality band with a label token and channel', query: { 'quality.min': '0.8', 'labels.all': TOKENS.mid, channel: 'web', labelStatus: 'labeled' } },
+    {
+      name: 'scores-all3',
+      description: 'all three scores bounded',
+      query: { 'quality.min': '0.3', 'quality.max': '0.7', 'service.min': '0.5', 'trust.max': '0.8' },
+    },
+    {
+      name: 'quality+labels+channel',
+      description: 'quality band with a label token and channel',
+      query: { 'quality.min': '0.8', 'labels.all': TOKENS.mid, channel: 'web', labelStatus: 'labeled' },
+    },
 
     // Everything at once.
     {
       name: 'stacked',
       description: 'date range, channel, language, agent, feedback, keyword, label token and score together',
-      query: { from: before(ctx, 45 * DAY), to: before(ctx, 15 * DAY), channel: 'web', language: 'en', agentId: topAgent, feedback: 'positive', keywords: WORDS.common, 'labels.all': TOKENS.common, 'quality.min': '0.5' },
+      query: {
+        from: before(ctx, 45 * DAY),
+        to: before(ctx, 15 * DAY),
+        channel: 'web',
+        language: 'en',
+        agentId: topAgent,
+        feedback: 'positive',
+        keywords: WORDS.common,
+        'labels.all': TOKENS.common,
+        'quality.min': '0.5',
+      },
     },
 
     // count=true (the bench also times each without count to get what count adds).
     { name: 'count-all', description: 'count=true, no filter (capped)', query: { count: 'true' } },
-    { name: 'count-kw-rare', description: 'count=true, rare keyword', query: { keywords: WORDS.rare, count: 'true' } },
-    { name: 'count-kw-mid', description: 'count=true, mid keyword', query: { keywords: WORDS.mid, count: 'true' } },
-    { name: 'count-labels-rare3', description: 'count=true, three rare tokens', query: { 'labels.all': [TOKENS.rare, TOKENS.rareToo, TOKENS.rareThree], count: 'true' } },
-    { name: 'count-channel-playground', description: 'count=true, channel=playground (dense: the count walks far)', query: { channel: 'playground', count: 'true' } },
-    { name: 'count-window', description: 'count=true, one-day window 60 days back', query: { ...deepDay, count: 'true' } },
-    { name: 'count-quality-band', description: 'count=true, quality in a 2% band', query: { 'quality.min': '0.50', 'quality.max': '0.52', count: 'true' } },
+    {
+      name: 'count-kw-rare',
+      description: 'count=true, rare keyword',
+      query: { keywords: WORDS.rare, count: 'true' },
+    },
+    {
+      name: 'count-kw-mid',
+      description: 'count=true, mid keyword',
+      query: { keywords: WORDS.mid, count: 'true' },
+    },
+    {
+      name: 'count-labels-rare3',
+      description: 'count=true, three rare tokens',
+      query: { 'labels.all': [TOKENS.rare, TOKENS.rareToo, TOKENS.rareThree], count: 'true' },
+    },
+    {
+      name: 'count-channel-playground',
+      description: 'count=true, channel=playground (dense: the count walks far)',
+      query: { channel: 'playground', count: 'true' },
+    },
+    {
+      name: 'count-window',
+      description: 'count=true, one-day window 60 days back',
+      query: { ...deepDay, count: 'true' },
+    },
+    {
+      name: 'count-quality-band',
+      description: 'count=true, quality in a 2% band',
+      query: { 'quality.min': '0.50', 'quality.max': '0.52', count: 'true' },
+    },
 
     // Paging 20 pages deep with the cursor.
     { name: 'page20-all', description: 'page 20, no filter', query: {}, page: 20 },
-    { name: 'page20-kw-common', description: 'page 20, common keyword', query: { keywords: WORDS.common }, page: 20 },
+    {
+      name: 'page20-kw-common',
+      description: 'page 20, common keyword',
+      query: { keywords: WORDS.common },
+      page: 20,
+    },
     { name: 'page20-kw-mid', description: 'page 20, mid keyword', query: { keywords: WORDS.mid }, page: 20 },
-    { name: 'page20-labels+channel', description: 'page 20, common token and channel', query: { 'labels.all': TOKENS.common, channel: 'hosted' }, page: 20 },
+    {
+      name: 'page20-labels+channel',
+      description: 'page 20, common token and channel',
+      query: { 'labels.all': TOKENS.common, channel: 'hosted' },
+      page: 20,
+    },
   ];
 }
 
 /** The query string of a request (repeated parameters repeated), without the cursor. */
 export function queryString(query: Record<string, QueryValue>, extra: Record<string, string> = {}): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) for (const v of Array.isArray(value) ? value : [value]) params.append(name, v);
+  for (const [name, value] of Object.entries(query))
+    for (const v of Array.isArray(value) ? value : [value]) params.append(name, v);
   for (const [name, value] of Object.entries(extra)) params.append(name, value);
   const text = params.toString();
   return text ? `?${text}` : '';

@@ -7,7 +7,6 @@
 import { mkdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
-import type { DataSource } from 'typeorm';
 import { parseListingQuery } from '../src/conversations/search/conversation-filter';
 import { PostgresConversationSearch } from '../src/conversations/search/postgres/postgres-conversation-search';
 import { createDataSource } from '../src/database/data-source';
@@ -16,23 +15,14 @@ import { getOnce, HttpTarget, load } from './lib/http-load';
 import { describeMachine, listeningPid, MemorySampler } from './lib/machine';
 import { BenchReport, judge, renderMarkdown, RequestResult, TARGETS, Throughput } from './lib/report';
 import { explain, SqlTimer, SqlTiming } from './lib/sql-timing';
-import { buildMix, MixContext, MixRequest, queryString } from './query-mix';
+import { mixContext } from './lib/mix-context';
+import { buildMix, MixRequest, queryString } from './query-mix';
 
 const RESULTS_DIR = join(__dirname, 'results');
 const NOTES_FILE = join(__dirname, 'notes.md');
 
 function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
-
-async function mixContext(dataSource: DataSource, siteId: string): Promise<MixContext> {
-  const agents: Array<{ agent_id: string }> = await dataSource.query(
-    'SELECT agent_id FROM conversations WHERE site_id = $1 GROUP BY agent_id ORDER BY count(*) DESC, agent_id',
-    [siteId],
-  );
-  const [{ newest }] = await dataSource.query('SELECT max(created_at) AS newest FROM conversations WHERE site_id = $1', [siteId]);
-  if (!agents.length || !newest) throw new Error(`site ${siteId} has no conversations: run npm run bench:setup first`);
-  return { siteId, agents: agents.map((a) => a.agent_id), newest };
 }
 
 /** The path of a request; for a deep page, follows nextCursor over HTTP to reach it. */
@@ -52,7 +42,10 @@ async function main(): Promise<void> {
   const baseUrl = (env.BENCH_BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
   const apiKey = env.BENCH_API_KEY;
   const siteId = env.BENCH_SITE_ID;
-  if (!apiKey || !siteId) throw new Error('BENCH_API_KEY and BENCH_SITE_ID are required (npm run bench:setup writes them to bench/.env.bench)');
+  if (!apiKey || !siteId)
+    throw new Error(
+      'BENCH_API_KEY and BENCH_SITE_ID are required (npm run bench:setup writes them to bench/.env.bench)',
+    );
   const connections = numberFrom(env, 'BENCH_CONNECTIONS', 1);
   const seconds = numberFrom(env, 'BENCH_SECONDS', 5);
   const sqlRuns = numberFrom(env, 'BENCH_SQL_RUNS', 20);
@@ -62,16 +55,24 @@ async function main(): Promise<void> {
   const target: HttpTarget = { baseUrl, apiKey };
 
   const ready = await fetch(`${baseUrl}/health/ready`).catch(() => undefined);
-  if (!ready || ready.status !== 200) throw new Error(`the service at ${baseUrl} is not ready (GET /health/ready): start it with npm start`);
+  if (!ready || ready.status !== 200)
+    throw new Error(`the service at ${baseUrl} is not ready (GET /health/ready): start it with npm start`);
 
-  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, { poolSize: 4, applicationName: 'bench' });
+  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
+    poolSize: 4,
+    applicationName: 'bench',
+  });
   await dataSource.initialize();
   const startedAt = new Date().toISOString();
   try {
     const machine = await describeMachine(dataSource);
     const ctx = await mixContext(dataSource, siteId);
-    const siteCounts: Array<{ site_id: string; n: number }> = await dataSource.query('SELECT site_id, count(*)::int AS n FROM conversations GROUP BY site_id ORDER BY n DESC');
-    const [{ bytes }] = await dataSource.query('SELECT pg_database_size(current_database())::float8 AS bytes');
+    const siteCounts: Array<{ site_id: string; n: number }> = await dataSource.query(
+      'SELECT site_id, count(*)::int AS n FROM conversations GROUP BY site_id ORDER BY n DESC',
+    );
+    const [{ bytes }] = await dataSource.query(
+      'SELECT pg_database_size(current_database())::float8 AS bytes',
+    );
     const siteSize = siteCounts.find((s) => s.site_id === siteId)?.n ?? 0;
 
     const port = Number(new URL(baseUrl).port || 80);
@@ -91,7 +92,10 @@ async function main(): Promise<void> {
       startedAt,
       finishedAt: new Date().toISOString(),
       machine: { ...machine, loadAverage: { ...machine.loadAverage, end: os.loadavg()[0] } },
-      data: { sites: siteCounts.map((s) => ({ id: s.site_id, conversations: s.n, benched: s.site_id === siteId })), databaseSizeMiB: bytes / 2 ** 20 },
+      data: {
+        sites: siteCounts.map((s) => ({ id: s.site_id, conversations: s.n, benched: s.site_id === siteId })),
+        databaseSizeMiB: bytes / 2 ** 20,
+      },
       settings: { connections, seconds, sqlRuns, baseUrl },
       targets: TARGETS,
       requests: results,
@@ -115,10 +119,16 @@ async function main(): Promise<void> {
       let count: RequestResult['count'];
       const sql = await timer.time(siteId, r.query, page, sqlRuns);
       if (r.query.count === 'true') {
-        const withoutCount = path.replace(/([?&])count=true(&|$)/, (_m, a: string, b: string) => (b ? a : '')).replace(/[?&]$/, '');
+        const withoutCount = path
+          .replace(/([?&])count=true(&|$)/, (_m, a: string, b: string) => (b ? a : ''))
+          .replace(/[?&]$/, '');
         await getOnce(target, withoutCount);
         const base = await load(target, [withoutCount], { connections, seconds });
-        count = { httpWithoutCountMedian: base.latency.median, addsMs: http.latency.median - base.latency.median, sqlCountMedian: sql.count?.median };
+        count = {
+          httpWithoutCountMedian: base.latency.median,
+          addsMs: http.latency.median - base.latency.median,
+          sqlCountMedian: sql.count?.median,
+        };
       }
       const listing = parseListingQuery(r.query);
       const matches = (await engine.count(siteId, listing.filter, 100_000_000)).value;
@@ -138,7 +148,9 @@ async function main(): Promise<void> {
       };
       results.push(result);
       statements.set(r.name, sql.statements);
-      log(`${i + 1}/${mix.length} ${r.name}: http median ${result.http.median.toFixed(1)} p99 ${result.http.p99.toFixed(1)} | sql median ${result.sql.median.toFixed(2)} | ${result.verdict}`);
+      log(
+        `${i + 1}/${mix.length} ${r.name}: http median ${result.http.median.toFixed(1)} p99 ${result.http.p99.toFixed(1)} | sql median ${result.sql.median.toFixed(2)} | ${result.verdict}`,
+      );
       write(report(`partial: ${i + 1} of ${mix.length} requests measured, throughput not yet`));
     }
 
@@ -152,10 +164,14 @@ async function main(): Promise<void> {
       errors: l.errors,
     });
     log('throughput: unfiltered first page at 32 connections');
-    const firstPage = toThroughput(await load(target, [firstPagePath], { connections: 32, seconds: throughputSeconds }));
+    const firstPage = toThroughput(
+      await load(target, [firstPagePath], { connections: 32, seconds: throughputSeconds }),
+    );
     log(`  ${firstPage.requestsPerSecond.toFixed(0)} req/s`);
     log('throughput: whole mix at 32 connections');
-    const mixThroughput = toThroughput(await load(target, paths, { connections: 32, seconds: throughputSeconds }));
+    const mixThroughput = toThroughput(
+      await load(target, paths, { connections: 32, seconds: throughputSeconds }),
+    );
     log(`  ${mixThroughput.requestsPerSecond.toFixed(0)} req/s`);
     const memory = sampler && pid ? { pid, ...sampler.stop() } : undefined;
 
@@ -166,7 +182,9 @@ async function main(): Promise<void> {
       const texts: string[] = [];
       for (const st of recorded) {
         const settings = st.settings.length ? `-- ${st.settings.join('; ')}\n` : '';
-        texts.push(`${settings}-- ${st.text.replace(/\s+/g, ' ').trim()}\n-- params: ${JSON.stringify(st.values)}\n${await explain(dataSource, st)}`);
+        texts.push(
+          `${settings}-- ${st.text.replace(/\s+/g, ' ').trim()}\n-- params: ${JSON.stringify(st.values)}\n${await explain(dataSource, st)}`,
+        );
       }
       plans.push({ name: s.name, httpMedian: s.http.median, plans: texts });
     }

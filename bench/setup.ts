@@ -14,7 +14,12 @@ import { elapsedMs } from './lib/stats';
 const ROOT = join(__dirname, '..');
 
 function cli(args: string[], env: NodeJS.ProcessEnv): unknown {
-  const out = execFileSync('node', [join(ROOT, 'dist/cli/main.js'), ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 });
+  const out = execFileSync('node', [join(ROOT, 'dist/cli/main.js'), ...args], {
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * 2 ** 20,
+  });
   return JSON.parse(out);
 }
 
@@ -27,13 +32,21 @@ async function main(): Promise<void> {
 
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
   type Created = { organization: { id: string }; site: { id: string }; apiKey: { secret: string } };
-  const bench = cli(['org:create', '--name', 'Bench', '--site-name', 'Bench site', '--origin', 'https://bench.example'], childEnv) as Created;
-  const other = cli(['org:create', '--name', 'Bench other', '--site-name', 'Other site', '--origin', 'https://other.example'], childEnv) as Created;
+  const bench = cli(
+    ['org:create', '--name', 'Bench', '--site-name', 'Bench site', '--origin', 'https://bench.example'],
+    childEnv,
+  ) as Created;
+  const other = cli(
+    ['org:create', '--name', 'Bench other', '--site-name', 'Other site', '--origin', 'https://other.example'],
+    childEnv,
+  ) as Created;
 
   for (const site of [bench.site.id, other.site.id]) {
     const start = process.hrtime.bigint();
     cli(['seed', '--site', site, '--conversations', String(conversations), '--days', String(days)], childEnv);
-    console.log(`seeded ${conversations} conversations in ${site} in ${(elapsedMs(start) / 1000).toFixed(1)} s`);
+    console.log(
+      `seeded ${conversations} conversations in ${site} in ${(elapsedMs(start) / 1000).toFixed(1)} s`,
+    );
   }
 
   const dataSource = createDataSource(databaseUrl, { poolSize: 1, applicationName: 'bench-setup' });
@@ -46,7 +59,13 @@ async function main(): Promise<void> {
 
   writeFileSync(
     BENCH_ENV_FILE,
-    [`DATABASE_URL=${databaseUrl}`, `BENCH_API_KEY=${bench.apiKey.secret}`, `BENCH_SITE_ID=${bench.site.id}`, `BENCH_OTHER_SITE_ID=${other.site.id}`, ''].join('\n'),
+    [
+      `DATABASE_URL=${databaseUrl}`,
+      `BENCH_API_KEY=${bench.apiKey.secret}`,
+      `BENCH_SITE_ID=${bench.site.id}`,
+      `BENCH_OTHER_SITE_ID=${other.site.id}`,
+      '',
+    ].join('\n'),
   );
   console.log(`wrote ${BENCH_ENV_FILE}: benched site ${bench.site.id}, other site ${other.site.id}`);
 }

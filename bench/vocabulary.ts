@@ -12,7 +12,10 @@ async function main(): Promise<void> {
   const env = benchEnv();
   const siteId = env.BENCH_SITE_ID;
   if (!siteId) throw new Error('BENCH_SITE_ID is required (npm run bench:setup writes it)');
-  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, { poolSize: 1, applicationName: 'bench-vocabulary' });
+  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
+    poolSize: 1,
+    applicationName: 'bench-vocabulary',
+  });
   await dataSource.initialize();
   try {
     const [{ total, labeled }] = await dataSource.query(
@@ -29,7 +32,10 @@ async function main(): Promise<void> {
     );
     const columns: Record<string, unknown> = {};
     for (const column of ['channel', 'language', 'label_status']) {
-      columns[column] = await dataSource.query(`SELECT ${column} AS value, count(*)::int AS n FROM conversations WHERE site_id = $1 GROUP BY 1 ORDER BY 2 DESC`, [siteId]);
+      columns[column] = await dataSource.query(
+        `SELECT ${column} AS value, count(*)::int AS n FROM conversations WHERE site_id = $1 GROUP BY 1 ORDER BY 2 DESC`,
+        [siteId],
+      );
     }
     const out = {
       siteId,
@@ -40,8 +46,19 @@ async function main(): Promise<void> {
       columns,
     };
     writeFileSync(join(__dirname, 'results', 'vocabulary.json'), `${JSON.stringify(out, null, 1)}\n`);
-    const band = (lo: number, hi: number) => out.words.filter((w) => w.share >= lo && w.share < hi).slice(0, 8).map((w) => `${w.word} ${(w.share * 100).toFixed(3)}%`);
-    console.log({ total, labeled, distinctWords: words.length, common: band(0.3, 1.01), mid: band(0.005, 0.02), rare: band(0.00005, 0.0002) });
+    const band = (lo: number, hi: number) =>
+      out.words
+        .filter((w) => w.share >= lo && w.share < hi)
+        .slice(0, 8)
+        .map((w) => `${w.word} ${(w.share * 100).toFixed(3)}%`);
+    console.log({
+      total,
+      labeled,
+      distinctWords: words.length,
+      common: band(0.3, 1.01),
+      mid: band(0.005, 0.02),
+      rare: band(0.00005, 0.0002),
+    });
     console.log(out.tokens.map((t) => `${t.token} ${(t.shareOfLabeled * 100).toFixed(2)}%`).join('\n'));
   } finally {
     await dataSource.destroy();

@@ -23,6 +23,7 @@ export function numberFrom(env: Record<string, string | undefined>, name: string
   const raw = env[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number (got ${JSON.stringify(raw)})`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new Error(`${name} must be a positive number (got ${JSON.stringify(raw)})`);
   return n;
 }

@@ -20,7 +20,11 @@ export interface LoadResult {
  * reports every response's latency. Latencies come from autocannon's per-response timings (float
  * ms), not its integer-ms histogram, so sub-millisecond differences survive.
  */
-export async function load(target: HttpTarget, paths: string[], options: { connections: number; seconds: number }): Promise<LoadResult> {
+export async function load(
+  target: HttpTarget,
+  paths: string[],
+  options: { connections: number; seconds: number },
+): Promise<LoadResult> {
   const latencies: number[] = [];
   let non2xx = 0;
   let done!: (result: autocannon.Result) => void;
@@ -43,7 +47,8 @@ export async function load(target: HttpTarget, paths: string[], options: { conne
     if (statusCode < 200 || statusCode >= 300) non2xx += 1;
   });
   const result = await finished;
-  if (latencies.length === 0) throw new Error(`no response from ${target.baseUrl}${paths[0]} (errors: ${result.errors})`);
+  if (latencies.length === 0)
+    throw new Error(`no response from ${target.baseUrl}${paths[0]} (errors: ${result.errors})`);
   return {
     latency: summarize(latencies),
     requests: latencies.length,
@@ -61,7 +66,9 @@ export interface ListingBody {
 /** One GET, checked for 200; returns the body and its time. */
 export async function getOnce(target: HttpTarget, path: string): Promise<{ body: ListingBody; ms: number }> {
   const start = process.hrtime.bigint();
-  const res = await fetch(`${target.baseUrl}${path}`, { headers: { authorization: `Bearer ${target.apiKey}` } });
+  const res = await fetch(`${target.baseUrl}${path}`, {
+    headers: { authorization: `Bearer ${target.apiKey}` },
+  });
   const text = await res.text();
   const ms = elapsedMs(start);
   if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 500)}`);

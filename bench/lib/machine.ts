@@ -29,7 +29,9 @@ export async function describeMachine(dataSource: DataSource): Promise<MachineIn
     os: `${os.type()} ${os.release()}`,
     node: process.version,
     postgres: String(version).split(' on ')[0],
-    postgresSettings: Object.fromEntries(settings.map((s) => [s.name, s.unit ? `${s.setting} × ${s.unit}` : s.setting])),
+    postgresSettings: Object.fromEntries(
+      settings.map((s) => [s.name, s.unit ? `${s.setting} × ${s.unit}` : s.setting]),
+    ),
     loadAverage: { start: os.loadavg()[0] },
   };
 }
@@ -38,7 +40,8 @@ export async function describeMachine(dataSource: DataSource): Promise<MachineIn
 export function processMemory(pid: number): { rssMiB: number; hwmMiB: number } | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    const kib = (field: string) =>
+      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
     return { rssMiB: kib('VmRSS') / 1024, hwmMiB: kib('VmHWM') / 1024 };
   } catch {
     return undefined;
@@ -61,7 +64,10 @@ export class MemorySampler {
   private peakRss = 0;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly pid: number, intervalMs = 250) {
+  constructor(
+    private readonly pid: number,
+    intervalMs = 250,
+  ) {
     this.timer = setInterval(() => this.sample(), intervalMs);
     this.timer.unref();
     this.sample();

@@ -55,12 +55,18 @@ export interface BenchReport {
 }
 
 /** Checks one request against the targets; every miss is named. */
-export function judge(r: Pick<RequestResult, 'http' | 'count'>, targets: Targets = TARGETS): { verdict: 'PASS' | 'FAIL'; failures: string[] } {
+export function judge(
+  r: Pick<RequestResult, 'http' | 'count'>,
+  targets: Targets = TARGETS,
+): { verdict: 'PASS' | 'FAIL'; failures: string[] } {
   const failures: string[] = [];
-  if (r.http.non2xx > 0 || r.http.errors > 0) failures.push(`${r.http.non2xx} non-2xx, ${r.http.errors} errors`);
-  if (r.http.median > targets.medianMs) failures.push(`median ${fmt(r.http.median)} ms > ${targets.medianMs} ms`);
+  if (r.http.non2xx > 0 || r.http.errors > 0)
+    failures.push(`${r.http.non2xx} non-2xx, ${r.http.errors} errors`);
+  if (r.http.median > targets.medianMs)
+    failures.push(`median ${fmt(r.http.median)} ms > ${targets.medianMs} ms`);
   if (r.http.p99 > targets.p99Ms) failures.push(`p99 ${fmt(r.http.p99)} ms > ${targets.p99Ms} ms`);
-  if (r.count && r.count.addsMs > targets.countAddsMs) failures.push(`count adds ${fmt(r.count.addsMs)} ms > ${targets.countAddsMs} ms`);
+  if (r.count && r.count.addsMs > targets.countAddsMs)
+    failures.push(`count adds ${fmt(r.count.addsMs)} ms > ${targets.countAddsMs} ms`);
   return { verdict: failures.length ? 'FAIL' : 'PASS', failures };
 }
 
@@ -82,15 +88,27 @@ export function renderMarkdown(report: BenchReport): string {
   const lines: string[] = [];
   lines.push('# Listing benchmark results', '');
   lines.push(`Status: **${report.status}**. Run ${report.startedAt} → ${report.finishedAt}.`, '');
-  lines.push(`**${passed} of ${report.requests.length} requests PASS** the targets (HTTP median ≤ ${report.targets.medianMs} ms, p99 ≤ ${report.targets.p99Ms} ms, count=true adds ≤ ${report.targets.countAddsMs} ms).`, '');
+  lines.push(
+    `**${passed} of ${report.requests.length} requests PASS** the targets (HTTP median ≤ ${report.targets.medianMs} ms, p99 ≤ ${report.targets.p99Ms} ms, count=true adds ≤ ${report.targets.countAddsMs} ms).`,
+    '',
+  );
   lines.push('## Machine', '');
   lines.push(`- ${m.cpus} cores (${m.cpuModel}), ${m.memoryGiB} GiB memory, ${m.os}`);
   lines.push(`- Node ${m.node}; ${m.postgres}`);
-  lines.push(`- Postgres settings: ${Object.entries(m.postgresSettings).map(([k, v]) => `${k}=${v}`).join(', ')}`);
-  lines.push(`- 1-minute load average: ${m.loadAverage.start.toFixed(2)} at start, ${m.loadAverage.end?.toFixed(2) ?? '–'} at end (the cores are shared with other developers: figures are noisy; medians are reported)`);
+  lines.push(
+    `- Postgres settings: ${Object.entries(m.postgresSettings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
+  );
+  lines.push(
+    `- 1-minute load average: ${m.loadAverage.start.toFixed(2)} at start, ${m.loadAverage.end?.toFixed(2) ?? '–'} at end (the cores are shared with other developers: figures are noisy; medians are reported)`,
+  );
   lines.push('');
   lines.push('## Data', '');
-  for (const s of report.data.sites) lines.push(`- ${s.id}: ${s.conversations.toLocaleString('en-US')} conversations${s.benched ? ' (benched site)' : ' (other site, same table)'}`);
+  for (const s of report.data.sites)
+    lines.push(
+      `- ${s.id}: ${s.conversations.toLocaleString('en-US')} conversations${s.benched ? ' (benched site)' : ' (other site, same table)'}`,
+    );
   lines.push(`- Database size: ${report.data.databaseSizeMiB.toFixed(0)} MiB`, '');
   lines.push('## Method', '');
   lines.push(
@@ -101,7 +119,9 @@ export function renderMarkdown(report: BenchReport): string {
     '',
   );
   lines.push('## Requests', '');
-  lines.push('| # | request | page | matches | share | HTTP median ms | HTTP p99 ms | SQL median ms | SQL p99 ms | HTTP/SQL | count adds ms | verdict |');
+  lines.push(
+    '| # | request | page | matches | share | HTTP median ms | HTTP p99 ms | SQL median ms | SQL p99 ms | HTTP/SQL | count adds ms | verdict |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   report.requests.forEach((r, i) => {
     lines.push(
@@ -112,14 +132,22 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push('## Throughput', '');
   lines.push('| load | connections | seconds | requests/s | median ms | p99 ms | non-2xx |');
   lines.push('|---|---|---|---|---|---|---|');
-  for (const [name, t] of [['unfiltered first page', report.throughput.firstPage], ['whole mix, in turn', report.throughput.mix]] as const) {
-    if (t) lines.push(`| ${name} | ${t.connections} | ${t.seconds} | ${t.requestsPerSecond.toFixed(0)} | ${fmt(t.latency.median)} | ${fmt(t.latency.p99)} | ${t.non2xx + t.errors} |`);
+  for (const [name, t] of [
+    ['unfiltered first page', report.throughput.firstPage],
+    ['whole mix, in turn', report.throughput.mix],
+  ] as const) {
+    if (t)
+      lines.push(
+        `| ${name} | ${t.connections} | ${t.seconds} | ${t.requestsPerSecond.toFixed(0)} | ${fmt(t.latency.median)} | ${fmt(t.latency.p99)} | ${t.non2xx + t.errors} |`,
+      );
     else lines.push(`| ${name} | – | – | not measured | | | |`);
   }
   lines.push('');
   lines.push('## Service memory', '');
   if (report.memory) {
-    lines.push(`Service pid ${report.memory.pid}: peak RSS sampled during the bench ${report.memory.peakSampledRssMiB.toFixed(0)} MiB; VmHWM (peak since start) ${fmt(report.memory.vmHwmMiB, 0)} MiB; RSS at end ${fmt(report.memory.rssEndMiB, 0)} MiB.`);
+    lines.push(
+      `Service pid ${report.memory.pid}: peak RSS sampled during the bench ${report.memory.peakSampledRssMiB.toFixed(0)} MiB; VmHWM (peak since start) ${fmt(report.memory.vmHwmMiB, 0)} MiB; RSS at end ${fmt(report.memory.rssEndMiB, 0)} MiB.`,
+    );
   } else lines.push('Not measured (set BENCH_SERVICE_PID, or run the service on this machine).');
   lines.push('');
   lines.push('## Slowest requests and their plans', '');

@@ -74,7 +74,12 @@ export class SqlTimer {
     this.recordingRows = new ConversationsRepository(this.recorder as unknown as DataSource);
   }
 
-  async time(siteId: string, query: Record<string, QueryValue>, page: number, runs: number): Promise<SqlTiming> {
+  async time(
+    siteId: string,
+    query: Record<string, QueryValue>,
+    page: number,
+    runs: number,
+  ): Promise<SqlTiming> {
     const listing = parseListingQuery(query);
     let after: ListingPosition | undefined;
     for (let i = 1; i < page; i++) {
@@ -90,8 +95,14 @@ export class SqlTimer {
         await engine.count(siteId, listing.filter, COUNT_CAP);
         countMs = elapsedMs(countStart);
       };
-      const [found] = await Promise.all([engine.page(siteId, listing.filter, { limit: listing.limit, after }), listing.count ? counted() : undefined]);
-      await rows.findManyInSite(siteId, found.items.map((i) => i.id));
+      const [found] = await Promise.all([
+        engine.page(siteId, listing.filter, { limit: listing.limit, after }),
+        listing.count ? counted() : undefined,
+      ]);
+      await rows.findManyInSite(
+        siteId,
+        found.items.map((i) => i.id),
+      );
       return { total: elapsedMs(start), countMs };
     };
 
@@ -117,7 +128,10 @@ export const COUNT_CAP = 10_000;
 export async function explain(dataSource: DataSource, statement: RecordedStatement): Promise<string> {
   return dataSource.transaction(async (manager) => {
     for (const setting of statement.settings) await manager.query(setting);
-    const rows: Array<{ 'QUERY PLAN': string }> = await manager.query(`EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`, statement.values);
+    const rows: Array<{ 'QUERY PLAN': string }> = await manager.query(
+      `EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`,
+      statement.values,
+    );
     return rows.map((r) => r['QUERY PLAN']).join('\n');
   });
 }

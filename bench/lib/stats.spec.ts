@@ -33,7 +33,13 @@ describe('percentiles of bench timings', () => {
 
   it('summarize reports count, median, p99, mean, min and max', () => {
     const s = summarize([8, 2, 6, 4]);
-    expect({ n: s.n, median: s.median, mean: s.mean, min: s.min, max: s.max }).toEqual({ n: 4, median: 5, mean: 5, min: 2, max: 8 });
+    expect({ n: s.n, median: s.median, mean: s.mean, min: s.min, max: s.max }).toEqual({
+      n: 4,
+      median: 5,
+      mean: 5,
+      min: 2,
+      max: 8,
+    });
     expect(s.p99).toBeCloseTo(7.94, 10);
   });
 });
