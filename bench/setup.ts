@@ -41,6 +41,19 @@ async function main(): Promise<void> {
     childEnv,
   ) as Created;
 
+  // Written before seeding, so a failed seed does not lose the key (it is shown only once).
+  writeFileSync(
+    BENCH_ENV_FILE,
+    [
+      `DATABASE_URL=${databaseUrl}`,
+      `BENCH_API_KEY=${bench.apiKey.secret}`,
+      `BENCH_SITE_ID=${bench.site.id}`,
+      `BENCH_OTHER_SITE_ID=${other.site.id}`,
+      '',
+    ].join('\n'),
+  );
+  console.log(`wrote ${BENCH_ENV_FILE}: benched site ${bench.site.id}, other site ${other.site.id}`);
+
   for (const site of [bench.site.id, other.site.id]) {
     const start = process.hrtime.bigint();
     cli(['seed', '--site', site, '--conversations', String(conversations), '--days', String(days)], childEnv);
@@ -57,17 +70,6 @@ async function main(): Promise<void> {
     await dataSource.destroy();
   }
 
-  writeFileSync(
-    BENCH_ENV_FILE,
-    [
-      `DATABASE_URL=${databaseUrl}`,
-      `BENCH_API_KEY=${bench.apiKey.secret}`,
-      `BENCH_SITE_ID=${bench.site.id}`,
-      `BENCH_OTHER_SITE_ID=${other.site.id}`,
-      '',
-    ].join('\n'),
-  );
-  console.log(`wrote ${BENCH_ENV_FILE}: benched site ${bench.site.id}, other site ${other.site.id}`);
 }
 
 main().catch((error) => {
