@@ -7,6 +7,7 @@ import { ConversationsService } from './conversations.service';
 import { IdempotencyService } from './idempotency.service';
 import { CONVERSATION_SEARCH } from './search/conversation-search';
 import { PostgresConversationSearch } from './search/postgres/postgres-conversation-search';
+import { SeedService } from './seed/seed.service';
 
 /** Recording, listing and reading conversations. The search backend is behind CONVERSATION_SEARCH. */
 @Module({
@@ -17,6 +18,7 @@ import { PostgresConversationSearch } from './search/postgres/postgres-conversat
     ConversationsService,
     IdempotencyService,
     PostgresConversationSearch,
+    SeedService,
     { provide: CONVERSATION_SEARCH, useExisting: PostgresConversationSearch },
   ],
   exports: [ConversationsService, ConversationsRepository, CONVERSATION_SEARCH],

@@ -53,3 +53,19 @@ export async function label(app: INestApplicationContext, conversationId: string
   if (!result.written) throw new Error(`label not written: ${result.reason}`);
   return result;
 }
+
+/** GET the listing with a query object (arrays repeat the parameter). */
+export function listConversations(t: TestApp, org: { site: { id: string }; auth: Record<string, string> }, query: Record<string, string | number | boolean | string[] | undefined> = {}, siteId = org.site.id) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
+  }
+  const qs = search.toString();
+  return t.http().get(`/api/v1/sites/${siteId}/conversations${qs ? `?${qs}` : ''}`).set(org.auth);
+}
+
+/** A time `minutesAgo` minutes before now, ISO 8601 UTC with milliseconds. */
+export function ago(minutes: number): string {
+  return new Date(Date.now() - minutes * 60_000).toISOString();
+}

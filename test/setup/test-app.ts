@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
@@ -18,7 +19,10 @@ export interface TestApp {
  * The whole service as `npm start` serves it, on this run's database and Redis prefix.
  * `env` overrides variables (e.g. small rate limits); `keyPrefixSuffix` isolates Redis keys.
  */
-export async function createTestApp(env: Record<string, string> = {}, options: { redisKeyPrefixSuffix?: string } = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: { redisKeyPrefixSuffix?: string; extraControllers?: Type<unknown>[] } = {},
+): Promise<TestApp> {
   const config = loadConfig({
     ...process.env,
     DATABASE_URL: process.env[TEST_RUN_ENV.database],
@@ -27,7 +31,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: {
     WORKERS: 'off',
     ...env,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)] }).compile();
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)], controllers: options.extraControllers ?? [] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, config);
   await app.init();

@@ -222,7 +222,8 @@ export function canonicalFilterText(filter: ConversationFilter): string {
     labelsAll: filter.labelsAll,
     labelsAny: filter.labelsAny,
     labelsNone: filter.labelsNone,
-    scores: Object.keys(filter.scores).length ? SCORE_NAMES.map((n) => [n, filter.scores[n]?.min ?? null, filter.scores[n]?.max ?? null]) : undefined,
+    // Text entries, not tuples: canonicalFilters sorts nested arrays too.
+    scores: SCORE_NAMES.flatMap((n) => (['min', 'max'] as const).filter((b) => filter.scores[n]?.[b] !== undefined).map((b) => `${n}.${b}=${filter.scores[n]![b]}`)),
     labelStatus: filter.labelStatus,
   });
 }

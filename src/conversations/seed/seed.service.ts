@@ -67,6 +67,7 @@ export class SeedService {
   private async rebuildSearchIndex(): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await manager.query(`SET LOCAL maintenance_work_mem = '512MB'`);
+      await manager.query(`SET LOCAL statement_timeout = 0`);
       await manager.query(
         `CREATE INDEX IF NOT EXISTS conversations_search_idx ON conversations USING gin (search_terms, title_tsv)`,
       );
@@ -90,6 +91,7 @@ export class SeedService {
         const counts = await this.dataSource.transaction(async (manager) => {
           await manager.query(`SET LOCAL gin_pending_list_limit = '32MB'`);
           await manager.query(`SET LOCAL synchronous_commit = off`);
+          await manager.query(`SET LOCAL statement_timeout = 0`);
           await manager.query(`CREATE TEMP TABLE seed_batch ON COMMIT DROP AS ${BATCH_SQL}`, [
             options.days,
             options.labeledShare,
@@ -112,9 +114,18 @@ export class SeedService {
     } finally {
       if (bulk) await this.rebuildSearchIndex();
     }
-    await this.dataSource.query(`VACUUM (ANALYZE) conversations`);
-    await this.dataSource.query(`ANALYZE messages`);
-    await this.dataSource.query(`ANALYZE label_records`);
+    // VACUUM cannot run in a transaction: lift the pool's statement timeout on one connection.
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.query(`SET statement_timeout = 0`);
+      await runner.query(`VACUUM (ANALYZE) conversations`);
+      await runner.query(`ANALYZE messages`);
+      await runner.query(`ANALYZE label_records`);
+    } finally {
+      await runner.query(`RESET statement_timeout`).catch(() => undefined);
+      await runner.release();
+    }
     return {
       siteId: options.siteId,
       conversations: written,

@@ -4,12 +4,17 @@ import type { ConversationFilter } from '../conversation-filter';
 import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../conversation-search';
 import { buildFilterSql, cappedCountSql, ginSortedSql, Statement, walkSql, walkWindowSql, windowCountSql, windowEdgeSql } from './conversation-sql';
 
-/** Rows of the site a page request walks by creation time before it turns to the GIN index. */
-export const WALK_WINDOW = 2000;
-/** Matches the GIN plan fetches and sorts at most; beyond, matches are dense enough to walk. */
-export const GIN_PROBE = 5000;
-/** Rows a count walks by creation time before it counts through the GIN index. */
-export const COUNT_WINDOW = 20000;
+export interface SearchTuning {
+  /** Rows of the range a page request walks by creation time before it turns to the GIN index. */
+  walkWindow: number;
+  /** Matches the GIN plan fetches and sorts at most; beyond, matches are dense enough to walk. */
+  ginProbe: number;
+  /** Rows a count walks by creation time before it counts through the GIN index. */
+  countWindow: number;
+}
+
+/** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
+export const DEFAULT_TUNING: SearchTuning = { walkWindow: 2000, ginProbe: 5000, countWindow: 20000 };
 
 interface PositionRow {
   id: string;
@@ -22,14 +27,17 @@ const toPosition = (row: PositionRow): ListingPosition => ({ id: row.id, created
 /**
  * The Postgres query engine. Adaptive, because neither plan alone is fast for every selectivity
  * (docs/query-engine.md):
- * 1. walk the newest WALK_WINDOW rows of the range by the creation-time btree, filtering: dense
+ * 1. walk the newest walkWindow rows of the range by the creation-time btree, filtering: dense
  *    matches fill the page here;
  * 2. otherwise the matches are rare among the newest rows: take every remaining match through
- *    the GIN index (bitmap), up to GIN_PROBE of them, and sort them;
- * 3. when even that finds GIN_PROBE or more, matches are dense further back: walk the btree.
+ *    the GIN index (bitmap), up to ginProbe of them, and sort them;
+ * 3. when even that finds ginProbe or more, matches are dense further back: walk the btree.
  */
 @Injectable()
 export class PostgresConversationSearch implements ConversationSearch {
+  /** Thresholds of the plan choice; tests lower them to drive every plan on small data. */
+  tuning: SearchTuning = { ...DEFAULT_TUNING };
+
   constructor(private readonly dataSource: DataSource) {}
 
   async page(siteId: string, filter: ConversationFilter, options: { limit: number; after?: ListingPosition }): Promise<SearchPage> {
@@ -44,8 +52,8 @@ export class PostgresConversationSearch implements ConversationSearch {
     if (!sql.narrowed) {
       n = (await this.run(cappedCountSql(sql, cap + 1)))[0].n;
     } else {
-      const window = (await this.run(windowCountSql(buildFilterSql(siteId, filter), COUNT_WINDOW)))[0] as { hits: number; seen: number };
-      if (window.seen < COUNT_WINDOW || window.hits > cap) n = window.hits;
+      const window = (await this.run(windowCountSql(buildFilterSql(siteId, filter), this.tuning.countWindow)))[0] as { hits: number; seen: number };
+      if (window.seen < this.tuning.countWindow || window.hits > cap) n = window.hits;
       else n = (await this.run(cappedCountSql(sql, cap + 1), 'bitmap'))[0].n;
     }
     return n > cap ? { value: cap, capped: true } : { value: n, capped: false };
@@ -55,15 +63,15 @@ export class PostgresConversationSearch implements ConversationSearch {
     const sql = buildFilterSql(siteId, filter, after);
     if (!sql.narrowed) return this.run(walkSql(sql, want));
 
-    const first: PositionRow[] = await this.run(walkWindowSql(sql, WALK_WINDOW, want));
+    const first: PositionRow[] = await this.run(walkWindowSql(sql, this.tuning.walkWindow, want));
     if (first.length >= want) return first;
-    const edge: PositionRow[] = await this.run(windowEdgeSql(buildFilterSql(siteId, filter, after), WALK_WINDOW));
+    const edge: PositionRow[] = await this.run(windowEdgeSql(buildFilterSql(siteId, filter, after), this.tuning.walkWindow));
     if (edge.length === 0) return first; // the window held every row of the range
 
     const rest = want - first.length;
     const beyond = toPosition(edge[0]);
-    const sorted: PositionRow[] = await this.run(ginSortedSql(buildFilterSql(siteId, filter, beyond), GIN_PROBE, rest), 'bitmap');
-    if (sorted.length === 0 || sorted[0].taken! < GIN_PROBE) return [...first, ...sorted];
+    const sorted: PositionRow[] = await this.run(ginSortedSql(buildFilterSql(siteId, filter, beyond), this.tuning.ginProbe, rest), 'bitmap');
+    if (sorted.length === 0 || sorted[0].taken! < this.tuning.ginProbe) return [...first, ...sorted];
     return [...first, ...(await this.run(walkSql(buildFilterSql(siteId, filter, beyond), rest), 'walk'))];
   }
 

@@ -1,0 +1,115 @@
+import { describe, expect, it } from '@jest/globals';
+import { ApiError } from '../../common/errors/api-error';
+import { canonicalFilterText, parseListingQuery, parseTimestampWithOffset } from './conversation-filter';
+import { ParamFault } from '../../common/query/query-params';
+
+function fault(query: Record<string, unknown>): ApiError {
+  try {
+    parseListingQuery(query);
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('expected the query to be refused');
+}
+
+describe('parseListingQuery', () => {
+  it('parses every filter into the typed filter object', () => {
+    const q = parseListingQuery({
+      from: '2026-11-01T00:00:00Z',
+      to: '2026-11-20T10:00:00.500+01:00',
+      channel: 'web',
+      agentId: 'agt_abc',
+      language: 'fr',
+      feedback: 'negative',
+      keywords: ['  Red   shoes ', 'order'],
+      'labels.all': ['resolution:unresolved', 'grounded:fail'],
+      'labels.any': 'review_reason:service|review_reason:product',
+      'labels.none': 'visitor_frustrated:true',
+      'quality.min': '0.2',
+      'quality.max': '1',
+      'trust.max': '0.5',
+      labelStatus: 'labeled',
+      limit: '10',
+      cursor: '',
+      count: 'true',
+    });
+    expect(q).toEqual({
+      filter: {
+        from: '2026-11-01T00:00:00Z',
+        to: '2026-11-20T10:00:00.500+01:00',
+        channel: 'web',
+        agentId: 'agt_abc',
+        language: 'fr',
+        feedback: 'negative',
+        keywords: ['Red shoes', 'order'],
+        labelsAll: ['resolution:unresolved', 'grounded:fail'],
+        labelsAny: [['review_reason:service', 'review_reason:product']],
+        labelsNone: ['visitor_frustrated:true'],
+        scores: { quality: { min: 0.2, max: 1 }, trust: { max: 0.5 } },
+        labelStatus: 'labeled',
+      },
+      limit: 10,
+      cursor: undefined,
+      count: true,
+    });
+  });
+
+  it('defaults: limit 25, no cursor, no count, empty filter', () => {
+    expect(parseListingQuery({})).toEqual({ filter: { keywords: [], labelsAll: [], labelsAny: [], labelsNone: [], scores: {} }, limit: 25, cursor: undefined, count: false });
+  });
+
+  it('lists every fault of a request together, filter faults included, as invalid_request', () => {
+    const error = fault({ limit: '101', nope: '1', channel: ['web', 'hosted'], 'labels.all': 'bogus:token', 'quality.min': '1.5' });
+    expect(error.code).toBe('invalid_request');
+    expect(error.errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: 'invalid_value', parameter: 'limit' }),
+        expect.objectContaining({ code: 'unknown_parameter', parameter: 'nope' }),
+        expect.objectContaining({ code: 'duplicate_parameter', parameter: 'channel' }),
+        expect.objectContaining({ code: 'invalid_value', parameter: 'quality.min' }),
+        expect.objectContaining({ code: 'invalid_filter', parameter: 'labels.all' }),
+      ]),
+    );
+    expect(error.errors).toHaveLength(5);
+  });
+
+  it('filter faults alone give invalid_filter', () => {
+    const error = fault({ 'labels.any': 'resolution:resolved|nope:x', labelStatus: 'failed' });
+    expect(error.code).toBe('invalid_filter');
+    expect(error.errors?.map((e) => ('parameter' in e ? e.parameter : ''))).toEqual(['labels.any', 'labelStatus']);
+  });
+
+  it('refuses more than 20 keywords and keywords over 200 characters or without a word', () => {
+    expect(fault({ keywords: Array.from({ length: 21 }, (_, i) => `k${i}`) }).errors).toEqual([expect.objectContaining({ parameter: 'keywords' })]);
+    expect(fault({ keywords: 'a'.repeat(201) }).errors).toEqual([expect.objectContaining({ parameter: 'keywords' })]);
+    expect(fault({ keywords: ' -- ' }).errors).toEqual([expect.objectContaining({ parameter: 'keywords' })]);
+    expect(parseListingQuery({ keywords: Array.from({ length: 20 }, () => 'b'.repeat(200)) }).filter.keywords).toHaveLength(1);
+  });
+
+  it('refuses an empty token inside a labels.any group', () => {
+    expect(fault({ 'labels.any': 'resolution:resolved|' }).code).toBe('invalid_request');
+  });
+});
+
+describe('parseTimestampWithOffset', () => {
+  it.each(['2026-11-20T10:00:00Z', '2026-11-20T10:00Z', '2026-11-20T10:00:00.123456+05:30', '2024-02-29T00:00:00-08:00'])('accepts %s', (v) => {
+    expect(parseTimestampWithOffset(v)).not.toBeInstanceOf(ParamFault);
+  });
+  it.each(['2026-11-20T10:00:00', '2026-11-20', '2026-02-30T00:00:00Z', '2026-11-20T24:00:00Z', '2026-11-20 10:00:00Z', 'yesterday', '2026-11-20T10:00:00+25:00'])('refuses %s', (v) => {
+    expect(parseTimestampWithOffset(v)).toBeInstanceOf(ParamFault);
+  });
+});
+
+describe('canonicalFilterText', () => {
+  it('does not depend on the order of repeated values, of labels.any groups, or on keyword case', () => {
+    const a = parseListingQuery({ keywords: ['Shoes', 'red'], 'labels.all': ['grounded:fail', 'resolution:resolved'], 'labels.any': ['a:b|c:d'.replace('a:b', 'on_brand:fail').replace('c:d', 'safe_response:fail'), 'human_requested:true'] });
+    const b = parseListingQuery({ keywords: ['red', 'shoes'], 'labels.all': ['resolution:resolved', 'grounded:fail'], 'labels.any': ['human_requested:true', 'safe_response:fail|on_brand:fail'] });
+    expect(canonicalFilterText(a.filter)).toBe(canonicalFilterText(b.filter));
+  });
+  it('excludes limit and count but includes every filter', () => {
+    expect(canonicalFilterText(parseListingQuery({ limit: '5', count: 'true' }).filter)).toBe(canonicalFilterText(parseListingQuery({}).filter));
+    expect(canonicalFilterText(parseListingQuery({ channel: 'web' }).filter)).not.toBe(canonicalFilterText(parseListingQuery({ channel: 'hosted' }).filter));
+    expect(canonicalFilterText(parseListingQuery({ 'quality.min': '0.5' }).filter)).not.toBe(canonicalFilterText(parseListingQuery({ 'quality.max': '0.5' }).filter));
+  });
+});

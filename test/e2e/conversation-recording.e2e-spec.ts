@@ -1,0 +1,271 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { ago, conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
+import { createOrganization } from '../factories/organizations';
+import { createTestApp, TestApp } from '../setup/test-app';
+
+type Org = Awaited<ReturnType<typeof createOrganization>>;
+
+describe('recording conversations (product.md §2)', () => {
+  let t: TestApp;
+  let db: DataSource;
+  beforeAll(async () => {
+    t = await createTestApp();
+    db = t.app.get(DataSource);
+  });
+  afterAll(() => t.close());
+
+  const conversationsOf = async (org: Org) => Number((await db.query('SELECT count(*) AS n FROM conversations WHERE site_id = $1', [org.site.id]))[0].n);
+  const post = (org: Org, body: unknown, key?: string) => {
+    const req = t.http().post(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth);
+    if (key) req.set('Idempotency-Key', key);
+    return req.send(body as object);
+  };
+
+  describe('POST /api/v1/sites/{siteId}/conversations', () => {
+    it('answers 201 with the conversation in the contract shape', async () => {
+      const org = await createOrganization(t.app);
+      const res = await post(
+        org,
+        conversationBody({
+          title: 'Gift ideas',
+          channel: 'playground',
+          language: 'it',
+          createdAt: '2026-11-01T10:00:00.000Z',
+          entryWidget: { id: 'wdg_1', kind: 'bubble', name: 'Ask us' },
+          pageContext: { pageType: 'product', productId: 'sku-1', categoryName: 'Shoes', pageUrl: 'https://shop.example/p/1;jsessionid=2?email=a@b.c#top' },
+          metadata: { scenario: 'smoke' },
+          productEngagement: { impressions: 4, clicks: 1 },
+          messages: [
+            { role: 'shopper', createdAt: '2026-11-01T10:00:05.000Z', blocks: [{ type: 'text', text: 'Hi' }] },
+            {
+              role: 'agent',
+              createdAt: '2026-11-01T10:00:09.250Z',
+              rating: 'positive',
+              blocks: [{ type: 'product_cards', products: [{ productId: 'sku-1', name: 'Shoe', url: 'https://shop.example/p/1', price: { amount: '19.90', currency: 'EUR' } }] }],
+            },
+          ],
+        }),
+      ).expect(201);
+      expect(res.body.data).toEqual({
+        id: expect.stringMatching(/^conv_[0-9A-Za-z]{22}$/),
+        title: 'Gift ideas',
+        channel: 'playground',
+        language: 'it',
+        createdAt: '2026-11-01T10:00:00.000Z',
+        updatedAt: '2026-11-01T10:00:09.250Z',
+        siteId: org.site.id,
+        agentId: 'agt_TestAgent0001',
+        agentName: 'Shop helper',
+        agentVersion: 3,
+        agentVersionId: 'agtv_TestAgentV0003',
+        entryWidget: { id: 'wdg_1', kind: 'bubble', name: 'Ask us' },
+        pageContext: { pageType: 'product', productId: 'sku-1', categoryName: 'Shoes', pageUrl: 'https://shop.example/p/1' },
+        messageCount: 2,
+        durationMs: 9250,
+        feedback: { positive: 1, negative: 0 },
+        productEngagement: { impressions: 4, clicks: 1 },
+        labelStatus: 'pending',
+        labelSummary: null,
+      });
+    });
+
+    it('pageContext.pageUrl is null for a scheme other than an http-style one; pageContext is null when not sent', async () => {
+      const org = await createOrganization(t.app);
+      const js = await recordConversation(t, org, { pageContext: { pageUrl: 'javascript:alert(1)' } });
+      expect(js.pageContext).toEqual({ pageType: null, productId: null, categoryName: null, pageUrl: null });
+      expect((await recordConversation(t, org)).pageContext).toBeNull();
+    });
+
+    it('durationMs = updatedAt minus createdAt; updatedAt is the latest of createdAt and the messages', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org, {
+        createdAt: '2026-10-01T08:00:00.000Z',
+        messages: [
+          { role: 'shopper', createdAt: '2026-10-01T08:03:00.000Z', blocks: [] },
+          { role: 'agent', createdAt: '2026-10-01T08:01:00.000Z', blocks: [] },
+        ],
+      });
+      expect(c.updatedAt).toBe('2026-10-01T08:03:00.000Z');
+      expect(c.durationMs).toBe(180_000);
+      const early = await recordConversation(t, org, { createdAt: '2026-10-01T08:00:00.000Z', messages: [{ role: 'shopper', createdAt: '2026-09-30T08:00:00.000Z', blocks: [] }] });
+      expect(early.updatedAt).toBe('2026-10-01T08:00:00.000Z');
+      expect(early.durationMs).toBe(0);
+    });
+
+    it('back-filled times may be in the past, never more than 5 minutes in the future', async () => {
+      const org = await createOrganization(t.app);
+      await post(org, conversationBody({ createdAt: new Date(Date.now() + 4 * 60_000).toISOString() })).expect(201);
+      const res = await post(org, conversationBody({ createdAt: new Date(Date.now() + 6 * 60_000).toISOString(), messages: [{ role: 'agent', createdAt: new Date(Date.now() + 3_600_000).toISOString(), blocks: [] }] })).expect(400);
+      expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/createdAt', '/messages/0/createdAt']);
+    });
+
+    it('bad input gives one problem document listing every field at fault, and nothing is stored', async () => {
+      const org = await createOrganization(t.app);
+      const res = await post(org, {
+        title: 'x'.repeat(501),
+        channel: 'email',
+        language: 'pt',
+        agent: { id: 'bot_1', name: 'A', version: 'three', versionId: 'agtv_1' },
+        metadata: { blob: 'y'.repeat(17 * 1024) },
+        messages: [{ role: 'robot', blocks: [{ type: 'text', text: 5 }] }],
+        surprise: true,
+      }).expect(400);
+      expect(res.body.code).toBe('invalid_request');
+      expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(
+        ['/agent/id', '/agent/version', '/channel', '/language', '/messages/0/blocks/0/text', '/messages/0/role', '/metadata', '/surprise', '/title'].sort(),
+      );
+      expect(await conversationsOf(org)).toBe(0);
+    });
+
+    it('more than 1,000 messages per request is refused', async () => {
+      const org = await createOrganization(t.app);
+      const messages = Array.from({ length: 1001 }, () => ({ role: 'shopper', blocks: [] }));
+      const res = await post(org, conversationBody({ messages })).expect(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/messages', code: 'too_long' })]);
+      await post(org, conversationBody({ messages: messages.slice(1) })).expect(201);
+    });
+
+    it('concurrent retries with one Idempotency-Key record one conversation', async () => {
+      const org = await createOrganization(t.app);
+      const body = conversationBody();
+      const results = await Promise.all([post(org, body, 'race-1'), post(org, body, 'race-1'), post(org, body, 'race-1')]);
+      expect(results.map((r) => r.status)).toEqual([201, 201, 201]);
+      expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
+      expect(await conversationsOf(org)).toBe(1);
+    });
+  });
+
+  describe('Idempotency-Key', () => {
+    it('a retried request with the same key and body returns the first result and records nothing twice', async () => {
+      const org = await createOrganization(t.app);
+      const body = conversationBody();
+      const first = await post(org, body, 'key-1').expect(201);
+      const again = await post(org, body, 'key-1').expect(201);
+      expect(again.body).toEqual(first.body);
+      expect(await conversationsOf(org)).toBe(1);
+    });
+
+    it('the same key with a different body gives 409 conflict', async () => {
+      const org = await createOrganization(t.app);
+      await post(org, conversationBody({ title: 'one' }), 'key-2').expect(201);
+      const res = await post(org, conversationBody({ title: 'two' }), 'key-2').expect(409);
+      expect(res.body.code).toBe('conflict');
+      expect(await conversationsOf(org)).toBe(1);
+    });
+
+    it('keys are per organization, and a failed request keeps no key', async () => {
+      const org = await createOrganization(t.app);
+      const other = await createOrganization(t.app);
+      await post(org, conversationBody(), 'shared').expect(201);
+      await post(other, conversationBody(), 'shared').expect(201);
+      await post(org, { title: 'broken' }, 'retry-me').expect(400);
+      await post(org, conversationBody(), 'retry-me').expect(201);
+    });
+
+    it('covers appending messages: a retried append records the messages once', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      const url = `/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`;
+      const body = { messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'again' }] }] };
+      const first = await t.http().post(url).set(org.auth).set('Idempotency-Key', 'append-1').send(body).expect(201);
+      const again = await t.http().post(url).set(org.auth).set('Idempotency-Key', 'append-1').send(body).expect(201);
+      expect(again.body).toEqual(first.body);
+      const detail = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      expect(detail.body.data.messageCount).toBe(3);
+      expect(detail.body.data.messages).toHaveLength(3);
+    });
+
+    it('is kept 24 hours: an expired key is free again', async () => {
+      const org = await createOrganization(t.app);
+      await post(org, conversationBody({ title: 'first' }), 'old-key').expect(201);
+      await db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE organization_id = $1`, [org.organization.id]);
+      await post(org, conversationBody({ title: 'second' }), 'old-key').expect(201);
+      expect(await conversationsOf(org)).toBe(2);
+      const [row] = await db.query(`SELECT round(extract(epoch FROM expires_at - created_at))::int AS kept FROM idempotency_keys WHERE organization_id = $1`, [org.organization.id]);
+      expect(row.kept).toBe(24 * 3600);
+    });
+
+    it('a malformed key is refused', async () => {
+      const org = await createOrganization(t.app);
+      const res = await post(org, conversationBody(), 'x'.repeat(256)).expect(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'Idempotency-Key' })]);
+    });
+  });
+
+  describe('POST …/conversations/{id}/messages appends', () => {
+    it('appends after the existing messages, moves updatedAt and the counts', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org, { createdAt: ago(60) });
+      const res = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
+        .set(org.auth)
+        .send({ messages: [{ role: 'agent', rating: 'negative', createdAt: ago(1), blocks: [{ type: 'text', text: 'sorry' }] }] })
+        .expect(201);
+      expect(res.body.data.messages).toEqual([{ id: expect.stringMatching(/^msg_/), role: 'agent', createdAt: expect.any(String), rating: 'negative', blocks: [{ type: 'text', text: 'sorry' }] }]);
+      const conv = res.body.data.conversation;
+      expect(conv.messageCount).toBe(3);
+      expect(conv.feedback).toEqual({ positive: 0, negative: 1 });
+      expect(conv.updatedAt).toBe(res.body.data.messages[0].createdAt);
+      expect(conv.durationMs).toBe(Date.parse(conv.updatedAt) - Date.parse(conv.createdAt));
+    });
+
+    it('a labeled conversation that gets new messages returns to pending; its old record stays in history', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      await label(t.app, c.id, labeledOutcome());
+      await t.http().post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`).set(org.auth).send({ messages: [{ role: 'shopper', blocks: [] }] }).expect(201);
+      const detail = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      expect(detail.body.data.labelStatus).toBe('pending');
+      expect(detail.body.data.labelSummary).toBeNull();
+      const labels = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`).set(org.auth).expect(200);
+      expect(labels.body.data).toMatchObject({ status: 'pending', resolution: null, tokens: null });
+      const history = await db.query('SELECT status, is_current FROM label_records WHERE conversation_id = $1', [c.id]);
+      expect(history).toEqual([{ status: 'labeled', is_current: false }]);
+    });
+  });
+
+  describe('PUT …/messages/{messageId}/rating', () => {
+    it('feedback counts follow ratings', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      const detail = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      const [first, second] = detail.body.data.messages.map((m: { id: string }) => m.id);
+      const rate = (id: string, rating: string | null) => t.http().put(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${id}/rating`).set(org.auth).send({ rating });
+      const feedback = async () => (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data.feedback;
+      expect((await rate(second, 'positive').expect(200)).body.data).toMatchObject({ id: second, rating: 'positive' });
+      expect(await feedback()).toEqual({ positive: 1, negative: 0 });
+      await rate(first, 'negative').expect(200);
+      await rate(second, 'negative').expect(200);
+      expect(await feedback()).toEqual({ positive: 0, negative: 2 });
+      await rate(second, null).expect(200);
+      await rate(second, null).expect(200);
+      expect(await feedback()).toEqual({ positive: 0, negative: 1 });
+      expect((await rate(second, 'meh').expect(400)).body.errors).toEqual([expect.objectContaining({ pointer: '/rating' })]);
+      expect((await rate('msg_doesNotExist', 'positive').expect(404)).body.code).toBe('not_found');
+    });
+
+    it('a new rating on a labeled conversation returns it to pending', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      await label(t.app, c.id);
+      const detail = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      await t.http().put(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${detail.body.data.messages[1].id}/rating`).set(org.auth).send({ rating: 'negative' }).expect(200);
+      expect((await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data.labelStatus).toBe('pending');
+    });
+  });
+
+  describe('POST …/conversations/{id}/engagement', () => {
+    it('adds impressions and clicks to the counts', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org, { productEngagement: { impressions: 2, clicks: 0 } });
+      const url = `/api/v1/sites/${org.site.id}/conversations/${c.id}/engagement`;
+      await t.http().post(url).set(org.auth).send({ impressions: 3, clicks: 1 }).expect(200);
+      const res = await t.http().post(url).set(org.auth).send({ impressions: 0, clicks: 2 }).expect(200);
+      expect(res.body.data.productEngagement).toEqual({ impressions: 5, clicks: 3 });
+      const bad = await t.http().post(url).set(org.auth).send({ impressions: -1, clicks: 'many' }).expect(400);
+      expect(bad.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/clicks', '/impressions']);
+    });
+  });
+});

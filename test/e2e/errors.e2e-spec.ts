@@ -1,0 +1,171 @@
+import { Controller, Get } from '@nestjs/common';
+import { Public } from '../../src/auth/public.decorator';
+import { ERROR_CODES } from '../../src/common/errors/error-codes';
+import { createOrganization } from '../factories/organizations';
+import { createTestApp, TestApp } from '../setup/test-app';
+
+@Controller('api/v1/test-failures')
+class FailingController {
+  @Public()
+  @Get('crash')
+  crash(): never {
+    throw new Error('relation "secret_table" does not exist at /srv/app/src/x.ts:12');
+  }
+}
+
+const PROBLEM_KEYS = ['code', 'detail', 'instance', 'requestId', 'status', 'title', 'type'];
+
+describe('Errors (contract "Errors")', () => {
+  let t: TestApp;
+  let auth: { Authorization: string };
+
+  beforeAll(async () => {
+    t = await createTestApp({ PUBLIC_BASE_URL: 'https://api.shop-analytics.example' }, { extraControllers: [FailingController] });
+    auth = (await createOrganization(t.app)).auth;
+  });
+  afterAll(() => t.close());
+
+  function expectProblem(res: { status: number; headers: Record<string, string>; body: Record<string, unknown> }, code: keyof typeof ERROR_CODES, instance: string) {
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.status).toBe(ERROR_CODES[code].status);
+    expect(res.body).toMatchObject({
+      type: `https://api.shop-analytics.example/docs/api/errors#${code}`,
+      title: ERROR_CODES[code].title,
+      status: ERROR_CODES[code].status,
+      instance,
+      code,
+    });
+    expect(typeof res.body.detail).toBe('string');
+    expect(res.body.requestId).toBe(res.headers['x-request-id']);
+    for (const key of PROBLEM_KEYS) expect(res.body).toHaveProperty(key);
+  }
+
+  describe('every error under /api/v1/ is an RFC 9457 problem document with the exact title of its code', () => {
+    it('unauthorized: 401 "Missing or invalid API key"', async () => {
+      const res = await t.http().get('/api/v1/sites');
+      expectProblem(res, 'unauthorized', '/api/v1/sites');
+      expect(res.body.title).toBe('Missing or invalid API key');
+    });
+
+    it('invalid_request: 400 "Invalid request" with one entry per parameter at fault', async () => {
+      const res = await t.http().get('/api/v1/sites?limit=0&colour=red&cursor=a&cursor=b').set(auth);
+      expectProblem(res, 'invalid_request', '/api/v1/sites');
+      expect(res.body.title).toBe('Invalid request');
+      expect(res.body.errors).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ code: 'invalid_value', parameter: 'limit' }),
+          expect.objectContaining({ code: 'unknown_parameter', parameter: 'colour' }),
+          expect.objectContaining({ code: 'duplicate_parameter', parameter: 'cursor' }),
+        ]),
+      );
+      expect(res.body.errors).toHaveLength(3);
+    });
+
+    it('invalid_cursor: 400 "Invalid cursor" naming parameter cursor', async () => {
+      const res = await t.http().get('/api/v1/sites?cursor=not-a-cursor').set(auth);
+      expectProblem(res, 'invalid_cursor', '/api/v1/sites');
+      expect(res.body.title).toBe('Invalid cursor');
+      expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_cursor', parameter: 'cursor' })]);
+    });
+
+    it('not_found: 404 "Resource not found" for an absent resource', async () => {
+      const res = await t.http().get('/api/v1/sites/site_doesNotExist0000000000').set(auth);
+      expectProblem(res, 'not_found', '/api/v1/sites/site_doesNotExist0000000000');
+      expect(res.body.title).toBe('Resource not found');
+    });
+
+    it('internal_error: 500 with a generic detail and nothing internal', async () => {
+      const res = await t.http().get('/api/v1/test-failures/crash');
+      expectProblem(res, 'internal_error', '/api/v1/test-failures/crash');
+      expect(res.body.title).toBe('Internal server error');
+      const text = JSON.stringify(res.body);
+      expect(text).not.toMatch(/secret_table|\/srv\/app|\.ts:|stack|relation/);
+      expect(Object.keys(res.body).sort()).toEqual(PROBLEM_KEYS);
+    });
+
+    it('instance is the path of the failed request, without the query string', async () => {
+      const res = await t.http().get('/api/v1/sites?limit=500').set(auth);
+      expect(res.body.instance).toBe('/api/v1/sites');
+    });
+  });
+
+  describe('request bodies', () => {
+    it('a malformed JSON body gives 400 invalid_request with an entry pointing at the whole body (pointer "")', async () => {
+      const res = await t.http().post('/api/v1/sites').set(auth).set('Content-Type', 'application/json').send('{"name": ');
+      expectProblem(res, 'invalid_request', '/api/v1/sites');
+      expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '', code: 'malformed_json' })]);
+    });
+
+    it('a JSON body that is not an object gives 400 invalid_request (pointer "")', async () => {
+      const res = await t.http().post('/api/v1/sites').set(auth).set('Content-Type', 'application/json').send('[1,2]');
+      expectProblem(res, 'invalid_request', '/api/v1/sites');
+      expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '' })]);
+    });
+
+    it('a body of another content type gives 415 unsupported_media_type', async () => {
+      const res = await t.http().post('/api/v1/sites').set(auth).set('Content-Type', 'application/x-www-form-urlencoded').send('name=a');
+      expectProblem(res, 'unsupported_media_type', '/api/v1/sites');
+    });
+
+    it('a body over 1 MiB gives 413 payload_too_large and stores nothing', async () => {
+      const org = await createOrganization(t.app);
+      const res = await t
+        .http()
+        .post('/api/v1/sites')
+        .set(org.auth)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify({ name: 'x'.repeat(1024 * 1024), origin: 'https://big.example' }));
+      expectProblem(res, 'payload_too_large', '/api/v1/sites');
+      const list = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      expect(list.body.data).toHaveLength(1);
+    });
+  });
+
+  describe('routes', () => {
+    it('a path no route serves gets a 404 not_found problem document', async () => {
+      const res = await t.http().get('/api/v1/no-such-thing').set(auth);
+      expectProblem(res, 'not_found', '/api/v1/no-such-thing');
+    });
+
+    it('a method not supported on an existing path is a plain 405 with Allow, not a problem document', async () => {
+      const res = await t.http().put('/api/v1/sites').set(auth);
+      expect(res.status).toBe(405);
+      expect(res.headers['content-type']).not.toMatch(/problem/);
+      expect(res.headers.allow).toBe('GET, HEAD, POST');
+    });
+
+    it('405 on a path with a parameter lists the methods of that path', async () => {
+      const res = await t.http().post('/api/v1/sites/site_any').set(auth);
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toBe('DELETE, GET, HEAD, PATCH');
+    });
+  });
+
+  describe('request ids', () => {
+    it('every response carries X-Request-Id; without a trusted proxy it is a fresh req_ id', async () => {
+      const res = await t.http().get('/health/live').set('X-Request-Id', 'from-client-123');
+      expect(res.headers['x-request-id']).toMatch(/^req_[0-9A-Za-z]{22}$/);
+    });
+
+    it('the X-Request-Id of a trusted proxy is used when well formed, and ignored when not', async () => {
+      const proxied = await createTestApp({ TRUST_PROXY: '127.0.0.1' });
+      try {
+        const good = await proxied.http().get('/api/v1/sites').set('X-Request-Id', 'edge-7f3a-42');
+        expect(good.headers['x-request-id']).toBe('edge-7f3a-42');
+        expect(good.body.requestId).toBe('edge-7f3a-42');
+        const bad = await proxied.http().get('/api/v1/sites').set('X-Request-Id', 'bad id <script>');
+        expect(bad.headers['x-request-id']).toMatch(/^req_/);
+      } finally {
+        await proxied.close();
+      }
+    });
+  });
+
+  describe('GET /docs/api/errors', () => {
+    it('serves a page with one anchor per code, so every type URL resolves', async () => {
+      const res = await t.http().get('/docs/api/errors').expect(200);
+      expect(res.headers['content-type']).toMatch(/text\/html/);
+      for (const code of Object.keys(ERROR_CODES)) expect(res.text).toContain(`id="${code}"`);
+    });
+  });
+});

@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import { generateSecret } from '../../src/auth/api-key-secret';
+import { createOrganization } from '../factories/organizations';
+import { createTestApp, TestApp } from '../setup/test-app';
+
+/** Each test gets its own Redis key space so budgets never leak between tests. */
+function isolated() {
+  return `rl_${randomBytes(4).toString('hex')}:`;
+}
+
+async function appWith(env: Record<string, string>, prefix = isolated()): Promise<TestApp> {
+  return createTestApp({ RATE_LIMIT_WINDOW_SECONDS: '60', ...env }, { redisKeyPrefixSuffix: prefix });
+}
+
+describe('Rate limits (contract "Limits")', () => {
+  const apps: TestApp[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  async function start(env: Record<string, string>, prefix?: string) {
+    const app = await appWith(env, prefix);
+    apps.push(app);
+    return app;
+  }
+
+  describe('rate per API key', () => {
+    it('answers 429 rate_limited once the key exceeds its allowance, with Retry-After in seconds', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '3', RATE_LIMIT_RETRY_AFTER_SECONDS: '60' });
+      const org = await createOrganization(t.app);
+      for (let i = 0; i < 3; i++) await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      const res = await t.http().get('/api/v1/sites').set(org.auth);
+      expect(res.status).toBe(429);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.headers['retry-after']).toBe('60');
+      expect(res.body).toMatchObject({ code: 'rate_limited', title: 'Too many requests', status: 429 });
+    });
+
+    it('counts each key separately: another key of the same address is still served', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '2' });
+      const a = await createOrganization(t.app);
+      const b = await createOrganization(t.app);
+      await t.http().get('/api/v1/sites').set(a.auth).expect(200);
+      await t.http().get('/api/v1/sites').set(a.auth).expect(200);
+      await t.http().get('/api/v1/sites').set(a.auth).expect(429);
+      await t.http().get('/api/v1/sites').set(b.auth).expect(200);
+    });
+
+    it('is one budget across all routes', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '2' });
+      const org = await createOrganization(t.app);
+      await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      await t.http().get(`/api/v1/sites/${org.site.id}`).set(org.auth).expect(200);
+      await t.http().get(`/api/v1/sites/${org.site.id}`).set(org.auth).expect(429);
+    });
+
+    it('Retry-After follows RATE_LIMIT_RETRY_AFTER_SECONDS', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '1', RATE_LIMIT_RETRY_AFTER_SECONDS: '17' });
+      const org = await createOrganization(t.app);
+      await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      const res = await t.http().get('/api/v1/sites').set(org.auth).expect(429);
+      expect(res.headers['retry-after']).toBe('17');
+    });
+  });
+
+  describe('both rate limits are checked before key validation', () => {
+    it('requests with an invalid key count against that key and get 429, not 401, once over', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '2' });
+      const bogus = { Authorization: `Bearer ${generateSecret()}` };
+      await t.http().get('/api/v1/sites').set(bogus).expect(401);
+      await t.http().get('/api/v1/sites').set(bogus).expect(401);
+      const res = await t.http().get('/api/v1/sites').set(bogus);
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('rate_limited');
+    });
+
+    it('requests without a key count against the address and get 429, not 401, once over', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '2', RATE_LIMIT_KEY_MAX: '100' });
+      await t.http().get('/api/v1/sites').expect(401);
+      await t.http().get('/api/v1/sites').expect(401);
+      await t.http().get('/api/v1/sites').expect(429);
+    });
+  });
+
+  describe('the address limit is checked first', () => {
+    it('a burst from one address gets 429 even though each key is within its own limit', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '3', RATE_LIMIT_KEY_MAX: '100' });
+      const a = await createOrganization(t.app);
+      const b = await createOrganization(t.app);
+      await t.http().get('/api/v1/sites').set(a.auth).expect(200);
+      await t.http().get('/api/v1/sites').set(b.auth).expect(200);
+      await t.http().get('/api/v1/sites').set(a.auth).expect(200);
+      const res = await t.http().get('/api/v1/sites').set(b.auth);
+      expect(res.status).toBe(429);
+      expect(res.body.detail).toMatch(/client address/);
+    });
+
+    it('a request refused by the address limit does not spend the key\'s allowance', async () => {
+      const prefix = isolated();
+      const t = await start({ RATE_LIMIT_IP_MAX: '1', RATE_LIMIT_KEY_MAX: '2' }, prefix);
+      const org = await createOrganization(t.app);
+      await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      for (let i = 0; i < 3; i++) await t.http().get('/api/v1/sites').set(org.auth).expect(429);
+      // From another address (a trusted proxy says so), the key has one request left.
+      const viaProxy = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '2', TRUST_PROXY: '127.0.0.1' }, prefix);
+      await viaProxy.http().get('/api/v1/sites').set(org.auth).set('X-Forwarded-For', '203.0.113.9').expect(200);
+      await viaProxy.http().get('/api/v1/sites').set(org.auth).set('X-Forwarded-For', '203.0.113.9').expect(429);
+    });
+  });
+
+  describe('the client address honours TRUST_PROXY only', () => {
+    it('without a trusted proxy, X-Forwarded-For does not change the address counted', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '2', RATE_LIMIT_KEY_MAX: '100' });
+      await t.http().get('/api/v1/sites').set('X-Forwarded-For', '198.51.100.1').expect(401);
+      await t.http().get('/api/v1/sites').set('X-Forwarded-For', '198.51.100.2').expect(401);
+      await t.http().get('/api/v1/sites').set('X-Forwarded-For', '198.51.100.3').expect(429);
+    });
+
+    it('behind a trusted proxy, each forwarded client address has its own allowance', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '1', RATE_LIMIT_KEY_MAX: '100', TRUST_PROXY: '127.0.0.1' });
+      await t.http().get('/api/v1/sites').set('X-Forwarded-For', '198.51.100.1').expect(401);
+      await t.http().get('/api/v1/sites').set('X-Forwarded-For', '198.51.100.1').expect(429);
+      await t.http().get('/api/v1/sites').set('X-Forwarded-For', '198.51.100.2').expect(401);
+    });
+  });
+
+  describe('limits are shared by every instance through Redis', () => {
+    it('two instances on the same Redis spend one budget', async () => {
+      const prefix = isolated();
+      const one = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '2' }, prefix);
+      const two = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '2' }, prefix);
+      const org = await createOrganization(one.app);
+      await one.http().get('/api/v1/sites').set(org.auth).expect(200);
+      await two.http().get('/api/v1/sites').set(org.auth).expect(200);
+      await one.http().get('/api/v1/sites').set(org.auth).expect(429);
+      await two.http().get('/api/v1/sites').set(org.auth).expect(429);
+    });
+  });
+
+  describe('IETF RateLimit headers (extra)', () => {
+    it('describe both policies and what remains', async () => {
+      const t = await start({ RATE_LIMIT_IP_MAX: '50', RATE_LIMIT_KEY_MAX: '5', RATE_LIMIT_WINDOW_SECONDS: '60' });
+      const org = await createOrganization(t.app);
+      const res = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      expect(res.headers['ratelimit-policy']).toBe('"address";q=50;w=60, "key";q=5;w=60');
+      expect(res.headers['ratelimit']).toMatch(/^"address";r=49;t=\d+, "key";r=4;t=\d+$/);
+    });
+  });
+
+  describe('when Redis is unreachable', () => {
+    it('requests are still served (never a 500) and a per-instance limiter takes over', async () => {
+      const t = await start({ REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '3' });
+      const org = await createOrganization(t.app);
+      for (let i = 0; i < 3; i++) await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      const res = await t.http().get('/api/v1/sites').set(org.auth);
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('rate_limited');
+    });
+
+    it('/health/ready answers 503 service_unavailable while /health/live answers 200', async () => {
+      const t = await start({ REDIS_URL: 'redis://127.0.0.1:1' });
+      await t.http().get('/health/live').expect(200);
+      const res = await t.http().get('/health/ready');
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ code: 'service_unavailable', checks: { redis: { status: 'down' }, database: { status: 'up' } } });
+      expect(res.headers['retry-after']).toBeDefined();
+    });
+  });
+});
