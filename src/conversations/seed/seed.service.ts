@@ -77,6 +77,10 @@ export class SeedService {
   async seed(options: SeedOptions): Promise<SeedResult> {
     const started = Date.now();
     const words = Object.fromEntries(SEED_LANGUAGES.map((l) => [l, titleWords(l)]));
+    // Batches go from the oldest time slice to the newest, rows in time order within each, as
+    // real traffic arrives: the table's physical order follows creation time.
+    const span = options.days * 86_400_000;
+    const start = Date.now() - span;
     let written = 0;
     let messages = 0;
     let labelRecords = 0;
@@ -93,10 +97,11 @@ export class SeedService {
           await manager.query(`SET LOCAL synchronous_commit = off`);
           await manager.query(`SET LOCAL statement_timeout = 0`);
           await manager.query(`CREATE TEMP TABLE seed_batch ON COMMIT DROP AS ${BATCH_SQL}`, [
-            options.days,
             options.labeledShare,
             batch.titles,
             batch.languages,
+            new Date(start + (written / options.conversations) * span),
+            new Date(start + ((written + n) / options.conversations) * span),
           ]);
           await manager.query(INSERT_CONVERSATIONS, [options.siteId, options.organizationId]);
           await manager.query(INSERT_MESSAGES);
@@ -136,24 +141,24 @@ export class SeedService {
   }
 }
 
-// $1 days, $2 labeled share, $3 titles, $4 their languages.
+// $1 labeled share, $2 titles, $3 their languages, $4..$5 the batch's time slice.
 const BATCH_SQL = `
   WITH draw AS (
     SELECT g, title, language, random() AS r_chan, random() AS r_agent, random() AS r_ver, random() AS r_status,
       random() AS r_res, random() AS r_rev, random() AS r_msgs, random() AS r_fb, random() AS r_step,
       random() AS r_q, random() AS r_s, random() AS r_t, random() AS r_eng, random() AS r_page, random() AS r_null,
-      date_trunc('milliseconds', now() - random() * make_interval(days => $1::int)) AS created_at,
+      date_trunc('milliseconds', $4::timestamptz + ($5::timestamptz - $4::timestamptz) * ((g - 1 + random()) / cardinality($2::text[]))) AS created_at,
       substr(md5(random()::text || clock_timestamp()::text || g::text), 1, 22) AS suffix
-    FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(title, language, g)
+    FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(title, language, g)
   ), base AS (
     SELECT d.*,
       CASE WHEN r_chan < 0.7 THEN 'web' WHEN r_chan < 0.92 THEN 'hosted' ELSE 'playground' END AS channel,
       1 + floor(power(r_agent, 1.6) * 20)::int AS agent_no,
       1 + floor(r_ver * 4)::int AS agent_version,
       2 + floor(r_msgs * 7)::int AS message_count,
-      CASE WHEN r_status < $2::float8 THEN 'labeled'
-           WHEN r_status < $2::float8 + (1 - $2::float8) * 0.6 THEN 'pending'
-           WHEN r_status < $2::float8 + (1 - $2::float8) * 0.8 THEN 'failed'
+      CASE WHEN r_status < $1::float8 THEN 'labeled'
+           WHEN r_status < $1::float8 + (1 - $1::float8) * 0.6 THEN 'pending'
+           WHEN r_status < $1::float8 + (1 - $1::float8) * 0.8 THEN 'failed'
            ELSE 'not_eligible' END AS label_status
     FROM draw d
   ), titled AS (
@@ -215,7 +220,8 @@ const INSERT_CONVERSATIONS = `
       'resolution:' || s.resolution, 'review_reason:' || s.review_reason,
       'visitor_frustrated:' || s.f_frustrated, 'human_requested:' || s.f_human, 'purchase_intent:' || s.f_purchase,
       'out_of_scope:' || s.f_scope, 'abusive_visitor:' || s.f_abusive] || s.criteria_tokens ELSE '{}' END
-  FROM seed_batch s`;
+  FROM seed_batch s
+  ORDER BY s.created_at`;
 
 const INSERT_MESSAGES = `
   INSERT INTO messages (id, conversation_id, position, role, created_at, rating, blocks)
