@@ -10,7 +10,14 @@ import { ConversationsRepository } from '../src/conversations/conversations.repo
 import { parseListingQuery } from '../src/conversations/search/conversation-filter';
 import { PostgresConversationSearch } from '../src/conversations/search/postgres/postgres-conversation-search';
 
-const args = Object.fromEntries(process.argv.slice(2).reduce<string[][]>((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const args = Object.fromEntries(
+  process.argv
+    .slice(2)
+    .reduce<string[][]>(
+      (acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc),
+      [],
+    ),
+);
 const site = args.site;
 const runs = Number(args.runs ?? 30);
 const days = (d: number) => new Date(Date.now() - d * 86_400_000).toISOString();
@@ -21,18 +28,39 @@ export const CASES: Record<string, Record<string, string | string[]>> = {
   'date window deep in the past (1 day, 80 days ago)': { from: days(81), to: days(80) },
   'two common tokens': { 'labels.all': ['resolution:resolved', 'grounded:pass'] },
   'rare token (safe_response:fail)': { 'labels.all': 'safe_response:fail' },
-  'three rare tokens': { 'labels.all': ['abusive_visitor:true', 'safe_response:fail', 'review_reason:safety'] },
+  'three rare tokens': {
+    'labels.all': ['abusive_visitor:true', 'safe_response:fail', 'review_reason:safety'],
+  },
   'two dense tokens, empty intersection': { 'labels.all': ['resolution:resolved', 'resolution:abandoned'] },
-  'labels.any two groups': { 'labels.any': ['resolution:unresolved|resolution:abandoned', 'review_reason:service|review_reason:product'] },
-  'labels.none + from (30 days)': { 'labels.none': 'visitor_frustrated:true', 'labels.all': 'purchase_intent:true', from: days(30) },
+  'labels.any two groups': {
+    'labels.any': [
+      'resolution:unresolved|resolution:abandoned',
+      'review_reason:service|review_reason:product',
+    ],
+  },
+  'labels.none + from (30 days)': {
+    'labels.none': 'visitor_frustrated:true',
+    'labels.all': 'purchase_intent:true',
+    from: days(30),
+  },
   'quality in a 2% band': { 'quality.min': '0.5', 'quality.max': '0.52' },
   'keyword common (order)': { keywords: 'order' },
   'keyword rare': { keywords: '__RARE__' },
   'keyword matching nothing': { keywords: 'zzqxnothing' },
   'keyword ~dense (head word, 2 words phrase)': { keywords: ['commande'] },
-  'rare combination of scalar filters': { agentId: 'agt_SeedAgent17', language: 'nl', channel: 'playground', feedback: 'negative', 'quality.min': '0.9' },
+  'rare combination of scalar filters': {
+    agentId: 'agt_SeedAgent17',
+    language: 'nl',
+    channel: 'playground',
+    feedback: 'negative',
+    'quality.min': '0.9',
+  },
   'labelStatus=failed': { labelStatus: 'failed' },
-  'keyword + token + channel': { keywords: 'order', 'labels.all': 'visitor_frustrated:true', channel: 'hosted' },
+  'keyword + token + channel': {
+    keywords: 'order',
+    'labels.all': 'visitor_frustrated:true',
+    channel: 'hosted',
+  },
 };
 
 function stats(ms: number[]) {
@@ -56,7 +84,10 @@ async function main() {
     const { filter } = parseListingQuery(query);
     const page = async () => {
       const result = await search.page(site, filter, { limit: 25 });
-      await repo.findManyInSite(site, result.items.map((i) => i.id));
+      await repo.findManyInSite(
+        site,
+        result.items.map((i) => i.id),
+      );
       return result;
     };
     const first = await page(); // warm-up
@@ -73,7 +104,8 @@ async function main() {
     }
     // Deep paging: the 5th page of the same filter.
     let after = first.items[first.items.length - 1];
-    for (let p = 0; p < 3 && after; p++) after = (await search.page(site, filter, { limit: 25, after })).items.at(-1)!;
+    for (let p = 0; p < 3 && after; p++)
+      after = (await search.page(site, filter, { limit: 25, after })).items.at(-1)!;
     const deepMs: number[] = [];
     if (after) {
       for (let i = 0; i < Math.min(runs, 10); i++) {
@@ -82,7 +114,14 @@ async function main() {
         deepMs.push(performance.now() - t);
       }
     }
-    rows.push({ case: name, rows: first.items.length, count: `${count.value}${count.capped ? '+' : ''}`, page: stats(pageMs), count_ms: stats(countMs), page5: deepMs.length ? stats(deepMs) : null });
+    rows.push({
+      case: name,
+      rows: first.items.length,
+      count: `${count.value}${count.capped ? '+' : ''}`,
+      page: stats(pageMs),
+      count_ms: stats(countMs),
+      page5: deepMs.length ? stats(deepMs) : null,
+    });
     process.stderr.write('.');
   }
   process.stderr.write('\n');

@@ -64,6 +64,12 @@ describe('the query mix covers every filter alone and in combination', () => {
     expect(FILTERS.filter((f) => !alone(f))).toEqual([]);
   });
 
+  it('sends labels.none only with flag tokens ending in :true (filter rule 5)', () => {
+    const none = mix.flatMap((r) => [r.query['labels.none'] ?? []].flat());
+    expect(none.length).toBeGreaterThan(0);
+    expect(none.filter((t) => !t.endsWith(':true'))).toEqual([]);
+  });
+
   it('combines filters, counts and pages deep', () => {
     expect(mix.some((r) => Object.keys(r.query).filter((k) => k !== 'count').length >= 6)).toBe(true);
     expect(mix.filter((r) => r.query.count === 'true').length).toBeGreaterThanOrEqual(3);

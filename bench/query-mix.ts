@@ -206,7 +206,7 @@ export function buildMix(ctx: MixContext): MixRequest[] {
     {
       name: 'labels-none+any',
       description: 'labels.none narrowed by labels.any',
-      query: { 'labels.any': `${TOKENS.rare}|${TOKENS.mid}`, 'labels.none': TOKENS.rareToo },
+      query: { 'labels.any': `${TOKENS.rare}|${TOKENS.mid}`, 'labels.none': TOKENS.flagLow },
     },
 
     // Scores.

@@ -86,6 +86,7 @@ async function main(): Promise<void> {
     const results: RequestResult[] = [];
     const statements = new Map<string, SqlTiming['statements']>();
     const paths: string[] = [];
+    const failed: Array<{ name: string; error: string }> = [];
 
     const report = (status: string, extra: Partial<BenchReport> = {}): BenchReport => ({
       status,
@@ -99,6 +100,7 @@ async function main(): Promise<void> {
       settings: { connections, seconds, sqlRuns, baseUrl },
       targets: TARGETS,
       requests: results,
+      failed,
       throughput: {},
       slowest: [],
       notes: existsSync(NOTES_FILE) ? readFileSync(NOTES_FILE, 'utf8') : '',
@@ -110,7 +112,7 @@ async function main(): Promise<void> {
       writeFileSync(join(RESULTS_DIR, `${outName}.md`), renderMarkdown(r));
     };
 
-    for (const [i, r] of mix.entries()) {
+    const measure = async (r: MixRequest, i: number) => {
       const page = r.page ?? 1;
       const path = await requestPath(target, siteId, r);
       paths.push(path);
@@ -151,7 +153,16 @@ async function main(): Promise<void> {
       log(
         `${i + 1}/${mix.length} ${r.name}: http median ${result.http.median.toFixed(1)} p99 ${result.http.p99.toFixed(1)} | sql median ${result.sql.median.toFixed(2)} | ${result.verdict}`,
       );
-      write(report(`partial: ${i + 1} of ${mix.length} requests measured, throughput not yet`));
+    };
+
+    for (const [i, r] of mix.entries()) {
+      try {
+        await measure(r, i);
+      } catch (error) {
+        failed.push({ name: r.name, error: error instanceof Error ? error.message : String(error) });
+        log(`${i + 1}/${mix.length} ${r.name}: could not be measured: ${failed[failed.length - 1].error}`);
+      }
+      write(report(`partial: ${i + 1} of ${mix.length} requests done, throughput not yet measured`));
     }
 
     const firstPagePath = `/api/v1/sites/${siteId}/conversations`;

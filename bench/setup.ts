@@ -69,7 +69,6 @@ async function main(): Promise<void> {
   } finally {
     await dataSource.destroy();
   }
-
 }
 
 main().catch((error) => {

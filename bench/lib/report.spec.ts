@@ -81,6 +81,7 @@ describe('the markdown report shows every request against the targets and the ma
     settings: { connections: 1, seconds: 5, sqlRuns: 20, baseUrl: 'http://localhost:3000' },
     targets: TARGETS,
     requests: [request(), request({ name: 'kw-none', http: { ...timing(400, 900), non2xx: 0, errors: 0 } })],
+    failed: [{ name: 'broken', error: 'GET answered 400' }],
     throughput: {},
     slowest: [{ name: 'kw-none', httpMedian: 400, plans: ['Seq Scan on conversations'] }],
     notes: 'Nothing changed.',
@@ -90,7 +91,8 @@ describe('the markdown report shows every request against the targets and the ma
   it('has one row per request with its verdict and the reason for a FAIL', () => {
     expect(md).toMatch(/\| 1 \| `kw-rare` .*\| PASS \|/);
     expect(md).toMatch(/\| 2 \| `kw-none` .*\| FAIL: median 400 ms > 50 ms; p99 900 ms > 150 ms \|/);
-    expect(md).toContain('**1 of 2 requests PASS**');
+    expect(md).toContain('**1 of 3 requests PASS**');
+    expect(md).toContain('- `broken`: GET answered 400');
   });
 
   it('describes the machine, the data and the plans of the slowest requests', () => {

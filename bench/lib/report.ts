@@ -47,6 +47,8 @@ export interface BenchReport {
   settings: { connections: number; seconds: number; sqlRuns: number; baseUrl: string };
   targets: Targets;
   requests: RequestResult[];
+  /** Requests that could not be measured (e.g. an error answer), with why. */
+  failed: Array<{ name: string; error: string }>;
   throughput: { firstPage?: Throughput; mix?: Throughput };
   memory?: { pid: number; peakSampledRssMiB: number; vmHwmMiB?: number; rssEndMiB?: number };
   slowest: Array<{ name: string; httpMedian: number; plans: string[] }>;
@@ -89,7 +91,7 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push('# Listing benchmark results', '');
   lines.push(`Status: **${report.status}**. Run ${report.startedAt} → ${report.finishedAt}.`, '');
   lines.push(
-    `**${passed} of ${report.requests.length} requests PASS** the targets (HTTP median ≤ ${report.targets.medianMs} ms, p99 ≤ ${report.targets.p99Ms} ms, count=true adds ≤ ${report.targets.countAddsMs} ms).`,
+    `**${passed} of ${report.requests.length + report.failed.length} requests PASS** the targets (HTTP median ≤ ${report.targets.medianMs} ms, p99 ≤ ${report.targets.p99Ms} ms, count=true adds ≤ ${report.targets.countAddsMs} ms).`,
     '',
   );
   lines.push('## Machine', '');
@@ -129,6 +131,11 @@ export function renderMarkdown(report: BenchReport): string {
     );
   });
   lines.push('');
+  if (report.failed.length) {
+    lines.push('Could not be measured (counted as FAIL):', '');
+    for (const f of report.failed) lines.push(`- \`${f.name}\`: ${f.error}`);
+    lines.push('');
+  }
   lines.push('## Throughput', '');
   lines.push('| load | connections | seconds | requests/s | median ms | p99 ms | non-2xx |');
   lines.push('|---|---|---|---|---|---|---|');
