@@ -23,13 +23,13 @@ export const MAX_SCORE_BUCKETS = 4;
 
 /**
  * A filter split by how the indexes answer it:
- * - `gin`: conditions the GIN index over (search_terms, title_tsv) answers: all equality
- *   filters as one `search_terms @> terms` (site, channel, language, agent, label status,
- *   feedback, labels.all), each labels.any group and narrow score-bucket bands as
+ * - `gin`: conditions the GIN index over (search_terms, title_tsv) answers: the equality
+ *   filters as one `search_terms @> terms` (channel, language, agent, label status other than
+ *   labeled, feedback, labels.all), each labels.any group and narrow score-bucket bands as
  *   `search_terms && group`, and the keywords as one tsquery;
  * - `range`: site, creation-time bounds and the cursor, answered by the
  *   (site_id, created_at DESC, id DESC) btree;
- * - `exact`: conditions checked row by row (score bounds, labels.none).
+ * - `exact`: conditions checked row by row (label_status = 'labeled', score bounds, labels.none).
  * Every condition is exact, so any combination of them returns exactly the matches.
  */
 export interface FilterSql {
@@ -43,8 +43,44 @@ export interface FilterSql {
   exact: string[];
 }
 
-/** Builds the WHERE parts of a filter. `after` is the keyset position (strictly older rows follow it). */
-export function buildFilterSql(siteId: string, filter: ConversationFilter, after?: ListingPosition, params = new SqlParams()): FilterSql {
+/**
+ * Row check equivalent to one search term, for terms too dense to be worth the GIN index:
+ * a plain column comparison, or for a label token a containment on the unindexed label_tokens.
+ */
+export function termRowCheck(term: string, params: SqlParams): string {
+  const colon = term.indexOf(':');
+  const kind = term.slice(0, colon);
+  const value = term.slice(colon + 1);
+  switch (kind) {
+    case 'channel':
+      return `channel = ${params.add(value)}`;
+    case 'language':
+      return `language = ${params.add(value)}`;
+    case 'agent':
+      return `agent_id = ${params.add(value)}`;
+    case 'status':
+      return `label_status = ${params.add(value)}`;
+    case 'feedback':
+      return value === 'positive' ? 'feedback_positive > 0' : 'feedback_negative > 0';
+    default:
+      return `label_tokens @> ${params.add([term], '::text[]')}`;
+  }
+}
+
+/**
+ * Builds the WHERE parts of a filter. `after` is the keyset position (strictly older rows
+ * follow it). `dense` gives the share of rows of terms known to be dense (from the planner's
+ * statistics): those are checked on the row rather than through the GIN index, because merging
+ * posting lists of hundreds of thousands of entries costs tens to hundreds of milliseconds per
+ * query (bench/notes.md) while the rarer terms already narrow the candidates.
+ */
+export function buildFilterSql(
+  siteId: string,
+  filter: ConversationFilter,
+  after?: ListingPosition,
+  params = new SqlParams(),
+  dense: ReadonlyMap<string, number> = new Map(),
+): FilterSql {
   const gin: string[] = [];
   const range: string[] = [`site_id = ${params.add(siteId)}`];
   const exact: string[] = [];
@@ -53,16 +89,25 @@ export function buildFilterSql(siteId: string, filter: ConversationFilter, after
   if (after) range.push(`(created_at, id) < (${params.add(after.createdAt, '::timestamptz')}, ${params.add(after.id)})`);
   const rangeParams = params.values.length;
 
-  const terms = [`site:${siteId}`];
+  // Never the site's own term: half the table or more, and site_id = $1 is already a range
+  // condition; nor status:labeled (80% of rows): a check on the row.
+  const terms: string[] = [];
   if (filter.channel) terms.push(`channel:${filter.channel}`);
   if (filter.language) terms.push(`language:${filter.language}`);
   if (filter.agentId) terms.push(`agent:${filter.agentId}`);
   if (filter.feedback) terms.push(`feedback:${filter.feedback}`);
   // Filter rule 2: a labels.* or score filter matches labeled conversations only.
   const status = filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
-  if (status) terms.push(`status:${status}`);
+  if (status === 'labeled') exact.push(`label_status = 'labeled'`);
+  else if (status) terms.push(`status:${status}`);
   terms.push(...filter.labelsAll);
-  gin.push(`search_terms @> ${params.add(terms, '::text[]')}`);
+  const rowTerms = terms.filter((t) => dense.has(t)).sort((a, b) => dense.get(a)! - dense.get(b)!);
+  const indexed = terms.filter((t) => !dense.has(t));
+  // Keep one term for the index when nothing else would narrow it: the rarest of the dense ones.
+  const onlyDense = indexed.length === 0 && rowTerms.length > 0 && !filter.keywords.length && !filter.labelsAny.length;
+  if (onlyDense) indexed.push(rowTerms.shift()!);
+  if (indexed.length) gin.push(`search_terms @> ${params.add(indexed, '::text[]')}`);
+  for (const term of rowTerms) exact.push(termRowCheck(term, params));
 
   for (const group of filter.labelsAny) gin.push(`search_terms && ${params.add(group, '::text[]')}`);
 
@@ -91,7 +136,7 @@ export function buildFilterSql(siteId: string, filter: ConversationFilter, after
 
   if (filter.labelsNone.length) exact.push(`NOT (label_tokens && ${params.add(filter.labelsNone, '::text[]')})`);
 
-  const narrowed = terms.length > 1 || gin.length > 1 || exact.length > 0;
+  const narrowed = gin.length > 0 || exact.length > 0;
   return { params, rangeParams, narrowed, gin, range, exact };
 }
 
@@ -134,9 +179,20 @@ export function windowEdgeSql(sql: FilterSql, window: number): Statement {
 export function ginSortedSql(sql: FilterSql, probe: number, limit: number): Statement {
   const p = sql.params;
   const text = `SELECT id, created_at, count(*) OVER ()::int AS taken FROM (
-    SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(probe)}
+    SELECT id, created_at FROM ${ginCandidates(sql)} LIMIT ${p.add(probe)}
   ) m ${ORDER} LIMIT ${p.add(limit)}`;
   return { text, values: p.values };
+}
+
+/**
+ * The rows matching the filter, taken through the GIN conditions only: the site and range
+ * conditions are applied to the GIN candidates, fenced off by OFFSET 0 so the planner cannot
+ * AND the GIN bitmap with a bitmap of the site's whole btree range (a million entries, 270 ms
+ * measured, for nothing: the candidates are few). Without GIN conditions, the plain filter.
+ */
+function ginCandidates(sql: FilterSql): string {
+  if (!sql.gin.length) return `conversations WHERE ${whereAll(sql)}`;
+  return `(SELECT * FROM conversations WHERE ${sql.gin.join(' AND ')} OFFSET 0) g WHERE ${[...sql.range, ...sql.exact].join(' AND ')}`;
 }
 
 /** Unbounded walk of the creation-time index with the filters (matches known to be dense). */
@@ -148,7 +204,7 @@ export function walkSql(sql: FilterSql, limit: number): Statement {
 /** Count of matches, stopping at `cap` rows. */
 export function cappedCountSql(sql: FilterSql, cap: number): Statement {
   const p = sql.params;
-  return { text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`, values: p.values };
+  return { text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${ginCandidates(sql)} LIMIT ${p.add(cap)}) c`, values: p.values };
 }
 
 /** Matches among the newest `window` rows of the range, and how many rows that window held. */
