@@ -12,11 +12,13 @@ import { DatabaseModule } from './database/database.module';
 import { ErrorsPageController } from './docs/errors-page.controller';
 import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
+import { PagesModule } from './pages/pages.module';
 import { QueueModule } from './queue/queue.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 import { ConversationsModule } from './conversations/conversations.module';
+import { LabelingModule } from './labels/labeling.module';
 import { LabelsModule } from './labels/labels.module';
 import { SitesModule } from './sites/sites.module';
 
@@ -40,12 +42,28 @@ export function infrastructureModules(config: AppConfig) {
   ];
 }
 
+/** Background processors: registered only when WORKERS=on; the worker entry point runs the same. */
+export function backgroundModules(config: AppConfig) {
+  return [LabelingModule.register(config), PagesModule.register(config)];
+}
+
 @Module({})
 export class AppModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [...infrastructureModules(config), RateLimitModule, AuthModule, HealthModule, SitesModule, OrganizationsModule, LabelsModule, ConversationsModule],
+      imports: [
+        ...infrastructureModules(config),
+        RateLimitModule,
+        AuthModule,
+        HealthModule,
+        SitesModule,
+        OrganizationsModule,
+        LabelsModule,
+        ConversationsModule,
+        PagesModule.register(config),
+        ...backgroundModules(config),
+      ],
       controllers: [ErrorsPageController],
       providers: [
         // Guards run in this order: rate limits before the key is validated.

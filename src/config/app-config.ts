@@ -18,11 +18,34 @@ export abstract class AppConfig {
   abstract readonly labeling: {
     readonly quietMinutes: number;
     readonly scanIntervalSeconds: number;
+    readonly jobLockSeconds: number;
     readonly judge: 'heuristic' | 'http';
     readonly judgeUrl?: string;
+    readonly judgeTimeoutMs: number;
+    readonly judgeAttempts: number;
+    readonly judgeBackoffMs: number;
   };
   abstract readonly importAllowLoopback: boolean;
+  abstract readonly imports: ImportSettings;
   abstract readonly search: { readonly backend: 'postgres' | 'opensearch'; readonly opensearchUrl?: string };
   abstract readonly workers: boolean;
   abstract readonly logLevel: string;
+}
+
+/** Bounds and pacing of the sitemap page import (product.md "Page import"). */
+export interface ImportSettings {
+  /** Decompressed bytes read from one document. */
+  readonly maxDocumentBytes: number;
+  /** Decompressed bytes read by one import. */
+  readonly maxTotalBytes: number;
+  readonly maxDocuments: number;
+  readonly maxUrls: number;
+  /** Sitemap index nesting: the first sitemap is level 1. */
+  readonly maxDepth: number;
+  readonly maxRedirects: number;
+  readonly requestTimeoutMs: number;
+  readonly maxDurationMs: number;
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  readonly queueTimeoutMs: number;
 }

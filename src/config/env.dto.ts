@@ -70,8 +70,64 @@ export class EnvDto {
   @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
   JUDGE_URL?: string;
 
+  /**
+   * How long a label job stays locked by the worker running it without a heartbeat; a job whose
+   * worker died is taken over by another within about twice this time.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  LABEL_JOB_LOCK_SECONDS: number = 30;
+
+  /** Time allowed for one call to the http judge. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(600000)
+  JUDGE_TIMEOUT_MS: number = 30000;
+
+  /** Calls to the http judge per conversation, the first included, before the label fails. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10)
+  JUDGE_ATTEMPTS: number = 3;
+
+  /** Wait before the second call to the http judge; doubled before each later one. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  JUDGE_BACKOFF_MS: number = 2000;
+
   @Transform(toBool) @IsBoolean()
   IMPORT_ALLOW_LOOPBACK: boolean = false;
+
+  /** Page import bounds (product.md "Page import"); defaults are the product's. */
+  @Transform(toInt) @IsInt() @Min(1024)
+  IMPORT_MAX_DOCUMENT_BYTES: number = 50 * 1024 * 1024;
+
+  @Transform(toInt) @IsInt() @Min(1024)
+  IMPORT_MAX_TOTAL_BYTES: number = 200 * 1024 * 1024;
+
+  @Transform(toInt) @IsInt() @Min(1)
+  IMPORT_MAX_DOCUMENTS: number = 1000;
+
+  @Transform(toInt) @IsInt() @Min(1)
+  IMPORT_MAX_URLS: number = 500_000;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(20)
+  IMPORT_MAX_DEPTH: number = 4;
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(20)
+  IMPORT_MAX_REDIRECTS: number = 5;
+
+  @Transform(toInt) @IsInt() @Min(10)
+  IMPORT_REQUEST_TIMEOUT_MS: number = 15_000;
+
+  @Transform(toInt) @IsInt() @Min(100)
+  IMPORT_MAX_DURATION_MS: number = 15 * 60 * 1000;
+
+  /** Imports one worker process runs at once, so one site's huge import does not hold up the others. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(64)
+  IMPORT_CONCURRENCY: number = 4;
+
+  /** A running import whose worker has not shown signs of life for this long is resumed or closed. */
+  @Transform(toInt) @IsInt() @Min(1000)
+  IMPORT_LEASE_MS: number = 60_000;
+
+  /** How long starting an import waits for the queue before closing it failed (queue_unavailable). */
+  @Transform(toInt) @IsInt() @Min(50)
+  IMPORT_QUEUE_TIMEOUT_MS: number = 2000;
 
   @IsIn(['postgres', 'opensearch'])
   SEARCH_BACKEND: string = 'postgres';

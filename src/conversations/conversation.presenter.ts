@@ -17,7 +17,12 @@ export function presentConversation(c: ConversationRecord) {
     agentVersionId: c.agentVersionId,
     entryWidget: c.entryWidget ?? null,
     pageContext: c.hasPageContext
-      ? { pageType: c.pageType, productId: c.pageProductId, categoryName: c.pageCategoryName, pageUrl: c.pageUrl }
+      ? {
+          pageType: c.pageType,
+          productId: c.pageProductId,
+          categoryName: c.pageCategoryName,
+          pageUrl: c.pageUrl,
+        }
       : null,
     messageCount: c.messageCount,
     durationMs: c.updatedAt.getTime() - c.createdAt.getTime(),
@@ -52,9 +57,21 @@ export function presentConversationDetail(c: ConversationRecord, messages: Messa
 export function presentLabelRecord(c: ConversationRecord, record: LabelRecordRow | undefined) {
   if (!record) {
     return {
-      id: null, conversationId: c.id, taxonomyVersion: TAXONOMY_VERSION, status: c.labelStatus, labeledAt: null, judge: null,
-      resolution: null, reviewReason: null, flags: null, criteria: null, scores: null, failedCriteria: null, tokens: null,
-      rationale: null, error: null,
+      id: null,
+      conversationId: c.id,
+      taxonomyVersion: TAXONOMY_VERSION,
+      status: c.labelStatus,
+      labeledAt: null,
+      judge: null,
+      resolution: null,
+      reviewReason: null,
+      flags: null,
+      criteria: null,
+      scores: null,
+      failedCriteria: null,
+      tokens: null,
+      rationale: null,
+      error: null,
     };
   }
   const labeled = record.status === 'labeled';
@@ -64,12 +81,16 @@ export function presentLabelRecord(c: ConversationRecord, record: LabelRecordRow
     taxonomyVersion: record.taxonomyVersion,
     status: record.status,
     labeledAt: record.labeledAt ? record.labeledAt.toISOString() : null,
-    judge: record.judgeKind ? { kind: record.judgeKind, model: record.judgeModel, version: record.judgeVersion } : null,
+    judge: record.judgeKind
+      ? { kind: record.judgeKind, model: record.judgeModel, version: record.judgeVersion }
+      : null,
     resolution: record.resolution,
     reviewReason: record.reviewReason,
     flags: record.flags,
     criteria: record.criteria,
-    scores: labeled ? { quality: record.scoreQuality, service: record.scoreService, trust: record.scoreTrust } : null,
+    scores: labeled
+      ? { quality: record.scoreQuality, service: record.scoreService, trust: record.scoreTrust }
+      : null,
     failedCriteria: labeled ? record.failedCriteria : null,
     tokens: labeled ? record.tokens : null,
     rationale: record.rationale,

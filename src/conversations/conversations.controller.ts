@@ -16,14 +16,24 @@ export class ConversationsController {
 
   @Get()
   @ApiOperation({ summary: "List a site's conversations, newest first, filtered, one page at a time" })
-  async list(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Query() query: Record<string, unknown>) {
+  async list(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
     return this.conversations.list(auth.organizationId, siteId, parseListingQuery(query));
   }
 
   @Post()
   @ApiOperation({ summary: 'Record a conversation (with its messages)' })
   @ApiHeader({ name: 'Idempotency-Key', required: false })
-  async create(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Body() body: CreateConversationDto, @Req() req: ServiceRequest, @Res({ passthrough: true }) res: Response) {
+  async create(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Body() body: CreateConversationDto,
+    @Req() req: ServiceRequest,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     return answer(res, await this.conversations.create(recording(auth, siteId, req), body));
   }
 
@@ -66,7 +76,10 @@ export class ConversationsController {
     @Req() req: ServiceRequest,
     @Res({ passthrough: true }) res: Response,
   ) {
-    return answer(res, await this.conversations.rateMessage(recording(auth, siteId, req), id, messageId, body));
+    return answer(
+      res,
+      await this.conversations.rateMessage(recording(auth, siteId, req), id, messageId, body),
+    );
   }
 
   @Post(':id/engagement')

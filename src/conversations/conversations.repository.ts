@@ -22,7 +22,12 @@ export interface NewConversation {
   agentVersion: number;
   agentVersionId: string;
   entryWidget: object | null;
-  pageContext: { pageType: string | null; productId: string | null; categoryName: string | null; pageUrl: string | null } | null;
+  pageContext: {
+    pageType: string | null;
+    productId: string | null;
+    categoryName: string | null;
+    pageUrl: string | null;
+  } | null;
   metadata: object | null;
   createdAt: Date;
   impressions: number;
@@ -48,10 +53,26 @@ export class ConversationsRepository {
          created_at, updated_at, impressions, clicks)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19, $20)`,
       [
-        c.id, c.organizationId, c.siteId, c.title, c.channel, c.language, c.agentId, c.agentName, c.agentVersion, c.agentVersionId,
-        c.entryWidget === null ? null : JSON.stringify(c.entryWidget), c.pageContext !== null, c.pageContext?.pageType ?? null,
-        c.pageContext?.productId ?? null, c.pageContext?.categoryName ?? null, c.pageContext?.pageUrl ?? null,
-        c.metadata === null ? null : JSON.stringify(c.metadata), c.createdAt, c.impressions, c.clicks,
+        c.id,
+        c.organizationId,
+        c.siteId,
+        c.title,
+        c.channel,
+        c.language,
+        c.agentId,
+        c.agentName,
+        c.agentVersion,
+        c.agentVersionId,
+        c.entryWidget === null ? null : JSON.stringify(c.entryWidget),
+        c.pageContext !== null,
+        c.pageContext?.pageType ?? null,
+        c.pageContext?.productId ?? null,
+        c.pageContext?.categoryName ?? null,
+        c.pageContext?.pageUrl ?? null,
+        c.metadata === null ? null : JSON.stringify(c.metadata),
+        c.createdAt,
+        c.impressions,
+        c.clicks,
       ],
     );
   }
@@ -60,7 +81,11 @@ export class ConversationsRepository {
    * Appends messages after the existing ones and moves the conversation's counters:
    * message count, feedback counts, and updatedAt to the latest message time (never back).
    */
-  async appendMessages(conversationId: string, messages: NewMessage[], manager: EntityManager): Promise<void> {
+  async appendMessages(
+    conversationId: string,
+    messages: NewMessage[],
+    manager: EntityManager,
+  ): Promise<void> {
     if (messages.length === 0) return;
     await manager.query(
       `WITH base AS (SELECT message_count AS n FROM conversations WHERE id = $1)
@@ -93,7 +118,13 @@ export class ConversationsRepository {
   }
 
   /** The conversation when it belongs to this organization and site; optionally locked for update. */
-  async findInSite(organizationId: string, siteId: string, id: string, manager: EntityManager = this.dataSource.manager, lock = false): Promise<ConversationRecord | undefined> {
+  async findInSite(
+    organizationId: string,
+    siteId: string,
+    id: string,
+    manager: EntityManager = this.dataSource.manager,
+    lock = false,
+  ): Promise<ConversationRecord | undefined> {
     const rows = await manager.query(
       `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = $1 AND site_id = $2 AND organization_id = $3${lock ? ' FOR UPDATE' : ''}`,
       [id, siteId, organizationId],
@@ -104,24 +135,46 @@ export class ConversationsRepository {
   /** Conversations of a site by id, in the order of `ids`. */
   async findManyInSite(siteId: string, ids: string[]): Promise<ConversationRecord[]> {
     if (ids.length === 0) return [];
-    const rows: ConversationRecord[] = await this.dataSource.query(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE site_id = $1 AND id = ANY($2::text[])`, [siteId, ids]);
+    const rows: ConversationRecord[] = await this.dataSource.query(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE site_id = $1 AND id = ANY($2::text[])`,
+      [siteId, ids],
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => byId.get(id)).filter((r): r is ConversationRecord => r !== undefined);
   }
 
-  async messages(conversationId: string, manager: EntityManager = this.dataSource.manager): Promise<MessageRecord[]> {
-    return manager.query(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at, position`, [conversationId]);
+  async messages(
+    conversationId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<MessageRecord[]> {
+    return manager.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 ORDER BY created_at, position`,
+      [conversationId],
+    );
   }
 
-  async findMessage(conversationId: string, messageId: string, manager: EntityManager): Promise<MessageRecord | undefined> {
-    const rows = await manager.query(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 AND id = $2 FOR UPDATE`, [conversationId, messageId]);
+  async findMessage(
+    conversationId: string,
+    messageId: string,
+    manager: EntityManager,
+  ): Promise<MessageRecord | undefined> {
+    const rows = await manager.query(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = $1 AND id = $2 FOR UPDATE`,
+      [conversationId, messageId],
+    );
     return rows[0];
   }
 
   /** Sets a message's rating and moves the feedback counts by the change. */
-  async setRating(message: MessageRecord, rating: 'positive' | 'negative' | null, activityAt: Date, manager: EntityManager): Promise<void> {
+  async setRating(
+    message: MessageRecord,
+    rating: 'positive' | 'negative' | null,
+    activityAt: Date,
+    manager: EntityManager,
+  ): Promise<void> {
     await manager.query(`UPDATE messages SET rating = $2 WHERE id = $1`, [message.id, rating]);
-    const delta = (kind: 'positive' | 'negative') => (rating === kind ? 1 : 0) - (message.rating === kind ? 1 : 0);
+    const delta = (kind: 'positive' | 'negative') =>
+      (rating === kind ? 1 : 0) - (message.rating === kind ? 1 : 0);
     await manager.query(
       `UPDATE conversations SET feedback_positive = feedback_positive + $2, feedback_negative = feedback_negative + $3,
          updated_at = GREATEST(updated_at, $4::timestamptz) WHERE id = $1`,
@@ -129,7 +182,13 @@ export class ConversationsRepository {
     );
   }
 
-  async addEngagement(conversationId: string, impressions: number, clicks: number, activityAt: Date, manager: EntityManager): Promise<void> {
+  async addEngagement(
+    conversationId: string,
+    impressions: number,
+    clicks: number,
+    activityAt: Date,
+    manager: EntityManager,
+  ): Promise<void> {
     await manager.query(
       `UPDATE conversations SET impressions = impressions + $2, clicks = clicks + $3, updated_at = GREATEST(updated_at, $4::timestamptz) WHERE id = $1`,
       [conversationId, impressions, clicks, activityAt],
@@ -137,7 +196,10 @@ export class ConversationsRepository {
   }
 
   async labelRecord(id: string): Promise<LabelRecordRow | undefined> {
-    const rows = await this.dataSource.query(`SELECT ${LABEL_RECORD_COLUMNS} FROM label_records WHERE id = $1`, [id]);
+    const rows = await this.dataSource.query(
+      `SELECT ${LABEL_RECORD_COLUMNS} FROM label_records WHERE id = $1`,
+      [id],
+    );
     return rows[0];
   }
 }

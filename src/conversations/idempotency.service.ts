@@ -24,14 +24,22 @@ function stableJson(value: unknown): string {
 }
 
 export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${stableJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${stableJson(body)}`)
+    .digest('hex');
 }
 
 /** Checks an Idempotency-Key header: 1 to 255 visible ASCII characters. */
 export function parseIdempotencyKey(header: unknown): string | undefined {
   if (header === undefined) return undefined;
   if (typeof header !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(header)) {
-    throw ApiError.invalidRequest([{ code: 'invalid_value', detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters.', parameter: 'Idempotency-Key' }]);
+    throw ApiError.invalidRequest([
+      {
+        code: 'invalid_value',
+        detail: 'Idempotency-Key must be 1 to 255 visible ASCII characters.',
+        parameter: 'Idempotency-Key',
+      },
+    ]);
   }
   return header;
 }
@@ -47,10 +55,18 @@ export function parseIdempotencyKey(header: unknown): string | undefined {
 export class IdempotencyService {
   constructor(private readonly dataSource: DataSource) {}
 
-  async run(organizationId: string, key: string | undefined, hash: string, write: (manager: EntityManager) => Promise<StoredResponse>): Promise<StoredResponse> {
+  async run(
+    organizationId: string,
+    key: string | undefined,
+    hash: string,
+    write: (manager: EntityManager) => Promise<StoredResponse>,
+  ): Promise<StoredResponse> {
     if (key === undefined) return this.dataSource.transaction(write);
     const outcome = await this.dataSource.transaction(async (manager) => {
-      await manager.query(`DELETE FROM idempotency_keys WHERE organization_id = $1 AND key = $2 AND expires_at <= now()`, [organizationId, key]);
+      await manager.query(
+        `DELETE FROM idempotency_keys WHERE organization_id = $1 AND key = $2 AND expires_at <= now()`,
+        [organizationId, key],
+      );
       const claimed = await manager.query(
         `INSERT INTO idempotency_keys (organization_id, key, request_hash, expires_at)
          VALUES ($1, $2, $3, now() + make_interval(hours => $4)) ON CONFLICT DO NOTHING RETURNING key`,
@@ -58,12 +74,10 @@ export class IdempotencyService {
       );
       if (claimed.length === 0) return undefined;
       const response = await write(manager);
-      await manager.query(`UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE organization_id = $1 AND key = $2`, [
-        organizationId,
-        key,
-        response.status,
-        JSON.stringify(response.body),
-      ]);
+      await manager.query(
+        `UPDATE idempotency_keys SET response_status = $3, response_body = $4 WHERE organization_id = $1 AND key = $2`,
+        [organizationId, key, response.status, JSON.stringify(response.body)],
+      );
       return response;
     });
     if (outcome) return outcome;
@@ -73,7 +87,10 @@ export class IdempotencyService {
     );
     if (rows.length === 0) return this.run(organizationId, key, hash, write); // expired or released meanwhile
     if (rows[0].hash !== hash) {
-      throw new ApiError('conflict', 'This Idempotency-Key was used with a different request; use a new key for a new request.');
+      throw new ApiError(
+        'conflict',
+        'This Idempotency-Key was used with a different request; use a new key for a new request.',
+      );
     }
     return { status: rows[0].status, body: rows[0].body };
   }

@@ -57,13 +57,16 @@ export interface WriteLabelOptions {
   manager?: EntityManager;
 }
 
-export type WriteLabelResult = { written: true; labelId: string } | { written: false; reason: 'not_found' | 'changed_since' };
+export type WriteLabelResult =
+  { written: true; labelId: string } | { written: false; reason: 'not_found' | 'changed_since' };
 
 /** Thrown when an outcome does not follow the taxonomy: a programming or judge-validation error. */
 export class InvalidLabelError extends Error {}
 
 /** Tokens of a labeled outcome, e.g. resolution:unresolved, visitor_frustrated:true, grounded:fail. */
-export function labelTokens(outcome: Pick<LabeledOutcome, 'resolution' | 'reviewReason' | 'flags' | 'criteria'>): string[] {
+export function labelTokens(
+  outcome: Pick<LabeledOutcome, 'resolution' | 'reviewReason' | 'flags' | 'criteria'>,
+): string[] {
   const tokens = [`resolution:${outcome.resolution}`, `review_reason:${outcome.reviewReason}`];
   for (const flag of FLAGS) tokens.push(`${flag}:${outcome.flags[flag] ? 'true' : 'false'}`);
   for (const criterion of CRITERIA) {
@@ -80,18 +83,27 @@ export function failedCriteria(criteria: Record<string, CriterionResult>): strin
 /** Checks an outcome against taxonomy v1.1; throws InvalidLabelError naming every fault. */
 export function validateLabeledOutcome(outcome: LabeledOutcome): void {
   const faults: string[] = [];
-  if (!RESOLUTIONS.includes(outcome.resolution)) faults.push(`resolution ${JSON.stringify(outcome.resolution)}`);
-  if (!REVIEW_REASONS.includes(outcome.reviewReason)) faults.push(`reviewReason ${JSON.stringify(outcome.reviewReason)}`);
+  if (!RESOLUTIONS.includes(outcome.resolution))
+    faults.push(`resolution ${JSON.stringify(outcome.resolution)}`);
+  if (!REVIEW_REASONS.includes(outcome.reviewReason))
+    faults.push(`reviewReason ${JSON.stringify(outcome.reviewReason)}`);
   for (const flag of FLAGS) if (typeof outcome.flags?.[flag] !== 'boolean') faults.push(`flags.${flag}`);
-  for (const key of Object.keys(outcome.flags ?? {})) if (!FLAGS.includes(key)) faults.push(`unknown flag ${key}`);
-  for (const c of CRITERIA) if (!['pass', 'fail', 'not_applicable'].includes(outcome.criteria?.[c])) faults.push(`criteria.${c}`);
-  for (const key of Object.keys(outcome.criteria ?? {})) if (!CRITERIA.includes(key)) faults.push(`unknown criterion ${key}`);
+  for (const key of Object.keys(outcome.flags ?? {}))
+    if (!FLAGS.includes(key)) faults.push(`unknown flag ${key}`);
+  for (const c of CRITERIA)
+    if (!['pass', 'fail', 'not_applicable'].includes(outcome.criteria?.[c])) faults.push(`criteria.${c}`);
+  for (const key of Object.keys(outcome.criteria ?? {}))
+    if (!CRITERIA.includes(key)) faults.push(`unknown criterion ${key}`);
   for (const name of ['quality', 'service', 'trust'] as const) {
     const s = outcome.scores?.[name];
-    if (s !== null && (typeof s !== 'number' || !Number.isFinite(s) || s < 0 || s > 1)) faults.push(`scores.${name}`);
+    if (s !== null && (typeof s !== 'number' || !Number.isFinite(s) || s < 0 || s > 1))
+      faults.push(`scores.${name}`);
   }
   if (!outcome.judge?.kind) faults.push('judge.kind');
-  if (faults.length) throw new InvalidLabelError(`label outcome does not follow taxonomy ${TAXONOMY_VERSION}: ${faults.join(', ')}`);
+  if (faults.length)
+    throw new InvalidLabelError(
+      `label outcome does not follow taxonomy ${TAXONOMY_VERSION}: ${faults.join(', ')}`,
+    );
 }
 
 /**
@@ -104,9 +116,14 @@ export function validateLabeledOutcome(outcome: LabeledOutcome): void {
 export class LabelWriter {
   constructor(private readonly dataSource: DataSource) {}
 
-  async write(conversationId: string, outcome: LabelOutcome, options: WriteLabelOptions = {}): Promise<WriteLabelResult> {
+  async write(
+    conversationId: string,
+    outcome: LabelOutcome,
+    options: WriteLabelOptions = {},
+  ): Promise<WriteLabelResult> {
     if (outcome.status === 'labeled') validateLabeledOutcome(outcome);
-    const run = (manager: EntityManager) => this.writeIn(manager, conversationId, outcome, options.expectedUpdatedAt);
+    const run = (manager: EntityManager) =>
+      this.writeIn(manager, conversationId, outcome, options.expectedUpdatedAt);
     return options.manager ? run(options.manager) : this.dataSource.transaction(run);
   }
 
@@ -115,7 +132,10 @@ export class LabelWriter {
    * records stay in history (none is current). Call inside the transaction recording the activity.
    */
   async returnToPending(conversationId: string, manager: EntityManager): Promise<void> {
-    await manager.query(`UPDATE label_records SET is_current = false WHERE conversation_id = $1 AND is_current`, [conversationId]);
+    await manager.query(
+      `UPDATE label_records SET is_current = false WHERE conversation_id = $1 AND is_current`,
+      [conversationId],
+    );
     await manager.query(
       `UPDATE conversations SET label_status = 'pending', current_label_id = NULL, label_resolution = NULL,
          label_review_reason = NULL, score_quality = NULL, score_service = NULL, score_trust = NULL,
@@ -125,13 +145,25 @@ export class LabelWriter {
     );
   }
 
-  private async writeIn(manager: EntityManager, conversationId: string, outcome: LabelOutcome, expectedUpdatedAt?: Date): Promise<WriteLabelResult> {
-    const rows: Array<{ updatedAt: Date }> = await manager.query(`SELECT updated_at AS "updatedAt" FROM conversations WHERE id = $1 FOR UPDATE`, [conversationId]);
+  private async writeIn(
+    manager: EntityManager,
+    conversationId: string,
+    outcome: LabelOutcome,
+    expectedUpdatedAt?: Date,
+  ): Promise<WriteLabelResult> {
+    const rows: Array<{ updatedAt: Date }> = await manager.query(
+      `SELECT updated_at AS "updatedAt" FROM conversations WHERE id = $1 FOR UPDATE`,
+      [conversationId],
+    );
     if (rows.length === 0) return { written: false, reason: 'not_found' };
-    if (expectedUpdatedAt && rows[0].updatedAt.getTime() !== expectedUpdatedAt.getTime()) return { written: false, reason: 'changed_since' };
+    if (expectedUpdatedAt && rows[0].updatedAt.getTime() !== expectedUpdatedAt.getTime())
+      return { written: false, reason: 'changed_since' };
 
     const labelId = newId('lbl');
-    await manager.query(`UPDATE label_records SET is_current = false WHERE conversation_id = $1 AND is_current`, [conversationId]);
+    await manager.query(
+      `UPDATE label_records SET is_current = false WHERE conversation_id = $1 AND is_current`,
+      [conversationId],
+    );
     if (outcome.status === 'labeled') {
       const tokens = labelTokens(outcome);
       const failed = failedCriteria(outcome.criteria);
@@ -140,9 +172,22 @@ export class LabelWriter {
            resolution, review_reason, flags, criteria, score_quality, score_service, score_trust, failed_criteria, tokens, rationale)
          VALUES ($1, $2, $3, 'labeled', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
         [
-          labelId, conversationId, TAXONOMY_VERSION, outcome.labeledAt ?? new Date(), outcome.judge.kind, outcome.judge.model ?? null,
-          outcome.judge.version ?? null, outcome.resolution, outcome.reviewReason, JSON.stringify(outcome.flags),
-          JSON.stringify(outcome.criteria), outcome.scores.quality, outcome.scores.service, outcome.scores.trust, failed, tokens,
+          labelId,
+          conversationId,
+          TAXONOMY_VERSION,
+          outcome.labeledAt ?? new Date(),
+          outcome.judge.kind,
+          outcome.judge.model ?? null,
+          outcome.judge.version ?? null,
+          outcome.resolution,
+          outcome.reviewReason,
+          JSON.stringify(outcome.flags),
+          JSON.stringify(outcome.criteria),
+          outcome.scores.quality,
+          outcome.scores.service,
+          outcome.scores.trust,
+          failed,
+          tokens,
           outcome.rationale ?? null,
         ],
       );
@@ -150,7 +195,17 @@ export class LabelWriter {
         `UPDATE conversations SET label_status = 'labeled', current_label_id = $2, label_resolution = $3, label_review_reason = $4,
            score_quality = $5, score_service = $6, score_trust = $7, failed_criteria = $8, label_tokens = $9
          WHERE id = $1`,
-        [conversationId, labelId, outcome.resolution, outcome.reviewReason, outcome.scores.quality, outcome.scores.service, outcome.scores.trust, failed, tokens],
+        [
+          conversationId,
+          labelId,
+          outcome.resolution,
+          outcome.reviewReason,
+          outcome.scores.quality,
+          outcome.scores.service,
+          outcome.scores.trust,
+          failed,
+          tokens,
+        ],
       );
     } else {
       const judge = outcome.status === 'failed' ? outcome.judge : null;
@@ -158,7 +213,16 @@ export class LabelWriter {
       await manager.query(
         `INSERT INTO label_records (id, conversation_id, taxonomy_version, status, judge_kind, judge_model, judge_version, error)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [labelId, conversationId, TAXONOMY_VERSION, outcome.status, judge?.kind ?? null, judge?.model ?? null, judge?.version ?? null, error],
+        [
+          labelId,
+          conversationId,
+          TAXONOMY_VERSION,
+          outcome.status,
+          judge?.kind ?? null,
+          judge?.model ?? null,
+          judge?.version ?? null,
+          error,
+        ],
       );
       await manager.query(
         `UPDATE conversations SET label_status = $2, current_label_id = $3, label_resolution = NULL, label_review_reason = NULL,

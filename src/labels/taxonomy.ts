@@ -15,15 +15,22 @@ export interface TaxonomyLabel {
 export type CriterionResult = 'pass' | 'fail' | 'not_applicable';
 
 export const TAXONOMY_VERSION: string = taxonomyFile.taxonomyVersion;
-export const TAXONOMY_LABELS: readonly TaxonomyLabel[] = taxonomyFile.labels.map((l) => ({ ...l, kind: l.kind as LabelKind }));
-export const TAXONOMY_TOKENS: readonly string[] = TAXONOMY_LABELS.flatMap((l) => l.values.map((v) => `${l.label}:${v}`));
+export const TAXONOMY_LABELS: readonly TaxonomyLabel[] = taxonomyFile.labels.map((l) => ({
+  ...l,
+  kind: l.kind as LabelKind,
+}));
+export const TAXONOMY_TOKENS: readonly string[] = TAXONOMY_LABELS.flatMap((l) =>
+  l.values.map((v) => `${l.label}:${v}`),
+);
 
 const TOKEN_SET = new Set(TAXONOMY_TOKENS);
 
 export const RESOLUTIONS = labelValues('resolution');
 export const REVIEW_REASONS = labelValues('review_reason');
 export const FLAGS: readonly string[] = TAXONOMY_LABELS.filter((l) => l.kind === 'flag').map((l) => l.label);
-export const CRITERIA: readonly string[] = TAXONOMY_LABELS.filter((l) => l.kind === 'criterion').map((l) => l.label);
+export const CRITERIA: readonly string[] = TAXONOMY_LABELS.filter((l) => l.kind === 'criterion').map(
+  (l) => l.label,
+);
 
 function labelValues(label: string): readonly string[] {
   const found = TAXONOMY_LABELS.find((l) => l.label === label);

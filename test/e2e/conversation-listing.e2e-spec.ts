@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ago, AGENT, label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
+import {
+  ago,
+  AGENT,
+  label,
+  labeledOutcome,
+  listConversations,
+  recordConversation,
+} from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { SeedService } from '../../src/conversations/seed/seed.service';
@@ -20,7 +27,12 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       const old = await recordConversation(t, org, { createdAt: ago(30) });
       const mid = await recordConversation(t, org, { createdAt: ago(20) });
       const recent = await recordConversation(t, org, { createdAt: ago(10) });
-      await t.http().post(`/api/v1/sites/${org.site.id}/conversations/${old.id}/messages`).set(org.auth).send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'still there?' }] }] }).expect(201);
+      await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${old.id}/messages`)
+        .set(org.auth)
+        .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'still there?' }] }] })
+        .expect(201);
       const res = await listConversations(t, org).expect(200);
       expect(ids(res)).toEqual([recent.id, mid.id, old.id]);
       expect(res.body.meta).toEqual({ nextCursor: null });
@@ -32,8 +44,12 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       const made = [];
       for (let i = 0; i < 5; i++) made.push((await recordConversation(t, org, { createdAt: at })).id);
       const first = await listConversations(t, org, { limit: 2 }).expect(200);
-      const second = await listConversations(t, org, { limit: 2, cursor: first.body.meta.nextCursor }).expect(200);
-      const third = await listConversations(t, org, { limit: 2, cursor: second.body.meta.nextCursor }).expect(200);
+      const second = await listConversations(t, org, { limit: 2, cursor: first.body.meta.nextCursor }).expect(
+        200,
+      );
+      const third = await listConversations(t, org, { limit: 2, cursor: second.body.meta.nextCursor }).expect(
+        200,
+      );
       expect([...ids(first), ...ids(second), ...ids(third)]).toEqual([...made].sort().reverse());
     });
 
@@ -50,7 +66,12 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     const c: Record<string, { id: string; createdAt: string }> = {};
     beforeAll(async () => {
       org = await createOrganization(t.app);
-      c.a = await recordConversation(t, org, { createdAt: '2026-01-01T10:00:00.000Z', title: 'Red shoes for winter', channel: 'web', language: 'en' });
+      c.a = await recordConversation(t, org, {
+        createdAt: '2026-01-01T10:00:00.000Z',
+        title: 'Red shoes for winter',
+        channel: 'web',
+        language: 'en',
+      });
       c.b = await recordConversation(t, org, {
         createdAt: '2026-01-02T10:00:00.000Z',
         title: 'Chaussures ROUGES pas chères',
@@ -73,13 +94,27 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     });
 
     it('from: creation time >= from (inclusive); to: creation time < to (exclusive)', async () => {
-      expect(ids(await listConversations(t, org, { from: '2026-01-02T10:00:00.000Z' }).expect(200))).toEqual([c.c.id, c.b.id]);
-      expect(ids(await listConversations(t, org, { to: '2026-01-02T10:00:00.000Z' }).expect(200))).toEqual([c.a.id]);
-      expect(ids(await listConversations(t, org, { from: '2026-01-02T11:00:00+01:00', to: '2026-01-03T11:00:00.000+01:00' }).expect(200))).toEqual([c.b.id]);
+      expect(ids(await listConversations(t, org, { from: '2026-01-02T10:00:00.000Z' }).expect(200))).toEqual([
+        c.c.id,
+        c.b.id,
+      ]);
+      expect(ids(await listConversations(t, org, { to: '2026-01-02T10:00:00.000Z' }).expect(200))).toEqual([
+        c.a.id,
+      ]);
+      expect(
+        ids(
+          await listConversations(t, org, {
+            from: '2026-01-02T11:00:00+01:00',
+            to: '2026-01-03T11:00:00.000+01:00',
+          }).expect(200),
+        ),
+      ).toEqual([c.b.id]);
     });
 
     it('from and to must carry an offset', async () => {
-      const res = await listConversations(t, org, { from: '2026-01-02T10:00:00', to: '2026-01-02' }).expect(400);
+      const res = await listConversations(t, org, { from: '2026-01-02T10:00:00', to: '2026-01-02' }).expect(
+        400,
+      );
       expect(res.body.code).toBe('invalid_request');
       expect(res.body.errors.map((e: { parameter: string }) => e.parameter).sort()).toEqual(['from', 'to']);
     });
@@ -87,11 +122,16 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     it('channel, language: the recorded channel and panel language', async () => {
       expect(ids(await listConversations(t, org, { channel: 'hosted' }).expect(200))).toEqual([c.b.id]);
       expect(ids(await listConversations(t, org, { language: 'de' }).expect(200))).toEqual([c.c.id]);
-      expect((await listConversations(t, org, { channel: 'email' }).expect(400)).body.errors[0]).toMatchObject({ code: 'invalid_value', parameter: 'channel' });
+      expect(
+        (await listConversations(t, org, { channel: 'email' }).expect(400)).body.errors[0],
+      ).toMatchObject({ code: 'invalid_value', parameter: 'channel' });
     });
 
     it('agentId: conversations that ran through this agent, whatever its version', async () => {
-      expect(ids(await listConversations(t, org, { agentId: AGENT.id }).expect(200))).toEqual([c.b.id, c.a.id]);
+      expect(ids(await listConversations(t, org, { agentId: AGENT.id }).expect(200))).toEqual([
+        c.b.id,
+        c.a.id,
+      ]);
     });
 
     it('feedback: at least one message has a rating of that kind', async () => {
@@ -100,10 +140,15 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     });
 
     it('keywords: case-insensitive word or phrase in the title; with several, all must appear', async () => {
-      expect(ids(await listConversations(t, org, { keywords: 'SHOES' }).expect(200))).toEqual([c.c.id, c.a.id]);
+      expect(ids(await listConversations(t, org, { keywords: 'SHOES' }).expect(200))).toEqual([
+        c.c.id,
+        c.a.id,
+      ]);
       expect(ids(await listConversations(t, org, { keywords: 'red shoes' }).expect(200))).toEqual([c.a.id]);
       expect(ids(await listConversations(t, org, { keywords: 'shoes red' }).expect(200))).toEqual([]);
-      expect(ids(await listConversations(t, org, { keywords: ['shoes', 'winter'] }).expect(200))).toEqual([c.a.id]);
+      expect(ids(await listConversations(t, org, { keywords: ['shoes', 'winter'] }).expect(200))).toEqual([
+        c.a.id,
+      ]);
       expect(ids(await listConversations(t, org, { keywords: ['shoes', 'chères'] }).expect(200))).toEqual([]);
       expect(ids(await listConversations(t, org, { keywords: 'rouges' }).expect(200))).toEqual([c.b.id]);
     });
@@ -114,8 +159,12 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     });
 
     it('keywords: up to 20 occurrences, each up to 200 characters', async () => {
-      await listConversations(t, org, { keywords: Array.from({ length: 20 }, (_, i) => `w${i}`) }).expect(200);
-      const many = await listConversations(t, org, { keywords: Array.from({ length: 21 }, (_, i) => `w${i}`) }).expect(400);
+      await listConversations(t, org, { keywords: Array.from({ length: 20 }, (_, i) => `w${i}`) }).expect(
+        200,
+      );
+      const many = await listConversations(t, org, {
+        keywords: Array.from({ length: 21 }, (_, i) => `w${i}`),
+      }).expect(400);
       expect(many.body.errors).toEqual([expect.objectContaining({ parameter: 'keywords' })]);
       await listConversations(t, org, { keywords: 'x'.repeat(200) }).expect(200);
       const long = await listConversations(t, org, { keywords: 'x'.repeat(201) }).expect(400);
@@ -130,12 +179,16 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       expect((await listConversations(t, many, { limit: 100 }).expect(200)).body.data).toHaveLength(27);
       for (const bad of ['0', '101', '-1', '2.5', 'ten', '']) {
         const res = await listConversations(t, many, { limit: bad }).expect(400);
-        expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_value', parameter: 'limit' })]);
+        expect(res.body.errors).toEqual([
+          expect.objectContaining({ code: 'invalid_value', parameter: 'limit' }),
+        ]);
       }
     });
 
     it('cursor: an empty value equals no cursor', async () => {
-      expect(ids(await listConversations(t, org, { cursor: '' }).expect(200))).toEqual(ids(await listConversations(t, org).expect(200)));
+      expect(ids(await listConversations(t, org, { cursor: '' }).expect(200))).toEqual(
+        ids(await listConversations(t, org).expect(200)),
+      );
     });
 
     it('labelStatus: label status', async () => {
@@ -145,9 +198,15 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       const pending = await recordConversation(t, own);
       await label(t.app, labeled.id);
       await label(t.app, failed.id, { status: 'failed', error: 'judge timed out' });
-      expect(ids(await listConversations(t, own, { labelStatus: 'labeled' }).expect(200))).toEqual([labeled.id]);
-      expect(ids(await listConversations(t, own, { labelStatus: 'failed' }).expect(200))).toEqual([failed.id]);
-      expect(ids(await listConversations(t, own, { labelStatus: 'pending' }).expect(200))).toEqual([pending.id]);
+      expect(ids(await listConversations(t, own, { labelStatus: 'labeled' }).expect(200))).toEqual([
+        labeled.id,
+      ]);
+      expect(ids(await listConversations(t, own, { labelStatus: 'failed' }).expect(200))).toEqual([
+        failed.id,
+      ]);
+      expect(ids(await listConversations(t, own, { labelStatus: 'pending' }).expect(200))).toEqual([
+        pending.id,
+      ]);
       expect(ids(await listConversations(t, own, { labelStatus: 'not_eligible' }).expect(200))).toEqual([]);
     });
   });
@@ -157,52 +216,171 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     const c: Record<string, string> = {};
     beforeAll(async () => {
       org = await createOrganization(t.app);
-      for (const [key, minutes] of [['unresolvedFrustrated', 50], ['resolvedGrounded', 40], ['abandonedHuman', 30], ['noQuality', 20], ['pending', 10]] as const) {
+      for (const [key, minutes] of [
+        ['unresolvedFrustrated', 50],
+        ['resolvedGrounded', 40],
+        ['abandonedHuman', 30],
+        ['noQuality', 20],
+        ['pending', 10],
+      ] as const) {
         c[key] = (await recordConversation(t, org, { createdAt: ago(minutes) })).id;
       }
-      await label(t.app, c.unresolvedFrustrated, labeledOutcome({ resolution: 'unresolved', reviewReason: 'service', raised: ['visitor_frustrated'], failing: ['grounded'], scores: { quality: 0.2, service: 0.3, trust: 0.5 } }));
-      await label(t.app, c.resolvedGrounded, labeledOutcome({ resolution: 'resolved', reviewReason: 'none', scores: { quality: 0.9, service: 0.8, trust: 1 } }));
-      await label(t.app, c.abandonedHuman, labeledOutcome({ resolution: 'abandoned', reviewReason: 'product', raised: ['human_requested', 'visitor_frustrated'], notApplicable: ['grounded'], scores: { quality: 0.5, service: 0.5, trust: 0.5 } }));
-      await label(t.app, c.noQuality, labeledOutcome({ resolution: 'resolved', reviewReason: 'policy', scores: { quality: null, service: 0.6, trust: null } }));
+      await label(
+        t.app,
+        c.unresolvedFrustrated,
+        labeledOutcome({
+          resolution: 'unresolved',
+          reviewReason: 'service',
+          raised: ['visitor_frustrated'],
+          failing: ['grounded'],
+          scores: { quality: 0.2, service: 0.3, trust: 0.5 },
+        }),
+      );
+      await label(
+        t.app,
+        c.resolvedGrounded,
+        labeledOutcome({
+          resolution: 'resolved',
+          reviewReason: 'none',
+          scores: { quality: 0.9, service: 0.8, trust: 1 },
+        }),
+      );
+      await label(
+        t.app,
+        c.abandonedHuman,
+        labeledOutcome({
+          resolution: 'abandoned',
+          reviewReason: 'product',
+          raised: ['human_requested', 'visitor_frustrated'],
+          notApplicable: ['grounded'],
+          scores: { quality: 0.5, service: 0.5, trust: 0.5 },
+        }),
+      );
+      await label(
+        t.app,
+        c.noQuality,
+        labeledOutcome({
+          resolution: 'resolved',
+          reviewReason: 'policy',
+          scores: { quality: null, service: 0.6, trust: null },
+        }),
+      );
     });
 
     it('labels.all: labels include every listed token', async () => {
-      expect(ids(await listConversations(t, org, { 'labels.all': 'visitor_frustrated:true' }).expect(200))).toEqual([c.abandonedHuman, c.unresolvedFrustrated]);
-      expect(ids(await listConversations(t, org, { 'labels.all': ['visitor_frustrated:true', 'human_requested:true'] }).expect(200))).toEqual([c.abandonedHuman]);
-      expect(ids(await listConversations(t, org, { 'labels.all': ['grounded:fail', 'resolution:resolved'] }).expect(200))).toEqual([]);
+      expect(
+        ids(await listConversations(t, org, { 'labels.all': 'visitor_frustrated:true' }).expect(200)),
+      ).toEqual([c.abandonedHuman, c.unresolvedFrustrated]);
+      expect(
+        ids(
+          await listConversations(t, org, {
+            'labels.all': ['visitor_frustrated:true', 'human_requested:true'],
+          }).expect(200),
+        ),
+      ).toEqual([c.abandonedHuman]);
+      expect(
+        ids(
+          await listConversations(t, org, { 'labels.all': ['grounded:fail', 'resolution:resolved'] }).expect(
+            200,
+          ),
+        ),
+      ).toEqual([]);
     });
 
     it('labels.any: each occurrence is a group; conversation must match at least one token in every group', async () => {
-      expect(ids(await listConversations(t, org, { 'labels.any': 'resolution:unresolved|resolution:abandoned' }).expect(200))).toEqual([c.abandonedHuman, c.unresolvedFrustrated]);
-      expect(ids(await listConversations(t, org, { 'labels.any': ['resolution:unresolved|resolution:abandoned', 'review_reason:product|review_reason:policy'] }).expect(200))).toEqual([c.abandonedHuman]);
+      expect(
+        ids(
+          await listConversations(t, org, {
+            'labels.any': 'resolution:unresolved|resolution:abandoned',
+          }).expect(200),
+        ),
+      ).toEqual([c.abandonedHuman, c.unresolvedFrustrated]);
+      expect(
+        ids(
+          await listConversations(t, org, {
+            'labels.any': [
+              'resolution:unresolved|resolution:abandoned',
+              'review_reason:product|review_reason:policy',
+            ],
+          }).expect(200),
+        ),
+      ).toEqual([c.abandonedHuman]);
     });
 
     it('a criterion that was not_applicable has no token and matches neither pass nor fail', async () => {
-      expect(ids(await listConversations(t, org, { 'labels.any': 'grounded:pass|grounded:fail' }).expect(200))).not.toContain(c.abandonedHuman);
+      expect(
+        ids(await listConversations(t, org, { 'labels.any': 'grounded:pass|grounded:fail' }).expect(200)),
+      ).not.toContain(c.abandonedHuman);
     });
 
     it('labels.none: labels include none of the tokens (only tokens ending in :true), with labels.all, labels.any, from or to alongside', async () => {
-      expect(ids(await listConversations(t, org, { 'labels.none': 'visitor_frustrated:true', from: ago(60) }).expect(200))).toEqual([c.noQuality, c.resolvedGrounded]);
-      expect(ids(await listConversations(t, org, { 'labels.none': 'human_requested:true', 'labels.all': 'visitor_frustrated:true' }).expect(200))).toEqual([c.unresolvedFrustrated]);
-      expect(ids(await listConversations(t, org, { 'labels.none': 'human_requested:true', 'labels.any': 'resolution:abandoned|resolution:resolved' }).expect(200))).toEqual([c.noQuality, c.resolvedGrounded]);
-      expect(ids(await listConversations(t, org, { 'labels.none': 'human_requested:true', to: new Date(Date.now() + 60_000).toISOString() }).expect(200))).not.toContain(c.abandonedHuman);
+      expect(
+        ids(
+          await listConversations(t, org, { 'labels.none': 'visitor_frustrated:true', from: ago(60) }).expect(
+            200,
+          ),
+        ),
+      ).toEqual([c.noQuality, c.resolvedGrounded]);
+      expect(
+        ids(
+          await listConversations(t, org, {
+            'labels.none': 'human_requested:true',
+            'labels.all': 'visitor_frustrated:true',
+          }).expect(200),
+        ),
+      ).toEqual([c.unresolvedFrustrated]);
+      expect(
+        ids(
+          await listConversations(t, org, {
+            'labels.none': 'human_requested:true',
+            'labels.any': 'resolution:abandoned|resolution:resolved',
+          }).expect(200),
+        ),
+      ).toEqual([c.noQuality, c.resolvedGrounded]);
+      expect(
+        ids(
+          await listConversations(t, org, {
+            'labels.none': 'human_requested:true',
+            to: new Date(Date.now() + 60_000).toISOString(),
+          }).expect(200),
+        ),
+      ).not.toContain(c.abandonedHuman);
     });
 
     it('quality.min, quality.max, service.*, trust.*: number 0 to 1, bounds included', async () => {
-      expect(ids(await listConversations(t, org, { 'quality.min': '0.5' }).expect(200))).toEqual([c.abandonedHuman, c.resolvedGrounded]);
-      expect(ids(await listConversations(t, org, { 'quality.max': '0.5' }).expect(200))).toEqual([c.abandonedHuman, c.unresolvedFrustrated]);
-      expect(ids(await listConversations(t, org, { 'quality.min': '0.5', 'quality.max': '0.5' }).expect(200))).toEqual([c.abandonedHuman]);
-      expect(ids(await listConversations(t, org, { 'trust.min': '1' }).expect(200))).toEqual([c.resolvedGrounded]);
-      expect(ids(await listConversations(t, org, { 'service.min': '0.3', 'service.max': '0.6' }).expect(200))).toEqual([c.noQuality, c.abandonedHuman, c.unresolvedFrustrated]);
+      expect(ids(await listConversations(t, org, { 'quality.min': '0.5' }).expect(200))).toEqual([
+        c.abandonedHuman,
+        c.resolvedGrounded,
+      ]);
+      expect(ids(await listConversations(t, org, { 'quality.max': '0.5' }).expect(200))).toEqual([
+        c.abandonedHuman,
+        c.unresolvedFrustrated,
+      ]);
+      expect(
+        ids(await listConversations(t, org, { 'quality.min': '0.5', 'quality.max': '0.5' }).expect(200)),
+      ).toEqual([c.abandonedHuman]);
+      expect(ids(await listConversations(t, org, { 'trust.min': '1' }).expect(200))).toEqual([
+        c.resolvedGrounded,
+      ]);
+      expect(
+        ids(await listConversations(t, org, { 'service.min': '0.3', 'service.max': '0.6' }).expect(200)),
+      ).toEqual([c.noQuality, c.abandonedHuman, c.unresolvedFrustrated]);
       for (const bad of ['1.01', '-0.1', 'half', '']) {
         const res = await listConversations(t, org, { 'trust.max': bad }).expect(400);
-        expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_value', parameter: 'trust.max' })]);
+        expect(res.body.errors).toEqual([
+          expect.objectContaining({ code: 'invalid_value', parameter: 'trust.max' }),
+        ]);
       }
     });
 
     describe('filter rule 1: a parameter not listed, or a single-valued parameter sent twice, gives 400 invalid_request (entry code unknown_parameter or duplicate_parameter)', () => {
       it('names every unknown and duplicated parameter in one problem document', async () => {
-        const res = await listConversations(t, org, { sort: 'asc', channel: ['web', 'hosted'], 'quality.min': ['0.1', '0.2'], limit: ['5', '5'] }).expect(400);
+        const res = await listConversations(t, org, {
+          sort: 'asc',
+          channel: ['web', 'hosted'],
+          'quality.min': ['0.1', '0.2'],
+          limit: ['5', '5'],
+        }).expect(400);
         expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
         expect(res.body.code).toBe('invalid_request');
         expect(res.body.errors).toEqual(
@@ -216,13 +394,22 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         expect(res.body.errors).toHaveLength(4);
       });
       it('repeatable parameters (keywords, labels.all, labels.any, labels.none) may repeat', async () => {
-        await listConversations(t, org, { keywords: ['a', 'b'], 'labels.all': ['grounded:fail', 'grounded:fail'], 'labels.any': ['grounded:fail', 'on_brand:fail'], 'labels.none': ['human_requested:true', 'abusive_visitor:true'] }).expect(200);
+        await listConversations(t, org, {
+          keywords: ['a', 'b'],
+          'labels.all': ['grounded:fail', 'grounded:fail'],
+          'labels.any': ['grounded:fail', 'on_brand:fail'],
+          'labels.none': ['human_requested:true', 'abusive_visitor:true'],
+        }).expect(200);
       });
     });
 
     describe('filter rule 2: a labels.* or score filter matches only labeled conversations', () => {
       it('a pending conversation matches no label or score filter', async () => {
-        for (const query of [{ 'quality.max': '1' }, { 'labels.none': 'abusive_visitor:true', from: ago(120) }, { 'trust.min': '0' }] as Array<Record<string, string>>) {
+        for (const query of [
+          { 'quality.max': '1' },
+          { 'labels.none': 'abusive_visitor:true', from: ago(120) },
+          { 'trust.min': '0' },
+        ] as Array<Record<string, string>>) {
           expect(ids(await listConversations(t, org, query).expect(200))).not.toContain(c.pending);
         }
       });
@@ -230,8 +417,16 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         const own = await createOrganization(t.app);
         const failed = await recordConversation(t, own);
         await label(t.app, failed.id, { status: 'not_eligible', reason: 'no shopper message' });
-        expect(ids(await listConversations(t, own, { 'labels.none': 'abusive_visitor:true', from: ago(120) }).expect(200))).toEqual([]);
-        expect(ids(await listConversations(t, own, { labelStatus: 'not_eligible' }).expect(200))).toEqual([failed.id]);
+        expect(
+          ids(
+            await listConversations(t, own, { 'labels.none': 'abusive_visitor:true', from: ago(120) }).expect(
+              200,
+            ),
+          ),
+        ).toEqual([]);
+        expect(ids(await listConversations(t, own, { labelStatus: 'not_eligible' }).expect(200))).toEqual([
+          failed.id,
+        ]);
       });
     });
 
@@ -247,7 +442,13 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'labelStatus' })]);
       });
       it('labelStatus=labeled with label filters is allowed', async () => {
-        expect(ids(await listConversations(t, org, { 'labels.all': 'grounded:fail', labelStatus: 'labeled' }).expect(200))).toEqual([c.unresolvedFrustrated]);
+        expect(
+          ids(
+            await listConversations(t, org, { 'labels.all': 'grounded:fail', labelStatus: 'labeled' }).expect(
+              200,
+            ),
+          ),
+        ).toEqual([c.unresolvedFrustrated]);
       });
     });
 
@@ -260,44 +461,78 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       ])('%s=%s', async (name, value) => {
         const res = await listConversations(t, org, { [name]: value }).expect(400);
         expect(res.body.code).toBe('invalid_filter');
-        expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_filter', parameter: name })]);
+        expect(res.body.errors).toEqual([
+          expect.objectContaining({ code: 'invalid_filter', parameter: name }),
+        ]);
       });
     });
 
     describe('filter rule 5: labels.none with nothing to narrow it, or with a token not ending in :true, gives 400 invalid_filter', () => {
       it('labels.none alone (or with only other filters) is refused', async () => {
-        for (const query of [{ 'labels.none': 'human_requested:true' }, { 'labels.none': 'human_requested:true', channel: 'web', 'quality.min': '0.1' }] as Array<Record<string, string>>) {
+        for (const query of [
+          { 'labels.none': 'human_requested:true' },
+          { 'labels.none': 'human_requested:true', channel: 'web', 'quality.min': '0.1' },
+        ] as Array<Record<string, string>>) {
           const res = await listConversations(t, org, query).expect(400);
           expect(res.body.code).toBe('invalid_filter');
           expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'labels.none' })]);
         }
       });
-      it.each(['human_requested:false', 'grounded:fail', 'resolution:resolved', 'unknown:true'])('labels.none=%s is refused', async (token) => {
-        const res = await listConversations(t, org, { 'labels.none': token, from: ago(60) }).expect(400);
-        expect(res.body.code).toBe('invalid_filter');
-        expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'labels.none' })]);
-      });
+      it.each(['human_requested:false', 'grounded:fail', 'resolution:resolved', 'unknown:true'])(
+        'labels.none=%s is refused',
+        async (token) => {
+          const res = await listConversations(t, org, { 'labels.none': token, from: ago(60) }).expect(400);
+          expect(res.body.code).toBe('invalid_filter');
+          expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'labels.none' })]);
+        },
+      );
     });
 
     describe('filter rule 6: a conversation with no value for a score never matches a bound on that score', () => {
       it('a missing quality score matches neither quality.min=0 nor quality.max=1', async () => {
-        expect(ids(await listConversations(t, org, { 'quality.min': '0' }).expect(200))).not.toContain(c.noQuality);
-        expect(ids(await listConversations(t, org, { 'quality.max': '1' }).expect(200))).not.toContain(c.noQuality);
-        expect(ids(await listConversations(t, org, { 'service.min': '0' }).expect(200))).toContain(c.noQuality);
+        expect(ids(await listConversations(t, org, { 'quality.min': '0' }).expect(200))).not.toContain(
+          c.noQuality,
+        );
+        expect(ids(await listConversations(t, org, { 'quality.max': '1' }).expect(200))).not.toContain(
+          c.noQuality,
+        );
+        expect(ids(await listConversations(t, org, { 'service.min': '0' }).expect(200))).toContain(
+          c.noQuality,
+        );
       });
     });
 
     describe('filter rule 7: an empty result for a label filter does not prove the conversation is absent', () => {
       it('a pending conversation is listed without the filter though no label filter finds it', async () => {
-        expect(ids(await listConversations(t, org, { 'labels.any': 'resolution:resolved|resolution:unresolved|resolution:partially_resolved|resolution:abandoned', from: ago(15) }).expect(200))).toEqual([]);
+        expect(
+          ids(
+            await listConversations(t, org, {
+              'labels.any':
+                'resolution:resolved|resolution:unresolved|resolution:partially_resolved|resolution:abandoned',
+              from: ago(15),
+            }).expect(200),
+          ),
+        ).toEqual([]);
         expect(ids(await listConversations(t, org, { from: ago(15) }).expect(200))).toEqual([c.pending]);
       });
     });
 
     it('all faults of a request are listed together', async () => {
-      const res = await listConversations(t, org, { bogus: '1', limit: '0', 'labels.all': 'nope:nope', labelStatus: 'pending', from: 'yesterday' }).expect(400);
+      const res = await listConversations(t, org, {
+        bogus: '1',
+        limit: '0',
+        'labels.all': 'nope:nope',
+        labelStatus: 'pending',
+        from: 'yesterday',
+      }).expect(400);
       expect(res.body.code).toBe('invalid_request');
-      expect(res.body.errors.map((e: { parameter: string }) => e.parameter).sort()).toEqual(['bogus', 'from', 'labelStatus', 'labels.all', 'limit']);
+      expect(res.body.errors.map((e: { parameter: string }) => e.parameter).sort()).toEqual([
+        'bogus',
+        'from',
+        'labelStatus',
+        'labels.all',
+        'limit',
+      ]);
     });
   });
 
@@ -307,14 +542,26 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     beforeAll(async () => {
       org = await createOrganization(t.app);
       all = [];
-      for (let i = 0; i < 7; i++) all.unshift((await recordConversation(t, org, { createdAt: ago(70 - i), title: i % 2 ? 'odd shoes' : 'even shoes' })).id);
+      for (let i = 0; i < 7; i++)
+        all.unshift(
+          (
+            await recordConversation(t, org, {
+              createdAt: ago(70 - i),
+              title: i % 2 ? 'odd shoes' : 'even shoes',
+            })
+          ).id,
+        );
     });
 
     const pageThrough = async (query: Record<string, string | number | string[]>, limits: number[]) => {
       const seen: string[] = [];
       let cursor: string | undefined;
       for (let i = 0; ; i++) {
-        const res = await listConversations(t, org, { ...query, limit: limits[i % limits.length], ...(cursor ? { cursor } : {}) }).expect(200);
+        const res = await listConversations(t, org, {
+          ...query,
+          limit: limits[i % limits.length],
+          ...(cursor ? { cursor } : {}),
+        }).expect(200);
         seen.push(...ids(res));
         cursor = res.body.meta.nextCursor ?? undefined;
         if (!cursor) return seen;
@@ -324,14 +571,18 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
 
     it('paging rule 1: to read the next page, repeat the request with cursor set to meta.nextCursor, all filters unchanged', async () => {
       const first = await listConversations(t, org, { limit: 3 }).expect(200);
-      const second = await listConversations(t, org, { limit: 3, cursor: first.body.meta.nextCursor }).expect(200);
+      const second = await listConversations(t, org, { limit: 3, cursor: first.body.meta.nextCursor }).expect(
+        200,
+      );
       expect([...ids(first), ...ids(second)]).toEqual(all.slice(0, 6));
     });
 
     it('paging rule 2: nextCursor is null on the last page', async () => {
       const first = await listConversations(t, org, { limit: 4 }).expect(200);
       expect(typeof first.body.meta.nextCursor).toBe('string');
-      const last = await listConversations(t, org, { limit: 4, cursor: first.body.meta.nextCursor }).expect(200);
+      const last = await listConversations(t, org, { limit: 4, cursor: first.body.meta.nextCursor }).expect(
+        200,
+      );
       expect(ids(last)).toEqual(all.slice(4));
       expect(last.body.meta.nextCursor).toBeNull();
       expect((await listConversations(t, org, { limit: 7 }).expect(200)).body.meta.nextCursor).toBeNull();
@@ -349,17 +600,26 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     it('paging rule 4: a cursor used with different filters gives 400 cursor_mismatch', async () => {
       const first = await listConversations(t, org, { limit: 2, keywords: 'shoes' }).expect(200);
       const cursor = first.body.meta.nextCursor;
-      for (const query of [{}, { keywords: 'odd' }, { keywords: 'shoes', channel: 'web' }, { keywords: ['shoes', 'odd'] }]) {
+      for (const query of [
+        {},
+        { keywords: 'odd' },
+        { keywords: 'shoes', channel: 'web' },
+        { keywords: ['shoes', 'odd'] },
+      ]) {
         const res = await listConversations(t, org, { ...query, cursor }).expect(400);
         expect(res.body.code).toBe('cursor_mismatch');
-        expect(res.body.errors).toEqual([expect.objectContaining({ code: 'cursor_mismatch', parameter: 'cursor' })]);
+        expect(res.body.errors).toEqual([
+          expect.objectContaining({ code: 'cursor_mismatch', parameter: 'cursor' }),
+        ]);
       }
     });
 
     it('paging rule 4: a cursor of another site of the organization gives cursor_mismatch', async () => {
       const site = await createSite(t.app, org.organization.id);
       const first = await listConversations(t, org, { limit: 2 }).expect(200);
-      const res = await listConversations(t, org, { cursor: first.body.meta.nextCursor }, site.id).expect(400);
+      const res = await listConversations(t, org, { cursor: first.body.meta.nextCursor }, site.id).expect(
+        400,
+      );
       expect(res.body.code).toBe('cursor_mismatch');
     });
 
@@ -371,7 +631,12 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         await label(t.app, conv.id, labeledOutcome({ failing: ['grounded', 'on_brand'] }));
         made.unshift(conv.id);
       }
-      const first = await listConversations(t, own, { limit: 1, keywords: ['blue', 'sale'], 'labels.all': ['grounded:fail', 'on_brand:fail'], 'labels.any': ['grounded:fail|on_brand:pass', 'resolution:resolved'] }).expect(200);
+      const first = await listConversations(t, own, {
+        limit: 1,
+        keywords: ['blue', 'sale'],
+        'labels.all': ['grounded:fail', 'on_brand:fail'],
+        'labels.any': ['grounded:fail|on_brand:pass', 'resolution:resolved'],
+      }).expect(200);
       const second = await listConversations(t, own, {
         limit: 2,
         keywords: ['sale', 'blue'],
@@ -384,7 +649,9 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
 
     it('paging rule 6: limit and count are not part of the listing and may change between pages', async () => {
       const first = await listConversations(t, org, { limit: 2, count: true }).expect(200);
-      const second = await listConversations(t, org, { limit: 5, cursor: first.body.meta.nextCursor }).expect(200);
+      const second = await listConversations(t, org, { limit: 5, cursor: first.body.meta.nextCursor }).expect(
+        200,
+      );
       expect([...ids(first), ...ids(second)]).toEqual(all);
       expect(await pageThrough({}, [1, 3, 2])).toEqual(all);
     });
@@ -393,22 +660,41 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       const first = await listConversations(t, org, { limit: 2 }).expect(200);
       const cursor: string = first.body.meta.nextCursor;
       const [body, signature] = cursor.split('.');
-      const forged = Buffer.from(JSON.stringify({ v: 1, r: 'conversations', s: org.site.id, f: 'x', p: [ago(0), 'conv_x'] })).toString('base64url');
-      for (const bad of ['garbage', `${forged}.${signature}`, `${body}.${signature.slice(1)}A`, `${body}x.${signature}`, cursor.toUpperCase()]) {
+      const forged = Buffer.from(
+        JSON.stringify({ v: 1, r: 'conversations', s: org.site.id, f: 'x', p: [ago(0), 'conv_x'] }),
+      ).toString('base64url');
+      for (const bad of [
+        'garbage',
+        `${forged}.${signature}`,
+        `${body}.${signature.slice(1)}A`,
+        `${body}x.${signature}`,
+        cursor.toUpperCase(),
+      ]) {
         const res = await listConversations(t, org, { cursor: bad }).expect(400);
         expect(res.body.code).toBe('invalid_cursor');
-        expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_cursor', parameter: 'cursor' })]);
+        expect(res.body.errors).toEqual([
+          expect.objectContaining({ code: 'invalid_cursor', parameter: 'cursor' }),
+        ]);
       }
     });
 
     it('cursors signed with CURSOR_SECRET_PREVIOUS stay valid after a rotation; others are invalid_cursor', async () => {
       const first = await listConversations(t, org, { limit: 3 }).expect(200);
-      const rotated = await createTestApp({ CURSOR_SECRET: 'the-new-secret-0123456789abcdef0123456789', CURSOR_SECRET_PREVIOUS: 'test-cursor-secret-0123456789abcdef0123456789' });
+      const rotated = await createTestApp({
+        CURSOR_SECRET: 'the-new-secret-0123456789abcdef0123456789',
+        CURSOR_SECRET_PREVIOUS: 'test-cursor-secret-0123456789abcdef0123456789',
+      });
       const unrelated = await createTestApp({ CURSOR_SECRET: 'an-unrelated-secret-0123456789abcdef012345' });
       try {
-        const next = await listConversations(rotated, org, { limit: 3, cursor: first.body.meta.nextCursor }).expect(200);
+        const next = await listConversations(rotated, org, {
+          limit: 3,
+          cursor: first.body.meta.nextCursor,
+        }).expect(200);
         expect(ids(next)).toEqual(all.slice(3, 6));
-        expect((await listConversations(unrelated, org, { cursor: first.body.meta.nextCursor }).expect(400)).body.code).toBe('invalid_cursor');
+        expect(
+          (await listConversations(unrelated, org, { cursor: first.body.meta.nextCursor }).expect(400)).body
+            .code,
+        ).toBe('invalid_cursor');
       } finally {
         await rotated.close();
         await unrelated.close();
@@ -418,21 +704,44 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     describe('paging rule 8: meta.count is absent unless count=true; it ignores cursor and limit and is the total for the filters; capped at 10,000', () => {
       it('is absent unless count=true', async () => {
         expect((await listConversations(t, org).expect(200)).body.meta).not.toHaveProperty('count');
-        expect((await listConversations(t, org, { count: false }).expect(200)).body.meta).not.toHaveProperty('count');
-        expect((await listConversations(t, org, { count: true }).expect(200)).body.meta.count).toEqual({ value: 7, capped: false });
+        expect((await listConversations(t, org, { count: false }).expect(200)).body.meta).not.toHaveProperty(
+          'count',
+        );
+        expect((await listConversations(t, org, { count: true }).expect(200)).body.meta.count).toEqual({
+          value: 7,
+          capped: false,
+        });
       });
       it('ignores cursor and limit and is the total for the filters', async () => {
         const first = await listConversations(t, org, { limit: 2, keywords: 'odd', count: true }).expect(200);
         expect(first.body.meta.count).toEqual({ value: 3, capped: false });
-        const second = await listConversations(t, org, { limit: 1, keywords: 'odd', count: true, cursor: first.body.meta.nextCursor }).expect(200);
+        const second = await listConversations(t, org, {
+          limit: 1,
+          keywords: 'odd',
+          count: true,
+          cursor: first.body.meta.nextCursor,
+        }).expect(200);
         expect(second.body.meta.count).toEqual({ value: 3, capped: false });
-        expect((await listConversations(t, org, { keywords: 'nothing', count: true }).expect(200)).body.meta.count).toEqual({ value: 0, capped: false });
+        expect(
+          (await listConversations(t, org, { keywords: 'nothing', count: true }).expect(200)).body.meta.count,
+        ).toEqual({ value: 0, capped: false });
       });
       it('when the real total is larger than 10,000, value is 10000 and capped is true', async () => {
         const big = await createOrganization(t.app);
-        await t.app.get(SeedService).seed({ siteId: big.site.id, organizationId: big.organization.id, conversations: 10_001, days: 30, labeledShare: 1 });
-        expect((await listConversations(t, big, { count: true, limit: 1 }).expect(200)).body.meta.count).toEqual({ value: 10000, capped: true });
-        expect((await listConversations(t, big, { count: true, 'labels.all': 'resolution:resolved' }).expect(200)).body.meta.count).toEqual({ value: expect.any(Number), capped: false });
+        await t.app.get(SeedService).seed({
+          siteId: big.site.id,
+          organizationId: big.organization.id,
+          conversations: 10_001,
+          days: 30,
+          labeledShare: 1,
+        });
+        expect(
+          (await listConversations(t, big, { count: true, limit: 1 }).expect(200)).body.meta.count,
+        ).toEqual({ value: 10000, capped: true });
+        expect(
+          (await listConversations(t, big, { count: true, 'labels.all': 'resolution:resolved' }).expect(200))
+            .body.meta.count,
+        ).toEqual({ value: expect.any(Number), capped: false });
       }, 120_000);
     });
   });

@@ -238,7 +238,12 @@ describe('properties of the listing', () => {
     beforeAll(async () => {
       org = await createOrganization(t.app);
       // Small thresholds so that the walk, the GIN-sorted and the fallback plans all run here.
-      t.app.get(PostgresConversationSearch).tuning = { walkWindow: 3, ginProbe: 4, countWindow: 5 };
+      t.app.get(PostgresConversationSearch).tuning = {
+        walkWindow: 3,
+        ginProbe: 4,
+        countWindow: 5,
+        denseShare: 0.4,
+      };
       const specs = fc.sample(spec, { numRuns: 36, seed: 42 });
       for (const [i, s] of specs.entries()) {
         // Two of every three conversations share their creation time with the previous one (id tie-break).

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { LabelWriter, InvalidLabelError } from '../../src/labels/label-writer.service';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
+import { labelMask } from '../../src/conversations/search/postgres/conversation-sql';
 import { conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -21,24 +22,63 @@ describe('reading conversations, labels and the vocabulary', () => {
         metadata: { scenario: 'returns', tester: 'qa' },
         createdAt: '2026-11-01T10:00:00.000Z',
         messages: [
-          { role: 'agent', createdAt: '2026-11-01T10:00:02.000Z', rating: 'positive', blocks: [{ type: 'text', text: 'second' }] },
-          { role: 'shopper', createdAt: '2026-11-01T10:00:01.000Z', blocks: [{ type: 'text', text: 'first' }] },
-          { role: 'system', createdAt: '2026-11-01T10:00:03.000Z', blocks: [{ type: 'product_cards', products: [{ productId: 'p1', name: 'Boot', url: 'https://shop.example/boot', price: null }] }] },
+          {
+            role: 'agent',
+            createdAt: '2026-11-01T10:00:02.000Z',
+            rating: 'positive',
+            blocks: [{ type: 'text', text: 'second' }],
+          },
+          {
+            role: 'shopper',
+            createdAt: '2026-11-01T10:00:01.000Z',
+            blocks: [{ type: 'text', text: 'first' }],
+          },
+          {
+            role: 'system',
+            createdAt: '2026-11-01T10:00:03.000Z',
+            blocks: [
+              {
+                type: 'product_cards',
+                products: [{ productId: 'p1', name: 'Boot', url: 'https://shop.example/boot', price: null }],
+              },
+            ],
+          },
         ],
       });
-      const res = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      const res = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
+        .set(org.auth)
+        .expect(200);
       const { messages, metadata, ...fields } = res.body.data;
       expect(fields).toEqual(c);
       expect(metadata).toEqual({ scenario: 'returns', tester: 'qa' });
       expect(messages).toEqual([
-        { id: expect.stringMatching(/^msg_/), role: 'shopper', createdAt: '2026-11-01T10:00:01.000Z', rating: null, blocks: [{ type: 'text', text: 'first' }] },
-        { id: expect.stringMatching(/^msg_/), role: 'agent', createdAt: '2026-11-01T10:00:02.000Z', rating: 'positive', blocks: [{ type: 'text', text: 'second' }] },
+        {
+          id: expect.stringMatching(/^msg_/),
+          role: 'shopper',
+          createdAt: '2026-11-01T10:00:01.000Z',
+          rating: null,
+          blocks: [{ type: 'text', text: 'first' }],
+        },
+        {
+          id: expect.stringMatching(/^msg_/),
+          role: 'agent',
+          createdAt: '2026-11-01T10:00:02.000Z',
+          rating: 'positive',
+          blocks: [{ type: 'text', text: 'second' }],
+        },
         {
           id: expect.stringMatching(/^msg_/),
           role: 'system',
           createdAt: '2026-11-01T10:00:03.000Z',
           rating: null,
-          blocks: [{ type: 'product_cards', products: [{ productId: 'p1', name: 'Boot', url: 'https://shop.example/boot', price: null }] }],
+          blocks: [
+            {
+              type: 'product_cards',
+              products: [{ productId: 'p1', name: 'Boot', url: 'https://shop.example/boot', price: null }],
+            },
+          ],
         },
       ]);
     });
@@ -46,7 +86,10 @@ describe('reading conversations, labels and the vocabulary', () => {
     it('metadata is null when none was recorded; the list never returns messages', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      expect((await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200)).body.data.metadata).toBeNull();
+      expect(
+        (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200))
+          .body.data.metadata,
+      ).toBeNull();
       const list = await t.http().get(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth).expect(200);
       expect(list.body.data[0]).not.toHaveProperty('messages');
       expect(list.body.data[0]).not.toHaveProperty('metadata');
@@ -55,7 +98,10 @@ describe('reading conversations, labels and the vocabulary', () => {
     it('an unknown id gives 404 not_found', async () => {
       const org = await createOrganization(t.app);
       for (const id of ['conv_doesNotExist', 'nonsense']) {
-        expect((await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${id}`).set(org.auth).expect(404)).body.code).toBe('not_found');
+        expect(
+          (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${id}`).set(org.auth).expect(404))
+            .body.code,
+        ).toBe('not_found');
       }
     });
   });
@@ -64,10 +110,27 @@ describe('reading conversations, labels and the vocabulary', () => {
     it('for a conversation not yet labeled, returns the status with the label fields null (200, not 404)', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      const res = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`).set(org.auth).expect(200);
+      const res = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`)
+        .set(org.auth)
+        .expect(200);
       expect(res.body.data).toEqual({
-        id: null, conversationId: c.id, taxonomyVersion: '1.1', status: 'pending', labeledAt: null, judge: null, resolution: null,
-        reviewReason: null, flags: null, criteria: null, scores: null, failedCriteria: null, tokens: null, rationale: null, error: null,
+        id: null,
+        conversationId: c.id,
+        taxonomyVersion: '1.1',
+        status: 'pending',
+        labeledAt: null,
+        judge: null,
+        resolution: null,
+        reviewReason: null,
+        flags: null,
+        criteria: null,
+        scores: null,
+        failedCriteria: null,
+        tokens: null,
+        rationale: null,
+        error: null,
       });
     });
 
@@ -75,8 +138,25 @@ describe('reading conversations, labels and the vocabulary', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       const at = new Date('2026-11-20T10:00:00.000Z');
-      await label(t.app, c.id, labeledOutcome({ resolution: 'unresolved', reviewReason: 'service', failing: ['grounded'], notApplicable: ['policy_compliant'], raised: ['visitor_frustrated'], scores: { quality: 0.25, service: null, trust: 1 }, labeledAt: at, judge: { kind: 'http', model: 'judge-x', version: '7' } }));
-      const res = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`).set(org.auth).expect(200);
+      await label(
+        t.app,
+        c.id,
+        labeledOutcome({
+          resolution: 'unresolved',
+          reviewReason: 'service',
+          failing: ['grounded'],
+          notApplicable: ['policy_compliant'],
+          raised: ['visitor_frustrated'],
+          scores: { quality: 0.25, service: null, trust: 1 },
+          labeledAt: at,
+          judge: { kind: 'http', model: 'judge-x', version: '7' },
+        }),
+      );
+      const res = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`)
+        .set(org.auth)
+        .expect(200);
       expect(res.body.data).toEqual({
         id: expect.stringMatching(/^lbl_/),
         conversationId: c.id,
@@ -86,28 +166,75 @@ describe('reading conversations, labels and the vocabulary', () => {
         judge: { kind: 'http', model: 'judge-x', version: '7' },
         resolution: 'unresolved',
         reviewReason: 'service',
-        flags: { visitor_frustrated: true, human_requested: false, purchase_intent: false, out_of_scope: false, abusive_visitor: false },
-        criteria: { grounded: 'fail', answered_question: 'pass', product_accuracy: 'pass', policy_compliant: 'not_applicable', on_brand: 'pass', safe_response: 'pass' },
+        flags: {
+          visitor_frustrated: true,
+          human_requested: false,
+          purchase_intent: false,
+          out_of_scope: false,
+          abusive_visitor: false,
+        },
+        criteria: {
+          grounded: 'fail',
+          answered_question: 'pass',
+          product_accuracy: 'pass',
+          policy_compliant: 'not_applicable',
+          on_brand: 'pass',
+          safe_response: 'pass',
+        },
         scores: { quality: 0.25, service: null, trust: 1 },
         failedCriteria: ['grounded'],
-        tokens: expect.arrayContaining(['resolution:unresolved', 'review_reason:service', 'visitor_frustrated:true', 'human_requested:false', 'grounded:fail', 'answered_question:pass']),
+        tokens: expect.arrayContaining([
+          'resolution:unresolved',
+          'review_reason:service',
+          'visitor_frustrated:true',
+          'human_requested:false',
+          'grounded:fail',
+          'answered_question:pass',
+        ]),
         rationale: 'test',
         error: null,
       });
       expect(res.body.data.tokens).toHaveLength(12);
       expect(res.body.data.tokens.some((tk: string) => tk.startsWith('policy_compliant:'))).toBe(false);
-      const conv = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      const conv = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
+        .set(org.auth)
+        .expect(200);
       expect(conv.body.data.labelStatus).toBe('labeled');
-      expect(conv.body.data.labelSummary).toEqual({ resolution: 'unresolved', reviewReason: 'service', scores: { quality: 0.25, service: null, trust: 1 }, failedCriteria: ['grounded'] });
+      expect(conv.body.data.labelSummary).toEqual({
+        resolution: 'unresolved',
+        reviewReason: 'service',
+        scores: { quality: 0.25, service: null, trust: 1 },
+        failedCriteria: ['grounded'],
+      });
     });
 
     it('a failed label keeps the error; the conversation has no summary', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      await label(t.app, c.id, { status: 'failed', error: 'judge returned 502 three times', judge: { kind: 'http' } });
-      const res = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`).set(org.auth).expect(200);
-      expect(res.body.data).toMatchObject({ status: 'failed', error: 'judge returned 502 three times', resolution: null, scores: null, tokens: null });
-      const conv = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      await label(t.app, c.id, {
+        status: 'failed',
+        error: 'judge returned 502 three times',
+        judge: { kind: 'http' },
+      });
+      const res = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`)
+        .set(org.auth)
+        .expect(200);
+      expect(res.body.data).toMatchObject({
+        status: 'failed',
+        error: 'judge returned 502 three times',
+        resolution: null,
+        scores: null,
+        tokens: null,
+      });
+      const conv = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
+        .set(org.auth)
+        .expect(200);
       expect(conv.body.data).toMatchObject({ labelStatus: 'failed', labelSummary: null });
     });
   });
@@ -118,25 +245,58 @@ describe('reading conversations, labels and the vocabulary', () => {
       const c = await recordConversation(t, org);
       await label(t.app, c.id, { status: 'failed', error: 'timeout' });
       await label(t.app, c.id, labeledOutcome());
-      const rows = await t.app.get(DataSource).query('SELECT status, is_current FROM label_records WHERE conversation_id = $1 ORDER BY created_at, status', [c.id]);
-      expect(rows).toEqual(expect.arrayContaining([{ status: 'failed', is_current: false }, { status: 'labeled', is_current: true }]));
+      const rows = await t.app
+        .get(DataSource)
+        .query(
+          'SELECT status, is_current FROM label_records WHERE conversation_id = $1 ORDER BY created_at, status',
+          [c.id],
+        );
+      expect(rows).toEqual(
+        expect.arrayContaining([
+          { status: 'failed', is_current: false },
+          { status: 'labeled', is_current: true },
+        ]),
+      );
       expect(rows).toHaveLength(2);
     });
 
     it('writes nothing when the conversation changed since the judge read it', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      const result = await t.app.get(LabelWriter).write(c.id, labeledOutcome(), { expectedUpdatedAt: new Date(Date.parse(c.updatedAt as string) - 1) });
+      const result = await t.app.get(LabelWriter).write(c.id, labeledOutcome(), {
+        expectedUpdatedAt: new Date(Date.parse(c.updatedAt as string) - 1),
+      });
       expect(result).toEqual({ written: false, reason: 'changed_since' });
-      const ok = await t.app.get(LabelWriter).write(c.id, labeledOutcome(), { expectedUpdatedAt: new Date(c.updatedAt as string) });
+      const ok = await t.app
+        .get(LabelWriter)
+        .write(c.id, labeledOutcome(), { expectedUpdatedAt: new Date(c.updatedAt as string) });
       expect(ok.written).toBe(true);
     });
 
     it('refuses an outcome that does not follow the taxonomy, writing nothing', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      await expect(t.app.get(LabelWriter).write(c.id, labeledOutcome({ resolution: 'fixed', scores: { quality: 2, service: 0, trust: 0 } }))).rejects.toBeInstanceOf(InvalidLabelError);
-      expect((await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data.labelStatus).toBe('pending');
+      await expect(
+        t.app
+          .get(LabelWriter)
+          .write(c.id, labeledOutcome({ resolution: 'fixed', scores: { quality: 2, service: 0, trust: 0 } })),
+      ).rejects.toBeInstanceOf(InvalidLabelError);
+      expect(
+        (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data
+          .labelStatus,
+      ).toBe('pending');
+    });
+  });
+
+  describe('label tokens in the database', () => {
+    it('the bitmask the listing walks use numbers every vocabulary token as the query builder does', async () => {
+      const db = t.app.get(DataSource);
+      for (const token of TAXONOMY_TOKENS) {
+        const [row] = await db.query('SELECT conversation_label_bits($1::text[])::text AS bits', [[token]]);
+        expect([token, row.bits]).toEqual([token, labelMask([token])]);
+      }
+      const [all] = await db.query('SELECT conversation_label_bits($1::text[])::text AS bits', [[...TAXONOMY_TOKENS, 'not:a_token']]);
+      expect(all.bits).toBe(labelMask([...TAXONOMY_TOKENS]));
     });
   });
 
@@ -145,13 +305,31 @@ describe('reading conversations, labels and the vocabulary', () => {
       const org = await createOrganization(t.app);
       const res = await t.http().get('/api/v1/labels/vocabulary').set(org.auth).expect(200);
       expect(res.body.data.taxonomyVersion).toBe('1.1');
-      expect(res.body.data.labels).toContainEqual({ label: 'resolution', kind: 'category', values: ['resolved', 'partially_resolved', 'unresolved', 'abandoned'] });
-      expect(res.body.data.labels).toContainEqual({ label: 'abusive_visitor', kind: 'flag', values: ['true', 'false'] });
-      expect(res.body.data.labels).toContainEqual({ label: 'safe_response', kind: 'criterion', values: ['pass', 'fail'] });
+      expect(res.body.data.labels).toContainEqual({
+        label: 'resolution',
+        kind: 'category',
+        values: ['resolved', 'partially_resolved', 'unresolved', 'abandoned'],
+      });
+      expect(res.body.data.labels).toContainEqual({
+        label: 'abusive_visitor',
+        kind: 'flag',
+        values: ['true', 'false'],
+      });
+      expect(res.body.data.labels).toContainEqual({
+        label: 'safe_response',
+        kind: 'criterion',
+        values: ['pass', 'fail'],
+      });
       expect(res.body.data.labels).toHaveLength(13);
       expect(res.body.data.tokens).toEqual(TAXONOMY_TOKENS);
       expect(res.body.data.tokens).toHaveLength(4 + 6 + 5 * 2 + 6 * 2);
-      expect(res.body.data.tokens.filter((tk: string) => tk.endsWith(':true'))).toEqual(['visitor_frustrated:true', 'human_requested:true', 'purchase_intent:true', 'out_of_scope:true', 'abusive_visitor:true']);
+      expect(res.body.data.tokens.filter((tk: string) => tk.endsWith(':true'))).toEqual([
+        'visitor_frustrated:true',
+        'human_requested:true',
+        'purchase_intent:true',
+        'out_of_scope:true',
+        'abusive_visitor:true',
+      ]);
     });
     it('needs the API key', async () => {
       await t.http().get('/api/v1/labels/vocabulary').expect(401);
@@ -164,16 +342,32 @@ describe('reading conversations, labels and the vocabulary', () => {
       const intruder = await createOrganization(t.app);
       const secondSite = await createSite(t.app, owner.organization.id);
       const c = await recordConversation(t, owner);
-      const detail = await t.http().get(`/api/v1/sites/${owner.site.id}/conversations/${c.id}`).set(owner.auth).expect(200);
+      const detail = await t
+        .http()
+        .get(`/api/v1/sites/${owner.site.id}/conversations/${c.id}`)
+        .set(owner.auth)
+        .expect(200);
       const messageId = detail.body.data.messages[0].id;
       const attempts = (siteId: string, auth: Record<string, string>) => [
         t.http().get(`/api/v1/sites/${siteId}/conversations`).set(auth),
         t.http().post(`/api/v1/sites/${siteId}/conversations`).set(auth).send(conversationBody()),
         t.http().get(`/api/v1/sites/${siteId}/conversations/${c.id}`).set(auth),
         t.http().get(`/api/v1/sites/${siteId}/conversations/${c.id}/labels`).set(auth),
-        t.http().post(`/api/v1/sites/${siteId}/conversations/${c.id}/messages`).set(auth).send({ messages: [{ role: 'shopper', blocks: [] }] }),
-        t.http().put(`/api/v1/sites/${siteId}/conversations/${c.id}/messages/${messageId}/rating`).set(auth).send({ rating: 'negative' }),
-        t.http().post(`/api/v1/sites/${siteId}/conversations/${c.id}/engagement`).set(auth).send({ impressions: 1, clicks: 1 }),
+        t
+          .http()
+          .post(`/api/v1/sites/${siteId}/conversations/${c.id}/messages`)
+          .set(auth)
+          .send({ messages: [{ role: 'shopper', blocks: [] }] }),
+        t
+          .http()
+          .put(`/api/v1/sites/${siteId}/conversations/${c.id}/messages/${messageId}/rating`)
+          .set(auth)
+          .send({ rating: 'negative' }),
+        t
+          .http()
+          .post(`/api/v1/sites/${siteId}/conversations/${c.id}/engagement`)
+          .set(auth)
+          .send({ impressions: 1, clicks: 1 }),
       ];
       // Another organization's key, on the owner's site.
       for (const res of await Promise.all(attempts(owner.site.id, intruder.auth))) {
@@ -185,10 +379,17 @@ describe('reading conversations, labels and the vocabulary', () => {
       for (const res of sameOrg.slice(2)) expect([res.status, res.body.code]).toEqual([404, 'not_found']);
       expect(sameOrg[0].body.data).toEqual([]);
       // Nothing changed on the conversation.
-      const after = await t.http().get(`/api/v1/sites/${owner.site.id}/conversations/${c.id}`).set(owner.auth).expect(200);
+      const after = await t
+        .http()
+        .get(`/api/v1/sites/${owner.site.id}/conversations/${c.id}`)
+        .set(owner.auth)
+        .expect(200);
       expect(after.body.data).toEqual(detail.body.data);
       // And the intruder's listing of its own site does not show it.
-      expect((await t.http().get(`/api/v1/sites/${intruder.site.id}/conversations`).set(intruder.auth).expect(200)).body.data).toEqual([]);
+      expect(
+        (await t.http().get(`/api/v1/sites/${intruder.site.id}/conversations`).set(intruder.auth).expect(200))
+          .body.data,
+      ).toEqual([]);
     });
   });
 });

@@ -15,7 +15,10 @@ describe('recording conversations (product.md §2)', () => {
   });
   afterAll(() => t.close());
 
-  const conversationsOf = async (org: Org) => Number((await db.query('SELECT count(*) AS n FROM conversations WHERE site_id = $1', [org.site.id]))[0].n);
+  const conversationsOf = async (org: Org) =>
+    Number(
+      (await db.query('SELECT count(*) AS n FROM conversations WHERE site_id = $1', [org.site.id]))[0].n,
+    );
   const post = (org: Org, body: unknown, key?: string) => {
     const req = t.http().post(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth);
     if (key) req.set('Idempotency-Key', key);
@@ -33,16 +36,37 @@ describe('recording conversations (product.md §2)', () => {
           language: 'it',
           createdAt: '2026-11-01T10:00:00.000Z',
           entryWidget: { id: 'wdg_1', kind: 'bubble', name: 'Ask us' },
-          pageContext: { pageType: 'product', productId: 'sku-1', categoryName: 'Shoes', pageUrl: 'https://shop.example/p/1;jsessionid=2?email=a@b.c#top' },
+          pageContext: {
+            pageType: 'product',
+            productId: 'sku-1',
+            categoryName: 'Shoes',
+            pageUrl: 'https://shop.example/p/1;jsessionid=2?email=a@b.c#top',
+          },
           metadata: { scenario: 'smoke' },
           productEngagement: { impressions: 4, clicks: 1 },
           messages: [
-            { role: 'shopper', createdAt: '2026-11-01T10:00:05.000Z', blocks: [{ type: 'text', text: 'Hi' }] },
+            {
+              role: 'shopper',
+              createdAt: '2026-11-01T10:00:05.000Z',
+              blocks: [{ type: 'text', text: 'Hi' }],
+            },
             {
               role: 'agent',
               createdAt: '2026-11-01T10:00:09.250Z',
               rating: 'positive',
-              blocks: [{ type: 'product_cards', products: [{ productId: 'sku-1', name: 'Shoe', url: 'https://shop.example/p/1', price: { amount: '19.90', currency: 'EUR' } }] }],
+              blocks: [
+                {
+                  type: 'product_cards',
+                  products: [
+                    {
+                      productId: 'sku-1',
+                      name: 'Shoe',
+                      url: 'https://shop.example/p/1',
+                      price: { amount: '19.90', currency: 'EUR' },
+                    },
+                  ],
+                },
+              ],
             },
           ],
         }),
@@ -60,7 +84,12 @@ describe('recording conversations (product.md §2)', () => {
         agentVersion: 3,
         agentVersionId: 'agtv_TestAgentV0003',
         entryWidget: { id: 'wdg_1', kind: 'bubble', name: 'Ask us' },
-        pageContext: { pageType: 'product', productId: 'sku-1', categoryName: 'Shoes', pageUrl: 'https://shop.example/p/1' },
+        pageContext: {
+          pageType: 'product',
+          productId: 'sku-1',
+          categoryName: 'Shoes',
+          pageUrl: 'https://shop.example/p/1',
+        },
         messageCount: 2,
         durationMs: 9250,
         feedback: { positive: 1, negative: 0 },
@@ -88,16 +117,33 @@ describe('recording conversations (product.md §2)', () => {
       });
       expect(c.updatedAt).toBe('2026-10-01T08:03:00.000Z');
       expect(c.durationMs).toBe(180_000);
-      const early = await recordConversation(t, org, { createdAt: '2026-10-01T08:00:00.000Z', messages: [{ role: 'shopper', createdAt: '2026-09-30T08:00:00.000Z', blocks: [] }] });
+      const early = await recordConversation(t, org, {
+        createdAt: '2026-10-01T08:00:00.000Z',
+        messages: [{ role: 'shopper', createdAt: '2026-09-30T08:00:00.000Z', blocks: [] }],
+      });
       expect(early.updatedAt).toBe('2026-10-01T08:00:00.000Z');
       expect(early.durationMs).toBe(0);
     });
 
     it('back-filled times may be in the past, never more than 5 minutes in the future', async () => {
       const org = await createOrganization(t.app);
-      await post(org, conversationBody({ createdAt: new Date(Date.now() + 4 * 60_000).toISOString() })).expect(201);
-      const res = await post(org, conversationBody({ createdAt: new Date(Date.now() + 6 * 60_000).toISOString(), messages: [{ role: 'agent', createdAt: new Date(Date.now() + 3_600_000).toISOString(), blocks: [] }] })).expect(400);
-      expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/createdAt', '/messages/0/createdAt']);
+      await post(
+        org,
+        conversationBody({ createdAt: new Date(Date.now() + 4 * 60_000).toISOString() }),
+      ).expect(201);
+      const res = await post(
+        org,
+        conversationBody({
+          createdAt: new Date(Date.now() + 6 * 60_000).toISOString(),
+          messages: [
+            { role: 'agent', createdAt: new Date(Date.now() + 3_600_000).toISOString(), blocks: [] },
+          ],
+        }),
+      ).expect(400);
+      expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
+        '/createdAt',
+        '/messages/0/createdAt',
+      ]);
     });
 
     it('bad input gives one problem document listing every field at fault, and nothing is stored', async () => {
@@ -113,7 +159,17 @@ describe('recording conversations (product.md §2)', () => {
       }).expect(400);
       expect(res.body.code).toBe('invalid_request');
       expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(
-        ['/agent/id', '/agent/version', '/channel', '/language', '/messages/0/blocks/0/text', '/messages/0/role', '/metadata', '/surprise', '/title'].sort(),
+        [
+          '/agent/id',
+          '/agent/version',
+          '/channel',
+          '/language',
+          '/messages/0/blocks/0/text',
+          '/messages/0/role',
+          '/metadata',
+          '/surprise',
+          '/title',
+        ].sort(),
       );
       expect(await conversationsOf(org)).toBe(0);
     });
@@ -129,7 +185,11 @@ describe('recording conversations (product.md §2)', () => {
     it('concurrent retries with one Idempotency-Key record one conversation', async () => {
       const org = await createOrganization(t.app);
       const body = conversationBody();
-      const results = await Promise.all([post(org, body, 'race-1'), post(org, body, 'race-1'), post(org, body, 'race-1')]);
+      const results = await Promise.all([
+        post(org, body, 'race-1'),
+        post(org, body, 'race-1'),
+        post(org, body, 'race-1'),
+      ]);
       expect(results.map((r) => r.status)).toEqual([201, 201, 201]);
       expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
       expect(await conversationsOf(org)).toBe(1);
@@ -168,10 +228,26 @@ describe('recording conversations (product.md §2)', () => {
       const c = await recordConversation(t, org);
       const url = `/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`;
       const body = { messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'again' }] }] };
-      const first = await t.http().post(url).set(org.auth).set('Idempotency-Key', 'append-1').send(body).expect(201);
-      const again = await t.http().post(url).set(org.auth).set('Idempotency-Key', 'append-1').send(body).expect(201);
+      const first = await t
+        .http()
+        .post(url)
+        .set(org.auth)
+        .set('Idempotency-Key', 'append-1')
+        .send(body)
+        .expect(201);
+      const again = await t
+        .http()
+        .post(url)
+        .set(org.auth)
+        .set('Idempotency-Key', 'append-1')
+        .send(body)
+        .expect(201);
       expect(again.body).toEqual(first.body);
-      const detail = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      const detail = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
+        .set(org.auth)
+        .expect(200);
       expect(detail.body.data.messageCount).toBe(3);
       expect(detail.body.data.messages).toHaveLength(3);
     });
@@ -179,10 +255,16 @@ describe('recording conversations (product.md §2)', () => {
     it('is kept 24 hours: an expired key is free again', async () => {
       const org = await createOrganization(t.app);
       await post(org, conversationBody({ title: 'first' }), 'old-key').expect(201);
-      await db.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE organization_id = $1`, [org.organization.id]);
+      await db.query(
+        `UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE organization_id = $1`,
+        [org.organization.id],
+      );
       await post(org, conversationBody({ title: 'second' }), 'old-key').expect(201);
       expect(await conversationsOf(org)).toBe(2);
-      const [row] = await db.query(`SELECT round(extract(epoch FROM expires_at - created_at))::int AS kept FROM idempotency_keys WHERE organization_id = $1`, [org.organization.id]);
+      const [row] = await db.query(
+        `SELECT round(extract(epoch FROM expires_at - created_at))::int AS kept FROM idempotency_keys WHERE organization_id = $1`,
+        [org.organization.id],
+      );
       expect(row.kept).toBe(24 * 3600);
     });
 
@@ -201,9 +283,26 @@ describe('recording conversations (product.md §2)', () => {
         .http()
         .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
         .set(org.auth)
-        .send({ messages: [{ role: 'agent', rating: 'negative', createdAt: ago(1), blocks: [{ type: 'text', text: 'sorry' }] }] })
+        .send({
+          messages: [
+            {
+              role: 'agent',
+              rating: 'negative',
+              createdAt: ago(1),
+              blocks: [{ type: 'text', text: 'sorry' }],
+            },
+          ],
+        })
         .expect(201);
-      expect(res.body.data.messages).toEqual([{ id: expect.stringMatching(/^msg_/), role: 'agent', createdAt: expect.any(String), rating: 'negative', blocks: [{ type: 'text', text: 'sorry' }] }]);
+      expect(res.body.data.messages).toEqual([
+        {
+          id: expect.stringMatching(/^msg_/),
+          role: 'agent',
+          createdAt: expect.any(String),
+          rating: 'negative',
+          blocks: [{ type: 'text', text: 'sorry' }],
+        },
+      ]);
       const conv = res.body.data.conversation;
       expect(conv.messageCount).toBe(3);
       expect(conv.feedback).toEqual({ positive: 0, negative: 1 });
@@ -215,13 +314,29 @@ describe('recording conversations (product.md §2)', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       await label(t.app, c.id, labeledOutcome());
-      await t.http().post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`).set(org.auth).send({ messages: [{ role: 'shopper', blocks: [] }] }).expect(201);
-      const detail = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
+        .set(org.auth)
+        .send({ messages: [{ role: 'shopper', blocks: [] }] })
+        .expect(201);
+      const detail = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
+        .set(org.auth)
+        .expect(200);
       expect(detail.body.data.labelStatus).toBe('pending');
       expect(detail.body.data.labelSummary).toBeNull();
-      const labels = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`).set(org.auth).expect(200);
+      const labels = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`)
+        .set(org.auth)
+        .expect(200);
       expect(labels.body.data).toMatchObject({ status: 'pending', resolution: null, tokens: null });
-      const history = await db.query('SELECT status, is_current FROM label_records WHERE conversation_id = $1', [c.id]);
+      const history = await db.query(
+        'SELECT status, is_current FROM label_records WHERE conversation_id = $1',
+        [c.id],
+      );
       expect(history).toEqual([{ status: 'labeled', is_current: false }]);
     });
   });
@@ -230,11 +345,25 @@ describe('recording conversations (product.md §2)', () => {
     it('feedback counts follow ratings', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      const detail = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
+      const detail = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
+        .set(org.auth)
+        .expect(200);
       const [first, second] = detail.body.data.messages.map((m: { id: string }) => m.id);
-      const rate = (id: string, rating: string | null) => t.http().put(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${id}/rating`).set(org.auth).send({ rating });
-      const feedback = async () => (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data.feedback;
-      expect((await rate(second, 'positive').expect(200)).body.data).toMatchObject({ id: second, rating: 'positive' });
+      const rate = (id: string, rating: string | null) =>
+        t
+          .http()
+          .put(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${id}/rating`)
+          .set(org.auth)
+          .send({ rating });
+      const feedback = async () =>
+        (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data
+          .feedback;
+      expect((await rate(second, 'positive').expect(200)).body.data).toMatchObject({
+        id: second,
+        rating: 'positive',
+      });
       expect(await feedback()).toEqual({ positive: 1, negative: 0 });
       await rate(first, 'negative').expect(200);
       await rate(second, 'negative').expect(200);
@@ -242,7 +371,9 @@ describe('recording conversations (product.md §2)', () => {
       await rate(second, null).expect(200);
       await rate(second, null).expect(200);
       expect(await feedback()).toEqual({ positive: 0, negative: 1 });
-      expect((await rate(second, 'meh').expect(400)).body.errors).toEqual([expect.objectContaining({ pointer: '/rating' })]);
+      expect((await rate(second, 'meh').expect(400)).body.errors).toEqual([
+        expect.objectContaining({ pointer: '/rating' }),
+      ]);
       expect((await rate('msg_doesNotExist', 'positive').expect(404)).body.code).toBe('not_found');
     });
 
@@ -250,9 +381,23 @@ describe('recording conversations (product.md §2)', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       await label(t.app, c.id);
-      const detail = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200);
-      await t.http().put(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${detail.body.data.messages[1].id}/rating`).set(org.auth).send({ rating: 'negative' }).expect(200);
-      expect((await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data.labelStatus).toBe('pending');
+      const detail = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
+        .set(org.auth)
+        .expect(200);
+      await t
+        .http()
+        .put(
+          `/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${detail.body.data.messages[1].id}/rating`,
+        )
+        .set(org.auth)
+        .send({ rating: 'negative' })
+        .expect(200);
+      expect(
+        (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data
+          .labelStatus,
+      ).toBe('pending');
     });
   });
 
@@ -264,8 +409,16 @@ describe('recording conversations (product.md §2)', () => {
       await t.http().post(url).set(org.auth).send({ impressions: 3, clicks: 1 }).expect(200);
       const res = await t.http().post(url).set(org.auth).send({ impressions: 0, clicks: 2 }).expect(200);
       expect(res.body.data.productEngagement).toEqual({ impressions: 5, clicks: 3 });
-      const bad = await t.http().post(url).set(org.auth).send({ impressions: -1, clicks: 'many' }).expect(400);
-      expect(bad.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/clicks', '/impressions']);
+      const bad = await t
+        .http()
+        .post(url)
+        .set(org.auth)
+        .send({ impressions: -1, clicks: 'many' })
+        .expect(400);
+      expect(bad.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
+        '/clicks',
+        '/impressions',
+      ]);
     });
   });
 });

@@ -4,7 +4,12 @@ import { CriterionResult, CRITERIA, FLAGS } from '../../src/labels/taxonomy';
 import { LabeledOutcome, LabelWriter } from '../../src/labels/label-writer.service';
 import type { TestApp } from '../setup/test-app';
 
-export const AGENT = { id: 'agt_TestAgent0001', name: 'Shop helper', version: 3, versionId: 'agtv_TestAgentV0003' };
+export const AGENT = {
+  id: 'agt_TestAgent0001',
+  name: 'Shop helper',
+  version: 3,
+  versionId: 'agtv_TestAgentV0003',
+};
 
 /** A valid recording body; overrides replace top-level fields. */
 export function conversationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -22,17 +27,33 @@ export function conversationBody(overrides: Record<string, unknown> = {}): Recor
 }
 
 /** Records a conversation through the API and returns its public representation. */
-export async function recordConversation(t: TestApp, org: { site: { id: string }; auth: Record<string, string> }, overrides: Record<string, unknown> = {}, siteId = org.site.id) {
-  const res = await t.http().post(`/api/v1/sites/${siteId}/conversations`).set(org.auth).send(conversationBody(overrides));
+export async function recordConversation(
+  t: TestApp,
+  org: { site: { id: string }; auth: Record<string, string> },
+  overrides: Record<string, unknown> = {},
+  siteId = org.site.id,
+) {
+  const res = await t
+    .http()
+    .post(`/api/v1/sites/${siteId}/conversations`)
+    .set(org.auth)
+    .send(conversationBody(overrides));
   if (res.status !== 201) throw new Error(`recording failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: string; createdAt: string; [key: string]: unknown };
 }
 
 /** A labeled outcome; criteria default to pass, flags to false. */
-export function labeledOutcome(overrides: Partial<LabeledOutcome> & { failing?: string[]; raised?: string[]; notApplicable?: string[] } = {}): LabeledOutcome {
+export function labeledOutcome(
+  overrides: Partial<LabeledOutcome> & {
+    failing?: string[];
+    raised?: string[];
+    notApplicable?: string[];
+  } = {},
+): LabeledOutcome {
   const { failing = [], raised = [], notApplicable = [], ...rest } = overrides;
   const criteria: Record<string, CriterionResult> = {};
-  for (const c of CRITERIA) criteria[c] = failing.includes(c) ? 'fail' : notApplicable.includes(c) ? 'not_applicable' : 'pass';
+  for (const c of CRITERIA)
+    criteria[c] = failing.includes(c) ? 'fail' : notApplicable.includes(c) ? 'not_applicable' : 'pass';
   const flags: Record<string, boolean> = {};
   for (const f of FLAGS) flags[f] = raised.includes(f);
   return {
@@ -48,21 +69,33 @@ export function labeledOutcome(overrides: Partial<LabeledOutcome> & { failing?: 
   };
 }
 
-export async function label(app: INestApplicationContext, conversationId: string, outcome: Parameters<LabelWriter['write']>[1] = labeledOutcome()) {
+export async function label(
+  app: INestApplicationContext,
+  conversationId: string,
+  outcome: Parameters<LabelWriter['write']>[1] = labeledOutcome(),
+) {
   const result = await app.get(LabelWriter).write(conversationId, outcome);
   if (!result.written) throw new Error(`label not written: ${result.reason}`);
   return result;
 }
 
 /** GET the listing with a query object (arrays repeat the parameter). */
-export function listConversations(t: TestApp, org: { site: { id: string }; auth: Record<string, string> }, query: Record<string, string | number | boolean | string[] | undefined> = {}, siteId = org.site.id) {
+export function listConversations(
+  t: TestApp,
+  org: { site: { id: string }; auth: Record<string, string> },
+  query: Record<string, string | number | boolean | string[] | undefined> = {},
+  siteId = org.site.id,
+) {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined) continue;
     for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
   }
   const qs = search.toString();
-  return t.http().get(`/api/v1/sites/${siteId}/conversations${qs ? `?${qs}` : ''}`).set(org.auth);
+  return t
+    .http()
+    .get(`/api/v1/sites/${siteId}/conversations${qs ? `?${qs}` : ''}`)
+    .set(org.auth);
 }
 
 /** A time `minutesAgo` minutes before now, ISO 8601 UTC with milliseconds. */

@@ -53,7 +53,7 @@ export const ERROR_CODES = {
   discovery_already_running: {
     status: 409,
     title: 'A page import is already running for this site',
-    description: 'Only one import per site may run at a time. Follow the running import, then start again.',
+    description: 'Only one import per site may run at a time. The problem document names the running import in `importId`: follow it, then start again.',
   },
   payload_too_large: {
     status: 413,

@@ -4,7 +4,6 @@ import {
   IsArray,
   IsIn,
   IsInt,
-  IsISO8601,
   IsNotEmpty,
   IsObject,
   IsOptional,
@@ -47,7 +46,11 @@ function IsRecordedTime() {
       propertyName,
       validator: {
         validate: (value: unknown) => {
-          if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(value)) return false;
+          if (
+            typeof value !== 'string' ||
+            !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(value)
+          )
+            return false;
           const time = Date.parse(value);
           return Number.isFinite(time) && time <= Date.now() + L.futureSkewMs;
         },
@@ -65,8 +68,13 @@ function IsSmallObject(bytes: number) {
       target: target.constructor,
       propertyName,
       validator: {
-        validate: (value: unknown) => value === null || (typeof value === 'object' && !Array.isArray(value) && Buffer.byteLength(JSON.stringify(value)) <= bytes),
-        defaultMessage: (args?: ValidationArguments) => `${args?.property} must be a JSON object of at most ${bytes} bytes.`,
+        validate: (value: unknown) =>
+          value === null ||
+          (typeof value === 'object' &&
+            !Array.isArray(value) &&
+            Buffer.byteLength(JSON.stringify(value)) <= bytes),
+        defaultMessage: (args?: ValidationArguments) =>
+          `${args?.property} must be a JSON object of at most ${bytes} bytes.`,
       },
     });
 }
@@ -75,7 +83,9 @@ export class AgentDto {
   @IsString() @Matches(/^agt_[0-9A-Za-z]{1,60}$/, { message: 'id must be an agent id (agt_…).' }) id!: string;
   @IsString() @IsNotEmpty() @MaxLength(L.shortText) name!: string;
   @IsInt() @Min(0) @Max(2_000_000_000) version!: number;
-  @IsString() @Matches(/^agtv_[0-9A-Za-z]{1,60}$/, { message: 'versionId must be an agent version id (agtv_…).' }) versionId!: string;
+  @IsString()
+  @Matches(/^agtv_[0-9A-Za-z]{1,60}$/, { message: 'versionId must be an agent version id (agtv_…).' })
+  versionId!: string;
 }
 
 export class EntryWidgetDto {
@@ -92,8 +102,12 @@ export class PageContextDto {
 }
 
 export class PriceDto {
-  @IsString() @Matches(/^-?\d{1,12}(\.\d{1,4})?$/, { message: 'amount must be a decimal number as text, e.g. "19.90".' }) amount!: string;
-  @IsString() @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR.' }) currency!: string;
+  @IsString()
+  @Matches(/^-?\d{1,12}(\.\d{1,4})?$/, { message: 'amount must be a decimal number as text, e.g. "19.90".' })
+  amount!: string;
+  @IsString()
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR.' })
+  currency!: string;
 }
 
 export class ProductCardDto {
@@ -125,7 +139,11 @@ export class MessageDto {
   @IsIn(['shopper', 'agent', 'system']) role!: 'shopper' | 'agent' | 'system';
   @IsOptional() @IsRecordedTime() createdAt?: string;
   @IsOptional() @IsIn(['positive', 'negative']) rating?: 'positive' | 'negative' | null;
-  @IsArray() @ArrayMaxSize(L.blocksPerMessage) @ValidateNested({ each: true }) @Type(() => BlockDto) blocks!: BlockDto[];
+  @IsArray()
+  @ArrayMaxSize(L.blocksPerMessage)
+  @ValidateNested({ each: true })
+  @Type(() => BlockDto)
+  blocks!: BlockDto[];
 }
 
 export class EngagementDto {
@@ -142,12 +160,21 @@ export class CreateConversationDto {
   @IsOptional() @IsObject() @ValidateNested() @Type(() => PageContextDto) pageContext?: PageContextDto | null;
   @IsOptional() @IsSmallObject(L.metadataBytes) metadata?: Record<string, unknown> | null;
   @IsOptional() @IsRecordedTime() createdAt?: string;
-  @IsOptional() @IsArray() @ArrayMaxSize(L.messagesPerRequest) @ValidateNested({ each: true }) @Type(() => MessageDto) messages?: MessageDto[];
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(L.messagesPerRequest)
+  @ValidateNested({ each: true })
+  @Type(() => MessageDto)
+  messages?: MessageDto[];
   @IsOptional() @IsObject() @ValidateNested() @Type(() => EngagementDto) productEngagement?: EngagementDto;
 }
 
 export class AppendMessagesDto {
-  @IsArray() @ArrayMaxSize(L.messagesPerRequest) @ValidateNested({ each: true }) @Type(() => MessageDto) messages!: MessageDto[];
+  @IsArray()
+  @ArrayMaxSize(L.messagesPerRequest)
+  @ValidateNested({ each: true })
+  @Type(() => MessageDto)
+  messages!: MessageDto[];
 }
 
 export class RateMessageDto {

@@ -56,11 +56,22 @@ describe('parseListingQuery', () => {
   });
 
   it('defaults: limit 25, no cursor, no count, empty filter', () => {
-    expect(parseListingQuery({})).toEqual({ filter: { keywords: [], labelsAll: [], labelsAny: [], labelsNone: [], scores: {} }, limit: 25, cursor: undefined, count: false });
+    expect(parseListingQuery({})).toEqual({
+      filter: { keywords: [], labelsAll: [], labelsAny: [], labelsNone: [], scores: {} },
+      limit: 25,
+      cursor: undefined,
+      count: false,
+    });
   });
 
   it('lists every fault of a request together, filter faults included, as invalid_request', () => {
-    const error = fault({ limit: '101', nope: '1', channel: ['web', 'hosted'], 'labels.all': 'bogus:token', 'quality.min': '1.5' });
+    const error = fault({
+      limit: '101',
+      nope: '1',
+      channel: ['web', 'hosted'],
+      'labels.all': 'bogus:token',
+      'quality.min': '1.5',
+    });
     expect(error.code).toBe('invalid_request');
     expect(error.errors).toEqual(
       expect.arrayContaining([
@@ -77,14 +88,23 @@ describe('parseListingQuery', () => {
   it('filter faults alone give invalid_filter', () => {
     const error = fault({ 'labels.any': 'resolution:resolved|nope:x', labelStatus: 'failed' });
     expect(error.code).toBe('invalid_filter');
-    expect(error.errors?.map((e) => ('parameter' in e ? e.parameter : ''))).toEqual(['labels.any', 'labelStatus']);
+    expect(error.errors?.map((e) => ('parameter' in e ? e.parameter : ''))).toEqual([
+      'labels.any',
+      'labelStatus',
+    ]);
   });
 
   it('refuses more than 20 keywords and keywords over 200 characters or without a word', () => {
-    expect(fault({ keywords: Array.from({ length: 21 }, (_, i) => `k${i}`) }).errors).toEqual([expect.objectContaining({ parameter: 'keywords' })]);
-    expect(fault({ keywords: 'a'.repeat(201) }).errors).toEqual([expect.objectContaining({ parameter: 'keywords' })]);
+    expect(fault({ keywords: Array.from({ length: 21 }, (_, i) => `k${i}`) }).errors).toEqual([
+      expect.objectContaining({ parameter: 'keywords' }),
+    ]);
+    expect(fault({ keywords: 'a'.repeat(201) }).errors).toEqual([
+      expect.objectContaining({ parameter: 'keywords' }),
+    ]);
     expect(fault({ keywords: ' -- ' }).errors).toEqual([expect.objectContaining({ parameter: 'keywords' })]);
-    expect(parseListingQuery({ keywords: Array.from({ length: 20 }, () => 'b'.repeat(200)) }).filter.keywords).toHaveLength(1);
+    expect(
+      parseListingQuery({ keywords: Array.from({ length: 20 }, () => 'b'.repeat(200)) }).filter.keywords,
+    ).toHaveLength(1);
   });
 
   it('refuses an empty token inside a labels.any group', () => {
@@ -93,23 +113,53 @@ describe('parseListingQuery', () => {
 });
 
 describe('parseTimestampWithOffset', () => {
-  it.each(['2026-11-20T10:00:00Z', '2026-11-20T10:00Z', '2026-11-20T10:00:00.123456+05:30', '2024-02-29T00:00:00-08:00'])('accepts %s', (v) => {
+  it.each([
+    '2026-11-20T10:00:00Z',
+    '2026-11-20T10:00Z',
+    '2026-11-20T10:00:00.123456+05:30',
+    '2024-02-29T00:00:00-08:00',
+  ])('accepts %s', (v) => {
     expect(parseTimestampWithOffset(v)).not.toBeInstanceOf(ParamFault);
   });
-  it.each(['2026-11-20T10:00:00', '2026-11-20', '2026-02-30T00:00:00Z', '2026-11-20T24:00:00Z', '2026-11-20 10:00:00Z', 'yesterday', '2026-11-20T10:00:00+25:00'])('refuses %s', (v) => {
+  it.each([
+    '2026-11-20T10:00:00',
+    '2026-11-20',
+    '2026-02-30T00:00:00Z',
+    '2026-11-20T24:00:00Z',
+    '2026-11-20 10:00:00Z',
+    'yesterday',
+    '2026-11-20T10:00:00+25:00',
+  ])('refuses %s', (v) => {
     expect(parseTimestampWithOffset(v)).toBeInstanceOf(ParamFault);
   });
 });
 
 describe('canonicalFilterText', () => {
   it('does not depend on the order of repeated values, of labels.any groups, or on keyword case', () => {
-    const a = parseListingQuery({ keywords: ['Shoes', 'red'], 'labels.all': ['grounded:fail', 'resolution:resolved'], 'labels.any': ['a:b|c:d'.replace('a:b', 'on_brand:fail').replace('c:d', 'safe_response:fail'), 'human_requested:true'] });
-    const b = parseListingQuery({ keywords: ['red', 'shoes'], 'labels.all': ['resolution:resolved', 'grounded:fail'], 'labels.any': ['human_requested:true', 'safe_response:fail|on_brand:fail'] });
+    const a = parseListingQuery({
+      keywords: ['Shoes', 'red'],
+      'labels.all': ['grounded:fail', 'resolution:resolved'],
+      'labels.any': [
+        'a:b|c:d'.replace('a:b', 'on_brand:fail').replace('c:d', 'safe_response:fail'),
+        'human_requested:true',
+      ],
+    });
+    const b = parseListingQuery({
+      keywords: ['red', 'shoes'],
+      'labels.all': ['resolution:resolved', 'grounded:fail'],
+      'labels.any': ['human_requested:true', 'safe_response:fail|on_brand:fail'],
+    });
     expect(canonicalFilterText(a.filter)).toBe(canonicalFilterText(b.filter));
   });
   it('excludes limit and count but includes every filter', () => {
-    expect(canonicalFilterText(parseListingQuery({ limit: '5', count: 'true' }).filter)).toBe(canonicalFilterText(parseListingQuery({}).filter));
-    expect(canonicalFilterText(parseListingQuery({ channel: 'web' }).filter)).not.toBe(canonicalFilterText(parseListingQuery({ channel: 'hosted' }).filter));
-    expect(canonicalFilterText(parseListingQuery({ 'quality.min': '0.5' }).filter)).not.toBe(canonicalFilterText(parseListingQuery({ 'quality.max': '0.5' }).filter));
+    expect(canonicalFilterText(parseListingQuery({ limit: '5', count: 'true' }).filter)).toBe(
+      canonicalFilterText(parseListingQuery({}).filter),
+    );
+    expect(canonicalFilterText(parseListingQuery({ channel: 'web' }).filter)).not.toBe(
+      canonicalFilterText(parseListingQuery({ channel: 'hosted' }).filter),
+    );
+    expect(canonicalFilterText(parseListingQuery({ 'quality.min': '0.5' }).filter)).not.toBe(
+      canonicalFilterText(parseListingQuery({ 'quality.max': '0.5' }).filter),
+    );
   });
 });

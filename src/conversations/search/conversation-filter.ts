@@ -63,25 +63,44 @@ export function emptyFilter(): ConversationFilter {
 
 /** True when the filter restricts to labeled conversations (rule 2): a labels.* or score filter. */
 export function hasLabelFilter(filter: ConversationFilter): boolean {
-  return filter.labelsAll.length > 0 || filter.labelsAny.length > 0 || filter.labelsNone.length > 0 || Object.keys(filter.scores).length > 0;
+  return (
+    filter.labelsAll.length > 0 ||
+    filter.labelsAny.length > 0 ||
+    filter.labelsNone.length > 0 ||
+    Object.keys(filter.scores).length > 0
+  );
 }
 
-const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):(\d{2}))$/i;
+const ISO_WITH_OFFSET =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):(\d{2}))$/i;
 
 /** An ISO 8601 timestamp that carries an offset (Z or ±hh:mm) and names a real instant. */
 export function parseTimestampWithOffset(value: string): string | ParamFault {
   const m = ISO_WITH_OFFSET.exec(value);
-  const fault = new ParamFault('must be an ISO 8601 timestamp with an offset, e.g. 2026-11-20T10:00:00Z or 2026-11-20T11:00:00+01:00.');
+  const fault = new ParamFault(
+    'must be an ISO 8601 timestamp with an offset, e.g. 2026-11-20T10:00:00Z or 2026-11-20T11:00:00+01:00.',
+  );
   if (!m) return fault;
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number);
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return fault;
+  if (
+    year < 1 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > daysInMonth ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
+    return fault;
   if (m[9] !== undefined && (Number(m[9]) > 15 || Number(m[10]) > 59)) return fault;
   return value.toUpperCase();
 }
 
 function keyword(value: string): string | ParamFault {
-  if (value.length > MAX_KEYWORD_LENGTH) return new ParamFault(`must be at most ${MAX_KEYWORD_LENGTH} characters.`);
+  if (value.length > MAX_KEYWORD_LENGTH)
+    return new ParamFault(`must be at most ${MAX_KEYWORD_LENGTH} characters.`);
   const trimmed = value.trim().replace(/\s+/g, ' ');
   if (!/[\p{L}\p{N}]/u.test(trimmed)) return new ParamFault('must contain at least one word.');
   return trimmed;
@@ -94,10 +113,14 @@ function score(value: string): number | ParamFault {
 }
 
 function tokenShape(value: string): string | ParamFault {
-  return value.length > 0 && value.length <= 200 ? value : new ParamFault('must be a label token such as resolution:unresolved.');
+  return value.length > 0 && value.length <= 200
+    ? value
+    : new ParamFault('must be a label token such as resolution:unresolved.');
 }
 
-const text = (max: number): ParamSpec<string> => ({ parse: (v) => (v.length > 0 && v.length <= max ? v : new ParamFault(`must be 1 to ${max} characters.`)) });
+const text = (max: number): ParamSpec<string> => ({
+  parse: (v) => (v.length > 0 && v.length <= max ? v : new ParamFault(`must be 1 to ${max} characters.`)),
+});
 
 export const LISTING_PARAMS = {
   from: { parse: parseTimestampWithOffset },
@@ -122,7 +145,11 @@ export const LISTING_PARAMS = {
   count: params.boolean(),
 } satisfies Record<string, ParamSpec>;
 
-const filterFault = (parameter: string, detail: string): ProblemEntry => ({ code: 'invalid_filter', detail, parameter });
+const filterFault = (parameter: string, detail: string): ProblemEntry => ({
+  code: 'invalid_filter',
+  detail,
+  parameter,
+});
 
 /**
  * Parses the listing's query string (contract: GET /api/v1/sites/{siteId}/conversations).
@@ -135,12 +162,22 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
   const filterFaults: ProblemEntry[] = [];
 
   if ((v.keywords?.length ?? 0) > MAX_KEYWORDS) {
-    faults.push({ code: 'too_many_values', detail: `keywords may be given at most ${MAX_KEYWORDS} times.`, parameter: 'keywords' });
+    faults.push({
+      code: 'too_many_values',
+      detail: `keywords may be given at most ${MAX_KEYWORDS} times.`,
+      parameter: 'keywords',
+    });
   }
 
   const unknownTokens = (name: string, tokens: string[]) => {
     const unknown = tokens.filter((t) => !isTaxonomyToken(t));
-    if (unknown.length) filterFaults.push(filterFault(name, `not in the label vocabulary: ${unknown.join(', ')} (see GET /api/v1/labels/vocabulary).`));
+    if (unknown.length)
+      filterFaults.push(
+        filterFault(
+          name,
+          `not in the label vocabulary: ${unknown.join(', ')} (see GET /api/v1/labels/vocabulary).`,
+        ),
+      );
   };
   const labelsAll = dedupe(v['labels.all'] ?? []);
   unknownTokens('labels.all', labelsAll);
@@ -149,7 +186,11 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
   for (const raw of v['labels.any'] ?? []) {
     const group = dedupe(raw.split('|'));
     if (group.some((t) => t === '')) {
-      faults.push({ code: 'invalid_value', detail: 'must be label tokens separated by |, with no empty token.', parameter: 'labels.any' });
+      faults.push({
+        code: 'invalid_value',
+        detail: 'must be label tokens separated by |, with no empty token.',
+        parameter: 'labels.any',
+      });
       continue;
     }
     labelsAny.push(group);
@@ -160,18 +201,33 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
   const notTrueFlags = labelsNone.filter((t) => !isTrueFlagToken(t));
   if (notTrueFlags.length) {
     filterFaults.push(
-      filterFault('labels.none', `only flag tokens ending in :true are allowed: ${notTrueFlags.join(', ')}${notTrueFlags.some((t) => !isTaxonomyToken(t)) ? ' (some are not in the vocabulary)' : ''}.`),
+      filterFault(
+        'labels.none',
+        `only flag tokens ending in :true are allowed: ${notTrueFlags.join(', ')}${notTrueFlags.some((t) => !isTaxonomyToken(t)) ? ' (some are not in the vocabulary)' : ''}.`,
+      ),
     );
   }
-  if (labelsNone.length && !labelsAll.length && !(v['labels.any'] ?? []).length && v.from === undefined && v.to === undefined) {
-    filterFaults.push(filterFault('labels.none', 'labels.none needs labels.all, labels.any, from or to alongside to narrow it.'));
+  if (
+    labelsNone.length &&
+    !labelsAll.length &&
+    !(v['labels.any'] ?? []).length &&
+    v.from === undefined &&
+    v.to === undefined
+  ) {
+    filterFaults.push(
+      filterFault(
+        'labels.none',
+        'labels.none needs labels.all, labels.any, from or to alongside to narrow it.',
+      ),
+    );
   }
 
   const scores: ConversationFilter['scores'] = {};
   for (const name of SCORE_NAMES) {
     const min = v[`${name}.min`];
     const max = v[`${name}.max`];
-    if (min !== undefined || max !== undefined) scores[name] = { ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
+    if (min !== undefined || max !== undefined)
+      scores[name] = { ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
   }
 
   const filter: ConversationFilter = {
@@ -189,14 +245,28 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
     ...(v.labelStatus ? { labelStatus: v.labelStatus } : {}),
   };
   const rawLabelFilter =
-    query['labels.all'] !== undefined || query['labels.any'] !== undefined || query['labels.none'] !== undefined || SCORE_NAMES.some((n) => query[`${n}.min`] !== undefined || query[`${n}.max`] !== undefined);
+    query['labels.all'] !== undefined ||
+    query['labels.any'] !== undefined ||
+    query['labels.none'] !== undefined ||
+    SCORE_NAMES.some((n) => query[`${n}.min`] !== undefined || query[`${n}.max`] !== undefined);
   if (filter.labelStatus && filter.labelStatus !== 'labeled' && (hasLabelFilter(filter) || rawLabelFilter)) {
-    filterFaults.push(filterFault('labelStatus', `label and score filters match labeled conversations only; labelStatus=${filter.labelStatus} cannot be combined with them.`));
+    filterFaults.push(
+      filterFault(
+        'labelStatus',
+        `label and score filters match labeled conversations only; labelStatus=${filter.labelStatus} cannot be combined with them.`,
+      ),
+    );
   }
 
   if (faults.length) throw ApiError.invalidRequest([...faults, ...filterFaults]);
   if (filterFaults.length) {
-    throw new ApiError('invalid_filter', filterFaults.length === 1 ? `Invalid filter: ${filterFaults[0].detail}` : `${filterFaults.length} filters are invalid; see errors.`, { errors: filterFaults });
+    throw new ApiError(
+      'invalid_filter',
+      filterFaults.length === 1
+        ? `Invalid filter: ${filterFaults[0].detail}`
+        : `${filterFaults.length} filters are invalid; see errors.`,
+      { errors: filterFaults },
+    );
   }
   return { filter, limit: v.limit ?? 25, cursor: v.cursor, count: v.count ?? false };
 }
@@ -223,7 +293,11 @@ export function canonicalFilterText(filter: ConversationFilter): string {
     labelsAny: filter.labelsAny,
     labelsNone: filter.labelsNone,
     // Text entries, not tuples: canonicalFilters sorts nested arrays too.
-    scores: SCORE_NAMES.flatMap((n) => (['min', 'max'] as const).filter((b) => filter.scores[n]?.[b] !== undefined).map((b) => `${n}.${b}=${filter.scores[n]![b]}`)),
+    scores: SCORE_NAMES.flatMap((n) =>
+      (['min', 'max'] as const)
+        .filter((b) => filter.scores[n]?.[b] !== undefined)
+        .map((b) => `${n}.${b}=${filter.scores[n]![b]}`),
+    ),
     labelStatus: filter.labelStatus,
   });
 }

@@ -26,7 +26,11 @@ export interface SearchCount {
  */
 export interface ConversationSearch {
   /** One page of matches of `filter` in `siteId`, strictly after `after` when given. */
-  page(siteId: string, filter: ConversationFilter, options: { limit: number; after?: ListingPosition }): Promise<SearchPage>;
+  page(
+    siteId: string,
+    filter: ConversationFilter,
+    options: { limit: number; after?: ListingPosition },
+  ): Promise<SearchPage>;
   /** How many conversations of the site match, counting at most `cap` (capped: true beyond). */
   count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount>;
 }

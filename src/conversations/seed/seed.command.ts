@@ -5,27 +5,31 @@ import { CliError, CliRun } from '../../cli/commands';
 import { SeedService } from './seed.service';
 
 function count(value: string): number {
-  if (!/^\d{1,8}$/.test(value) || Number(value) < 1 || Number(value) > 20_000_000) throw new InvalidArgumentError('must be an integer from 1 to 20000000');
+  if (!/^\d{1,8}$/.test(value) || Number(value) < 1 || Number(value) > 20_000_000)
+    throw new InvalidArgumentError('must be an integer from 1 to 20000000');
   return Number(value);
 }
 
 function days(value: string): number {
-  if (!/^\d{1,4}$/.test(value) || Number(value) < 1 || Number(value) > 3650) throw new InvalidArgumentError('must be an integer from 1 to 3650');
+  if (!/^\d{1,4}$/.test(value) || Number(value) < 1 || Number(value) > 3650)
+    throw new InvalidArgumentError('must be an integer from 1 to 3650');
   return Number(value);
 }
 
 function share(value: string): number {
   const n = Number(value);
-  if (!/^\d*\.?\d+$/.test(value) || n < 0 || n > 1) throw new InvalidArgumentError('must be a number from 0 to 1');
+  if (!/^\d*\.?\d+$/.test(value) || n < 0 || n > 1)
+    throw new InvalidArgumentError('must be a number from 0 to 1');
   return n;
 }
-
 
 /** `seed --site ID --conversations N [--days D] [--labeled-share F]`: synthetic conversations. */
 export function addSeedCommand(program: Command, run: (action: CliRun) => Promise<void>): void {
   program
     .command('seed')
-    .description('Write realistic synthetic conversations (with messages and labels) into a site, for demos and benchmarks')
+    .description(
+      'Write realistic synthetic conversations (with messages and labels) into a site, for demos and benchmarks',
+    )
     .requiredOption('--site <id>', 'site id')
     .requiredOption('--conversations <n>', 'number of conversations', count)
     .option('--days <d>', 'spread creation times over the last D days', days, 90)
@@ -34,7 +38,12 @@ export function addSeedCommand(program: Command, run: (action: CliRun) => Promis
       run(async (app) => {
         const ctx = await app();
         const rows = isId('site', opts.site)
-          ? await ctx.get(DataSource).query(`SELECT organization_id AS "organizationId" FROM sites WHERE id = $1 AND deleted_at IS NULL`, [opts.site])
+          ? await ctx
+              .get(DataSource)
+              .query(
+                `SELECT organization_id AS "organizationId" FROM sites WHERE id = $1 AND deleted_at IS NULL`,
+                [opts.site],
+              )
           : [];
         if (rows.length === 0) throw new CliError(`no site ${opts.site}`);
         return ctx.get(SeedService).seed({

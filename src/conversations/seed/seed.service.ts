@@ -24,6 +24,12 @@ export interface SeedResult {
 
 const BATCH = 50_000;
 const BULK_THRESHOLD = 200_000;
+/** The listing's indexes a bulk seed drops and rebuilds (definitions as in the migrations). */
+const BULK_INDEXES: Record<string, string> = {
+  conversations_search_idx: 'USING gin (search_terms, title_tsv)',
+  conversations_site_created_cover_idx:
+    '(site_id, created_at DESC, id DESC) INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)',
+};
 const HEAD_WORDS = 40;
 
 /**
@@ -63,14 +69,44 @@ function titles(words: Record<string, string[]>, n: number): { titles: string[];
 export class SeedService {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Rebuilds the listing's GIN index as the Conversations migration defines it. */
-  private async rebuildSearchIndex(): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(`SET LOCAL maintenance_work_mem = '512MB'`);
+  /** Rebuilds the listing's indexes dropped for a bulk seed, as the migrations define them. */
+  private async rebuildListingIndexes(): Promise<void> {
+    for (const [name, definition] of Object.entries(BULK_INDEXES)) {
+      await this.dataSource.transaction(async (manager) => {
+        await manager.query(`SET LOCAL maintenance_work_mem = '512MB'`);
+        await manager.query(`SET LOCAL statement_timeout = 0`);
+        await manager.query(`CREATE INDEX IF NOT EXISTS ${name} ON conversations ${definition}`);
+      });
+    }
+  }
+
+  /** Writes one batch (conversations, messages, label records) in one transaction. */
+  private async writeBatch(
+    options: SeedOptions,
+    words: Record<string, string[]>,
+    from: Date,
+    to: Date,
+    n: number,
+  ) {
+    const batch = titles(words, n);
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL gin_pending_list_limit = '32MB'`);
+      await manager.query(`SET LOCAL synchronous_commit = off`);
       await manager.query(`SET LOCAL statement_timeout = 0`);
-      await manager.query(
-        `CREATE INDEX IF NOT EXISTS conversations_search_idx ON conversations USING gin (search_terms, title_tsv)`,
+      await manager.query(`CREATE TEMP TABLE seed_batch ON COMMIT DROP AS ${BATCH_SQL}`, [
+        options.labeledShare,
+        batch.titles,
+        batch.languages,
+        from,
+        to,
+      ]);
+      await manager.query(INSERT_CONVERSATIONS, [options.siteId, options.organizationId]);
+      await manager.query(INSERT_MESSAGES);
+      await manager.query(INSERT_LABELS);
+      const [c] = await manager.query(
+        `SELECT sum(message_count)::int AS messages, count(*) FILTER (WHERE label_status <> 'pending')::int AS labels FROM seed_batch`,
       );
+      return c as { messages: number; labels: number };
     });
   }
 
@@ -81,43 +117,41 @@ export class SeedService {
     // real traffic arrives: the table's physical order follows creation time.
     const span = options.days * 86_400_000;
     const start = Date.now() - span;
+    const batches: Array<{ from: Date; to: Date; n: number }> = [];
+    for (let offset = 0; offset < options.conversations; offset += BATCH) {
+      const n = Math.min(BATCH, options.conversations - offset);
+      batches.push({
+        from: new Date(start + (offset / options.conversations) * span),
+        to: new Date(start + ((offset + n) / options.conversations) * span),
+        n,
+      });
+    }
     let written = 0;
     let messages = 0;
     let labelRecords = 0;
-    // A large seed drops the GIN index and builds it once at the end: much faster than
-    // maintaining it row by row. Listing filters are slow on this database meanwhile.
+    // A large seed drops the listing's indexes and builds them once at the end: much faster
+    // than maintaining them row by row. The listing is slow on this database meanwhile.
     const bulk = options.conversations >= BULK_THRESHOLD;
-    if (bulk) await this.dataSource.query(`DROP INDEX IF EXISTS conversations_search_idx`);
+    if (bulk)
+      for (const name of Object.keys(BULK_INDEXES))
+        await this.dataSource.query(`DROP INDEX IF EXISTS ${name}`);
     try {
-      while (written < options.conversations) {
-        const n = Math.min(BATCH, options.conversations - written);
-        const batch = titles(words, n);
-        const counts = await this.dataSource.transaction(async (manager) => {
-          await manager.query(`SET LOCAL gin_pending_list_limit = '32MB'`);
-          await manager.query(`SET LOCAL synchronous_commit = off`);
-          await manager.query(`SET LOCAL statement_timeout = 0`);
-          await manager.query(`CREATE TEMP TABLE seed_batch ON COMMIT DROP AS ${BATCH_SQL}`, [
-            options.labeledShare,
-            batch.titles,
-            batch.languages,
-            new Date(start + (written / options.conversations) * span),
-            new Date(start + ((written + n) / options.conversations) * span),
-          ]);
-          await manager.query(INSERT_CONVERSATIONS, [options.siteId, options.organizationId]);
-          await manager.query(INSERT_MESSAGES);
-          await manager.query(INSERT_LABELS);
-          const [c] = await manager.query(
-            `SELECT sum(message_count)::int AS messages, count(*) FILTER (WHERE label_status <> 'pending')::int AS labels FROM seed_batch`,
-          );
-          return c as { messages: number; labels: number };
-        });
-        written += n;
-        messages += Number(counts.messages) || 0;
-        labelRecords += Number(counts.labels) || 0;
-        options.progress?.(written);
-      }
+      // Two writers (one per core); each takes the oldest batch left.
+      const next = () => batches.shift();
+      const writer = async () => {
+        for (let batch = next(); batch; batch = next()) {
+          const counts = await this.writeBatch(options, words, batch.from, batch.to, batch.n);
+          written += batch.n;
+          messages += Number(counts.messages) || 0;
+          labelRecords += Number(counts.labels) || 0;
+          options.progress?.(written);
+        }
+      };
+      const outcomes = await Promise.allSettled([writer(), writer()]);
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed) throw failed.reason;
     } finally {
-      if (bulk) await this.rebuildSearchIndex();
+      if (bulk) await this.rebuildListingIndexes();
     }
     // VACUUM cannot run in a transaction: lift the pool's statement timeout on one connection.
     const runner = this.dataSource.createQueryRunner();

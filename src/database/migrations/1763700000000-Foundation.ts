@@ -22,7 +22,9 @@ export class Foundation1763700000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
         deleted_at timestamptz
       )`);
-    await q.query(`CREATE INDEX sites_org_live_idx ON sites (organization_id, created_at DESC, id DESC) WHERE deleted_at IS NULL`);
+    await q.query(
+      `CREATE INDEX sites_org_live_idx ON sites (organization_id, created_at DESC, id DESC) WHERE deleted_at IS NULL`,
+    );
     await q.query(`
       CREATE TABLE api_keys (
         id text PRIMARY KEY,

@@ -65,10 +65,16 @@ export class Conversations1763710000001 implements MigrationInterface {
         ) STORED
       )`);
     // Newest first by creation time with the id as tie-break: the listing's order and keyset.
-    await q.query(`CREATE INDEX conversations_site_created_idx ON conversations (site_id, created_at DESC, id DESC)`);
-    await q.query(`CREATE INDEX conversations_search_idx ON conversations USING gin (search_terms, title_tsv)`);
+    await q.query(
+      `CREATE INDEX conversations_site_created_idx ON conversations (site_id, created_at DESC, id DESC)`,
+    );
+    await q.query(
+      `CREATE INDEX conversations_search_idx ON conversations USING gin (search_terms, title_tsv)`,
+    );
     // The labeling scan: pending conversations by last activity.
-    await q.query(`CREATE INDEX conversations_pending_idx ON conversations (updated_at) WHERE label_status = 'pending'`);
+    await q.query(
+      `CREATE INDEX conversations_pending_idx ON conversations (updated_at) WHERE label_status = 'pending'`,
+    );
 
     await q.query(`
       CREATE TABLE messages (
@@ -106,8 +112,12 @@ export class Conversations1763710000001 implements MigrationInterface {
         error text,
         created_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now())
       )`);
-    await q.query(`CREATE UNIQUE INDEX label_records_current_idx ON label_records (conversation_id) WHERE is_current`);
-    await q.query(`CREATE INDEX label_records_history_idx ON label_records (conversation_id, created_at DESC)`);
+    await q.query(
+      `CREATE UNIQUE INDEX label_records_current_idx ON label_records (conversation_id) WHERE is_current`,
+    );
+    await q.query(
+      `CREATE INDEX label_records_history_idx ON label_records (conversation_id, created_at DESC)`,
+    );
 
     await q.query(`
       CREATE TABLE idempotency_keys (

@@ -1,5 +1,14 @@
 import { Foundation1763700000000 } from './1763700000000-Foundation';
 import { Conversations1763710000001 } from './1763710000001-Conversations';
+import { SiteScopedSearchTerms1763710000002 } from './1763710000002-SiteScopedSearchTerms';
+import { CoveringListingIndex1763710000003 } from './1763710000003-CoveringListingIndex';
+import { PageImports1763730000000 } from './1763730000000-PageImports';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
-export const MIGRATIONS = [Foundation1763700000000, Conversations1763710000001];
+export const MIGRATIONS = [
+  Foundation1763700000000,
+  Conversations1763710000001,
+  SiteScopedSearchTerms1763710000002,
+  CoveringListingIndex1763710000003,
+  PageImports1763730000000,
+];

@@ -1,0 +1,104 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { Queue } from 'bull';
+import { AppConfig } from '../config/app-config';
+import { LabelingRepository } from './labeling.repository';
+
+export const LABELING_QUEUE = 'labeling';
+export const SCAN_JOB = 'scan';
+export const LABEL_JOB = 'label';
+/** Conversations read and enqueued per batch, and batches per scan at most. */
+export const SCAN_BATCH_SIZE = 500;
+const SCAN_MAX_BATCHES = 20;
+
+export interface LabelJobData {
+  conversationId: string;
+  /** ISO time of the activity the label is for: part of the job id. */
+  updatedAt: string;
+}
+
+/** One job per (conversation, activity time): enqueuing it twice adds it once; new activity gets a new job. */
+export function labelJobId(conversationId: string, updatedAt: Date): string {
+  return `label:${conversationId}:${updatedAt.getTime()}`;
+}
+
+/**
+ * The scheduled scan: every LABEL_SCAN_INTERVAL_SECONDS, pending conversations quiet for
+ * LABEL_QUIET_MINUTES are read from Postgres and enqueued as label jobs in batches. Postgres is
+ * the source of truth: a job lost with Redis, or a dead worker's job, is enqueued again by a
+ * later scan as long as the conversation is still pending.
+ *
+ * Each worker process ticks once per interval and enqueues the scan job of the current interval
+ * slot; the slot's job id makes it one scan per interval whatever the number of processes.
+ * (A Bull repeatable job would stop for good if Redis lost its next occurrence; a tick that
+ * fails while Redis is down is simply tried again at the next one.)
+ */
+@Injectable()
+export class LabelScanService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(LabelScanService.name);
+  private timer?: NodeJS.Timeout;
+  private redisDown = false;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly repository: LabelingRepository,
+    @InjectQueue(LABELING_QUEUE) private readonly queue: Queue,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const every = this.config.labeling.scanIntervalSeconds * 1000;
+    void this.tick();
+    this.timer = setInterval(() => void this.tick(), every);
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Enqueues this interval's scan job (once per interval across processes). */
+  async tick(now: Date = new Date()): Promise<void> {
+    const every = this.config.labeling.scanIntervalSeconds * 1000;
+    try {
+      await this.queue.add(
+        SCAN_JOB,
+        {},
+        {
+          jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`,
+          removeOnComplete: 10,
+          removeOnFail: 10,
+          attempts: 1,
+        },
+      );
+      if (this.redisDown) this.logger.log('label scan scheduled again');
+      this.redisDown = false;
+    } catch (error) {
+      if (!this.redisDown)
+        this.logger.warn(
+          `label scan not scheduled (${(error as Error).message}); trying again every interval`,
+        );
+      this.redisDown = true;
+    }
+  }
+
+  /** Enqueues every due conversation (up to the per-scan bound); returns how many were read. */
+  async scan(now: Date = new Date()): Promise<number> {
+    const quietBefore = new Date(now.getTime() - this.config.labeling.quietMinutes * 60_000);
+    let after: { id: string; updatedAt: Date } | undefined;
+    let total = 0;
+    for (let batch = 0; batch < SCAN_MAX_BATCHES; batch++) {
+      const due = await this.repository.findDue(quietBefore, SCAN_BATCH_SIZE, after);
+      if (due.length === 0) break;
+      await this.queue.addBulk(
+        due.map((c) => ({
+          name: LABEL_JOB,
+          data: { conversationId: c.id, updatedAt: c.updatedAt.toISOString() } satisfies LabelJobData,
+          opts: { jobId: labelJobId(c.id, c.updatedAt) },
+        })),
+      );
+      total += due.length;
+      after = due[due.length - 1];
+      if (due.length < SCAN_BATCH_SIZE) break;
+    }
+    return total;
+  }
+}

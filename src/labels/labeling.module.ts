@@ -1,0 +1,69 @@
+import { BullModule } from '@nestjs/bull';
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { HeuristicJudge } from './judges/heuristic-judge';
+import { HttpJudge } from './judges/http-judge';
+import { Judge, JUDGE } from './judges/judge';
+import { LabelScanService, LABELING_QUEUE } from './label-scan.service';
+import { LabelingProcessor } from './labeling.processor';
+import { LabelingRepository } from './labeling.repository';
+import { LabelingService } from './labeling.service';
+import { LabelsModule } from './labels.module';
+import { vocabulary } from './taxonomy';
+
+/** The judge JUDGE names: `heuristic` (default) or `http` (JUDGE_URL). */
+export function createJudge(config: AppConfig): Judge {
+  const { judge, judgeUrl, judgeTimeoutMs, judgeAttempts, judgeBackoffMs } = config.labeling;
+  if (judge === 'http') {
+    return new HttpJudge({
+      url: judgeUrl!,
+      taxonomy: vocabulary(),
+      timeoutMs: judgeTimeoutMs,
+      attempts: judgeAttempts,
+      backoffMs: judgeBackoffMs,
+    });
+  }
+  return new HeuristicJudge();
+}
+
+/**
+ * The labeling process (product.md §3): the scheduled due-conversation scan and the label jobs.
+ * A background processor, so it is only registered when WORKERS=on (`npm start` by default, and
+ * `npm run worker`).
+ */
+@Module({})
+export class LabelingModule {
+  static register(config: AppConfig): DynamicModule {
+    if (!config.workers) return { module: LabelingModule };
+    return {
+      module: LabelingModule,
+      imports: [
+        LabelsModule,
+        BullModule.registerQueue({
+          name: LABELING_QUEUE,
+          // A job whose worker died (lock not renewed) goes back to waiting at the next stalled check.
+          settings: {
+            lockDuration: config.labeling.jobLockSeconds * 1000,
+            stalledInterval: config.labeling.jobLockSeconds * 1000,
+          },
+          defaultJobOptions: {
+            // Finished jobs go, so a conversation that is pending again can be enqueued again;
+            // infrastructure errors (Postgres down) are retried, then left to the next scans.
+            removeOnComplete: true,
+            removeOnFail: true,
+            attempts: 3,
+            backoff: { type: 'exponential', delay: 2000 },
+          },
+        }),
+      ],
+      providers: [
+        { provide: JUDGE, inject: [AppConfig], useFactory: createJudge },
+        LabelingRepository,
+        LabelingService,
+        LabelScanService,
+        LabelingProcessor,
+      ],
+      exports: [LabelingService, LabelScanService],
+    };
+  }
+}

@@ -1,0 +1,221 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { Bound, FailureReason, ImportCounts } from './import-counts';
+
+export interface PageImportRecord {
+  id: string;
+  organizationId: string;
+  siteId: string;
+  state: 'running' | 'closed';
+  outcome: 'completed' | 'failed' | null;
+  failureReason: FailureReason | null;
+  startedBy: 'member' | 'api_key' | 'schedule';
+  apiKeyId: string | null;
+  sitemapUrl: string | null;
+  sitemapGiven: boolean;
+  counts: ImportCounts;
+  boundsReached: Bound[];
+  startedAt: Date;
+  endedAt: Date | null;
+  leaseOwner: string | null;
+  heartbeatAt: Date;
+  attempts: number;
+}
+
+const COLUMNS = `id, organization_id AS "organizationId", site_id AS "siteId", state, outcome,
+  failure_reason AS "failureReason", started_by AS "startedBy", api_key_id AS "apiKeyId",
+  sitemap_url AS "sitemapUrl", sitemap_given AS "sitemapGiven", counts, bounds_reached AS "boundsReached",
+  started_at AS "startedAt", ended_at AS "endedAt", lease_owner AS "leaseOwner", heartbeat_at AS "heartbeatAt", attempts`;
+
+export type NewImport = Pick<
+  PageImportRecord,
+  'id' | 'organizationId' | 'siteId' | 'startedBy' | 'apiKeyId' | 'sitemapUrl' | 'sitemapGiven' | 'counts'
+>;
+
+/** Progress written by the worker holding an import. */
+export interface ImportProgress {
+  counts: ImportCounts;
+  boundsReached: Bound[];
+  sitemapUrl: string | null;
+}
+
+/** Postgres' unique_violation on the one-running-import-per-site index. */
+export function isRunningImportConflict(error: unknown): boolean {
+  const e = error as {
+    code?: string;
+    constraint?: string;
+    driverError?: { code?: string; constraint?: string };
+  };
+  const code = e.driverError?.code ?? e.code;
+  const constraint = e.driverError?.constraint ?? e.constraint;
+  return code === '23505' && constraint === 'page_imports_one_running_idx';
+}
+
+@Injectable()
+export class PageImportsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Inserts a running import; throws a unique violation (isRunningImportConflict) when the site already has one. */
+  async insertRunning(row: NewImport, manager: EntityManager): Promise<PageImportRecord> {
+    const rows = await manager.query(
+      `INSERT INTO page_imports (id, organization_id, site_id, state, started_by, api_key_id, sitemap_url, sitemap_given, counts)
+       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+      [
+        row.id,
+        row.organizationId,
+        row.siteId,
+        row.startedBy,
+        row.apiKeyId,
+        row.sitemapUrl,
+        row.sitemapGiven,
+        JSON.stringify(row.counts),
+      ],
+    );
+    return rows[0];
+  }
+
+  /** Inserts an import closed at once as failed (it could not be started). */
+  async insertFailed(
+    row: NewImport,
+    reason: FailureReason,
+    manager: EntityManager,
+  ): Promise<PageImportRecord> {
+    const rows = await manager.query(
+      `INSERT INTO page_imports (id, organization_id, site_id, state, outcome, failure_reason, started_by, api_key_id, sitemap_url, sitemap_given, counts, ended_at)
+       VALUES ($1, $2, $3, 'closed', 'failed', $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', now())) RETURNING ${COLUMNS}`,
+      [
+        row.id,
+        row.organizationId,
+        row.siteId,
+        reason,
+        row.startedBy,
+        row.apiKeyId,
+        row.sitemapUrl,
+        row.sitemapGiven,
+        JSON.stringify(row.counts),
+      ],
+    );
+    return rows[0];
+  }
+
+  /** The id of the site's running import, if any. */
+  async findRunningId(
+    siteId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<string | undefined> {
+    const rows = await manager.query(`SELECT id FROM page_imports WHERE site_id = $1 AND state = 'running'`, [
+      siteId,
+    ]);
+    return rows[0]?.id;
+  }
+
+  async find(id: string): Promise<PageImportRecord | undefined> {
+    const rows = await this.dataSource.query(`SELECT ${COLUMNS} FROM page_imports WHERE id = $1`, [id]);
+    return rows[0];
+  }
+
+  async findInSite(siteId: string, id: string): Promise<PageImportRecord | undefined> {
+    const rows = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM page_imports WHERE id = $1 AND site_id = $2`,
+      [id, siteId],
+    );
+    return rows[0];
+  }
+
+  /** A page of the site's imports, newest first, after the (startedAt, id) position. */
+  async listInSite(
+    siteId: string,
+    limit: number,
+    after?: { startedAt: string; id: string },
+  ): Promise<PageImportRecord[]> {
+    const params: unknown[] = [siteId, limit];
+    let where = 'site_id = $1';
+    if (after) {
+      params.push(after.startedAt, after.id);
+      where += ' AND (started_at, id) < ($3::timestamptz, $4)';
+    }
+    return this.dataSource.query(
+      `SELECT ${COLUMNS} FROM page_imports WHERE ${where} ORDER BY started_at DESC, id DESC LIMIT $2`,
+      params,
+    );
+  }
+
+  /** Closes a running import as failed, whoever holds it (start-up failures, recovery). */
+  async failIfRunning(
+    id: string,
+    reason: FailureReason,
+    options: { staleBefore?: Date } = {},
+  ): Promise<PageImportRecord | undefined> {
+    const params: unknown[] = [id, reason];
+    let extra = '';
+    if (options.staleBefore) {
+      params.push(options.staleBefore);
+      extra = ' AND heartbeat_at < $3';
+    }
+    const [rows] = (await this.dataSource.query(
+      `UPDATE page_imports SET state = 'closed', outcome = 'failed', failure_reason = $2,
+         ended_at = date_trunc('milliseconds', now()), lease_owner = NULL
+       WHERE id = $1 AND state = 'running'${extra} RETURNING ${COLUMNS}`,
+      params,
+    )) as [PageImportRecord[], number];
+    return rows[0];
+  }
+
+  /**
+   * Takes an import for a worker: it must be running and free (never taken, or its holder
+   * silent for longer than the lease). Returns the import, or undefined when someone else holds it or it is closed.
+   */
+  async claim(id: string, owner: string, leaseMs: number): Promise<PageImportRecord | undefined> {
+    const [rows] = (await this.dataSource.query(
+      `UPDATE page_imports SET lease_owner = $2, heartbeat_at = now(), attempts = attempts + 1
+       WHERE id = $1 AND state = 'running'
+         AND (lease_owner IS NULL OR lease_owner = $2 OR heartbeat_at < now() - make_interval(secs => $3::double precision / 1000))
+       RETURNING ${COLUMNS}`,
+      [id, owner, leaseMs],
+    )) as [PageImportRecord[], number];
+    return rows[0];
+  }
+
+  /** Renews the lease and saves progress; false when the worker no longer holds the import. */
+  async heartbeat(id: string, owner: string, progress: ImportProgress): Promise<boolean> {
+    const [, count] = (await this.dataSource.query(
+      `UPDATE page_imports SET heartbeat_at = now(), counts = $3, bounds_reached = $4, sitemap_url = COALESCE($5, sitemap_url)
+       WHERE id = $1 AND state = 'running' AND lease_owner = $2`,
+      [id, owner, JSON.stringify(progress.counts), progress.boundsReached, progress.sitemapUrl],
+    )) as [unknown, number];
+    return count > 0;
+  }
+
+  /** Closes the import the worker holds; false when it no longer holds it. */
+  async close(
+    id: string,
+    owner: string,
+    progress: ImportProgress & { outcome: 'completed' | 'failed'; failureReason: FailureReason | null },
+  ): Promise<boolean> {
+    const [, count] = (await this.dataSource.query(
+      `UPDATE page_imports SET state = 'closed', outcome = $3, failure_reason = $4, counts = $5, bounds_reached = $6,
+         sitemap_url = COALESCE($7, sitemap_url), ended_at = date_trunc('milliseconds', now()), lease_owner = NULL
+       WHERE id = $1 AND state = 'running' AND lease_owner = $2`,
+      [
+        id,
+        owner,
+        progress.outcome,
+        progress.failureReason,
+        JSON.stringify(progress.counts),
+        progress.boundsReached,
+        progress.sitemapUrl,
+      ],
+    )) as [unknown, number];
+    return count > 0;
+  }
+
+  /** Running imports whose holder has been silent longer than the lease (or never taken for that long). */
+  async findStale(leaseMs: number, limit = 100): Promise<PageImportRecord[]> {
+    return this.dataSource.query(
+      `SELECT ${COLUMNS} FROM page_imports
+       WHERE state = 'running' AND heartbeat_at < now() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY heartbeat_at LIMIT $2`,
+      [leaseMs, limit],
+    );
+  }
+}

@@ -1,0 +1,136 @@
+import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Auth } from '../auth/auth.decorator';
+import { canonicalFilters, CursorCodec } from '../common/cursor/cursor-codec';
+import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import { ParamFault, params, parseQuery } from '../common/query/query-params';
+import { clientAddress } from '../rate-limit/rate-limit.module';
+import { DiscoverPagesDto } from './dto/discover.dto';
+import { NO_LANGUAGE } from './import-counts';
+import { presentImport } from './page-import.presenter';
+import { PageImportsService } from './page-imports.service';
+import { PAGE_TYPES } from './page-rules';
+import { presentPage } from './page.presenter';
+import { PagesService } from './pages.service';
+
+const PAGE_STATUSES = ['discovered'] as const;
+
+const IMPORT_LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
+const PAGE_LIST_PARAMS = {
+  limit: params.integer(1, 100),
+  cursor: params.cursor(),
+  status: params.oneOf(PAGE_STATUSES),
+  type: params.oneOf(PAGE_TYPES),
+  languageHint: {
+    parse: (v: string) =>
+      v === NO_LANGUAGE || /^[a-z]{2,3}(-[a-z0-9]{2,8}){0,3}$/.test(v)
+        ? v
+        : new ParamFault('must be a lowercase language tag such as fr or en-gb, or none.'),
+  },
+};
+
+@ApiTags('Pages')
+@ApiBearerAuth()
+@Controller('api/v1/sites/:siteId/pages')
+export class PagesController {
+  constructor(
+    private readonly imports: PageImportsService,
+    private readonly pages: PagesService,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  @Post('discover')
+  @ApiOperation({
+    summary:
+      "Start importing the site's pages from its sitemap (202 handed to the background, 200 closed failed at once)",
+  })
+  async discover(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Body() body: DiscoverPagesDto,
+    @Req() req: ServiceRequest,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const { handed, record } = await this.imports.start({
+      organizationId: auth.organizationId,
+      apiKeyId: auth.apiKeyId,
+      siteId,
+      sitemapUrl: body.sitemapUrl ?? undefined,
+      requestId: req.id,
+      clientAddress: clientAddress(req),
+    });
+    res.status(handed ? 202 : 200);
+    return { data: presentImport(record) };
+  }
+
+  @Get('imports')
+  @ApiOperation({ summary: "List the site's page imports, newest first" })
+  @ApiQuery({ name: 'limit', required: false, description: '1 to 100, default 25' })
+  @ApiQuery({ name: 'cursor', required: false })
+  async listImports(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const { limit = 25, cursor } = parseQuery(query, IMPORT_LIST_PARAMS);
+    const binding = { resource: 'page_imports', scope: siteId, filters: canonicalFilters({}) };
+    let after: { startedAt: string; id: string } | undefined;
+    if (cursor) {
+      const [startedAt, id] = this.cursors.decode(cursor, binding) as [string, string];
+      after = { startedAt, id };
+    }
+    const rows = await this.imports.list(auth.organizationId, siteId, limit + 1, after);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor =
+      rows.length > limit && last
+        ? this.cursors.encode(binding, [new Date(last.startedAt).toISOString(), last.id])
+        : null;
+    return { data: page.map(presentImport), meta: { nextCursor } };
+  }
+
+  @Get('imports/:importId')
+  @ApiOperation({ summary: 'Follow a page import' })
+  async getImport(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('importId') importId: string,
+  ) {
+    return { data: presentImport(await this.imports.get(auth.organizationId, siteId, importId)) };
+  }
+
+  @Get()
+  @ApiOperation({ summary: "List the site's pages, newest first" })
+  @ApiQuery({ name: 'status', required: false, enum: PAGE_STATUSES })
+  @ApiQuery({ name: 'type', required: false, enum: PAGE_TYPES })
+  @ApiQuery({ name: 'languageHint', required: false, description: 'A language hint (fr, en-gb) or none' })
+  @ApiQuery({ name: 'limit', required: false, description: '1 to 100, default 25' })
+  @ApiQuery({ name: 'cursor', required: false })
+  async listPages(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const { limit = 25, cursor, status, type, languageHint } = parseQuery(query, PAGE_LIST_PARAMS);
+    const binding = {
+      resource: 'pages',
+      scope: siteId,
+      filters: canonicalFilters({ status, type, languageHint }),
+    };
+    let after: { createdAt: string; id: string } | undefined;
+    if (cursor) {
+      const [createdAt, id] = this.cursors.decode(cursor, binding) as [string, string];
+      after = { createdAt, id };
+    }
+    const filters = { status, type, languageHint: languageHint === NO_LANGUAGE ? null : languageHint };
+    const rows = await this.pages.list(auth.organizationId, siteId, filters, limit + 1, after);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor =
+      rows.length > limit && last
+        ? this.cursors.encode(binding, [new Date(last.createdAt).toISOString(), last.id])
+        : null;
+    return { data: page.map(presentPage), meta: { nextCursor } };
+  }
+}

@@ -1,0 +1,223 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
+import { AddressPolicy, connectionAllowed, hostAddress } from './address-guard';
+
+/** Why a document could not be fetched (the fetch-side reasons of counts.documentsFailed). */
+export type FetchFailure =
+  | 'address_not_allowed'
+  | 'not_on_site'
+  | 'redirected_off_site'
+  | 'too_many_redirects'
+  | 'not_found'
+  | 'http_error'
+  | 'timed_out'
+  | 'unreachable';
+
+/** Resolves a host name to every address it has (A and AAAA). Tests may pass their own. */
+export type Resolver = (hostname: string) => Promise<string[]>;
+
+export const systemResolver: Resolver = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+
+export interface FetcherSettings extends AddressPolicy {
+  requestTimeoutMs: number;
+  maxRedirects: number;
+}
+
+export interface FetchRequest {
+  url: URL;
+  /** Whether a host is on the site: redirects elsewhere fail redirected_off_site. */
+  isOnSite(hostname: string): boolean;
+  /** Deadline of the whole import (epoch ms): the request stops there too. */
+  deadline?: number;
+}
+
+export type FetchResult<T> =
+  | { ok: true; value: T; url: URL }
+  | {
+      ok: false;
+      failure: FetchFailure;
+      url: URL;
+      /** The import's own deadline, not the request's, ran out. */ importDeadline?: boolean;
+    };
+
+const USER_AGENT = 'ShoppingAnalyticsPageImport/1.0 (+sitemap import)';
+
+class Timeout extends Error {}
+class Refused extends Error {
+  constructor(readonly failure: FetchFailure) {
+    super(failure);
+  }
+}
+
+/**
+ * Fetches documents from addresses customers control, safely:
+ * - only http and https; port 80 or 443 (the test-only loopback setting aside);
+ * - the host is resolved here and EVERY address it resolves to must be public (address-guard);
+ *   the connection is then pinned to those checked addresses (custom `lookup`, no shared agent),
+ *   so a second DNS answer cannot swap in another address (DNS rebinding);
+ * - redirects are followed by hand, each hop checked again (scheme, host on the site, addresses);
+ * - one deadline covers the whole request, from connecting to the last body byte.
+ * `consume` reads the body; its errors propagate unless the deadline caused them.
+ */
+export class SafeFetcher {
+  constructor(
+    private readonly settings: FetcherSettings,
+    private readonly resolve: Resolver = systemResolver,
+  ) {}
+
+  async fetch<T>(
+    request: FetchRequest,
+    consume: (body: Readable, url: URL) => Promise<T>,
+  ): Promise<FetchResult<T>> {
+    const now = Date.now();
+    const requestDeadline = now + this.settings.requestTimeoutMs;
+    const deadline =
+      request.deadline !== undefined ? Math.min(requestDeadline, request.deadline) : requestDeadline;
+    const byImport = request.deadline !== undefined && request.deadline < requestDeadline;
+
+    let current: { req?: http.ClientRequest; res?: http.IncomingMessage } = {};
+    let timedOut = false;
+    let expire: (error: Timeout) => void = () => undefined;
+    // Rejects when the deadline passes: a name lookup that hangs cannot outlive the request.
+    const expired = new Promise<never>((_, reject) => {
+      expire = reject;
+    });
+    expired.catch(() => undefined);
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        const error = new Timeout('deadline');
+        expire(error);
+        current.req?.destroy(error);
+        current.res?.destroy(error);
+      },
+      Math.max(0, deadline - now),
+    );
+
+    let url = request.url;
+    let consuming = false;
+    try {
+      for (let redirects = 0; ; redirects++) {
+        if (timedOut) throw new Timeout('deadline');
+        if (url.protocol !== 'http:' && url.protocol !== 'https:')
+          throw new Refused(redirects > 0 ? 'redirected_off_site' : 'address_not_allowed');
+        if (!request.isOnSite(url.hostname))
+          throw new Refused(redirects > 0 ? 'redirected_off_site' : 'not_on_site');
+        if (url.username || url.password) throw new Refused('address_not_allowed');
+
+        const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+        const literal = hostAddress(url.hostname);
+        let addresses: string[];
+        if (literal) addresses = [literal];
+        else {
+          try {
+            addresses = await Promise.race([this.resolve(url.hostname), expired]);
+          } catch {
+            if (timedOut) throw new Timeout('deadline');
+            throw new Refused('unreachable');
+          }
+        }
+        if (!connectionAllowed(addresses, port, this.settings)) throw new Refused('address_not_allowed');
+
+        const res = await this.request(url, port, addresses, literal !== undefined, current);
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400 && status !== 304) {
+          const location = res.headers.location;
+          res.destroy();
+          if (!location) throw new Refused('http_error');
+          if (redirects >= this.settings.maxRedirects) throw new Refused('too_many_redirects');
+          let next: URL;
+          try {
+            next = new URL(location, url);
+          } catch {
+            throw new Refused('http_error');
+          }
+          next.hash = '';
+          url = next;
+          continue;
+        }
+        if (status === 404 || status === 410) {
+          res.destroy();
+          throw new Refused('not_found');
+        }
+        if (status < 200 || status >= 300) {
+          res.destroy();
+          throw new Refused('http_error');
+        }
+        try {
+          consuming = true;
+          const value = await consume(res, url);
+          return { ok: true, value, url };
+        } finally {
+          res.destroy();
+        }
+      }
+    } catch (error) {
+      if (error instanceof Refused) return { ok: false, failure: error.failure, url };
+      if (timedOut || error instanceof Timeout)
+        return { ok: false, failure: 'timed_out', url, importDeadline: byImport };
+      // Before the body is handed over, any failure is the connection's; after, only network errors are.
+      if (!consuming || isNetworkError(error)) return { ok: false, failure: 'unreachable', url };
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      current.req?.destroy();
+      current.res?.destroy();
+      current = {};
+    }
+  }
+
+  /** One GET to the checked addresses only; resolves with the response head. */
+  private request(
+    url: URL,
+    port: number,
+    addresses: string[],
+    literal: boolean,
+    current: { req?: http.ClientRequest; res?: http.IncomingMessage },
+  ): Promise<http.IncomingMessage> {
+    const pinned: LookupFunction = (_hostname, options, callback) => {
+      const entries = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+      if ((options as { all?: boolean }).all)
+        (callback as (e: null, a: typeof entries) => void)(null, entries);
+      else callback(null, entries[0].address, entries[0].family);
+    };
+    const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const options: https.RequestOptions = {
+      method: 'GET',
+      hostname,
+      port,
+      path: `${url.pathname}${url.search}`,
+      headers: {
+        'user-agent': USER_AGENT,
+        accept: 'application/xml, text/xml;q=0.9, */*;q=0.1',
+        'accept-encoding': 'identity',
+      },
+      // No shared agent: a pooled socket could belong to another (unchecked) resolution.
+      agent: false,
+      lookup: pinned,
+      ...(url.protocol === 'https:' && !literal ? { servername: hostname } : {}),
+    };
+    return new Promise((resolve, reject) => {
+      const req = (url.protocol === 'https:' ? https : http).request(options, (res) => {
+        current.res = res;
+        resolve(res);
+      });
+      current.req = req;
+      req.on('error', reject);
+      req.end();
+    });
+  }
+}
+
+function isNetworkError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== 'string') return false;
+  if (code.startsWith('ERR_'))
+    return code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || code === 'ERR_STREAM_PREMATURE_CLOSE';
+  // System errors (ECONNREFUSED, ECONNRESET, EHOSTUNREACH, ENOTFOUND, EAI_AGAIN, …) and HTTP parse errors.
+  return /^E[A-Z0-9_]+$/.test(code) || code.startsWith('HPE_');
+}
