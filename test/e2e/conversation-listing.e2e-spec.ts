@@ -17,7 +17,8 @@ const ids = (res: { body: { data: Array<{ id: string }> } }) => res.body.data.ma
 describe('GET /api/v1/sites/{siteId}/conversations', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
+    t = await createTestApp({}, { redisKeyPrefixSuffix: 'conv-listing:' });
   });
   afterAll(() => t.close());
 

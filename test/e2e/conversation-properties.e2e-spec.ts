@@ -131,7 +131,10 @@ describe('properties of the listing', () => {
   let t: TestApp;
   beforeAll(async () => {
     // Hundreds of requests: the rate limits are not under test here.
-    t = await createTestApp({ RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' });
+    t = await createTestApp(
+      { RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' },
+      { redisKeyPrefixSuffix: 'conv-properties:' },
+    );
   });
   afterAll(() => t.close());
 

@@ -10,7 +10,8 @@ import { createTestApp, TestApp } from '../setup/test-app';
 describe('reading conversations, labels and the vocabulary', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
+    t = await createTestApp({}, { redisKeyPrefixSuffix: 'conv-reading:' });
   });
   afterAll(() => t.close());
 
@@ -295,7 +296,9 @@ describe('reading conversations, labels and the vocabulary', () => {
         const [row] = await db.query('SELECT conversation_label_bits($1::text[])::text AS bits', [[token]]);
         expect([token, row.bits]).toEqual([token, labelMask([token])]);
       }
-      const [all] = await db.query('SELECT conversation_label_bits($1::text[])::text AS bits', [[...TAXONOMY_TOKENS, 'not:a_token']]);
+      const [all] = await db.query('SELECT conversation_label_bits($1::text[])::text AS bits', [
+        [...TAXONOMY_TOKENS, 'not:a_token'],
+      ]);
       expect(all.bits).toBe(labelMask([...TAXONOMY_TOKENS]));
     });
   });

@@ -10,7 +10,8 @@ describe('recording conversations (product.md §2)', () => {
   let t: TestApp;
   let db: DataSource;
   beforeAll(async () => {
-    t = await createTestApp();
+    // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
+    t = await createTestApp({}, { redisKeyPrefixSuffix: 'conv-recording:' });
     db = t.app.get(DataSource);
   });
   afterAll(() => t.close());

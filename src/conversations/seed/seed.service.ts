@@ -25,10 +25,18 @@ export interface SeedResult {
 const BATCH = 50_000;
 const BULK_THRESHOLD = 200_000;
 /** The listing's indexes a bulk seed drops and rebuilds (definitions as in the migrations). */
+const SCORE_INDEX_COLUMNS =
+  'created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
 const BULK_INDEXES: Record<string, string> = {
   conversations_search_idx: 'USING gin (search_terms, title_tsv)',
   conversations_site_created_cover_idx:
     '(site_id, created_at DESC, id DESC) INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)',
+  ...Object.fromEntries(
+    ['quality', 'service', 'trust'].map((score) => [
+      `conversations_site_score_${score}_idx`,
+      `(site_id, score_${score}) INCLUDE (${SCORE_INDEX_COLUMNS}) WHERE score_${score} IS NOT NULL`,
+    ]),
+  ),
 };
 const HEAD_WORDS = 40;
 

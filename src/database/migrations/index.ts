@@ -2,6 +2,7 @@ import { Foundation1763700000000 } from './1763700000000-Foundation';
 import { Conversations1763710000001 } from './1763710000001-Conversations';
 import { SiteScopedSearchTerms1763710000002 } from './1763710000002-SiteScopedSearchTerms';
 import { CoveringListingIndex1763710000003 } from './1763710000003-CoveringListingIndex';
+import { ScoreCountIndexes1763710000004 } from './1763710000004-ScoreCountIndexes';
 import { PageImports1763730000000 } from './1763730000000-PageImports';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
@@ -10,5 +11,6 @@ export const MIGRATIONS = [
   Conversations1763710000001,
   SiteScopedSearchTerms1763710000002,
   CoveringListingIndex1763710000003,
+  ScoreCountIndexes1763710000004,
   PageImports1763730000000,
 ];

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { emptyFilter } from '../conversation-filter';
 import {
   buildFilterSql,
+  hasNarrowScoreBand,
   ginSortedSql,
   labelMask,
   walkSql,
@@ -13,7 +14,7 @@ import {
 const index = { forIndex: true };
 
 describe('buildFilterSql for the GIN plans (forIndex)', () => {
-  it('answers equality filters with one containment on the GIN-indexed terms, scoped to the site (which it then implies)', () => {
+  it('answers equality filters with one containment on the GIN-indexed terms, scoped to the site', () => {
     const sql = buildFilterSql(
       'site_a',
       {
@@ -27,8 +28,8 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
       undefined,
       index,
     );
-    expect(sql.rows).toEqual(['search_terms @> $1::text[]']);
-    expect(sql.params.values[0]).toEqual(
+    expect(sql.rows).toEqual(['search_terms @> $2::text[]']);
+    expect(sql.params.values[1]).toEqual(
       [
         'channel:web',
         'language:fr',
@@ -38,11 +39,11 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
         'grounded:fail',
       ].map((t) => `site_a|${t}`),
     );
-    expect(whereAll(sql)).toBe('search_terms @> $1::text[]');
+    expect(whereAll(sql)).toBe('site_id = $1 AND search_terms @> $2::text[]');
     expect(sql.narrowed).toBe(true);
   });
 
-  it('keeps the site condition when only keywords narrow (the tsvector is not scoped)', () => {
+  it('matches keywords as phrases of the simple configuration, all of them', () => {
     const sql = buildFilterSql(
       'site_a',
       { ...emptyFilter(), keywords: ['red shoes', 'order'] },
@@ -50,9 +51,9 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
       index,
     );
     expect(whereAll(sql)).toBe(
-      "site_id = $3 AND title_tsv @@ (phraseto_tsquery('simple'::regconfig, $1) && phraseto_tsquery('simple'::regconfig, $2))",
+      "site_id = $1 AND title_tsv @@ (phraseto_tsquery('simple'::regconfig, $2) && phraseto_tsquery('simple'::regconfig, $3))",
     );
-    expect(sql.params.values).toEqual(['red shoes', 'order', 'site_a']);
+    expect(sql.params.values).toEqual(['site_a', 'red shoes', 'order']);
   });
 
   it('makes each labels.any group an overlap, narrow score bands bucket overlaps, labels.none an exclusion', () => {
@@ -68,16 +69,16 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
       index,
     );
     expect(sql.rows).toEqual([
-      'search_terms @> $1::text[]',
-      'search_terms && $2::text[]',
+      'search_terms @> $2::text[]',
       'search_terms && $3::text[]',
       'search_terms && $4::text[]',
-      'NOT (label_tokens && $5::text[])',
-      'score_quality >= $6::float8',
-      'score_quality <= $7::float8',
-      'score_service >= $8::float8',
+      'search_terms && $5::text[]',
+      'NOT (label_tokens && $6::text[])',
+      'score_quality >= $7::float8',
+      'score_quality <= $8::float8',
+      'score_service >= $9::float8',
     ]);
-    expect(sql.params.values.slice(0, 4)).toEqual([
+    expect(sql.params.values.slice(1, 5)).toEqual([
       ['s|status:labeled'],
       ['s|a:1', 's|b:2'],
       ['s|c:3'],
@@ -121,6 +122,13 @@ describe('buildFilterSql for the walks (columns of the covering index)', () => {
     expect(labelMask(['resolution:resolved'])).toBe('1');
     expect(labelMask(['resolution:resolved', 'safe_response:fail'])).toBe(String(2 ** 31 + 1));
     expect(labelMask([])).toBe('0');
+  });
+
+  it('knows a narrow score band (at most 4 buckets of 0.05)', () => {
+    expect(hasNarrowScoreBand({ ...emptyFilter(), scores: { quality: { min: 0.5, max: 0.52 } } })).toBe(true);
+    expect(hasNarrowScoreBand({ ...emptyFilter(), scores: { trust: { min: 0.85 } } })).toBe(true);
+    expect(hasNarrowScoreBand({ ...emptyFilter(), scores: { trust: { min: 0.5 } } })).toBe(false);
+    expect(hasNarrowScoreBand(emptyFilter())).toBe(false);
   });
 
   it('is not narrowed by the site and dates alone', () => {

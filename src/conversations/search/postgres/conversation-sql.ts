@@ -34,8 +34,7 @@ export const MAX_SCORE_BUCKETS = 4;
  *   keywords are given (the title's tsvector is not in that index);
  * - forIndex: conditions the GIN index over (search_terms, title_tsv) answers: the equality
  *   filters and labels.all as one `search_terms @> terms`, each labels.any group and narrow
- *   score-bucket bands as `search_terms && group`, the keywords as one tsquery; the site is
- *   implied by the site-scoped terms when there are any.
+ *   score-bucket bands as `search_terms && group`, the keywords as one tsquery.
  * `range` holds the site, creation-time bounds and the cursor; `rows` the other conditions.
  * Postgres needs every parameter of a statement used, so each plan builds its own FilterSql.
  */
@@ -59,6 +58,17 @@ export function labelMask(tokens: string[]): string {
   return tokens.reduce((mask, token) => mask | (TOKEN_BITS.get(token) ?? 0n), 0n).toString();
 }
 
+/** Whether a score bound spans at most MAX_SCORE_BUCKETS buckets (a band a score index answers well). */
+export function hasNarrowScoreBand(filter: ConversationFilter): boolean {
+  return SCORE_NAMES.some((name) => {
+    const bounds = filter.scores[name];
+    return (
+      bounds !== undefined &&
+      Math.floor((bounds.max ?? 1) * 20) - Math.floor((bounds.min ?? 0) * 20) + 1 <= MAX_SCORE_BUCKETS
+    );
+  });
+}
+
 /** Builds the WHERE parts of a filter. `after` is the keyset position (strictly older rows follow it). */
 export function buildFilterSql(
   siteId: string,
@@ -69,8 +79,7 @@ export function buildFilterSql(
   const params = new SqlParams();
   const index = options.forIndex === true;
   const rows: string[] = [];
-  // For a GIN plan, a site-scoped term implies the site (site_id = … is added below otherwise).
-  const range: string[] = index ? [] : [`site_id = ${params.add(siteId)}`];
+  const range: string[] = [`site_id = ${params.add(siteId)}`];
   if (filter.from !== undefined) range.push(`created_at >= ${params.add(filter.from, '::timestamptz')}`);
   if (filter.to !== undefined) range.push(`created_at < ${params.add(filter.to, '::timestamptz')}`);
   if (after)
@@ -81,7 +90,6 @@ export function buildFilterSql(
 
   // Filter rule 2: a labels.* or score filter matches labeled conversations only.
   const status = filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
-  let siteScoped = false;
   if (index) {
     // Terms are scoped to the site (`<site_id>|<term>`, see the SiteScopedSearchTerms migration).
     const scope = (terms: string[]) => terms.map((term) => `${siteId}|${term}`);
@@ -107,7 +115,6 @@ export function buildFilterSql(
         rows.push(`search_terms && ${params.add(scope(buckets), '::text[]')}`);
       }
     }
-    siteScoped = rows.length > 0;
     if (filter.labelsNone.length)
       rows.push(`NOT (label_tokens && ${params.add(filter.labelsNone, '::text[]')})`);
   } else {
@@ -144,7 +151,6 @@ export function buildFilterSql(
     rows.push(`title_tsv @@ (${query})`);
   }
 
-  if (index && !siteScoped) range.unshift(`site_id = ${params.add(siteId)}`);
   return {
     params,
     rangeParams,

@@ -4,6 +4,7 @@ import type { ConversationFilter } from '../conversation-filter';
 import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../conversation-search';
 import {
   buildFilterSql,
+  hasNarrowScoreBand,
   cappedCountSql,
   ginSortedSql,
   Statement,
@@ -76,15 +77,21 @@ export class PostgresConversationSearch implements ConversationSearch {
       n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
     } else {
       // A sample of the newest rows tells how dense the matches are: dense ones reach the cap
-      // quickly along the creation-time index; sparse ones are counted through the GIN index,
-      // whose cost follows the number of matches.
+      // quickly along an index-only walk (the creation-time index, or a score's own btree for a
+      // score band, the planner's pick); sparse ones are counted through the GIN index, whose
+      // cost follows the number of matches. A narrow score band walks from a lower density: its
+      // btree holds only the band's entries (at most a fifth of the site).
       const window = (
         await this.run<{ hits: number; seen: number }>(
           windowCountSql(buildFilterSql(siteId, filter), this.tuning.countWindow),
         )
       )[0];
       if (window.seen < this.tuning.countWindow || window.hits > cap) n = window.hits;
-      else if (window.hits >= this.tuning.countWindow * this.tuning.denseShare)
+      else if (
+        window.hits >=
+        this.tuning.countWindow *
+          (hasNarrowScoreBand(filter) ? this.tuning.denseShare / 4 : this.tuning.denseShare)
+      )
         n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
       else
         n = (
