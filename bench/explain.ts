@@ -1,0 +1,45 @@
+/**
+ * `npm run bench:explain -- NAME...`: EXPLAIN (ANALYZE, BUFFERS) of every statement the query
+ * engine runs for the named requests of the mix (all when none is named), with the SQL timing.
+ */
+import { createDataSource } from '../src/database/data-source';
+import { benchEnv, DEFAULT_DATABASE_URL } from './lib/bench-env';
+import { explain, SqlTimer } from './lib/sql-timing';
+import { mixContext } from './lib/mix-context';
+import { buildMix } from './query-mix';
+
+async function main(names: string[]): Promise<void> {
+  const env = benchEnv();
+  const siteId = env.BENCH_SITE_ID;
+  if (!siteId) throw new Error('BENCH_SITE_ID is required (npm run bench:setup writes it)');
+  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
+    poolSize: 4,
+    applicationName: 'bench-explain',
+  });
+  await dataSource.initialize();
+  try {
+    const mix = buildMix(await mixContext(dataSource, siteId)).filter(
+      (r) => names.length === 0 || names.includes(r.name),
+    );
+    const timer = new SqlTimer(dataSource);
+    for (const r of mix) {
+      const t = await timer.time(siteId, r.query, r.page ?? 1, 5);
+      console.log(
+        `\n=== ${r.name} (page ${r.page ?? 1}): SQL median ${t.total.median.toFixed(2)} ms, p99 ${t.total.p99.toFixed(2)} ms${t.count ? `, count ${t.count.median.toFixed(2)} ms` : ''}`,
+      );
+      for (const st of t.statements) {
+        console.log(
+          `${st.settings.length ? `-- ${st.settings.join('; ')}\n` : ''}-- ${st.text.replace(/\s+/g, ' ').trim()}\n-- params: ${JSON.stringify(st.values)}`,
+        );
+        console.log(await explain(dataSource, st));
+      }
+    }
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+main(process.argv.slice(2)).catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

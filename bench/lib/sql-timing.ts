@@ -1,0 +1,137 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { ConversationsRepository } from '../../src/conversations/conversations.repository';
+import { parseListingQuery } from '../../src/conversations/search/conversation-filter';
+import type { ListingPosition } from '../../src/conversations/search/conversation-search';
+import { PostgresConversationSearch } from '../../src/conversations/search/postgres/postgres-conversation-search';
+import type { QueryValue } from '../query-mix';
+import { elapsedMs, summarize, Summary } from './stats';
+
+/** One statement the engine sent, with the SET LOCAL settings in force for it. */
+export interface RecordedStatement {
+  text: string;
+  values: unknown[];
+  settings: string[];
+}
+
+/**
+ * A stand-in for the DataSource that forwards to the real one and records each statement, so
+ * the bench can EXPLAIN exactly what the engine ran.
+ */
+class RecordingDataSource {
+  readonly statements: RecordedStatement[] = [];
+  constructor(private readonly dataSource: DataSource) {}
+
+  query(text: string, values?: unknown[]): Promise<unknown> {
+    this.statements.push({ text, values: values ?? [], settings: [] });
+    return this.dataSource.query(text, values);
+  }
+
+  transaction<T>(...args: unknown[]): Promise<T> {
+    const work = args.find((a): a is (m: EntityManager) => Promise<T> => typeof a === 'function')!;
+    return this.dataSource.transaction(async (manager) => {
+      const settings: string[] = [];
+      const proxy = {
+        query: (text: string, values?: unknown[]) => {
+          if (/^\s*SET\s+LOCAL/i.test(text)) settings.push(text);
+          else this.statements.push({ text, values: values ?? [], settings: [...settings] });
+          return manager.query(text, values);
+        },
+      };
+      return work(proxy as unknown as EntityManager);
+    });
+  }
+}
+
+export interface SqlTiming {
+  /**
+   * Time of the listing's SQL as ConversationsService.list runs it: the page and (count=true)
+   * the count in parallel through the query engine, then the page's rows by id.
+   */
+  total: Summary;
+  /** The count alone, when the request asks for it. */
+  count?: Summary;
+  /** Statements of one run, in order. */
+  statements: RecordedStatement[];
+}
+
+/**
+ * Times a listing request in Postgres through the service's own query engine
+ * (PostgresConversationSearch) and filter parser, in this process, so the SQL is the SQL the
+ * service sends. `page` > 1 times the page reached by following the keyset from page 1.
+ */
+export class SqlTimer {
+  private readonly engine: PostgresConversationSearch;
+  private readonly recorder: RecordingDataSource;
+  private readonly recording: PostgresConversationSearch;
+  private readonly rows: ConversationsRepository;
+  private readonly recordingRows: ConversationsRepository;
+
+  constructor(dataSource: DataSource) {
+    this.engine = new PostgresConversationSearch(dataSource);
+    this.rows = new ConversationsRepository(dataSource);
+    this.recorder = new RecordingDataSource(dataSource);
+    this.recording = new PostgresConversationSearch(this.recorder as unknown as DataSource);
+    this.recordingRows = new ConversationsRepository(this.recorder as unknown as DataSource);
+  }
+
+  async time(
+    siteId: string,
+    query: Record<string, QueryValue>,
+    page: number,
+    runs: number,
+  ): Promise<SqlTiming> {
+    const listing = parseListingQuery(query);
+    let after: ListingPosition | undefined;
+    for (let i = 1; i < page; i++) {
+      const found = await this.engine.page(siteId, listing.filter, { limit: listing.limit, after });
+      if (!found.hasMore) throw new Error(`fewer than ${page} pages`);
+      after = found.items[found.items.length - 1];
+    }
+    const once = async (engine: PostgresConversationSearch, rows: ConversationsRepository) => {
+      const start = process.hrtime.bigint();
+      let countMs: number | undefined;
+      const counted = async () => {
+        const countStart = process.hrtime.bigint();
+        await engine.count(siteId, listing.filter, COUNT_CAP);
+        countMs = elapsedMs(countStart);
+      };
+      const [found] = await Promise.all([
+        engine.page(siteId, listing.filter, { limit: listing.limit, after }),
+        listing.count ? counted() : undefined,
+      ]);
+      await rows.findManyInSite(
+        siteId,
+        found.items.map((i) => i.id),
+      );
+      return { total: elapsedMs(start), countMs };
+    };
+
+    this.recorder.statements.length = 0;
+    await once(this.recording, this.recordingRows);
+    const statements = [...this.recorder.statements];
+
+    const totals: number[] = [];
+    const counts: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const r = await once(this.engine, this.rows);
+      totals.push(r.total);
+      if (r.countMs !== undefined) counts.push(r.countMs);
+    }
+    return { total: summarize(totals), ...(counts.length ? { count: summarize(counts) } : {}), statements };
+  }
+}
+
+/** meta.count's cap (contract, paging rule 8). */
+export const COUNT_CAP = 10_000;
+
+/** EXPLAIN (ANALYZE, BUFFERS) of a recorded statement, under the same SET LOCAL settings. */
+export async function explain(dataSource: DataSource, statement: RecordedStatement): Promise<string> {
+  return dataSource.transaction(async (manager) => {
+    for (const setting of statement.settings) await manager.query(setting);
+    const rows: Array<{ 'QUERY PLAN': string }> = await manager.query(
+      `EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`,
+      statement.values,
+    );
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  });
+}

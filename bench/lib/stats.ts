@@ -1,0 +1,44 @@
+/** Summary of a set of timings in milliseconds. */
+export interface Summary {
+  n: number;
+  median: number;
+  p99: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * The p-th percentile (0..100) by linear interpolation between the closest ranks (the method of
+ * numpy's default and of most spreadsheets). The input need not be sorted; it is not modified.
+ */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) throw new RangeError('percentile of no samples');
+  if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile must be 0..100, got ${p}`);
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = (p / 100) * (sorted.length - 1);
+  const low = Math.floor(rank);
+  const high = Math.ceil(rank);
+  return sorted[low] + (sorted[high] - sorted[low]) * (rank - low);
+}
+
+export function median(samples: readonly number[]): number {
+  return percentile(samples, 50);
+}
+
+export function summarize(samples: readonly number[]): Summary {
+  if (samples.length === 0) throw new RangeError('summary of no samples');
+  return {
+    n: samples.length,
+    median: median(samples),
+    p99: percentile(samples, 99),
+    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+    min: Math.min(...samples),
+    max: Math.max(...samples),
+  };
+}
+
+/** Milliseconds elapsed since `start` (a process.hrtime.bigint() reading). */
+export function elapsedMs(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}

@@ -1,0 +1,213 @@
+/**
+ * `npm run bench`: times every request of the query mix against a running service and in
+ * Postgres, then throughput at 32 connections and the service's peak memory. Writes
+ * bench/results/latest.md and latest.json (rewritten after each request, so an interrupted run
+ * leaves a partial report that says so).
+ */
+import { mkdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import { join } from 'node:path';
+import { parseListingQuery } from '../src/conversations/search/conversation-filter';
+import { PostgresConversationSearch } from '../src/conversations/search/postgres/postgres-conversation-search';
+import { createDataSource } from '../src/database/data-source';
+import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { getOnce, HttpTarget, load } from './lib/http-load';
+import { describeMachine, listeningPid, MemorySampler } from './lib/machine';
+import { BenchReport, judge, renderMarkdown, RequestResult, TARGETS, Throughput } from './lib/report';
+import { explain, SqlTimer, SqlTiming } from './lib/sql-timing';
+import { mixContext } from './lib/mix-context';
+import { buildMix, MixRequest, queryString } from './query-mix';
+
+const RESULTS_DIR = join(__dirname, 'results');
+const NOTES_FILE = join(__dirname, 'notes.md');
+
+function log(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+/** The path of a request; for a deep page, follows nextCursor over HTTP to reach it. */
+async function requestPath(target: HttpTarget, siteId: string, r: MixRequest): Promise<string> {
+  const base = `/api/v1/sites/${siteId}/conversations`;
+  let cursor: string | undefined;
+  for (let page = 1; page < (r.page ?? 1); page++) {
+    const { body } = await getOnce(target, base + queryString(r.query, cursor ? { cursor } : {}));
+    if (!body.meta.nextCursor) throw new Error(`${r.name}: only ${page} pages`);
+    cursor = body.meta.nextCursor;
+  }
+  return base + queryString(r.query, cursor ? { cursor } : {});
+}
+
+async function main(): Promise<void> {
+  const env = benchEnv();
+  const baseUrl = (env.BENCH_BASE_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
+  const apiKey = env.BENCH_API_KEY;
+  const siteId = env.BENCH_SITE_ID;
+  if (!apiKey || !siteId)
+    throw new Error(
+      'BENCH_API_KEY and BENCH_SITE_ID are required (npm run bench:setup writes them to bench/.env.bench)',
+    );
+  const connections = numberFrom(env, 'BENCH_CONNECTIONS', 1);
+  const seconds = numberFrom(env, 'BENCH_SECONDS', 5);
+  const sqlRuns = numberFrom(env, 'BENCH_SQL_RUNS', 20);
+  const throughputSeconds = numberFrom(env, 'BENCH_THROUGHPUT_SECONDS', 10);
+  const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+  const outName = env.BENCH_OUT ?? 'latest';
+  const target: HttpTarget = { baseUrl, apiKey };
+
+  const ready = await fetch(`${baseUrl}/health/ready`).catch(() => undefined);
+  if (!ready || ready.status !== 200)
+    throw new Error(`the service at ${baseUrl} is not ready (GET /health/ready): start it with npm start`);
+
+  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
+    poolSize: 4,
+    applicationName: 'bench',
+  });
+  await dataSource.initialize();
+  const startedAt = new Date().toISOString();
+  try {
+    const machine = await describeMachine(dataSource);
+    const ctx = await mixContext(dataSource, siteId);
+    const siteCounts: Array<{ site_id: string; n: number }> = await dataSource.query(
+      'SELECT site_id, count(*)::int AS n FROM conversations GROUP BY site_id ORDER BY n DESC',
+    );
+    const [{ bytes }] = await dataSource.query(
+      'SELECT pg_database_size(current_database())::float8 AS bytes',
+    );
+    const siteSize = siteCounts.find((s) => s.site_id === siteId)?.n ?? 0;
+
+    const port = Number(new URL(baseUrl).port || 80);
+    const pid = env.BENCH_SERVICE_PID ? Number(env.BENCH_SERVICE_PID) : listeningPid(port);
+    const sampler = pid ? new MemorySampler(pid) : undefined;
+    if (!pid) log('service pid unknown (set BENCH_SERVICE_PID): memory will not be reported');
+
+    const mix = buildMix(ctx).filter((r) => !only || only.has(r.name));
+    const timer = new SqlTimer(dataSource);
+    const engine = new PostgresConversationSearch(dataSource);
+    const results: RequestResult[] = [];
+    const statements = new Map<string, SqlTiming['statements']>();
+    const paths: string[] = [];
+    const failed: Array<{ name: string; error: string }> = [];
+
+    const report = (status: string, extra: Partial<BenchReport> = {}): BenchReport => ({
+      status,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      machine: { ...machine, loadAverage: { ...machine.loadAverage, end: os.loadavg()[0] } },
+      data: {
+        sites: siteCounts.map((s) => ({ id: s.site_id, conversations: s.n, benched: s.site_id === siteId })),
+        databaseSizeMiB: bytes / 2 ** 20,
+      },
+      settings: { connections, seconds, sqlRuns, baseUrl },
+      targets: TARGETS,
+      requests: results,
+      failed,
+      throughput: {},
+      slowest: [],
+      notes: existsSync(NOTES_FILE) ? readFileSync(NOTES_FILE, 'utf8') : '',
+      ...extra,
+    });
+    const write = (r: BenchReport) => {
+      mkdirSync(RESULTS_DIR, { recursive: true });
+      writeFileSync(join(RESULTS_DIR, `${outName}.json`), `${JSON.stringify(r, null, 2)}\n`);
+      writeFileSync(join(RESULTS_DIR, `${outName}.md`), renderMarkdown(r));
+    };
+
+    const measure = async (r: MixRequest, i: number) => {
+      const page = r.page ?? 1;
+      const path = await requestPath(target, siteId, r);
+      paths.push(path);
+      for (let w = 0; w < 3; w++) await getOnce(target, path);
+      const http = await load(target, [path], { connections, seconds });
+      let count: RequestResult['count'];
+      const sql = await timer.time(siteId, r.query, page, sqlRuns);
+      if (r.query.count === 'true') {
+        const withoutCount = path
+          .replace(/([?&])count=true(&|$)/, (_m, a: string, b: string) => (b ? a : ''))
+          .replace(/[?&]$/, '');
+        await getOnce(target, withoutCount);
+        const base = await load(target, [withoutCount], { connections, seconds });
+        count = {
+          httpWithoutCountMedian: base.latency.median,
+          addsMs: http.latency.median - base.latency.median,
+          sqlCountMedian: sql.count?.median,
+        };
+      }
+      const listing = parseListingQuery(r.query);
+      const matches = (await engine.count(siteId, listing.filter, 100_000_000)).value;
+      const httpSummary = { ...http.latency, non2xx: http.non2xx, errors: http.errors };
+      const result: RequestResult = {
+        name: r.name,
+        description: r.description,
+        query: queryString(r.query),
+        page,
+        matches,
+        share: siteSize ? matches / siteSize : 0,
+        http: httpSummary,
+        sql: sql.total,
+        ratio: http.latency.median / sql.total.median,
+        ...(count ? { count } : {}),
+        ...judge({ http: httpSummary, count }),
+      };
+      results.push(result);
+      statements.set(r.name, sql.statements);
+      log(
+        `${i + 1}/${mix.length} ${r.name}: http median ${result.http.median.toFixed(1)} p99 ${result.http.p99.toFixed(1)} | sql median ${result.sql.median.toFixed(2)} | ${result.verdict}`,
+      );
+    };
+
+    for (const [i, r] of mix.entries()) {
+      try {
+        await measure(r, i);
+      } catch (error) {
+        failed.push({ name: r.name, error: error instanceof Error ? error.message : String(error) });
+        log(`${i + 1}/${mix.length} ${r.name}: could not be measured: ${failed[failed.length - 1].error}`);
+      }
+      write(report(`partial: ${i + 1} of ${mix.length} requests done, throughput not yet measured`));
+    }
+
+    const firstPagePath = `/api/v1/sites/${siteId}/conversations`;
+    const toThroughput = (l: Awaited<ReturnType<typeof load>>): Throughput => ({
+      connections: 32,
+      seconds: throughputSeconds,
+      requestsPerSecond: l.throughput,
+      latency: l.latency,
+      non2xx: l.non2xx,
+      errors: l.errors,
+    });
+    log('throughput: unfiltered first page at 32 connections');
+    const firstPage = toThroughput(
+      await load(target, [firstPagePath], { connections: 32, seconds: throughputSeconds }),
+    );
+    log(`  ${firstPage.requestsPerSecond.toFixed(0)} req/s`);
+    log('throughput: whole mix at 32 connections');
+    const mixThroughput = toThroughput(
+      await load(target, paths, { connections: 32, seconds: throughputSeconds }),
+    );
+    log(`  ${mixThroughput.requestsPerSecond.toFixed(0)} req/s`);
+    const memory = sampler && pid ? { pid, ...sampler.stop() } : undefined;
+
+    const slowest = [...results].sort((a, b) => b.http.median - a.http.median).slice(0, 3);
+    const plans = [];
+    for (const s of slowest) {
+      const recorded = statements.get(s.name) ?? [];
+      const texts: string[] = [];
+      for (const st of recorded) {
+        const settings = st.settings.length ? `-- ${st.settings.join('; ')}\n` : '';
+        texts.push(
+          `${settings}-- ${st.text.replace(/\s+/g, ' ').trim()}\n-- params: ${JSON.stringify(st.values)}\n${await explain(dataSource, st)}`,
+        );
+      }
+      plans.push({ name: s.name, httpMedian: s.http.median, plans: texts });
+    }
+    const complete = only ? `subset (${mix.length} requests: ${[...only].join(', ')})` : 'complete';
+    write(report(complete, { throughput: { firstPage, mix: mixThroughput }, memory, slowest: plans }));
+    log(`wrote bench/results/${outName}.md and .json`);
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
