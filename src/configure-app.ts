@@ -14,7 +14,10 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Ne
   app.useLogger(app.get(Logger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
-  const trust = app.getHttpAdapter().getInstance().get('trust proxy fn') as (addr: string, hop: number) => boolean;
+  const trust = app.getHttpAdapter().getInstance().get('trust proxy fn') as (
+    addr: string,
+    hop: number,
+  ) => boolean;
   app.use(requestIdMiddleware((peer) => trust(peer, 0)));
   app.use(...jsonBodyMiddlewares(config.publicBaseUrl));
   app.useGlobalPipes(createValidationPipe());

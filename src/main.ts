@@ -9,7 +9,10 @@ import { prepareDatabase } from './database/data-source';
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env, (message) => console.error(`warning: ${message}`));
   await prepareDatabase(config.databaseUrl);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), { bodyParser: false, bufferLogs: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
+    bodyParser: false,
+    bufferLogs: true,
+  });
   configureApp(app, config);
   await app.listen(config.port);
 }

@@ -19,12 +19,21 @@ export class ApiKeysRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async findByHash(hash: Buffer): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.dataSource.query(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`, [hash]);
+    const rows = await this.dataSource.query(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1`, [
+      hash,
+    ]);
     return rows[0];
   }
 
   async insert(
-    key: { id: string; organizationId: string; name: string | null; hash: Buffer; expiresAt: Date | null; ownerType?: 'organization' | 'user' },
+    key: {
+      id: string;
+      organizationId: string;
+      name: string | null;
+      hash: Buffer;
+      expiresAt: Date | null;
+      ownerType?: 'organization' | 'user';
+    },
     manager: EntityManager = this.dataSource.manager,
   ): Promise<ApiKeyRecord> {
     const rows = await manager.query(

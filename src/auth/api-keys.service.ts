@@ -42,7 +42,13 @@ export class ApiKeysService {
   ): Promise<{ key: ApiKeyRecord; secret: string }> {
     const secret = generateSecret();
     const key = await this.keys.insert(
-      { id: newId('key'), organizationId: input.organizationId, name: input.name ?? null, hash: hashSecret(secret), expiresAt: input.expiresAt ?? null },
+      {
+        id: newId('key'),
+        organizationId: input.organizationId,
+        name: input.name ?? null,
+        hash: hashSecret(secret),
+        expiresAt: input.expiresAt ?? null,
+      },
       manager,
     );
     return { key, secret };

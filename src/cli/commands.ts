@@ -20,13 +20,15 @@ function text(max: number) {
 
 function isoDate(value: string): Date {
   const date = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(date.getTime())) throw new InvalidArgumentError('must be an ISO 8601 timestamp');
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(date.getTime()))
+    throw new InvalidArgumentError('must be an ISO 8601 timestamp');
   return date;
 }
 
 function origin(value: string): string {
   const normalized = normalizeOrigin(value);
-  if (!normalized) throw new InvalidArgumentError('must be an absolute http(s) origin such as https://shop.example');
+  if (!normalized)
+    throw new InvalidArgumentError('must be an absolute http(s) origin such as https://shop.example');
   return normalized;
 }
 
@@ -34,8 +36,13 @@ function origin(value: string): string {
  * The admin commands. Each resolves to the JSON document printed on stdout. `extra` lets
  * features (seed, search:reindex) add their commands.
  */
-export function buildProgram(run: (action: CliRun) => Promise<void>, extra: Array<(program: Command, run: (action: CliRun) => Promise<void>) => void> = []): Command {
-  const program = new Command('cli').description('Administration of the shopping-assistant analytics service').exitOverride();
+export function buildProgram(
+  run: (action: CliRun) => Promise<void>,
+  extra: Array<(program: Command, run: (action: CliRun) => Promise<void>) => void> = [],
+): Command {
+  const program = new Command('cli')
+    .description('Administration of the shopping-assistant analytics service')
+    .exitOverride();
 
   program
     .command('org:create')
@@ -44,7 +51,11 @@ export function buildProgram(run: (action: CliRun) => Promise<void>, extra: Arra
     .requiredOption('--site-name <name>', 'first site name', text(200))
     .requiredOption('--origin <url>', 'first site origin, e.g. https://shop.example', origin)
     .action((opts: { name: string; siteName: string; origin: string }) =>
-      run(async (app) => (await app()).get(OrganizationsService).create({ name: opts.name, siteName: opts.siteName, origin: opts.origin })),
+      run(async (app) =>
+        (await app())
+          .get(OrganizationsService)
+          .create({ name: opts.name, siteName: opts.siteName, origin: opts.origin }),
+      ),
     );
 
   program
@@ -59,8 +70,11 @@ export function buildProgram(run: (action: CliRun) => Promise<void>, extra: Arra
         if (!isId('org', opts.org) || !(await ctx.get(OrganizationsService).exists(opts.org))) {
           throw new CliError(`no organization ${opts.org}`);
         }
-        if (opts.expiresAt && opts.expiresAt.getTime() <= Date.now()) throw new CliError('--expires-at must be in the future');
-        const { key, secret } = await ctx.get(ApiKeysService).create({ organizationId: opts.org, name: opts.name, expiresAt: opts.expiresAt });
+        if (opts.expiresAt && opts.expiresAt.getTime() <= Date.now())
+          throw new CliError('--expires-at must be in the future');
+        const { key, secret } = await ctx
+          .get(ApiKeysService)
+          .create({ organizationId: opts.org, name: opts.name, expiresAt: opts.expiresAt });
         return { id: key.id, secret };
       }),
     );
@@ -71,7 +85,9 @@ export function buildProgram(run: (action: CliRun) => Promise<void>, extra: Arra
     .requiredOption('--id <id>', 'key id')
     .action((opts: { id: string }) =>
       run(async (app) => {
-        const key = isId('key', opts.id) ? await (await app()).get(ApiKeysService).revoke(opts.id) : undefined;
+        const key = isId('key', opts.id)
+          ? await (await app()).get(ApiKeysService).revoke(opts.id)
+          : undefined;
         if (!key) throw new CliError(`no API key ${opts.id}`);
         return { id: key.id, revokedAt: key.revokedAt?.toISOString() ?? null };
       }),

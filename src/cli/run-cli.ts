@@ -20,24 +20,32 @@ export interface CliIo {
  */
 export async function runCli(args: string[], io: CliIo): Promise<number> {
   let context: INestApplicationContext | undefined;
-  const program = buildProgram(async (action) => {
-    const config = loadConfig(io.env);
-    const result = await action(async () => {
-      if (!context) {
-        await prepareDatabase(config.databaseUrl);
-        context = await NestFactory.createApplicationContext(CliModule.register(config), { logger: ['error'] });
-      }
-      return context;
-    });
-    io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-  }, [addSeedCommand, addSearchCommands]);
+  const program = buildProgram(
+    async (action) => {
+      const config = loadConfig(io.env);
+      const result = await action(async () => {
+        if (!context) {
+          await prepareDatabase(config.databaseUrl);
+          context = await NestFactory.createApplicationContext(CliModule.register(config), {
+            logger: ['error'],
+          });
+        }
+        return context;
+      });
+      io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+    },
+    [addSeedCommand, addSearchCommands],
+  );
   program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   try {
     await program.parseAsync(args, { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    const message = error instanceof CliError || error instanceof ConfigError ? error.message : `failed: ${(error as Error).message}`;
+    const message =
+      error instanceof CliError || error instanceof ConfigError
+        ? error.message
+        : `failed: ${(error as Error).message}`;
     io.stderr(`error: ${message}\n`);
     return 1;
   } finally {

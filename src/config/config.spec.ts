@@ -27,12 +27,19 @@ describe('loadConfig', () => {
 
   it('names every bad variable in one error', () => {
     try {
-      loadConfig({ PORT: 'eighty', RATE_LIMIT_IP_MAX: '0', DATABASE_URL: 'mysql://x', TRUST_PROXY: 'somewhere', JUDGE: 'gpt' });
+      loadConfig({
+        PORT: 'eighty',
+        RATE_LIMIT_IP_MAX: '0',
+        DATABASE_URL: 'mysql://x',
+        TRUST_PROXY: 'somewhere',
+        JUDGE: 'gpt',
+      });
       throw new Error('expected a ConfigError');
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const message = (error as Error).message;
-      for (const name of ['PORT', 'RATE_LIMIT_IP_MAX', 'DATABASE_URL', 'TRUST_PROXY', 'JUDGE']) expect(message).toContain(name);
+      for (const name of ['PORT', 'RATE_LIMIT_IP_MAX', 'DATABASE_URL', 'TRUST_PROXY', 'JUDGE'])
+        expect(message).toContain(name);
       expect((error as ConfigError).problems).toHaveLength(5);
     }
   });
@@ -42,14 +49,19 @@ describe('loadConfig', () => {
   });
 
   it('refuses IMPORT_ALLOW_LOOPBACK=true in production', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(32), IMPORT_ALLOW_LOOPBACK: 'true' })).toThrow(/IMPORT_ALLOW_LOOPBACK/);
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(32), IMPORT_ALLOW_LOOPBACK: 'true' }),
+    ).toThrow(/IMPORT_ALLOW_LOOPBACK/);
     expect(loadConfig({ NODE_ENV: 'test', IMPORT_ALLOW_LOOPBACK: 'true' }).importAllowLoopback).toBe(true);
   });
 
   it('reads TRUST_PROXY as none, a hop count or a list of addresses/CIDRs', () => {
     expect(loadConfig({ TRUST_PROXY: 'none' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7' }).trustProxy).toEqual(['10.0.0.0/8', '192.0.2.7']);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '192.0.2.7',
+    ]);
   });
 
   it('keeps the previous cursor secret for rotation', () => {

@@ -17,7 +17,10 @@ function parseTrustProxy(raw: string): false | number | string[] | undefined {
   const value = raw.trim();
   if (value === '' || value === 'none' || value === 'false') return false;
   if (/^\d+$/.test(value)) return Number(value);
-  const entries = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const valid = entries.every((entry) => {
     try {
       if (entry.includes('/')) ipaddr.parseCIDR(entry);
@@ -31,14 +34,19 @@ function parseTrustProxy(raw: string): false | number | string[] | undefined {
 }
 
 function describe(errors: ValidationError[]): string[] {
-  return errors.map((e) => `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')} (got ${JSON.stringify(e.value)})`);
+  return errors.map(
+    (e) => `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')} (got ${JSON.stringify(e.value)})`,
+  );
 }
 
 /**
  * Reads the environment once into a typed AppConfig. Unset or empty variables take their
  * defaults; every bad variable is named in one ConfigError.
  */
-export function loadConfig(source: NodeJS.ProcessEnv = process.env, warn: (msg: string) => void = () => {}): AppConfig {
+export function loadConfig(
+  source: NodeJS.ProcessEnv = process.env,
+  warn: (msg: string) => void = () => {},
+): AppConfig {
   const raw: Record<string, string> = {};
   for (const key of Object.keys(new EnvDto())) {
     const value = source[key];
@@ -53,13 +61,17 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env, warn: (msg: 
 
   const trustProxy = parseTrustProxy(env.TRUST_PROXY);
   if (trustProxy === undefined) {
-    problems.push(`TRUST_PROXY: must be none, a hop count, or a comma-separated list of IP addresses/CIDRs (got ${JSON.stringify(env.TRUST_PROXY)})`);
+    problems.push(
+      `TRUST_PROXY: must be none, a hop count, or a comma-separated list of IP addresses/CIDRs (got ${JSON.stringify(env.TRUST_PROXY)})`,
+    );
   }
   const production = env.NODE_ENV === 'production';
   if (production && !env.CURSOR_SECRET) problems.push('CURSOR_SECRET: is required when NODE_ENV=production');
-  if (production && env.IMPORT_ALLOW_LOOPBACK) problems.push('IMPORT_ALLOW_LOOPBACK: must not be true when NODE_ENV=production');
+  if (production && env.IMPORT_ALLOW_LOOPBACK)
+    problems.push('IMPORT_ALLOW_LOOPBACK: must not be true when NODE_ENV=production');
   if (env.JUDGE === 'http' && !env.JUDGE_URL) problems.push('JUDGE_URL: is required when JUDGE=http');
-  if (production && env.SEARCH_SYNC_FOR_TESTS) problems.push('SEARCH_SYNC_FOR_TESTS: must not be true when NODE_ENV=production');
+  if (production && env.SEARCH_SYNC_FOR_TESTS)
+    problems.push('SEARCH_SYNC_FOR_TESTS: must not be true when NODE_ENV=production');
   if (env.SEARCH_BACKEND === 'opensearch' && !env.OPENSEARCH_URL) {
     problems.push('OPENSEARCH_URL: is required when SEARCH_BACKEND=opensearch');
   }

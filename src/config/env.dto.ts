@@ -19,7 +19,10 @@ export class EnvDto {
   @IsIn(['development', 'test', 'production'])
   NODE_ENV: string = 'development';
 
-  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT: number = 3000;
 
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' })
@@ -35,108 +38,169 @@ export class EnvDto {
   @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'must be an absolute http(s) URL' })
   PUBLIC_BASE_URL: string = 'http://localhost:3000';
 
-  @IsOptional() @IsString() @MinLength(32, { message: 'must be at least 32 characters' })
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'must be at least 32 characters' })
   CURSOR_SECRET?: string;
 
   /** The secret in use before the last rotation: cursors it signed stay valid. */
-  @IsOptional() @IsString() @MinLength(32, { message: 'must be at least 32 characters' })
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'must be at least 32 characters' })
   CURSOR_SECRET_PREVIOUS?: string;
 
   /** `none`, a hop count, or a comma-separated list of trusted proxy addresses/CIDRs. */
   @IsString()
   TRUST_PROXY: string = 'none';
 
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   RATE_LIMIT_IP_MAX: number = 1200;
 
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   RATE_LIMIT_KEY_MAX: number = 600;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(86400)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(86400)
   RATE_LIMIT_WINDOW_SECONDS: number = 60;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(86400)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(86400)
   RATE_LIMIT_RETRY_AFTER_SECONDS: number = 60;
 
-  @Transform(toInt) @IsInt() @Min(0)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
   LABEL_QUIET_MINUTES: number = 30;
 
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   LABEL_SCAN_INTERVAL_SECONDS: number = 60;
 
   @IsIn(['heuristic', 'http'])
   JUDGE: string = 'heuristic';
 
-  @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
   JUDGE_URL?: string;
 
   /**
    * How long a label job stays locked by the worker running it without a heartbeat; a job whose
    * worker died is taken over by another within about twice this time.
    */
-  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
   LABEL_JOB_LOCK_SECONDS: number = 30;
 
   /** Time allowed for one call to the http judge. */
-  @Transform(toInt) @IsInt() @Min(1) @Max(600000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(600000)
   JUDGE_TIMEOUT_MS: number = 30000;
 
   /** Calls to the http judge per conversation, the first included, before the label fails. */
-  @Transform(toInt) @IsInt() @Min(1) @Max(10)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(10)
   JUDGE_ATTEMPTS: number = 3;
 
   /** Wait before the second call to the http judge; doubled before each later one. */
-  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600000)
   JUDGE_BACKOFF_MS: number = 2000;
 
-  @Transform(toBool) @IsBoolean()
+  @Transform(toBool)
+  @IsBoolean()
   IMPORT_ALLOW_LOOPBACK: boolean = false;
 
   /** Page import bounds (product.md "Page import"); defaults are the product's. */
-  @Transform(toInt) @IsInt() @Min(1024)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
   IMPORT_MAX_DOCUMENT_BYTES: number = 50 * 1024 * 1024;
 
-  @Transform(toInt) @IsInt() @Min(1024)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
   IMPORT_MAX_TOTAL_BYTES: number = 200 * 1024 * 1024;
 
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   IMPORT_MAX_DOCUMENTS: number = 1000;
 
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   IMPORT_MAX_URLS: number = 500_000;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(20)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(20)
   IMPORT_MAX_DEPTH: number = 4;
 
-  @Transform(toInt) @IsInt() @Min(0) @Max(20)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(20)
   IMPORT_MAX_REDIRECTS: number = 5;
 
-  @Transform(toInt) @IsInt() @Min(10)
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
   IMPORT_REQUEST_TIMEOUT_MS: number = 15_000;
 
-  @Transform(toInt) @IsInt() @Min(100)
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
   IMPORT_MAX_DURATION_MS: number = 15 * 60 * 1000;
 
   /** Imports one worker process runs at once, so one site's huge import does not hold up the others. */
-  @Transform(toInt) @IsInt() @Min(1) @Max(64)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(64)
   IMPORT_CONCURRENCY: number = 4;
 
   /** A running import whose worker has not shown signs of life for this long is resumed or closed. */
-  @Transform(toInt) @IsInt() @Min(1000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
   IMPORT_LEASE_MS: number = 60_000;
 
   /** How long starting an import waits for the queue before closing it failed (queue_unavailable). */
-  @Transform(toInt) @IsInt() @Min(50)
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
   IMPORT_QUEUE_TIMEOUT_MS: number = 2000;
 
   @IsIn(['postgres', 'opensearch'])
   SEARCH_BACKEND: string = 'postgres';
 
-  @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
   OPENSEARCH_URL?: string;
 
   /** Listing searches against OpenSearch give up after this long and fall back to Postgres. */
-  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
+  @Max(60000)
   OPENSEARCH_TIMEOUT_MS: number = 2000;
 
   /**
@@ -144,11 +208,15 @@ export class EnvDto {
    * outbox rows and refresh the index, and do not fall back to Postgres, so that a suite run
    * against OpenSearch sees its own writes at once and cannot pass through the fallback.
    */
-  @Transform(toBool) @IsBoolean()
+  @Transform(toBool)
+  @IsBoolean()
   SEARCH_SYNC_FOR_TESTS: boolean = false;
 
   /** Bulk writes of the mirror (indexer, reindex) give up after this long; the outbox keeps the rows. */
-  @Transform(toInt) @IsInt() @Min(100) @Max(600000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600000)
   OPENSEARCH_BULK_TIMEOUT_MS: number = 30000;
 
   @IsIn(['on', 'off'])

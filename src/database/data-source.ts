@@ -3,7 +3,10 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from './migrations';
 
 /** The TypeORM data source: migrations only, never synchronize. Repositories write their SQL. */
-export function createDataSource(url: string, options: { poolSize?: number; applicationName?: string; statementTimeoutMs?: number } = {}): DataSource {
+export function createDataSource(
+  url: string,
+  options: { poolSize?: number; applicationName?: string; statementTimeoutMs?: number } = {},
+): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
@@ -24,7 +27,8 @@ export function createDataSource(url: string, options: { poolSize?: number; appl
 
 function databaseName(url: string): string {
   const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
-  if (!/^[A-Za-z0-9_-]{1,63}$/.test(name)) throw new Error(`Unsupported database name in DATABASE_URL: ${JSON.stringify(name)}`);
+  if (!/^[A-Za-z0-9_-]{1,63}$/.test(name))
+    throw new Error(`Unsupported database name in DATABASE_URL: ${JSON.stringify(name)}`);
   return name;
 }
 

@@ -10,7 +10,8 @@ import { createDataSource } from './data-source';
     {
       provide: DataSource,
       inject: [AppConfig],
-      useFactory: async (config: AppConfig) => createDataSource(config.databaseUrl, { statementTimeoutMs: 30_000 }).initialize(),
+      useFactory: async (config: AppConfig) =>
+        createDataSource(config.databaseUrl, { statementTimeoutMs: 30_000 }).initialize(),
     },
   ],
   exports: [DataSource],

@@ -4,7 +4,10 @@ import { Public } from '../auth/public.decorator';
 import { ERROR_CODES } from '../common/errors/error-codes';
 
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 }
 
 /** Renders /docs/api/errors: one anchor per code, so every problem `type` URL resolves. */

@@ -47,10 +47,14 @@ export class HealthController {
   @Get('ready')
   async ready() {
     try {
-      const checks = [() => this.check('database', () => this.dataSource.query('SELECT 1')), () => this.check('redis', async () => {
-        await untilReady(this.redis, CHECK_TIMEOUT_MS);
-        return this.redis.ping();
-      })];
+      const checks = [
+        () => this.check('database', () => this.dataSource.query('SELECT 1')),
+        () =>
+          this.check('redis', async () => {
+            await untilReady(this.redis, CHECK_TIMEOUT_MS);
+            return this.redis.ping();
+          }),
+      ];
       if (this.config.search.opensearchUrl) checks.push(() => this.searchLag());
       return await this.health.check(checks);
     } catch (error) {
@@ -66,7 +70,11 @@ export class HealthController {
     const indicator = this.indicators.check('searchMirror');
     try {
       const lag = await within(this.searchOutbox.lag(), CHECK_TIMEOUT_MS);
-      return indicator.up({ outboxPending: lag.pending, oldestPendingAgeSeconds: lag.oldestAgeSeconds, failing: lag.failing });
+      return indicator.up({
+        outboxPending: lag.pending,
+        oldestPendingAgeSeconds: lag.oldestAgeSeconds,
+        failing: lag.failing,
+      });
     } catch (error) {
       // Postgres not answering is reported by the database check.
       return indicator.up({ lag: 'unknown', message: (error as Error).message });

@@ -3,5 +3,8 @@ import { TerminusModule } from '@nestjs/terminus';
 import { SearchOutboxModule } from '../search/mirror/search-outbox.module';
 import { HealthController } from './health.controller';
 
-@Module({ imports: [TerminusModule.forRoot({ logger: false }), SearchOutboxModule], controllers: [HealthController] })
+@Module({
+  imports: [TerminusModule.forRoot({ logger: false }), SearchOutboxModule],
+  controllers: [HealthController],
+})
 export class HealthModule {}

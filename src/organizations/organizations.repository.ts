@@ -11,7 +11,10 @@ export interface OrganizationRecord {
 export class OrganizationsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async insert(org: { id: string; name: string }, manager: EntityManager = this.dataSource.manager): Promise<OrganizationRecord> {
+  async insert(
+    org: { id: string; name: string },
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<OrganizationRecord> {
     const rows = await manager.query(
       `INSERT INTO organizations (id, name) VALUES ($1, $2) RETURNING id, name, created_at AS "createdAt"`,
       [org.id, org.name],
@@ -20,7 +23,10 @@ export class OrganizationsRepository {
   }
 
   async find(id: string): Promise<OrganizationRecord | undefined> {
-    const rows = await this.dataSource.query(`SELECT id, name, created_at AS "createdAt" FROM organizations WHERE id = $1`, [id]);
+    const rows = await this.dataSource.query(
+      `SELECT id, name, created_at AS "createdAt" FROM organizations WHERE id = $1`,
+      [id],
+    );
     return rows[0];
   }
 }

@@ -22,13 +22,29 @@ export class OrganizationsService {
   ) {}
 
   /** An organization always has a site: both are created together, with a first API key. */
-  async create(input: { name: string; siteName: string; origin: string; keyName?: string }): Promise<CreatedOrganization> {
+  async create(input: {
+    name: string;
+    siteName: string;
+    origin: string;
+    keyName?: string;
+  }): Promise<CreatedOrganization> {
     return this.dataSource.transaction(async (manager) => {
       const organization = await this.organizations.insert({ id: newId('org'), name: input.name }, manager);
-      const site = await this.sites.create(organization.id, { name: input.siteName, origin: input.origin }, manager);
-      const { key, secret } = await this.apiKeys.create({ organizationId: organization.id, name: input.keyName ?? 'default' }, manager);
+      const site = await this.sites.create(
+        organization.id,
+        { name: input.siteName, origin: input.origin },
+        manager,
+      );
+      const { key, secret } = await this.apiKeys.create(
+        { organizationId: organization.id, name: input.keyName ?? 'default' },
+        manager,
+      );
       return {
-        organization: { id: organization.id, name: organization.name, createdAt: organization.createdAt.toISOString() },
+        organization: {
+          id: organization.id,
+          name: organization.name,
+          createdAt: organization.createdAt.toISOString(),
+        },
         site: presentSite(site),
         apiKey: { id: key.id, secret },
       };

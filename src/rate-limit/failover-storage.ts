@@ -22,7 +22,13 @@ export class FailoverThrottlerStorage implements ThrottlerStorage {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     if (this.degraded && this.now() < this.degradedUntil) {
       return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
     }
@@ -35,7 +41,9 @@ export class FailoverThrottlerStorage implements ThrottlerStorage {
       return record;
     } catch (error) {
       if (!this.degraded) {
-        this.logger.error(`shared rate-limit store unavailable, limiting per instance: ${(error as Error).message}`);
+        this.logger.error(
+          `shared rate-limit store unavailable, limiting per instance: ${(error as Error).message}`,
+        );
       }
       this.degraded = true;
       this.degradedUntil = this.now() + RETRY_SHARED_AFTER_MS;

@@ -24,10 +24,20 @@ const STATE = Symbol('rateLimitState');
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return Boolean(this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]));
+    return Boolean(
+      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]),
+    );
   }
 
-  protected override async handleRequest({ context, limit, ttl, throttler, blockDuration, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
+  protected override async handleRequest({
+    context,
+    limit,
+    ttl,
+    throttler,
+    blockDuration,
+    getTracker,
+    generateKey,
+  }: ThrottlerRequest): Promise<boolean> {
     const { req, res } = this.getRequestResponse(context) as { req: Request; res: Response };
     const name = throttler.name ?? 'default';
     const tracker = await getTracker(req, context);
@@ -42,15 +52,25 @@ export class RateLimitGuard extends ThrottlerGuard {
       remaining: record.isBlocked ? 0 : Math.max(0, limit - record.totalHits),
       resetSeconds: Math.max(0, Math.ceil(record.isBlocked ? record.timeToBlockExpire : record.timeToExpire)),
     });
-    res.setHeader('RateLimit-Policy', states.map((s) => `"${s.name}";q=${s.limit};w=${s.windowSeconds}`).join(', '));
-    res.setHeader('RateLimit', states.map((s) => `"${s.name}";r=${s.remaining};t=${s.resetSeconds}`).join(', '));
+    res.setHeader(
+      'RateLimit-Policy',
+      states.map((s) => `"${s.name}";q=${s.limit};w=${s.windowSeconds}`).join(', '),
+    );
+    res.setHeader(
+      'RateLimit',
+      states.map((s) => `"${s.name}";r=${s.remaining};t=${s.resetSeconds}`).join(', '),
+    );
 
     if (record.isBlocked) {
       const retryAfter = String(this.config().rateLimit.retryAfterSeconds);
       const who = name === 'address' ? 'this client address' : 'this API key';
-      throw new ApiError('rate_limited', `The request allowance of ${who} is exceeded; retry after ${retryAfter} seconds.`, {
-        headers: { 'Retry-After': retryAfter },
-      });
+      throw new ApiError(
+        'rate_limited',
+        `The request allowance of ${who} is exceeded; retry after ${retryAfter} seconds.`,
+        {
+          headers: { 'Retry-After': retryAfter },
+        },
+      );
     }
     return true;
   }

@@ -21,7 +21,10 @@ export function clientAddress(req: { ip?: string; socket?: { remoteAddress?: str
 
 /** The presented key, hashed: the secret itself never reaches Redis. */
 function keyTracker(req: { headers: Record<string, string | string[] | undefined> }): string {
-  return createHash('sha256').update(presentedKey(req) ?? '').digest('base64url').slice(0, 32);
+  return createHash('sha256')
+    .update(presentedKey(req) ?? '')
+    .digest('base64url')
+    .slice(0, 32);
 }
 
 @Module({
@@ -40,7 +43,8 @@ function keyTracker(req: { headers: Record<string, string | string[] | undefined
               name: 'key',
               limit: config.rateLimit.keyMax,
               ttl,
-              getTracker: (req) => keyTracker(req as { headers: Record<string, string | string[] | undefined> }),
+              getTracker: (req) =>
+                keyTracker(req as { headers: Record<string, string | string[] | undefined> }),
               skipIf: (ctx) => presentedKey(ctx.switchToHttp().getRequest()) === undefined,
             },
           ],

@@ -7,7 +7,13 @@ describe('site addresses', () => {
     ['http://shop.example:8080', 'http://shop.example:8080'],
   ])('normalises the origin %s', (input, expected) => expect(normalizeOrigin(input)).toBe(expected));
 
-  it.each(['ftp://shop.example', 'https://shop.example/a', 'https://shop.example?x', 'https://a:b@shop.example', 'not a url'])('refuses the origin %s', (input) => {
+  it.each([
+    'ftp://shop.example',
+    'https://shop.example/a',
+    'https://shop.example?x',
+    'https://a:b@shop.example',
+    'not a url',
+  ])('refuses the origin %s', (input) => {
     expect(normalizeOrigin(input)).toBeUndefined();
   });
 
@@ -20,7 +26,11 @@ describe('site addresses', () => {
   });
 
   it('the www. twin of the origin host is on the site by default', () => {
-    expect(siteHosts({ origin: 'https://shop.example', aliases: ['m.shop.example'] })).toEqual(new Set(['shop.example', 'www.shop.example', 'm.shop.example']));
-    expect(siteHosts({ origin: 'https://www.shop.example', aliases: [] })).toEqual(new Set(['www.shop.example', 'shop.example']));
+    expect(siteHosts({ origin: 'https://shop.example', aliases: ['m.shop.example'] })).toEqual(
+      new Set(['shop.example', 'www.shop.example', 'm.shop.example']),
+    );
+    expect(siteHosts({ origin: 'https://www.shop.example', aliases: [] })).toEqual(
+      new Set(['www.shop.example', 'shop.example']),
+    );
   });
 });

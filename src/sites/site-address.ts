@@ -9,7 +9,8 @@ export function normalizeOrigin(value: string): string | undefined {
     return undefined;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-  if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) return undefined;
+  if (url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== ''))
+    return undefined;
   if (value.includes('?') || value.includes('#')) return undefined;
   return url.origin;
 }

@@ -34,7 +34,10 @@ export class SitesController {
     const rows = await this.sites.list(auth.organizationId, limit + 1, after);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    const nextCursor = rows.length > limit && last ? this.cursors.encode(binding, [last.createdAt.toISOString(), last.id]) : null;
+    const nextCursor =
+      rows.length > limit && last
+        ? this.cursors.encode(binding, [last.createdAt.toISOString(), last.id])
+        : null;
     return { data: page.map(presentSite), meta: { nextCursor } };
   }
 

@@ -20,7 +20,11 @@ export class SitesRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** A live site of the organization, or undefined (absent, deleted or another organization's). */
-  async findOwned(organizationId: string, siteId: string, manager: EntityManager = this.dataSource.manager): Promise<SiteRecord | undefined> {
+  async findOwned(
+    organizationId: string,
+    siteId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<SiteRecord | undefined> {
     const rows = await manager.query(
       `SELECT ${COLUMNS} FROM sites WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL`,
       [siteId, organizationId],
@@ -29,14 +33,21 @@ export class SitesRepository {
   }
 
   /** A page of the organization's live sites, newest first, after the (createdAt, id) position. */
-  async listOwned(organizationId: string, limit: number, after?: { createdAt: string; id: string }): Promise<SiteRecord[]> {
+  async listOwned(
+    organizationId: string,
+    limit: number,
+    after?: { createdAt: string; id: string },
+  ): Promise<SiteRecord[]> {
     const params: unknown[] = [organizationId, limit];
     let where = 'organization_id = $1 AND deleted_at IS NULL';
     if (after) {
       params.push(after.createdAt, after.id);
       where += ' AND (created_at, id) < ($3::timestamptz, $4)';
     }
-    return this.dataSource.query(`SELECT ${COLUMNS} FROM sites WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`, params);
+    return this.dataSource.query(
+      `SELECT ${COLUMNS} FROM sites WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      params,
+    );
   }
 
   async insert(
@@ -61,7 +72,15 @@ export class SitesRepository {
          name = COALESCE($3, name), origin = COALESCE($4, origin), aliases = COALESCE($5, aliases),
          page_limit = COALESCE($6, page_limit), exclusions = COALESCE($7, exclusions)
        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
-      [siteId, organizationId, changes.name ?? null, changes.origin ?? null, changes.aliases ?? null, changes.pageLimit ?? null, changes.exclusions ?? null],
+      [
+        siteId,
+        organizationId,
+        changes.name ?? null,
+        changes.origin ?? null,
+        changes.aliases ?? null,
+        changes.pageLimit ?? null,
+        changes.exclusions ?? null,
+      ],
     );
     const [records] = rows as [SiteRecord[], number]; // UPDATE … RETURNING gives [rows, count]
     return records[0];
@@ -73,7 +92,10 @@ export class SitesRepository {
   }
 
   async countLive(organizationId: string, manager: EntityManager): Promise<number> {
-    const rows = await manager.query('SELECT count(*)::int AS n FROM sites WHERE organization_id = $1 AND deleted_at IS NULL', [organizationId]);
+    const rows = await manager.query(
+      'SELECT count(*)::int AS n FROM sites WHERE organization_id = $1 AND deleted_at IS NULL',
+      [organizationId],
+    );
     return rows[0].n;
   }
 

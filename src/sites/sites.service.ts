@@ -20,7 +20,11 @@ export class SitesService {
     return site;
   }
 
-  async list(organizationId: string, limit: number, after?: { createdAt: string; id: string }): Promise<SiteRecord[]> {
+  async list(
+    organizationId: string,
+    limit: number,
+    after?: { createdAt: string; id: string },
+  ): Promise<SiteRecord[]> {
     return this.sites.listOwned(organizationId, limit, after);
   }
 
@@ -60,7 +64,10 @@ export class SitesService {
       await this.sites.lockOrganization(organizationId, manager);
       await this.getOwned(organizationId, siteId, manager);
       if ((await this.sites.countLive(organizationId, manager)) <= 1) {
-        throw new ApiError('last_site', 'This is the organization\'s only site; create another site before deleting it.');
+        throw new ApiError(
+          'last_site',
+          "This is the organization's only site; create another site before deleting it.",
+        );
       }
       await this.sites.markDeleted(siteId, manager);
     });

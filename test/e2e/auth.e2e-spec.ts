@@ -34,15 +34,18 @@ describe('Authentication (contract "Authentication")', () => {
       const revoked = await createApiKey(t.app, org.organization.id);
       await t.app.get(ApiKeysService).revoke(revoked.key.id);
 
-      const expired = await createApiKey(t.app, org.organization.id, { expiresAt: new Date(Date.now() + 1500) });
-      await ds.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.key.id]);
+      const expired = await createApiKey(t.app, org.organization.id, {
+        expiresAt: new Date(Date.now() + 1500),
+      });
+      await ds.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        expired.key.id,
+      ]);
 
       const userSecret = generateSecret();
-      await ds.query(`INSERT INTO api_keys (id, organization_id, owner_type, secret_hash) VALUES ($1, $2, 'user', $3)`, [
-        newId('key'),
-        org.organization.id,
-        hashSecret(userSecret),
-      ]);
+      await ds.query(
+        `INSERT INTO api_keys (id, organization_id, owner_type, secret_hash) VALUES ($1, $2, 'user', $3)`,
+        [newId('key'), org.organization.id, hashSecret(userSecret)],
+      );
 
       const valid = org.apiKey.secret;
       const badChecksum = valid.slice(0, -1) + (valid.endsWith('a') ? 'b' : 'a');
@@ -81,7 +84,9 @@ describe('Authentication (contract "Authentication")', () => {
       } as never);
       await expect(service.authenticate('sak_short')).rejects.toMatchObject({ code: 'unauthorized' });
       const wellFormedUnknown = generateSecret();
-      await expect(service.authenticate(wellFormedUnknown.slice(0, -1) + '0')).rejects.toMatchObject({ code: 'unauthorized' });
+      await expect(service.authenticate(wellFormedUnknown.slice(0, -1) + '0')).rejects.toMatchObject({
+        code: 'unauthorized',
+      });
       await expect(service.authenticate(wellFormedUnknown)).rejects.toThrow('looked up');
     });
 
@@ -99,18 +104,25 @@ describe('Authentication (contract "Authentication")', () => {
       const theirs = await createOrganization(t.app);
       const theirSite = await createSite(t.app, theirs.organization.id);
       const missing = 'site_0000000000000000000000';
-      for (const [method, body] of [['get', undefined], ['patch', { name: 'mine now' }], ['delete', undefined]] as const) {
+      for (const [method, body] of [
+        ['get', undefined],
+        ['patch', { name: 'mine now' }],
+        ['delete', undefined],
+      ] as const) {
         const foreign = await t.http()[method](`/api/v1/sites/${theirSite.id}`).set(mine.auth).send(body);
         const absent = await t.http()[method](`/api/v1/sites/${missing}`).set(mine.auth).send(body);
         expect(foreign.status).toBe(404);
         expect(absent.status).toBe(404);
-        expect({ ...stable(foreign.body), instance: null }).toEqual({ ...stable(absent.body), instance: null });
+        expect({ ...stable(foreign.body), instance: null }).toEqual({
+          ...stable(absent.body),
+          instance: null,
+        });
       }
       const still = await t.http().get(`/api/v1/sites/${theirSite.id}`).set(theirs.auth).expect(200);
       expect(still.body.data.name).toBe('Another shop');
     });
 
-    it('lists only the organization\'s own sites', async () => {
+    it("lists only the organization's own sites", async () => {
       const mine = await createOrganization(t.app);
       const theirs = await createOrganization(t.app);
       const res = await t.http().get('/api/v1/sites').set(mine.auth).expect(200);

@@ -5,7 +5,11 @@ import { dropDatabase } from '../../src/database/data-source';
 import { TEST_RUN_ENV } from '../setup/test-run';
 
 /** The real entry point (src/main.ts), as `npm start` runs it, in a child process. */
-function startService(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<{ code: number | null; signal: string | null }> } {
+function startService(env: Record<string, string>): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+} {
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
     cwd: `${__dirname}/../..`,
     env: { ...process.env, LOG_LEVEL: 'info', WORKERS: 'off', ...env },
@@ -14,7 +18,9 @@ function startService(env: Record<string, string>): { child: ChildProcess; outpu
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, output: () => output, exited };
 }
 

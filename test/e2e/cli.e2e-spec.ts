@@ -21,7 +21,15 @@ describe('Admin CLI (product.md §4)', () => {
   afterAll(() => t.close());
 
   it('org:create prints {organization, site, apiKey: {id, secret}} as JSON, and the key works', async () => {
-    const out = await cli('org:create', '--name', 'Acme', '--site-name', 'Acme shop', '--origin', 'https://acme.example');
+    const out = await cli(
+      'org:create',
+      '--name',
+      'Acme',
+      '--site-name',
+      'Acme shop',
+      '--origin',
+      'https://acme.example',
+    );
     expect(out.code).toBe(0);
     const doc = JSON.parse(out.stdout);
     expect(doc).toMatchObject({
@@ -29,12 +37,18 @@ describe('Admin CLI (product.md §4)', () => {
       site: { id: expect.stringMatching(/^site_/), origin: 'https://acme.example' },
       apiKey: { id: expect.stringMatching(/^key_/), secret: expect.stringMatching(/^sak_/) },
     });
-    const res = await t.http().get('/api/v1/sites').set('Authorization', `Bearer ${doc.apiKey.secret}`).expect(200);
+    const res = await t
+      .http()
+      .get('/api/v1/sites')
+      .set('Authorization', `Bearer ${doc.apiKey.secret}`)
+      .expect(200);
     expect(res.body.data[0].id).toBe(doc.site.id);
   });
 
   it('key:create prints {id, secret}; key:revoke makes the key give 401', async () => {
-    const org = JSON.parse((await cli('org:create', '--name', 'B', '--site-name', 'B', '--origin', 'https://b.example')).stdout);
+    const org = JSON.parse(
+      (await cli('org:create', '--name', 'B', '--site-name', 'B', '--origin', 'https://b.example')).stdout,
+    );
     const created = await cli('key:create', '--org', org.organization.id, '--name', 'ci');
     expect(created.code).toBe(0);
     const key = JSON.parse(created.stdout);
@@ -50,7 +64,15 @@ describe('Admin CLI (product.md §4)', () => {
     const unknownOrg = await cli('key:create', '--org', 'org_nope');
     expect(unknownOrg).toMatchObject({ code: 1, stdout: '' });
     expect(unknownOrg.stderr).toMatch(/no organization/);
-    const badOrigin = await cli('org:create', '--name', 'C', '--site-name', 'C', '--origin', 'ftp://c.example');
+    const badOrigin = await cli(
+      'org:create',
+      '--name',
+      'C',
+      '--site-name',
+      'C',
+      '--origin',
+      'ftp://c.example',
+    );
     expect(badOrigin.code).not.toBe(0);
     expect(badOrigin.stdout).toBe('');
     expect(badOrigin.stderr).toMatch(/origin/);

@@ -20,12 +20,19 @@ describe('Errors (contract "Errors")', () => {
   let auth: { Authorization: string };
 
   beforeAll(async () => {
-    t = await createTestApp({ PUBLIC_BASE_URL: 'https://api.shop-analytics.example' }, { extraControllers: [FailingController] });
+    t = await createTestApp(
+      { PUBLIC_BASE_URL: 'https://api.shop-analytics.example' },
+      { extraControllers: [FailingController] },
+    );
     auth = (await createOrganization(t.app)).auth;
   });
   afterAll(() => t.close());
 
-  function expectProblem(res: { status: number; headers: Record<string, string>; body: Record<string, unknown> }, code: keyof typeof ERROR_CODES, instance: string) {
+  function expectProblem(
+    res: { status: number; headers: Record<string, string>; body: Record<string, unknown> },
+    code: keyof typeof ERROR_CODES,
+    instance: string,
+  ) {
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.status).toBe(ERROR_CODES[code].status);
     expect(res.body).toMatchObject({
@@ -65,7 +72,9 @@ describe('Errors (contract "Errors")', () => {
       const res = await t.http().get('/api/v1/sites?cursor=not-a-cursor').set(auth);
       expectProblem(res, 'invalid_cursor', '/api/v1/sites');
       expect(res.body.title).toBe('Invalid cursor');
-      expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_cursor', parameter: 'cursor' })]);
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({ code: 'invalid_cursor', parameter: 'cursor' }),
+      ]);
     });
 
     it('not_found: 404 "Resource not found" for an absent resource', async () => {
@@ -91,19 +100,34 @@ describe('Errors (contract "Errors")', () => {
 
   describe('request bodies', () => {
     it('a malformed JSON body gives 400 invalid_request with an entry pointing at the whole body (pointer "")', async () => {
-      const res = await t.http().post('/api/v1/sites').set(auth).set('Content-Type', 'application/json').send('{"name": ');
+      const res = await t
+        .http()
+        .post('/api/v1/sites')
+        .set(auth)
+        .set('Content-Type', 'application/json')
+        .send('{"name": ');
       expectProblem(res, 'invalid_request', '/api/v1/sites');
       expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '', code: 'malformed_json' })]);
     });
 
     it('a JSON body that is not an object gives 400 invalid_request (pointer "")', async () => {
-      const res = await t.http().post('/api/v1/sites').set(auth).set('Content-Type', 'application/json').send('[1,2]');
+      const res = await t
+        .http()
+        .post('/api/v1/sites')
+        .set(auth)
+        .set('Content-Type', 'application/json')
+        .send('[1,2]');
       expectProblem(res, 'invalid_request', '/api/v1/sites');
       expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '' })]);
     });
 
     it('a body of another content type gives 415 unsupported_media_type', async () => {
-      const res = await t.http().post('/api/v1/sites').set(auth).set('Content-Type', 'application/x-www-form-urlencoded').send('name=a');
+      const res = await t
+        .http()
+        .post('/api/v1/sites')
+        .set(auth)
+        .set('Content-Type', 'application/x-www-form-urlencoded')
+        .send('name=a');
       expectProblem(res, 'unsupported_media_type', '/api/v1/sites');
     });
 

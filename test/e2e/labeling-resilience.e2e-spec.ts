@@ -59,7 +59,10 @@ describe('resilience: Redis briefly down delays labels but drops none', () => {
 
     await proxy.cut();
     // The app really lost Redis: its readiness check says so.
-    await eventually(async () => ((await t.http().get('/health/ready')).status === 503 ? true : undefined), 'Redis reported down');
+    await eventually(
+      async () => ((await t.http().get('/health/ready')).status === 503 ? true : undefined),
+      'Redis reported down',
+    );
     const during = await Promise.all([1, 2, 3].map(() => insertConversation(t.app, site, chat)));
     // Due at once (LABEL_QUIET_MINUTES=0), but no scan or label job can run without Redis.
     for (const c of during) expect((await labelState(t.app, c.id)).labelStatus).toBe('pending');

@@ -31,7 +31,9 @@ describe('Operations', () => {
   it('serves an OpenAPI document generated from the code at /api/v1/openapi.json', async () => {
     const res = await t.http().get('/api/v1/openapi.json').expect(200);
     expect(res.body.openapi).toMatch(/^3\./);
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/api/v1/sites', '/api/v1/sites/{siteId}']));
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/sites', '/api/v1/sites/{siteId}']),
+    );
     expect(res.body.components.securitySchemes).toBeDefined();
   });
 

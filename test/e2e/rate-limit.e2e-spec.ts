@@ -25,7 +25,11 @@ describe('Rate limits (contract "Limits")', () => {
 
   describe('rate per API key', () => {
     it('answers 429 rate_limited once the key exceeds its allowance, with Retry-After in seconds', async () => {
-      const t = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '3', RATE_LIMIT_RETRY_AFTER_SECONDS: '60' });
+      const t = await start({
+        RATE_LIMIT_IP_MAX: '100',
+        RATE_LIMIT_KEY_MAX: '3',
+        RATE_LIMIT_RETRY_AFTER_SECONDS: '60',
+      });
       const org = await createOrganization(t.app);
       for (let i = 0; i < 3; i++) await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       const res = await t.http().get('/api/v1/sites').set(org.auth);
@@ -54,7 +58,11 @@ describe('Rate limits (contract "Limits")', () => {
     });
 
     it('Retry-After follows RATE_LIMIT_RETRY_AFTER_SECONDS', async () => {
-      const t = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '1', RATE_LIMIT_RETRY_AFTER_SECONDS: '17' });
+      const t = await start({
+        RATE_LIMIT_IP_MAX: '100',
+        RATE_LIMIT_KEY_MAX: '1',
+        RATE_LIMIT_RETRY_AFTER_SECONDS: '17',
+      });
       const org = await createOrganization(t.app);
       await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       const res = await t.http().get('/api/v1/sites').set(org.auth).expect(429);
@@ -94,16 +102,29 @@ describe('Rate limits (contract "Limits")', () => {
       expect(res.body.detail).toMatch(/client address/);
     });
 
-    it('a request refused by the address limit does not spend the key\'s allowance', async () => {
+    it("a request refused by the address limit does not spend the key's allowance", async () => {
       const prefix = isolated();
       const t = await start({ RATE_LIMIT_IP_MAX: '1', RATE_LIMIT_KEY_MAX: '2' }, prefix);
       const org = await createOrganization(t.app);
       await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       for (let i = 0; i < 3; i++) await t.http().get('/api/v1/sites').set(org.auth).expect(429);
       // From another address (a trusted proxy says so), the key has one request left.
-      const viaProxy = await start({ RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '2', TRUST_PROXY: '127.0.0.1' }, prefix);
-      await viaProxy.http().get('/api/v1/sites').set(org.auth).set('X-Forwarded-For', '203.0.113.9').expect(200);
-      await viaProxy.http().get('/api/v1/sites').set(org.auth).set('X-Forwarded-For', '203.0.113.9').expect(429);
+      const viaProxy = await start(
+        { RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '2', TRUST_PROXY: '127.0.0.1' },
+        prefix,
+      );
+      await viaProxy
+        .http()
+        .get('/api/v1/sites')
+        .set(org.auth)
+        .set('X-Forwarded-For', '203.0.113.9')
+        .expect(200);
+      await viaProxy
+        .http()
+        .get('/api/v1/sites')
+        .set(org.auth)
+        .set('X-Forwarded-For', '203.0.113.9')
+        .expect(429);
     });
   });
 
@@ -138,7 +159,11 @@ describe('Rate limits (contract "Limits")', () => {
 
   describe('IETF RateLimit headers (extra)', () => {
     it('describe both policies and what remains', async () => {
-      const t = await start({ RATE_LIMIT_IP_MAX: '50', RATE_LIMIT_KEY_MAX: '5', RATE_LIMIT_WINDOW_SECONDS: '60' });
+      const t = await start({
+        RATE_LIMIT_IP_MAX: '50',
+        RATE_LIMIT_KEY_MAX: '5',
+        RATE_LIMIT_WINDOW_SECONDS: '60',
+      });
       const org = await createOrganization(t.app);
       const res = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       expect(res.headers['ratelimit-policy']).toBe('"address";q=50;w=60, "key";q=5;w=60');
@@ -148,7 +173,11 @@ describe('Rate limits (contract "Limits")', () => {
 
   describe('when Redis is unreachable', () => {
     it('requests are still served (never a 500) and a per-instance limiter takes over', async () => {
-      const t = await start({ REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_IP_MAX: '100', RATE_LIMIT_KEY_MAX: '3' });
+      const t = await start({
+        REDIS_URL: 'redis://127.0.0.1:1',
+        RATE_LIMIT_IP_MAX: '100',
+        RATE_LIMIT_KEY_MAX: '3',
+      });
       const org = await createOrganization(t.app);
       for (let i = 0; i < 3; i++) await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       const res = await t.http().get('/api/v1/sites').set(org.auth);
@@ -161,7 +190,10 @@ describe('Rate limits (contract "Limits")', () => {
       await t.http().get('/health/live').expect(200);
       const res = await t.http().get('/health/ready');
       expect(res.status).toBe(503);
-      expect(res.body).toMatchObject({ code: 'service_unavailable', checks: { redis: { status: 'down' }, database: { status: 'up' } } });
+      expect(res.body).toMatchObject({
+        code: 'service_unavailable',
+        checks: { redis: { status: 'down' }, database: { status: 'up' } },
+      });
       expect(res.headers['retry-after']).toBeDefined();
     });
   });

@@ -16,7 +16,13 @@ describe('Sites (product.md "Sites and pages")', () => {
         .http()
         .post('/api/v1/sites')
         .set(org.auth)
-        .send({ name: ' Second shop ', origin: 'HTTPS://Second.Example:443', aliases: ['Shop.Second.Example'], exclusions: ['/account/*'], pageLimit: 500 })
+        .send({
+          name: ' Second shop ',
+          origin: 'HTTPS://Second.Example:443',
+          aliases: ['Shop.Second.Example'],
+          exclusions: ['/account/*'],
+          pageLimit: 500,
+        })
         .expect(201);
       expect(res.body.data).toEqual({
         id: expect.stringMatching(/^site_[0-9A-Za-z]{22}$/),
@@ -33,7 +39,12 @@ describe('Sites (product.md "Sites and pages")', () => {
 
     it('defaults: no aliases, no exclusions, a page limit of 10,000', async () => {
       const org = await createOrganization(t.app);
-      const res = await t.http().post('/api/v1/sites').set(org.auth).send({ name: 'S', origin: 'http://plain.example' }).expect(201);
+      const res = await t
+        .http()
+        .post('/api/v1/sites')
+        .set(org.auth)
+        .send({ name: 'S', origin: 'http://plain.example' })
+        .expect(201);
       expect(res.body.data).toMatchObject({ aliases: [], exclusions: [], pageLimit: 10000 });
     });
 
@@ -43,25 +54,36 @@ describe('Sites (product.md "Sites and pages")', () => {
         .http()
         .post('/api/v1/sites')
         .set(org.auth)
-        .send({ origin: 'https://shop.example/path?q=1', aliases: ['not a host'], pageLimit: 0, exclusions: ['account/*'], colour: 'red' })
+        .send({
+          origin: 'https://shop.example/path?q=1',
+          aliases: ['not a host'],
+          pageLimit: 0,
+          exclusions: ['account/*'],
+          colour: 'red',
+        })
         .expect(400);
       expect(res.body.code).toBe('invalid_request');
       const pointers = res.body.errors.map((e: { pointer: string }) => e.pointer).sort();
       expect(pointers).toEqual(['/aliases', '/colour', '/exclusions', '/name', '/origin', '/pageLimit']);
       expect(res.body.errors.find((e: { pointer: string }) => e.pointer === '/name').code).toBe('required');
-      expect(res.body.errors.find((e: { pointer: string }) => e.pointer === '/colour').code).toBe('unknown_field');
+      expect(res.body.errors.find((e: { pointer: string }) => e.pointer === '/colour').code).toBe(
+        'unknown_field',
+      );
       const list = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       expect(list.body.data).toHaveLength(1);
     });
 
-    it.each([['ftp://shop.example'], ['javascript:alert(1)'], ['https://user:pw@shop.example'], ['shop.example'], ['https://shop.example/#x']])(
-      'refuses the origin %s',
-      async (origin) => {
-        const org = await createOrganization(t.app);
-        const res = await t.http().post('/api/v1/sites').set(org.auth).send({ name: 'S', origin }).expect(400);
-        expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/origin' })]);
-      },
-    );
+    it.each([
+      ['ftp://shop.example'],
+      ['javascript:alert(1)'],
+      ['https://user:pw@shop.example'],
+      ['shop.example'],
+      ['https://shop.example/#x'],
+    ])('refuses the origin %s', async (origin) => {
+      const org = await createOrganization(t.app);
+      const res = await t.http().post('/api/v1/sites').set(org.auth).send({ name: 'S', origin }).expect(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/origin' })]);
+    });
   });
 
   describe('GET /api/v1/sites', () => {
@@ -73,7 +95,12 @@ describe('Sites (product.md "Sites and pages")', () => {
       let cursor: string | null = '';
       let pages = 0;
       while (cursor !== null) {
-        const res: { body: { data: Array<{ id: string }>; meta: { nextCursor: string | null } } } = await t.http().get('/api/v1/sites').query({ limit: 2, cursor }).set(org.auth).expect(200);
+        const res: { body: { data: Array<{ id: string }>; meta: { nextCursor: string | null } } } = await t
+          .http()
+          .get('/api/v1/sites')
+          .query({ limit: 2, cursor })
+          .set(org.auth)
+          .expect(200);
         seen.push(...res.body.data.map((s) => s.id));
         cursor = res.body.meta.nextCursor;
         pages++;
@@ -81,7 +108,11 @@ describe('Sites (product.md "Sites and pages")', () => {
       expect(pages).toBe(3);
       expect(seen).toHaveLength(5);
       expect(new Set(seen)).toEqual(new Set(created));
-      const createdAt = await t.app.get(DataSource).query('SELECT id FROM sites WHERE organization_id = $1 ORDER BY created_at DESC, id DESC', [org.organization.id]);
+      const createdAt = await t.app
+        .get(DataSource)
+        .query('SELECT id FROM sites WHERE organization_id = $1 ORDER BY created_at DESC, id DESC', [
+          org.organization.id,
+        ]);
       expect(seen).toEqual(createdAt.map((r: { id: string }) => r.id));
     });
 
@@ -90,7 +121,12 @@ describe('Sites (product.md "Sites and pages")', () => {
       await createSite(t.app, a.organization.id);
       const b = await createOrganization(t.app);
       const page = await t.http().get('/api/v1/sites?limit=1').set(a.auth).expect(200);
-      const res = await t.http().get('/api/v1/sites').query({ cursor: page.body.meta.nextCursor }).set(b.auth).expect(400);
+      const res = await t
+        .http()
+        .get('/api/v1/sites')
+        .query({ cursor: page.body.meta.nextCursor })
+        .set(b.auth)
+        .expect(400);
       expect(res.body.code).toBe('cursor_mismatch');
     });
   });
@@ -98,15 +134,38 @@ describe('Sites (product.md "Sites and pages")', () => {
   describe('PATCH /api/v1/sites/{siteId}', () => {
     it('changes only the fields sent', async () => {
       const org = await createOrganization(t.app);
-      await t.http().patch(`/api/v1/sites/${org.site.id}`).set(org.auth).send({ exclusions: ['/cart'], pageLimit: 20 }).expect(200);
-      const res = await t.http().patch(`/api/v1/sites/${org.site.id}`).set(org.auth).send({ name: 'Renamed' }).expect(200);
-      expect(res.body.data).toMatchObject({ name: 'Renamed', exclusions: ['/cart'], pageLimit: 20, origin: org.site.origin });
+      await t
+        .http()
+        .patch(`/api/v1/sites/${org.site.id}`)
+        .set(org.auth)
+        .send({ exclusions: ['/cart'], pageLimit: 20 })
+        .expect(200);
+      const res = await t
+        .http()
+        .patch(`/api/v1/sites/${org.site.id}`)
+        .set(org.auth)
+        .send({ name: 'Renamed' })
+        .expect(200);
+      expect(res.body.data).toMatchObject({
+        name: 'Renamed',
+        exclusions: ['/cart'],
+        pageLimit: 20,
+        origin: org.site.origin,
+      });
     });
 
     it('refuses bad values with every field listed', async () => {
       const org = await createOrganization(t.app);
-      const res = await t.http().patch(`/api/v1/sites/${org.site.id}`).set(org.auth).send({ name: '', pageLimit: 'many' }).expect(400);
-      expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/name', '/pageLimit']);
+      const res = await t
+        .http()
+        .patch(`/api/v1/sites/${org.site.id}`)
+        .set(org.auth)
+        .send({ name: '', pageLimit: 'many' })
+        .expect(400);
+      expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
+        '/name',
+        '/pageLimit',
+      ]);
     });
   });
 
@@ -119,15 +178,19 @@ describe('Sites (product.md "Sites and pages")', () => {
       await t.http().delete(`/api/v1/sites/${other.id}`).set(org.auth).expect(404);
     });
 
-    it('409 last_site when it is the organization\'s only site (nothing changed)', async () => {
+    it("409 last_site when it is the organization's only site (nothing changed)", async () => {
       const org = await createOrganization(t.app);
       const res = await t.http().delete(`/api/v1/sites/${org.site.id}`).set(org.auth).expect(409);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(res.body).toMatchObject({ code: 'last_site', title: 'An organization keeps at least one site', status: 409 });
+      expect(res.body).toMatchObject({
+        code: 'last_site',
+        title: 'An organization keeps at least one site',
+        status: 409,
+      });
       await t.http().get(`/api/v1/sites/${org.site.id}`).set(org.auth).expect(200);
     });
 
-    it('two concurrent DELETEs of an organization\'s last two sites leave it with one', async () => {
+    it("two concurrent DELETEs of an organization's last two sites leave it with one", async () => {
       for (let round = 0; round < 5; round++) {
         const org = await createOrganization(t.app);
         const other = await createSite(t.app, org.organization.id);

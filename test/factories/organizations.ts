@@ -5,7 +5,10 @@ import { CreatedOrganization, OrganizationsService } from '../../src/organizatio
 import { SitesService } from '../../src/sites/sites.service';
 
 /** A fresh organization with one site and one API key; tests never share organizations. */
-export async function createOrganization(app: INestApplicationContext, overrides: { origin?: string } = {}): Promise<CreatedOrganization & { auth: { Authorization: string } }> {
+export async function createOrganization(
+  app: INestApplicationContext,
+  overrides: { origin?: string } = {},
+): Promise<CreatedOrganization & { auth: { Authorization: string } }> {
   const suffix = randomBytes(3).toString('hex');
   const created = await app.get(OrganizationsService).create({
     name: `Org ${suffix}`,
@@ -15,10 +18,18 @@ export async function createOrganization(app: INestApplicationContext, overrides
   return { ...created, auth: { Authorization: `Bearer ${created.apiKey.secret}` } };
 }
 
-export async function createSite(app: INestApplicationContext, organizationId: string, origin = `https://other-${randomBytes(3).toString('hex')}.example`) {
+export async function createSite(
+  app: INestApplicationContext,
+  organizationId: string,
+  origin = `https://other-${randomBytes(3).toString('hex')}.example`,
+) {
   return app.get(SitesService).create(organizationId, { name: 'Another shop', origin });
 }
 
-export async function createApiKey(app: INestApplicationContext, organizationId: string, options: { expiresAt?: Date } = {}) {
+export async function createApiKey(
+  app: INestApplicationContext,
+  organizationId: string,
+  options: { expiresAt?: Date } = {},
+) {
   return app.get(ApiKeysService).create({ organizationId, expiresAt: options.expiresAt ?? null });
 }

@@ -7,7 +7,10 @@ export default async function globalTeardown(): Promise<void> {
   const prefix = process.env[TEST_RUN_ENV.prefix];
   if (url && process.env.KEEP_TEST_DATABASE !== 'true') await dropDatabase(url);
   if (prefix) {
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+    });
     try {
       await redis.connect();
       let cursor = '0';

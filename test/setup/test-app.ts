@@ -31,7 +31,10 @@ export async function createTestApp(
     WORKERS: 'off',
     ...env,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(config)], controllers: options.extraControllers ?? [] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.register(config)],
+    controllers: options.extraControllers ?? [],
+  }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, config);
   await app.init();

@@ -9,7 +9,9 @@ export const TEST_RUN_ENV = {
   prefix: 'TEST_REDIS_KEY_PREFIX',
 } as const;
 
-export function newTestRun(baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres') {
+export function newTestRun(
+  baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+) {
   const id = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const url = new URL(baseUrl);
   url.pathname = `/sa_test_${id}`;

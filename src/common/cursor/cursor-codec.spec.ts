@@ -3,7 +3,11 @@ import type { AppConfig } from '../../config/app-config';
 import { canonicalFilters, CursorCodec } from './cursor-codec';
 
 const codec = (...secrets: string[]) => new CursorCodec({ cursorSecrets: secrets } as unknown as AppConfig);
-const binding = { resource: 'sites', scope: 'org_a', filters: canonicalFilters({ channel: 'web', keywords: ['b', 'a'] }) };
+const binding = {
+  resource: 'sites',
+  scope: 'org_a',
+  filters: canonicalFilters({ channel: 'web', keywords: ['b', 'a'] }),
+};
 
 describe('CursorCodec', () => {
   const c = codec('s'.repeat(32));
@@ -15,13 +19,19 @@ describe('CursorCodec', () => {
 
   it('the order of repeated values does not matter', () => {
     const token = c.encode(binding, [1]);
-    expect(c.decode(token, { ...binding, filters: canonicalFilters({ keywords: ['a', 'b'], channel: 'web' }) })).toEqual([1]);
+    expect(
+      c.decode(token, { ...binding, filters: canonicalFilters({ keywords: ['a', 'b'], channel: 'web' }) }),
+    ).toEqual([1]);
   });
 
   it('a cursor issued for other filters or another scope gives cursor_mismatch', () => {
     const token = c.encode(binding, [1]);
-    expect(() => c.decode(token, { ...binding, filters: canonicalFilters({ channel: 'hosted' }) })).toThrow(expect.objectContaining({ code: 'cursor_mismatch' }));
-    expect(() => c.decode(token, { ...binding, scope: 'org_b' })).toThrow(expect.objectContaining({ code: 'cursor_mismatch' }));
+    expect(() => c.decode(token, { ...binding, filters: canonicalFilters({ channel: 'hosted' }) })).toThrow(
+      expect.objectContaining({ code: 'cursor_mismatch' }),
+    );
+    expect(() => c.decode(token, { ...binding, scope: 'org_b' })).toThrow(
+      expect.objectContaining({ code: 'cursor_mismatch' }),
+    );
   });
 
   it('a cursor the API did not issue gives invalid_cursor', () => {
@@ -33,18 +43,22 @@ describe('CursorCodec', () => {
   it('no altered cursor is ever accepted', () => {
     const token = c.encode(binding, ['2026-11-20T10:00:00.000Z', 'site_abc']);
     fc.assert(
-      fc.property(fc.nat(token.length - 1), fc.integer({ min: 32, max: 126 }).map((n) => String.fromCharCode(n)), (index, ch) => {
-        fc.pre(token[index] !== ch);
-        const altered = token.slice(0, index) + ch + token.slice(index + 1);
-        let accepted = true;
-        try {
-          c.decode(altered, binding);
-        } catch (error) {
-          accepted = false;
-          expect((error as { code: string }).code).toBe('invalid_cursor');
-        }
-        return !accepted;
-      }),
+      fc.property(
+        fc.nat(token.length - 1),
+        fc.integer({ min: 32, max: 126 }).map((n) => String.fromCharCode(n)),
+        (index, ch) => {
+          fc.pre(token[index] !== ch);
+          const altered = token.slice(0, index) + ch + token.slice(index + 1);
+          let accepted = true;
+          try {
+            c.decode(altered, binding);
+          } catch (error) {
+            accepted = false;
+            expect((error as { code: string }).code).toBe('invalid_cursor');
+          }
+          return !accepted;
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -52,6 +66,8 @@ describe('CursorCodec', () => {
   it('cursors signed with the previous secret stay valid after rotation', () => {
     const old = codec('o'.repeat(32)).encode(binding, [7]);
     expect(codec('n'.repeat(32), 'o'.repeat(32)).decode(old, binding)).toEqual([7]);
-    expect(() => codec('n'.repeat(32)).decode(old, binding)).toThrow(expect.objectContaining({ code: 'invalid_cursor' }));
+    expect(() => codec('n'.repeat(32)).decode(old, binding)).toThrow(
+      expect.objectContaining({ code: 'invalid_cursor' }),
+    );
   });
 });

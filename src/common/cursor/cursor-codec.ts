@@ -31,27 +31,50 @@ interface Payload {
 export function canonicalFilters(filters: Record<string, unknown>): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) {
-      return value.map(canonical).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0));
+      return value
+        .map(canonical)
+        .sort((a, b) =>
+          JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0,
+        );
     }
     return value;
   };
   const entries = Object.keys(filters)
     .sort()
-    .filter((key) => filters[key] !== undefined && filters[key] !== null && !(Array.isArray(filters[key]) && (filters[key] as unknown[]).length === 0))
+    .filter(
+      (key) =>
+        filters[key] !== undefined &&
+        filters[key] !== null &&
+        !(Array.isArray(filters[key]) && (filters[key] as unknown[]).length === 0),
+    )
     .map((key) => [key, canonical(filters[key])]);
   return JSON.stringify(entries);
 }
 
 function invalidCursor(): ApiError {
-  return new ApiError('invalid_cursor', 'The cursor was not issued by the API or was altered; resend it exactly as received, or start without a cursor.', {
-    errors: [{ code: 'invalid_cursor', detail: 'The cursor is not valid.', parameter: 'cursor' }],
-  });
+  return new ApiError(
+    'invalid_cursor',
+    'The cursor was not issued by the API or was altered; resend it exactly as received, or start without a cursor.',
+    {
+      errors: [{ code: 'invalid_cursor', detail: 'The cursor is not valid.', parameter: 'cursor' }],
+    },
+  );
 }
 
 function cursorMismatch(): ApiError {
-  return new ApiError('cursor_mismatch', 'The cursor was issued for different filters; repeat the same filters, or start without a cursor.', {
-    errors: [{ code: 'cursor_mismatch', detail: 'The cursor does not match the filters of this request.', parameter: 'cursor' }],
-  });
+  return new ApiError(
+    'cursor_mismatch',
+    'The cursor was issued for different filters; repeat the same filters, or start without a cursor.',
+    {
+      errors: [
+        {
+          code: 'cursor_mismatch',
+          detail: 'The cursor does not match the filters of this request.',
+          parameter: 'cursor',
+        },
+      ],
+    },
+  );
 }
 
 /**
@@ -67,7 +90,13 @@ export class CursorCodec {
   }
 
   encode(binding: CursorBinding, position: unknown[]): string {
-    const payload: Payload = { v: 1, r: binding.resource, s: binding.scope, f: this.fingerprint(binding.filters), p: position };
+    const payload: Payload = {
+      v: 1,
+      r: binding.resource,
+      s: binding.scope,
+      f: this.fingerprint(binding.filters),
+      p: position,
+    };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
     return `${body}.${this.sign(body, this.secrets[0])}`;
   }
@@ -91,7 +120,11 @@ export class CursorCodec {
       throw invalidCursor();
     }
     if (payload?.v !== 1 || !Array.isArray(payload.p)) throw invalidCursor();
-    if (payload.r !== binding.resource || payload.s !== binding.scope || payload.f !== this.fingerprint(binding.filters)) {
+    if (
+      payload.r !== binding.resource ||
+      payload.s !== binding.scope ||
+      payload.f !== this.fingerprint(binding.filters)
+    ) {
       throw cursorMismatch();
     }
     return payload.p;

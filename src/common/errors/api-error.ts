@@ -2,8 +2,7 @@ import { ERROR_CODES, ErrorCode } from './error-codes';
 
 /** One entry of a problem document's `errors`: a field at fault, located by pointer or parameter. */
 export type ProblemEntry =
-  | { code: string; detail: string; pointer: string }
-  | { code: string; detail: string; parameter: string };
+  { code: string; detail: string; pointer: string } | { code: string; detail: string; parameter: string };
 
 export interface ApiErrorOptions {
   errors?: ProblemEntry[];

@@ -13,47 +13,55 @@ export const ERROR_CODES = {
   unauthorized: {
     status: 401,
     title: 'Missing or invalid API key',
-    description: 'The API key is missing, malformed, unknown, revoked or expired. Fix or replace the key; retrying with the same key will not help.',
+    description:
+      'The API key is missing, malformed, unknown, revoked or expired. Fix or replace the key; retrying with the same key will not help.',
   },
   invalid_request: {
     status: 400,
     title: 'Invalid request',
-    description: 'A body or query parameter failed validation. `errors` lists every field at fault (entry codes include unknown_parameter and duplicate_parameter). Fix and resend.',
+    description:
+      'A body or query parameter failed validation. `errors` lists every field at fault (entry codes include unknown_parameter and duplicate_parameter). Fix and resend.',
   },
   invalid_cursor: {
     status: 400,
     title: 'Invalid cursor',
-    description: 'The cursor was not issued by the API or was altered. Resend the exact cursor received, or restart without one.',
+    description:
+      'The cursor was not issued by the API or was altered. Resend the exact cursor received, or restart without one.',
   },
   cursor_mismatch: {
     status: 400,
     title: 'Cursor does not match the filters',
-    description: 'The cursor was issued for different filters (or another site). Repeat the same filters, or restart without a cursor.',
+    description:
+      'The cursor was issued for different filters (or another site). Repeat the same filters, or restart without a cursor.',
   },
   invalid_filter: {
     status: 400,
     title: 'Invalid filter',
-    description: 'An unknown label token, labels.none without narrowing or with a token not ending in :true, or a labelStatus other than labeled combined with a label or score filter. Fix the named parameter.',
+    description:
+      'An unknown label token, labels.none without narrowing or with a token not ending in :true, or a labelStatus other than labeled combined with a label or score filter. Fix the named parameter.',
   },
   not_found: {
     status: 404,
     title: 'Resource not found',
-    description: 'The resource is absent, deleted, under another site or organization, or no route serves the path. Check the ids; retrying will not help.',
+    description:
+      'The resource is absent, deleted, under another site or organization, or no route serves the path. Check the ids; retrying will not help.',
   },
   conflict: {
     status: 409,
     title: 'Conflict',
-    description: 'The request conflicts with the current state (for example an Idempotency-Key reused with a different body).',
+    description:
+      'The request conflicts with the current state (for example an Idempotency-Key reused with a different body).',
   },
   last_site: {
     status: 409,
     title: 'An organization keeps at least one site',
-    description: 'DELETE of the organization\'s only site. Create another site first.',
+    description: "DELETE of the organization's only site. Create another site first.",
   },
   discovery_already_running: {
     status: 409,
     title: 'A page import is already running for this site',
-    description: 'Only one import per site may run at a time. The problem document names the running import in `importId`: follow it, then start again.',
+    description:
+      'Only one import per site may run at a time. The problem document names the running import in `importId`: follow it, then start again.',
   },
   payload_too_large: {
     status: 413,
@@ -68,17 +76,20 @@ export const ERROR_CODES = {
   sitemap_not_on_site: {
     status: 422,
     title: 'Sitemap address is not on the site',
-    description: 'The sitemap address is not on the site\'s host or one of its aliases. No request was made to it.',
+    description:
+      "The sitemap address is not on the site's host or one of its aliases. No request was made to it.",
   },
   rate_limited: {
     status: 429,
     title: 'Too many requests',
-    description: 'The allowance of the client address or of the API key is exceeded. Wait the Retry-After seconds, then retry.',
+    description:
+      'The allowance of the client address or of the API key is exceeded. Wait the Retry-After seconds, then retry.',
   },
   internal_error: {
     status: 500,
     title: 'Internal server error',
-    description: 'A server failure. Retry GET requests with a growing delay; for POST, PATCH or DELETE read the resource first.',
+    description:
+      'A server failure. Retry GET requests with a growing delay; for POST, PATCH or DELETE read the resource first.',
   },
   service_unavailable: {
     status: 503,

@@ -59,14 +59,37 @@ const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
 
 /** Network errors and PostgreSQL's connection-class, shutdown and missing-database errors. */
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE',
-  '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03', '53300', '3D000',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '3D000',
 ]);
-const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Redis connection|max retries per request/i;
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed|Stream isn't writeable|Redis connection|max retries per request/i;
 
 /** Whether a failure is a dependency (Postgres, Redis) being down rather than a bug. */
 export function isDependencyUnavailable(exception: unknown): boolean {
-  for (let e = exception as { code?: unknown; message?: unknown; name?: unknown; driverError?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; depth++) {
+  for (
+    let e = exception as
+        | { code?: unknown; message?: unknown; name?: unknown; driverError?: unknown; cause?: unknown }
+        | undefined,
+      depth = 0;
+    e && depth < 4;
+    depth++
+  ) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     if (e.name === 'CannotExecuteNotConnectedError' || e.name === 'ConnectionIsNotSetError') return true;
     if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
@@ -83,7 +106,11 @@ export function sendProblem(req: Request, res: Response, exception: unknown, pub
   const error = toApiError(exception);
   const requestId = (req as ServiceRequest).id ?? 'req_unknown';
   if (error.status >= 500) {
-    logger.error({ err: exception, requestId, msg: error.code === 'service_unavailable' ? 'dependency unavailable' : 'request failed' });
+    logger.error({
+      err: exception,
+      requestId,
+      msg: error.code === 'service_unavailable' ? 'dependency unavailable' : 'request failed',
+    });
   }
   const doc = toProblem(error, { publicBaseUrl, instance: req.originalUrl.split('?')[0], requestId });
   if (res.headersSent) {

@@ -20,7 +20,10 @@ export function errorTypeUrl(publicBaseUrl: string, code: string): string {
 }
 
 /** Builds the RFC 9457 document of an ApiError for one request. */
-export function toProblem(error: ApiError, ctx: { publicBaseUrl: string; instance: string; requestId: string }): ProblemDocument {
+export function toProblem(
+  error: ApiError,
+  ctx: { publicBaseUrl: string; instance: string; requestId: string },
+): ProblemDocument {
   const spec = ERROR_CODES[error.code];
   const doc: ProblemDocument = {
     ...(error.extensions ?? {}),

@@ -12,7 +12,10 @@ function hasBody(req: Request): boolean {
 function isJson(contentType: string): boolean {
   const [mediaType, ...params] = contentType.split(';').map((p) => p.trim().toLowerCase());
   const json = mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   return json && (charset === undefined || charset === 'utf-8' || charset === 'utf8');
 }
 
@@ -29,7 +32,12 @@ export function jsonBodyMiddlewares(publicBaseUrl: string) {
         return next();
       }
       if (!isJson(req.headers['content-type'] ?? '')) {
-        return next(new ApiError('unsupported_media_type', 'Request bodies must be sent as Content-Type: application/json (UTF-8).'));
+        return next(
+          new ApiError(
+            'unsupported_media_type',
+            'Request bodies must be sent as Content-Type: application/json (UTF-8).',
+          ),
+        );
       }
       parse(req, res, (err?: unknown) => {
         if (err) return next(err);
@@ -44,6 +52,7 @@ export function jsonBodyMiddlewares(publicBaseUrl: string) {
         next();
       });
     },
-    (err: unknown, req: Request, res: Response, _next: NextFunction) => sendProblem(req, res, err, publicBaseUrl),
+    (err: unknown, req: Request, res: Response, _next: NextFunction) =>
+      sendProblem(req, res, err, publicBaseUrl),
   ];
 }

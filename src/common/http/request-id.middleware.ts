@@ -13,7 +13,9 @@ export function requestIdMiddleware(isTrustedPeer: (address: string) => boolean)
     const incoming = req.headers['x-request-id'];
     const peer = req.socket.remoteAddress ?? '';
     const id =
-      typeof incoming === 'string' && WELL_FORMED.test(incoming) && isTrustedPeer(peer) ? incoming : newId('req');
+      typeof incoming === 'string' && WELL_FORMED.test(incoming) && isTrustedPeer(peer)
+        ? incoming
+        : newId('req');
     (req as ServiceRequest).id = id;
     res.setHeader('X-Request-Id', id);
     next();

@@ -55,7 +55,8 @@ export function validationEntries(errors: ValidationError[], base = ''): Problem
               : constraints.map(([, message]) => message).join('; ');
       entries.push({ code, detail, pointer });
     }
-    if (error.children && error.children.length > 0) entries.push(...validationEntries(error.children, pointer));
+    if (error.children && error.children.length > 0)
+      entries.push(...validationEntries(error.children, pointer));
   }
   return entries;
 }

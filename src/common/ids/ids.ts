@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-export type IdPrefix = 'org' | 'site' | 'key' | 'conv' | 'msg' | 'agt' | 'agtv' | 'page' | 'imp' | 'lbl' | 'aud' | 'req' | 'idem';
+export type IdPrefix =
+  'org' | 'site' | 'key' | 'conv' | 'msg' | 'agt' | 'agtv' | 'page' | 'imp' | 'lbl' | 'aud' | 'req' | 'idem';
 
 /** Random base62 text of `length` characters (unbiased: bytes >= 248 are drawn again). */
 export function randomBase62(length: number): string {
@@ -23,5 +24,7 @@ export function newId(prefix: IdPrefix): string {
 
 /** Whether `value` looks like an id of the given prefix (cheap check before any lookup). */
 export function isId(prefix: IdPrefix, value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 64 && new RegExp(`^${prefix}_[0-9A-Za-z]{1,60}$`).test(value);
+  return (
+    typeof value === 'string' && value.length <= 64 && new RegExp(`^${prefix}_[0-9A-Za-z]{1,60}$`).test(value)
+  );
 }

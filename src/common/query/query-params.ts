@@ -25,13 +25,20 @@ export type ParsedQuery<S extends Record<string, ParamSpec>> = {
  * Returns the values that parsed and the faults, so a caller can add its own (all faults of a
  * request are reported together).
  */
-export function collectQuery<S extends Record<string, ParamSpec>>(query: Record<string, unknown>, specs: S): { values: ParsedQuery<S>; faults: ProblemEntry[] } {
+export function collectQuery<S extends Record<string, ParamSpec>>(
+  query: Record<string, unknown>,
+  specs: S,
+): { values: ParsedQuery<S>; faults: ProblemEntry[] } {
   const faults: ProblemEntry[] = [];
   const out: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(query ?? {})) {
     const spec = Object.prototype.hasOwnProperty.call(specs, name) ? specs[name] : undefined;
     if (!spec) {
-      faults.push({ code: 'unknown_parameter', detail: `${name} is not a parameter of this endpoint.`, parameter: name });
+      faults.push({
+        code: 'unknown_parameter',
+        detail: `${name} is not a parameter of this endpoint.`,
+        parameter: name,
+      });
       continue;
     }
     const values = (Array.isArray(raw) ? raw : [raw]).map((v) => (typeof v === 'string' ? v : String(v)));
@@ -56,7 +63,10 @@ export function collectQuery<S extends Record<string, ParamSpec>>(query: Record<
 }
 
 /** parseQuery, throwing one invalid_request listing every fault. */
-export function parseQuery<S extends Record<string, ParamSpec>>(query: Record<string, unknown>, specs: S): ParsedQuery<S> {
+export function parseQuery<S extends Record<string, ParamSpec>>(
+  query: Record<string, unknown>,
+  specs: S,
+): ParsedQuery<S> {
   const { values, faults } = collectQuery(query, specs);
   if (faults.length > 0) throw ApiError.invalidRequest(faults);
   return values;
@@ -73,10 +83,17 @@ export const params = {
     };
   },
   boolean(): ParamSpec<boolean> {
-    return { parse: (v) => (v === 'true' ? true : v === 'false' ? false : new ParamFault('must be true or false.')) };
+    return {
+      parse: (v) => (v === 'true' ? true : v === 'false' ? false : new ParamFault('must be true or false.')),
+    };
   },
   oneOf<T extends string>(values: readonly T[]): ParamSpec<T> {
-    return { parse: (v) => ((values as readonly string[]).includes(v) ? (v as T) : new ParamFault(`must be one of ${values.join(', ')}.`)) };
+    return {
+      parse: (v) =>
+        (values as readonly string[]).includes(v)
+          ? (v as T)
+          : new ParamFault(`must be one of ${values.join(', ')}.`),
+    };
   },
   /** Free text; an empty value means "not given" (returned as undefined). */
   cursor(): ParamSpec<string | undefined> {

@@ -17,7 +17,9 @@ export class CoveringListingIndex1763710000003 implements MigrationInterface {
         SELECT coalesce(sum(DISTINCT 1::bigint << (array_position(ARRAY['resolution:resolved', 'resolution:partially_resolved', 'resolution:unresolved', 'resolution:abandoned', 'review_reason:none', 'review_reason:service', 'review_reason:product', 'review_reason:policy', 'review_reason:technical', 'review_reason:safety', 'visitor_frustrated:true', 'visitor_frustrated:false', 'human_requested:true', 'human_requested:false', 'purchase_intent:true', 'purchase_intent:false', 'out_of_scope:true', 'out_of_scope:false', 'abusive_visitor:true', 'abusive_visitor:false', 'grounded:pass', 'grounded:fail', 'answered_question:pass', 'answered_question:fail', 'product_accuracy:pass', 'product_accuracy:fail', 'policy_compliant:pass', 'policy_compliant:fail', 'on_brand:pass', 'on_brand:fail', 'safe_response:pass', 'safe_response:fail']::text[], t) - 1)), 0)::bigint
         FROM unnest(tokens) t WHERE array_position(ARRAY['resolution:resolved', 'resolution:partially_resolved', 'resolution:unresolved', 'resolution:abandoned', 'review_reason:none', 'review_reason:service', 'review_reason:product', 'review_reason:policy', 'review_reason:technical', 'review_reason:safety', 'visitor_frustrated:true', 'visitor_frustrated:false', 'human_requested:true', 'human_requested:false', 'purchase_intent:true', 'purchase_intent:false', 'out_of_scope:true', 'out_of_scope:false', 'abusive_visitor:true', 'abusive_visitor:false', 'grounded:pass', 'grounded:fail', 'answered_question:pass', 'answered_question:fail', 'product_accuracy:pass', 'product_accuracy:fail', 'policy_compliant:pass', 'policy_compliant:fail', 'on_brand:pass', 'on_brand:fail', 'safe_response:pass', 'safe_response:fail']::text[], t) IS NOT NULL
       $$`);
-    await q.query(`ALTER TABLE conversations ADD COLUMN label_bits bigint GENERATED ALWAYS AS (conversation_label_bits(label_tokens)) STORED`);
+    await q.query(
+      `ALTER TABLE conversations ADD COLUMN label_bits bigint GENERATED ALWAYS AS (conversation_label_bits(label_tokens)) STORED`,
+    );
     await q.query(`
       CREATE INDEX conversations_site_created_cover_idx ON conversations (site_id, created_at DESC, id DESC)
       INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)`);
@@ -25,7 +27,9 @@ export class CoveringListingIndex1763710000003 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX conversations_site_created_idx ON conversations (site_id, created_at DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX conversations_site_created_idx ON conversations (site_id, created_at DESC, id DESC)`,
+    );
     await q.query(`DROP INDEX conversations_site_created_cover_idx`);
     await q.query(`ALTER TABLE conversations DROP COLUMN label_bits`);
     await q.query(`DROP FUNCTION conversation_label_bits(text[])`);

@@ -20,6 +20,7 @@ export class ScoreCountIndexes1763710000004 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const score of ['quality', 'service', 'trust']) await q.query(`DROP INDEX conversations_site_score_${score}_idx`);
+    for (const score of ['quality', 'service', 'trust'])
+      await q.query(`DROP INDEX conversations_site_score_${score}_idx`);
   }
 }

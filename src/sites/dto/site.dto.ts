@@ -21,8 +21,10 @@ function IsSiteOrigin(options?: ValidationOptions) {
     {
       name: 'isSiteOrigin',
       validator: {
-        validate: (value) => typeof value === 'string' && value.length <= 2048 && normalizeOrigin(value) !== undefined,
-        defaultMessage: () => 'must be an absolute http(s) origin with no path, query or fragment, e.g. https://shop.example',
+        validate: (value) =>
+          typeof value === 'string' && value.length <= 2048 && normalizeOrigin(value) !== undefined,
+        defaultMessage: () =>
+          'must be an absolute http(s) origin with no path, query or fragment, e.g. https://shop.example',
       },
     },
     options,
@@ -47,24 +49,52 @@ export const DEFAULT_PAGE_LIMIT = 10_000;
 
 export class CreateSiteDto {
   @ApiProperty({ example: 'Main shop', maxLength: 200 })
-  @IsString() @MinLength(1) @MaxLength(200)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
   name!: string;
 
   @ApiProperty({ example: 'https://shop.example', description: 'Scheme, host and optional port.' })
-  @IsString() @IsSiteOrigin()
+  @IsString()
+  @IsSiteOrigin()
   origin!: string;
 
-  @ApiPropertyOptional({ type: [String], example: ['shop.example.co.uk'], description: 'Other hosts of the site. The www. twin of the origin is always an alias.' })
-  @IsOptional() @IsArray() @ArrayMaxSize(20) @IsHostName({ each: true })
-  @Transform(({ value }) => (Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v)) : value))
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['shop.example.co.uk'],
+    description: 'Other hosts of the site. The www. twin of the origin is always an alias.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsHostName({ each: true })
+  @Transform(({ value }) =>
+    Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v)) : value,
+  )
   aliases?: string[];
 
-  @ApiPropertyOptional({ example: 10000, minimum: 1, maximum: MAX_PAGE_LIMIT, description: 'Most pages the site may hold (page import).' })
-  @IsOptional() @IsInt() @Min(1) @Max(MAX_PAGE_LIMIT)
+  @ApiPropertyOptional({
+    example: 10000,
+    minimum: 1,
+    maximum: MAX_PAGE_LIMIT,
+    description: 'Most pages the site may hold (page import).',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_LIMIT)
   pageLimit?: number;
 
-  @ApiPropertyOptional({ type: [String], example: ['/account/*'], description: 'Path globs whose pages the import leaves out.' })
-  @IsOptional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @MaxLength(200, { each: true })
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['/account/*'],
+    description: 'Path globs whose pages the import leaves out.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(200, { each: true })
   @Matches(/^\//, { each: true, message: 'each exclusion must be a path glob starting with /' })
   exclusions?: string[];
 }
