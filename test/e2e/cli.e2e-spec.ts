@@ -1,17 +1,5 @@
-import { runCli } from '../../src/cli/run-cli';
-import { TEST_RUN_ENV } from '../setup/test-run';
+import { cli } from '../setup/cli';
 import { createTestApp, TestApp } from '../setup/test-app';
-
-async function cli(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: (s) => (stdout += s),
-    stderr: (s) => (stderr += s),
-    env: { ...process.env, DATABASE_URL: process.env[TEST_RUN_ENV.database], LOG_LEVEL: 'silent' },
-  });
-  return { code, stdout, stderr };
-}
 
 describe('Admin CLI (product.md §4)', () => {
   let t: TestApp;

@@ -1,22 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { runCli } from '../../src/cli/run-cli';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { listConversations } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { TEST_RUN_ENV } from '../setup/test-run';
+import { cli } from '../setup/cli';
 import { createTestApp, TestApp } from '../setup/test-app';
-
-async function cli(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, {
-    stdout: (s) => (stdout += s),
-    stderr: (s) => (stderr += s),
-    env: { ...process.env, DATABASE_URL: process.env[TEST_RUN_ENV.database], LOG_LEVEL: 'silent' },
-  });
-  return { code, stdout, stderr };
-}
 
 describe('seed --site ID --conversations N [--days D] [--labeled-share F] (product.md §4)', () => {
   let t: TestApp;
