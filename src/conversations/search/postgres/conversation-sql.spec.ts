@@ -43,6 +43,49 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
     expect(sql.narrowed).toBe(true);
   });
 
+  it('checks dense terms (over denseShare of the rows) on the row instead of in the GIN condition', () => {
+    const shares = new Map([
+      ['site_a|channel:web', 0.35],
+      ['site_a|status:labeled', 0.4],
+      ['site_a|grounded:pass', 0.3],
+      ['site_a|agent:agt_1', 0.05],
+    ]);
+    const sql = buildFilterSql(
+      'site_a',
+      { ...emptyFilter(), channel: 'web', agentId: 'agt_1', labelsAll: ['grounded:pass'] },
+      undefined,
+      { forIndex: true, termShare: (t) => shares.get(t), denseShare: 0.1 },
+    );
+    expect(sql.rows).toEqual([
+      'search_terms @> $2::text[]',
+      'channel = $3',
+      'label_status = $4',
+      'label_tokens @> $5::text[]',
+    ]);
+    expect(sql.params.values).toEqual([
+      'site_a',
+      ['site_a|agent:agt_1'],
+      'web',
+      'labeled',
+      ['grounded:pass'],
+    ]);
+  });
+
+  it('keeps the rarest dense term in the GIN condition when nothing else would use the index', () => {
+    const shares = new Map([
+      ['site_a|channel:web', 0.35],
+      ['site_a|status:labeled', 0.4],
+    ]);
+    const sql = buildFilterSql(
+      'site_a',
+      { ...emptyFilter(), channel: 'web', labelStatus: 'labeled' },
+      undefined,
+      { forIndex: true, termShare: (t) => shares.get(t), denseShare: 0.1 },
+    );
+    expect(sql.rows).toEqual(['search_terms @> $2::text[]', 'label_status = $3']);
+    expect(sql.params.values).toEqual(['site_a', ['site_a|channel:web'], 'labeled']);
+  });
+
   it('matches keywords as phrases of the simple configuration, all of them', () => {
     const sql = buildFilterSql(
       'site_a',

@@ -74,7 +74,13 @@ export function buildFilterSql(
   siteId: string,
   filter: ConversationFilter,
   after?: ListingPosition,
-  options: { forIndex?: boolean } = {},
+  options: {
+    forIndex?: boolean;
+    /** (forIndex) Share of the table's rows holding a site-scoped term (pg_stats), if known. */
+    termShare?: (scopedTerm: string) => number | undefined;
+    /** (forIndex) Terms held by more than this share of rows are checked on the row, not in the GIN index. */
+    denseShare?: number;
+  } = {},
 ): FilterSql {
   const params = new SqlParams();
   const index = options.forIndex === true;
@@ -93,14 +99,40 @@ export function buildFilterSql(
   if (index) {
     // Terms are scoped to the site (`<site_id>|<term>`, see the SiteScopedSearchTerms migration).
     const scope = (terms: string[]) => terms.map((term) => `${siteId}|${term}`);
-    const terms: string[] = [];
-    if (filter.channel) terms.push(`channel:${filter.channel}`);
-    if (filter.language) terms.push(`language:${filter.language}`);
-    if (filter.agentId) terms.push(`agent:${filter.agentId}`);
-    if (filter.feedback) terms.push(`feedback:${filter.feedback}`);
-    if (status) terms.push(`status:${status}`);
-    terms.push(...filter.labelsAll);
-    if (terms.length) rows.push(`search_terms @> ${params.add(scope(terms), '::text[]')}`);
+    // Each equality term with its exact check on the row. A dense term (options.termShare above
+    // options.denseShare: a posting list of a large part of the table) costs more to merge in the
+    // GIN index than it narrows the candidates; it is checked on the candidate rows instead.
+    const equal: { term: string; row: () => string }[] = [];
+    if (filter.channel) {
+      const channel = filter.channel;
+      equal.push({ term: `channel:${channel}`, row: () => `channel = ${params.add(channel)}` });
+    }
+    if (filter.language) {
+      const language = filter.language;
+      equal.push({ term: `language:${language}`, row: () => `language = ${params.add(language)}` });
+    }
+    if (filter.agentId) {
+      const agentId = filter.agentId;
+      equal.push({ term: `agent:${agentId}`, row: () => `agent_id = ${params.add(agentId)}` });
+    }
+    if (filter.feedback)
+      equal.push({
+        term: `feedback:${filter.feedback}`,
+        row: () => (filter.feedback === 'positive' ? 'feedback_positive > 0' : 'feedback_negative > 0'),
+      });
+    if (status) equal.push({ term: `status:${status}`, row: () => `label_status = ${params.add(status)}` });
+    for (const token of filter.labelsAll)
+      equal.push({ term: token, row: () => `label_tokens @> ${params.add([token], '::text[]')}` });
+    const share = (term: string) => options.termShare?.(`${siteId}|${term}`) ?? 0;
+    const dense = (term: string) => share(term) > (options.denseShare ?? 1);
+    const kept = equal.filter((e) => !dense(e.term));
+    const otherIndexed =
+      filter.labelsAny.length > 0 || filter.keywords.length > 0 || hasNarrowScoreBand(filter);
+    // The GIN condition must keep at least one term: the rarest of the dense ones then.
+    if (kept.length === 0 && equal.length > 0 && !otherIndexed)
+      kept.push(equal.reduce((a, b) => (share(b.term) < share(a.term) ? b : a)));
+    if (kept.length) rows.push(`search_terms @> ${params.add(scope(kept.map((e) => e.term)), '::text[]')}`);
+    for (const e of equal) if (!kept.includes(e)) rows.push(e.row());
     for (const group of filter.labelsAny)
       rows.push(`search_terms && ${params.add(scope(group), '::text[]')}`);
     for (const name of SCORE_NAMES) {

@@ -23,6 +23,13 @@ export interface SearchTuning {
   countWindow: number;
   /** Share of matches in that sample from which a count walks the creation-time index. */
   denseShare: number;
+  /**
+   * Rows a page request walks further by creation time, when the first window held some matches
+   * and the rest of the page is expected within this many rows, before it turns to the GIN index.
+   */
+  walkFurther: number;
+  /** Share of the table's rows above which a search term is checked on the row, not in the GIN index. */
+  denseTermShare: number;
 }
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
@@ -31,7 +38,12 @@ export const DEFAULT_TUNING: SearchTuning = {
   ginProbe: 1000,
   countWindow: 5000,
   denseShare: 0.05,
+  walkFurther: 30000,
+  denseTermShare: 0.1,
 };
+
+/** How long the term frequencies read from pg_stats are reused. */
+const TERM_STATS_TTL_MS = 10 * 60_000;
 
 interface PositionRow {
   id: string;
@@ -96,7 +108,7 @@ export class PostgresConversationSearch implements ConversationSearch {
       else
         n = (
           await this.run<{ n: number }>(
-            cappedCountSql(buildFilterSql(siteId, filter, undefined, { forIndex: true }), cap + 1),
+            cappedCountSql(buildFilterSql(siteId, filter, undefined, await this.indexOptions()), cap + 1),
             'bitmap',
           )
         )[0].n;
@@ -120,14 +132,61 @@ export class PostgresConversationSearch implements ConversationSearch {
     );
     if (edge.length === 0) return first; // the window held every row of the range
 
-    const rest = want - first.length;
-    const beyond = toPosition(edge[0]);
+    let found = first;
+    let beyond = toPosition(edge[0]);
+    // Matches in the first window give their density: when the rest of the page is expected
+    // within walkFurther rows, walking on (bounded) is cheaper than the GIN index, whose cost
+    // follows the number of candidates (a phrase's words may be in many more titles).
+    if (first.length > 0) {
+      const expected = Math.ceil(((want - first.length) * this.tuning.walkWindow) / first.length);
+      if (expected <= this.tuning.walkFurther) {
+        const window = Math.min(this.tuning.walkFurther, 2 * expected);
+        const further = buildFilterSql(siteId, filter, beyond);
+        found = [...first, ...(await this.run(walkWindowSql(further, window, want - first.length)))];
+        if (found.length >= want) return found;
+        const edge2: PositionRow[] = await this.run(
+          windowEdgeSql(buildFilterSql(siteId, filter, beyond), window),
+        );
+        if (edge2.length === 0) return found;
+        beyond = toPosition(edge2[0]);
+      }
+    }
+
+    const rest = want - found.length;
     const sorted: PositionRow[] = await this.run(
-      ginSortedSql(buildFilterSql(siteId, filter, beyond, { forIndex: true }), this.tuning.ginProbe, rest),
+      ginSortedSql(
+        buildFilterSql(siteId, filter, beyond, await this.indexOptions()),
+        this.tuning.ginProbe,
+        rest,
+      ),
       'bitmap',
     );
-    if (sorted.length === 0 || sorted[0].taken! < this.tuning.ginProbe) return [...first, ...sorted];
-    return [...first, ...(await this.run(walkSql(buildFilterSql(siteId, filter, beyond), rest), 'walk'))];
+    if (sorted.length === 0 || sorted[0].taken! < this.tuning.ginProbe) return [...found, ...sorted];
+    return [...found, ...(await this.run(walkSql(buildFilterSql(siteId, filter, beyond), rest), 'walk'))];
+  }
+
+  private termStats?: { at: number; shares: Map<string, number> };
+
+  /** Options of a GIN-plan filter: dense terms (per pg_stats) are left to the row check. */
+  private async indexOptions() {
+    if (!this.termStats || Date.now() - this.termStats.at > TERM_STATS_TTL_MS) await this.refreshTermStats();
+    const shares = this.termStats!.shares;
+    return {
+      forIndex: true,
+      termShare: (term: string) => shares.get(term),
+      denseShare: this.tuning.denseTermShare,
+    };
+  }
+
+  /** Reads the share of rows holding each common search term from pg_stats (ANALYZE keeps it current). */
+  async refreshTermStats(): Promise<void> {
+    const rows: { term: string; share: number }[] = await this.dataSource.query(
+      `SELECT u.term, u.share FROM pg_stats s,
+         unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
+       WHERE s.schemaname = current_schema() AND s.tablename = 'conversations' AND s.attname = 'search_terms'
+         AND u.term IS NOT NULL`,
+    );
+    this.termStats = { at: Date.now(), shares: new Map(rows.map((r) => [r.term, Number(r.share)])) };
   }
 
   /** Runs a statement, optionally pinning the plan shape for this statement only. */
