@@ -143,6 +143,42 @@ describe('Errors (contract "Errors")', () => {
       const list = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       expect(list.body.data).toHaveLength(1);
     });
+    it('a string holding the NUL character gives 400 invalid_request pointing at each such field, and stores nothing', async () => {
+      const org = await createOrganization(t.app);
+      const site = await t
+        .http()
+        .post('/api/v1/sites')
+        .set(org.auth)
+        .send({ name: 'a\u0000b', origin: 'https://nul.example', exclusions: ['/ok', '/x\u0000'] });
+      expectProblem(site, 'invalid_request', '/api/v1/sites');
+      expect(site.body.errors).toEqual([
+        expect.objectContaining({ code: 'invalid_character', pointer: '/name' }),
+        expect.objectContaining({ code: 'invalid_character', pointer: '/exclusions/1' }),
+      ]);
+      const sites = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      expect(sites.body.data).toHaveLength(1);
+
+      const path = `/api/v1/sites/${org.site.id}/conversations`;
+      const conversation = await t
+        .http()
+        .post(path)
+        .set(org.auth)
+        .send({
+          title: 'Shoes',
+          channel: 'playground',
+          language: 'en',
+          agent: { id: 'agt_1', name: 'A', version: 1, versionId: 'agtv_1' },
+          metadata: { 'k\u0000/y': 1 },
+          messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'hi\u0000' }] }],
+        });
+      expectProblem(conversation, 'invalid_request', path);
+      expect(conversation.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual([
+        '/metadata/k\u0000~1y',
+        '/messages/0/blocks/0/text',
+      ]);
+      const list = await t.http().get(path).set(org.auth).expect(200);
+      expect(list.body.data).toHaveLength(0);
+    });
   });
 
   describe('routes', () => {

@@ -4,6 +4,32 @@ import { sendProblem } from '../errors/problem-responder';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+const MAX_NUL_ENTRIES = 50;
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/**
+ * JSON Pointers of the strings (values or keys) holding U+0000: PostgreSQL stores neither in text
+ * nor in jsonb, so they are refused up front instead of failing half-way through a write.
+ */
+export function fieldsWithNul(value: unknown, pointer = '', found: string[] = []): string[] {
+  if (found.length >= MAX_NUL_ENTRIES) return found;
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) found.push(pointer);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => fieldsWithNul(item, `${pointer}/${i}`, found));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const child = `${pointer}/${escapePointer(key)}`;
+      if (key.includes('\u0000')) found.push(child);
+      else fieldsWithNul(item, child, found);
+    }
+  }
+  return found;
+}
+
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
@@ -46,6 +72,18 @@ export function jsonBodyMiddlewares(publicBaseUrl: string) {
             ApiError.invalidRequest(
               [{ code: 'invalid_type', detail: 'The body must be a JSON object.', pointer: '' }],
               'The request body must be a JSON object.',
+            ),
+          );
+        }
+        const nulFields = fieldsWithNul(req.body);
+        if (nulFields.length > 0) {
+          return next(
+            ApiError.invalidRequest(
+              nulFields.map((pointer) => ({
+                code: 'invalid_character',
+                detail: 'Text may not contain the NUL character (\\u0000).',
+                pointer,
+              })),
             ),
           );
         }
