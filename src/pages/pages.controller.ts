@@ -3,9 +3,9 @@ import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger'
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { canonicalFilters, CursorCodec } from '../common/cursor/cursor-codec';
+import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { ParamFault, params, parseQuery } from '../common/query/query-params';
-import { clientAddress } from '../rate-limit/rate-limit.module';
 import { DiscoverPagesDto } from './dto/discover.dto';
 import { NO_LANGUAGE } from './import-counts';
 import { presentImport } from './page-import.presenter';
