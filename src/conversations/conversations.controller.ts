@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import { presentConversation } from './conversation.presenter';
 import { ConversationsService, RecordingRequest } from './conversations.service';
 import { AppendMessagesDto, CreateConversationDto, EngagementDto, RateMessageDto } from './dto/recording.dto';
 import { parseIdempotencyKey, StoredResponse } from './idempotency.service';
@@ -21,7 +22,11 @@ export class ConversationsController {
     @Param('siteId') siteId: string,
     @Query() query: Record<string, unknown>,
   ) {
-    return this.conversations.list(auth.organizationId, siteId, parseListingQuery(query));
+    const page = await this.conversations.list(auth.organizationId, siteId, parseListingQuery(query));
+    return {
+      data: page.items.map(presentConversation),
+      meta: { nextCursor: page.nextCursor, ...(page.count ? { count: page.count } : {}) },
+    };
   }
 
   @Post()

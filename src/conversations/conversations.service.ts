@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { CursorBinding, CursorCodec } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { isId, newId } from '../common/ids/ids';
+import { KeysetPage, KeysetPaging, newestFirst } from '../common/paging/keyset-page';
 import { LabelWriter } from '../labels/label-writer.service';
 import { SitesService } from '../sites/sites.service';
 import {
@@ -23,10 +23,12 @@ import {
 import { IdempotencyService, requestHash, StoredResponse } from './idempotency.service';
 import { sanitizePageUrl } from './page-url';
 import { canonicalFilterText, ListingQuery } from './search/conversation-filter';
-import { CONVERSATION_SEARCH, ConversationSearch, ListingPosition } from './search/conversation-search';
+import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from './search/conversation-search';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;
+
+const CONVERSATION_ORDER = newestFirst('createdAt', 'conv');
 
 export interface RecordingRequest {
   organizationId: string;
@@ -44,31 +46,34 @@ export class ConversationsService {
     private readonly conversations: ConversationsRepository,
     private readonly idempotency: IdempotencyService,
     private readonly labels: LabelWriter,
-    private readonly cursors: CursorCodec,
+    private readonly paging: KeysetPaging,
     @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
   ) {}
 
   // ---- Listing -------------------------------------------------------------------------
 
-  async list(organizationId: string, siteId: string, query: ListingQuery) {
+  /** A page of the site's conversations matching the filter, newest first, with the capped count when asked. */
+  async list(
+    organizationId: string,
+    siteId: string,
+    query: ListingQuery,
+  ): Promise<KeysetPage<ConversationRecord> & { count?: SearchCount }> {
     await this.sites.getOwned(organizationId, siteId);
-    const binding: CursorBinding = {
-      resource: 'conversations',
-      scope: siteId,
-      filters: canonicalFilterText(query.filter),
+    const list = {
+      binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(query.filter) },
+      order: CONVERSATION_ORDER,
     };
-    const after = query.cursor ? decodePosition(this.cursors.decode(query.cursor, binding)) : undefined;
-    const [page, count] = await Promise.all([
+    const after = this.paging.after(list, query.cursor);
+    const [found, count] = await Promise.all([
       this.search.page(siteId, query.filter, { limit: query.limit, after }),
       query.count ? this.search.count(siteId, query.filter, COUNT_CAP) : Promise.resolve(undefined),
     ]);
-    const rows = await this.conversations.findManyInSite(
+    const { nextCursor } = this.paging.pageOf(list, found.items, found.hasMore);
+    const items = await this.conversations.findManyInSite(
       siteId,
-      page.items.map((i) => i.id),
+      found.items.map((i) => i.id),
     );
-    const last = page.items[page.items.length - 1];
-    const nextCursor = page.hasMore && last ? this.cursors.encode(binding, [last.createdAt, last.id]) : null;
-    return { data: rows.map(presentConversation), meta: { nextCursor, ...(count ? { count } : {}) } };
+    return { items, nextCursor, ...(count ? { count } : {}) };
   }
 
   // ---- Reading ----------------------------------------------------------------------------
@@ -255,23 +260,4 @@ function toNewMessages(messages: MessageDto[], defaultTime: Date): NewMessage[] 
           },
     ),
   }));
-}
-
-function decodePosition(position: unknown[]): ListingPosition {
-  const [createdAt, id] = position;
-  if (
-    typeof createdAt !== 'string' ||
-    typeof id !== 'string' ||
-    Number.isNaN(Date.parse(createdAt)) ||
-    position.length !== 2
-  ) {
-    throw new ApiError(
-      'invalid_cursor',
-      'The cursor is not valid; resend it exactly as received, or start without a cursor.',
-      {
-        errors: [{ code: 'invalid_cursor', detail: 'The cursor is not valid.', parameter: 'cursor' }],
-      },
-    );
-  }
-  return { createdAt, id };
 }
