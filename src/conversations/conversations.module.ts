@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../common/idempotency/idempotency.module';
 import { LabelsModule } from '../labels/labels.module';
 import { SitesModule } from '../sites/sites.module';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
-import { IdempotencyService } from './idempotency.service';
 import { CONVERSATION_SEARCH } from './search/conversation-search';
 import { PostgresConversationSearch } from './search/postgres/postgres-conversation-search';
 import { SeedService } from './seed/seed.service';
@@ -12,12 +12,11 @@ import { conversationSearchProvider } from '../search/conversation-search.provid
 
 /** Recording, listing and reading conversations. The search backend is behind CONVERSATION_SEARCH. */
 @Module({
-  imports: [SitesModule, LabelsModule],
+  imports: [SitesModule, LabelsModule, IdempotencyModule],
   controllers: [ConversationsController],
   providers: [
     ConversationsRepository,
     ConversationsService,
-    IdempotencyService,
     PostgresConversationSearch,
     SeedService,
     // SEARCH_BACKEND: Postgres (default) or OpenSearch with Postgres as fallback (issue 7).
