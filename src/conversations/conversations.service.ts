@@ -142,9 +142,7 @@ export class ConversationsService {
     id: string,
     dto: AppendMessagesDto,
   ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
-    return this.transaction.run(async (manager) => {
-      await this.sites.getOwned(req.organizationId, req.siteId, manager);
-      await this.lockOwned(req, id, manager);
+    return this.writeToOwned(req, id, async (manager) => {
       const messages = toNewMessages(dto.messages, new Date());
       await this.conversations.appendMessages(id, messages, manager);
       if (messages.length > 0) await this.labels.returnToPending(id, manager);
@@ -162,9 +160,7 @@ export class ConversationsService {
     messageId: string,
     dto: RateMessageDto,
   ): Promise<MessageRecord> {
-    return this.transaction.run(async (manager) => {
-      await this.sites.getOwned(req.organizationId, req.siteId, manager);
-      await this.lockOwned(req, id, manager);
+    return this.writeToOwned(req, id, async (manager) => {
       const message = isId('msg', messageId)
         ? await this.conversations.findMessage(id, messageId, manager)
         : undefined;
@@ -179,14 +175,25 @@ export class ConversationsService {
   }
 
   async addEngagement(req: RecordingRequest, id: string, dto: EngagementDto): Promise<ConversationRecord> {
-    return this.transaction.run(async (manager) => {
-      await this.sites.getOwned(req.organizationId, req.siteId, manager);
-      await this.lockOwned(req, id, manager);
+    return this.writeToOwned(req, id, async (manager) => {
       if (dto.impressions > 0 || dto.clicks > 0) {
         await this.conversations.addEngagement(id, dto.impressions, dto.clicks, new Date(), manager);
         await this.labels.returnToPending(id, manager);
       }
       return this.reload(req, id, manager);
+    });
+  }
+
+  /** Runs `write` in the recording transaction on the site's conversation, locked (404 when absent). */
+  private writeToOwned<T>(
+    req: RecordingRequest,
+    id: string,
+    write: (manager: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    return this.transaction.run(async (manager) => {
+      await this.sites.getOwned(req.organizationId, req.siteId, manager);
+      await this.lockOwned(req, id, manager);
+      return write(manager);
     });
   }
 

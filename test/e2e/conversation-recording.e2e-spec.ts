@@ -25,6 +25,8 @@ describe('recording conversations (product.md §2)', () => {
     if (key) req.set('Idempotency-Key', key);
     return req.send(body as object);
   };
+  const detailOf = (org: Org, id: string) =>
+    t.http().get(`/api/v1/sites/${org.site.id}/conversations/${id}`).set(org.auth).expect(200);
 
   describe('POST /api/v1/sites/{siteId}/conversations', () => {
     it('answers 201 with the conversation in the contract shape', async () => {
@@ -291,11 +293,7 @@ describe('recording conversations (product.md §2)', () => {
         .send({ impressions: 1, clicks: 1 })
         .expect(409);
       expect(res.body.code).toBe('conflict');
-      const detail = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const detail = await detailOf(org, c.id);
       expect(detail.body.data.productEngagement).toEqual(c.productEngagement);
     });
 
@@ -322,11 +320,7 @@ describe('recording conversations (product.md §2)', () => {
     it('covers rating: a retry answers 200 with the first body', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      const detail = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const detail = await detailOf(org, c.id);
       const url = `/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${detail.body.data.messages[0].id}/rating`;
       const send = () =>
         t.http().put(url).set(org.auth).set('Idempotency-Key', 'rate-1').send({ rating: 'positive' });
