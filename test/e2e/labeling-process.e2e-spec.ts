@@ -4,14 +4,9 @@ import { newId } from '../../src/common/ids/ids';
 import { LabelWriter } from '../../src/labels/label-writer.service';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
-import {
-  LABEL_JOB,
-  LabelScanService,
-  LABELING_QUEUE,
-  labelJobId,
-  SCAN_BATCH_SIZE,
-} from '../../src/labels/label-scan.service';
-import { LabelingService } from '../../src/labels/labeling.service';
+import { LabelScanService, SCAN_BATCH_SIZE } from '../../src/labels/labeling-queue/label-scan.service';
+import { LABEL_JOB, LABELING_QUEUE, labelJobId } from '../../src/labels/labeling-queue/labeling-queue';
+import { LabelingService } from '../../src/labels/labeling-queue/labeling.service';
 import { answerJson, JudgeServer, validJudgeAnswer } from '../fixtures/judge-server';
 import { insertConversation, labelHistory, labelState, RowMessage } from '../factories/conversation-rows';
 import { createOrganization } from '../factories/organizations';

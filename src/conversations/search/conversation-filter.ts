@@ -8,7 +8,9 @@ export const CHANNELS = ['web', 'hosted', 'playground'] as const;
 export const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'] as const;
 export const LABEL_STATUSES = ['labeled', 'pending', 'failed', 'not_eligible'] as const;
 export const FEEDBACK_KINDS = ['positive', 'negative'] as const;
-export const SCORE_NAMES = ['quality', 'service', 'trust'] as const;
+// The taxonomy owns the score names; re-exported for the listing code that imports them from here.
+import { SCORE_NAMES } from '../../labels/taxonomy';
+export { SCORE_NAMES };
 
 export type Channel = (typeof CHANNELS)[number];
 export type Language = (typeof LANGUAGES)[number];
