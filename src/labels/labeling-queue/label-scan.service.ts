@@ -69,8 +69,8 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
 
   /**
    * Enqueues every due conversation (up to the per-scan bound); returns how many were read. A scan
-   * that found work logs one summary line: how many were due, and how many label jobs wait in the
-   * queue (this scan's and earlier ones', a job id already waiting counts once).
+   * that found work logs one summary line: how many were due, and how many jobs wait in the
+   * labeling queue (this scan's and earlier ones': a job id already waiting is not added twice).
    */
   async scan(now: Date = new Date()): Promise<number> {
     const quietBefore = new Date(now.getTime() - this.config.labeling.quietMinutes * 60_000);
@@ -98,7 +98,7 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
     // The count is for operators only: a Redis hiccup here must not fail a scan that enqueued.
     const queued = await this.queue.getWaitingCount().catch(() => null);
     this.logger.log({
-      msg: `label scan: ${due} conversations due, ${queued ?? 'unknown'} label jobs queued`,
+      msg: `label scan: ${due} conversations due, ${queued ?? 'unknown'} jobs waiting in the labeling queue`,
       due,
       queued,
     });
