@@ -1,11 +1,11 @@
-import taxonomyFile from './taxonomy-v1.1.json';
-
 /**
  * Label taxonomy v1.1, read from its one data file (taxonomy-v1.1.json): the one owner of label
  * names, values, tokens and score names. Tokens are `<label>:<value>`; a criterion that was
  * not_applicable has no token. Everything else (listing filters, judges, statistics) reads the
  * names from here.
  */
+import taxonomyFile from './taxonomy-v1.1.json';
+
 export type LabelKind = 'category' | 'flag' | 'criterion';
 
 export interface TaxonomyLabel {
