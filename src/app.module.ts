@@ -18,7 +18,7 @@ import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 import { ConversationsModule } from './conversations/conversations.module';
-import { LabelingQueueModule } from './labels/labeling-queue/labeling-queue.module';
+import { LabelingQueueModule } from './labeling-queue/labeling-queue.module';
 import { LabelsModule } from './labels/labels.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';

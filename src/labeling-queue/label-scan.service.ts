@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig } from '../config/app-config';
 import { LABEL_JOB, LabelJobData, labelJobId, LABELING_QUEUE, SCAN_JOB } from './labeling-queue';
 import { LabelingQueueRepository } from './labeling-queue.repository';
 
