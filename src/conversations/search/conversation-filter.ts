@@ -2,13 +2,14 @@ import { canonicalFilters } from '../../common/cursor/cursor-codec';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
 import { isId } from '../../common/ids/ids';
 import { collectQuery, ParamFault, params, ParamSpec } from '../../common/query/query-params';
-import { isTaxonomyToken, isTrueFlagToken } from '../../labels/taxonomy';
+import { isTaxonomyToken, isTrueFlagToken, SCORE_NAMES } from '../../labels/taxonomy';
 
 export const CHANNELS = ['web', 'hosted', 'playground'] as const;
 export const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'] as const;
 export const LABEL_STATUSES = ['labeled', 'pending', 'failed', 'not_eligible'] as const;
 export const FEEDBACK_KINDS = ['positive', 'negative'] as const;
-export const SCORE_NAMES = ['quality', 'service', 'trust'] as const;
+// The taxonomy owns the score names; re-exported for the listing code that imports them from here.
+export { SCORE_NAMES };
 
 export type Channel = (typeof CHANNELS)[number];
 export type Language = (typeof LANGUAGES)[number];

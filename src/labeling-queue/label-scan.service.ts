@@ -2,25 +2,12 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config';
-import { LabelingRepository } from './labeling.repository';
+import { LABEL_JOB, LabelJobData, labelJobId, LABELING_QUEUE, SCAN_JOB } from './labeling-queue';
+import { LabelingQueueRepository } from './labeling-queue.repository';
 
-export const LABELING_QUEUE = 'labeling';
-export const SCAN_JOB = 'scan';
-export const LABEL_JOB = 'label';
 /** Conversations read and enqueued per batch, and batches per scan at most. */
 export const SCAN_BATCH_SIZE = 500;
 const SCAN_MAX_BATCHES = 20;
-
-export interface LabelJobData {
-  conversationId: string;
-  /** ISO time of the activity the label is for: part of the job id. */
-  updatedAt: string;
-}
-
-/** One job per (conversation, activity time): enqueuing it twice adds it once; new activity gets a new job. */
-export function labelJobId(conversationId: string, updatedAt: Date): string {
-  return `label:${conversationId}:${updatedAt.getTime()}`;
-}
 
 /**
  * The scheduled scan: every LABEL_SCAN_INTERVAL_SECONDS, pending conversations quiet for
@@ -41,7 +28,7 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
 
   constructor(
     private readonly config: AppConfig,
-    private readonly repository: LabelingRepository,
+    private readonly repository: LabelingQueueRepository,
     @InjectQueue(LABELING_QUEUE) private readonly queue: Queue,
   ) {}
 
@@ -80,7 +67,11 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  /** Enqueues every due conversation (up to the per-scan bound); returns how many were read. */
+  /**
+   * Enqueues every due conversation (up to the per-scan bound); returns how many were read. A scan
+   * that found work logs one summary line: how many were due, and how many jobs wait in the
+   * labeling queue (this scan's and earlier ones': a job id already waiting is not added twice).
+   */
   async scan(now: Date = new Date()): Promise<number> {
     const quietBefore = new Date(now.getTime() - this.config.labeling.quietMinutes * 60_000);
     let after: { id: string; updatedAt: Date } | undefined;
@@ -99,6 +90,17 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
       after = due[due.length - 1];
       if (due.length < SCAN_BATCH_SIZE) break;
     }
+    if (total > 0) await this.logSummary(total);
     return total;
+  }
+
+  private async logSummary(due: number): Promise<void> {
+    // The count is for operators only: a Redis hiccup here must not fail a scan that enqueued.
+    const queued = await this.queue.getWaitingCount().catch(() => null);
+    this.logger.log({
+      msg: `label scan: ${due} conversations due, ${queued ?? 'unknown'} jobs waiting in the labeling queue`,
+      due,
+      queued,
+    });
   }
 }
