@@ -1,11 +1,6 @@
 import { Logger } from '@nestjs/common';
-import type { ConversationFilter } from '../conversations/search/conversation-filter';
-import type {
-  ConversationSearch,
-  ListingPosition,
-  SearchCount,
-  SearchPage,
-} from '../conversations/search/conversation-search';
+import type { ConversationFilter } from './conversation-filter';
+import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from './conversation-search';
 import { describeOpenSearchError } from './opensearch/opensearch-client';
 
 export interface BreakerOptions {

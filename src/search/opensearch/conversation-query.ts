@@ -1,6 +1,6 @@
-import type { ConversationFilter, ScoreName } from '../../conversations/search/conversation-filter';
-import { hasLabelFilter, SCORE_NAMES } from '../../conversations/search/conversation-filter';
-import type { ListingPosition } from '../../conversations/search/conversation-search';
+import type { ConversationFilter, ScoreName } from '../conversation-filter';
+import { hasLabelFilter, SCORE_NAMES } from '../conversation-filter';
+import type { ListingPosition } from '../conversation-search';
 
 const SCORE_FIELD: Record<ScoreName, string> = {
   quality: 'score_quality',

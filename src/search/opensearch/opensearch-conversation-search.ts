@@ -1,11 +1,6 @@
 import type { Client } from '@opensearch-project/opensearch';
-import type { ConversationFilter } from '../../conversations/search/conversation-filter';
-import type {
-  ConversationSearch,
-  ListingPosition,
-  SearchCount,
-  SearchPage,
-} from '../../conversations/search/conversation-search';
+import type { ConversationFilter } from '../conversation-filter';
+import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../conversation-search';
 import { buildCountBody, buildPageBody } from './conversation-query';
 import { CONVERSATIONS_ALIAS } from './opensearch-client';
 
