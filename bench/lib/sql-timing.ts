@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { ConversationsRepository } from '../../src/conversations/conversations.repository';
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
-import type { ListingPosition } from '../../src/search/conversation-search';
+import type { ListingPosition } from '../../src/search/listing/conversation-search';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import type { QueryValue } from '../query-mix';
 import { elapsedMs, summarize, Summary } from './stats';

@@ -1,6 +1,6 @@
 import { Logger, OnApplicationShutdown, Provider } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { CONVERSATION_SEARCH, ConversationSearch } from './conversation-search';
+import { CONVERSATION_SEARCH, ConversationSearch } from './listing/conversation-search';
 import { PostgresConversationSearch } from './postgres/postgres-conversation-search';
 import { FallbackConversationSearch } from './fallback-conversation-search';
 import { createOpenSearchClient } from './opensearch/opensearch-client';

@@ -1,6 +1,11 @@
 import { Logger } from '@nestjs/common';
-import type { ConversationFilter } from './conversation-filter';
-import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from './conversation-search';
+import type { ConversationFilter } from './listing/conversation-filter';
+import type {
+  ConversationSearch,
+  ListingPosition,
+  SearchCount,
+  SearchPage,
+} from './listing/conversation-search';
 import { describeOpenSearchError } from './opensearch/opensearch-client';
 
 export interface BreakerOptions {

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { CONVERSATION_SEARCH } from './conversation-search';
+import { CONVERSATION_SEARCH } from './listing/conversation-search';
 import { conversationSearchProvider } from './conversation-search.provider';
 import { PostgresConversationSearch } from './postgres/postgres-conversation-search';
 

@@ -1,7 +1,7 @@
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../../src/config/app-config';
-import type { ConversationSearch } from '../../src/search/conversation-search';
+import type { ConversationSearch } from '../../src/search/listing/conversation-search';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
 import { CONVERSATIONS_ALIAS, createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';

@@ -7,7 +7,7 @@ import { AppModule } from '../../src/app.module';
 import { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/config';
 import { configureApp } from '../../src/configure-app';
-import { CONVERSATION_SEARCH } from '../../src/search/conversation-search';
+import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { syncedOpenSearch, wantsSyncedOpenSearch } from './synced-opensearch';
 import { TEST_RUN_ENV } from './test-run';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../common/errors/api-error';
-import { canonicalFilterText } from '../../search/conversation-filter';
+import { canonicalFilterText } from '../../search/listing/conversation-filter';
 import { parseListingQuery } from './listing-query';
 
 function fault(query: Record<string, unknown>): ApiError {

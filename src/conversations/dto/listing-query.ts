@@ -4,7 +4,7 @@ import {
   ConversationFilter,
   FILTER_PARAMS,
   filterFaultsError,
-} from '../../search/conversation-filter';
+} from '../../search/listing/conversation-filter';
 
 /** The listing's query parameters: the filters, then paging and the optional count. */
 export const LISTING_PARAMS = {

@@ -1,6 +1,6 @@
-import type { ConversationFilter, ScoreName } from '../conversation-filter';
-import { hasLabelFilter, SCORE_NAMES } from '../conversation-filter';
-import type { ListingPosition } from '../conversation-search';
+import type { ConversationFilter, ScoreName } from '../listing/conversation-filter';
+import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
+import type { ListingPosition } from '../listing/conversation-search';
 
 const SCORE_FIELD: Record<ScoreName, string> = {
   quality: 'score_quality',

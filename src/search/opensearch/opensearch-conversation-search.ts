@@ -1,6 +1,11 @@
 import type { Client } from '@opensearch-project/opensearch';
-import type { ConversationFilter } from '../conversation-filter';
-import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../conversation-search';
+import type { ConversationFilter } from '../listing/conversation-filter';
+import type {
+  ConversationSearch,
+  ListingPosition,
+  SearchCount,
+  SearchPage,
+} from '../listing/conversation-search';
 import { buildCountBody, buildPageBody } from './conversation-query';
 import { CONVERSATIONS_ALIAS } from './opensearch-client';
 

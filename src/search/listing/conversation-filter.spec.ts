@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ParamFault } from '../common/query/query-params';
+import { ParamFault } from '../../common/query/query-params';
 import { parseTimestampWithOffset } from './conversation-filter';
 
 describe('parseTimestampWithOffset', () => {

@@ -1,8 +1,8 @@
-import { canonicalFilters } from '../common/cursor/cursor-codec';
-import { ApiError, ProblemEntry } from '../common/errors/api-error';
-import { isId } from '../common/ids/ids';
-import { ParamFault, params, ParamSpec, ParsedQuery } from '../common/query/query-params';
-import { isTaxonomyToken, isTrueFlagToken } from '../labels/taxonomy';
+import { canonicalFilters } from '../../common/cursor/cursor-codec';
+import { ApiError, ProblemEntry } from '../../common/errors/api-error';
+import { isId } from '../../common/ids/ids';
+import { ParamFault, params, ParamSpec, ParsedQuery } from '../../common/query/query-params';
+import { isTaxonomyToken, isTrueFlagToken } from '../../labels/taxonomy';
 
 export const CHANNELS = ['web', 'hosted', 'playground'] as const;
 export const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'] as const;
