@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { IntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { LABEL_JOB, LabelJobData, labelJobId, LABELING_QUEUE, SCAN_JOB } from './labeling-queue';
 import { LabelingQueueRepository } from './labeling-queue.repository';
@@ -23,8 +24,7 @@ const SCAN_MAX_BATCHES = 20;
 @Injectable()
 export class LabelScanService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(LabelScanService.name);
-  private timer?: NodeJS.Timeout;
-  private redisDown = false;
+  private job?: IntervalJob;
 
   constructor(
     private readonly config: AppConfig,
@@ -33,38 +33,36 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
   ) {}
 
   onApplicationBootstrap(): void {
-    const every = this.config.labeling.scanIntervalSeconds * 1000;
-    void this.tick();
-    this.timer = setInterval(() => void this.tick(), every);
+    this.job = new IntervalJob(
+      {
+        name: LabelScanService.name,
+        everyMs: this.config.labeling.scanIntervalSeconds * 1000,
+        immediately: true,
+        failure: (error) => `label scan not scheduled (${error.message}); trying again every interval`,
+        recovered: 'label scan scheduled again',
+      },
+      () => this.enqueueScan(),
+    );
+    this.job.start();
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
+    this.job?.stop();
   }
 
   /** Enqueues this interval's scan job (once per interval across processes). */
-  async tick(now: Date = new Date()): Promise<void> {
+  async enqueueScan(now: Date = new Date()): Promise<void> {
     const every = this.config.labeling.scanIntervalSeconds * 1000;
-    try {
-      await this.queue.add(
-        SCAN_JOB,
-        {},
-        {
-          jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`,
-          removeOnComplete: 10,
-          removeOnFail: 10,
-          attempts: 1,
-        },
-      );
-      if (this.redisDown) this.logger.log('label scan scheduled again');
-      this.redisDown = false;
-    } catch (error) {
-      if (!this.redisDown)
-        this.logger.warn(
-          `label scan not scheduled (${(error as Error).message}); trying again every interval`,
-        );
-      this.redisDown = true;
-    }
+    await this.queue.add(
+      SCAN_JOB,
+      {},
+      {
+        jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`,
+        removeOnComplete: 10,
+        removeOnFail: 10,
+        attempts: 1,
+      },
+    );
   }
 
   /**
