@@ -11,7 +11,7 @@ import {
 } from './conversation.presenter';
 import { ConversationsService, RecordingRequest } from './conversations.service';
 import { AppendMessagesDto, CreateConversationDto, EngagementDto, RateMessageDto } from './dto/recording.dto';
-import { parseListingQuery } from './search/conversation-filter';
+import { parseListingQuery } from './dto/listing-query';
 
 @ApiTags('Conversations')
 @ApiBearerAuth()

@@ -16,8 +16,9 @@ import {
   RateMessageDto,
 } from './dto/recording.dto';
 import { sanitizePageUrl } from './page-url';
-import { canonicalFilterText, ListingQuery } from './search/conversation-filter';
-import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from './search/conversation-search';
+import type { ListingQuery } from './dto/listing-query';
+import { canonicalFilterText } from '../search/listing/conversation-filter';
+import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from '../search/listing/conversation-search';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;
