@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import picomatch from 'picomatch';
 import { AppConfig, ImportSettings } from '../config/app-config';
 import { siteHosts } from '../sites/site-address';
@@ -38,6 +38,7 @@ const MAX_ROBOTS_BYTES = 512 * 1024;
  */
 @Injectable()
 export class PageImporter {
+  private readonly logger = new Logger(PageImporter.name);
   private readonly fetcher: SafeFetcher;
 
   constructor(
@@ -79,7 +80,28 @@ export class PageImporter {
       this.pages,
     );
     await run.execute();
-    return this.imports.find(importId);
+    const closed = await this.imports.find(importId);
+    if (closed) this.logClosed(closed);
+    return closed;
+  }
+
+  /** One info line per closed import: what operators need to see without querying. */
+  private logClosed(record: PageImportRecord): void {
+    if (record.state !== 'closed') return;
+    const { counts } = record;
+    this.logger.log({
+      msg: 'page import closed',
+      importId: record.id,
+      siteId: record.siteId,
+      outcome: record.outcome,
+      failureReason: record.failureReason,
+      documentsRead: counts.documentsRead,
+      documentsFailed: Object.values(counts.documentsFailed).reduce((sum, n) => sum + n, 0),
+      found: counts.found,
+      created: counts.created,
+      boundsReached: record.boundsReached,
+      durationMs: record.endedAt ? record.endedAt.getTime() - new Date(record.startedAt).getTime() : null,
+    });
   }
 }
 
@@ -294,6 +316,9 @@ class ImportRun {
       return 'failed';
     }
     this.documentsFetched++;
+    // Entries of this document were used (pages stored, sitemaps queued): it was read, even if
+    // it is cut short later, and the import's outcome must say so.
+    const used = { entries: false };
     let result;
     try {
       result = await this.fetcher.fetch(
@@ -308,14 +333,17 @@ class ImportRun {
               this.totalBytes += allowed;
               return allowed;
             },
-            onEntries: (kind, entries) => this.onEntries(kind, entries, item.depth),
+            onEntries: (kind, entries) => {
+              used.entries = true;
+              return this.onEntries(kind, entries, item.depth);
+            },
           });
         },
       );
     } catch (error) {
       if (error instanceof SitemapFormatError) {
         this.fail(error.failure);
-        return 'failed';
+        return this.cutShort(used.entries, item.url);
       }
       throw error;
     }
@@ -323,11 +351,11 @@ class ImportRun {
       if (result.importDeadline) {
         this.bounds.add('max_duration');
         this.stopped = true;
-        return 'failed';
+        return this.cutShort(used.entries, result.url) === 'read' ? 'read' : 'failed';
       }
       if (probe && result.failure === 'not_found') return 'miss';
       this.fail(result.failure);
-      return 'failed';
+      return this.cutShort(used.entries, result.url);
     }
     this.counts.documentsRead++;
     this.sitemapUrl ??= result.url.href;
@@ -336,6 +364,17 @@ class ImportRun {
       this.bounds.add('max_total_bytes');
       this.stopped = true;
     }
+    return 'read';
+  }
+
+  /**
+   * A document that failed after some of its entries were used counts in documentsRead too (and
+   * under its failure reason): pages stored from it mean it was read.
+   */
+  private cutShort(used: boolean, url: URL): 'read' | 'failed' {
+    if (!used) return 'failed';
+    this.counts.documentsRead++;
+    this.sitemapUrl ??= url.href;
     return 'read';
   }
 
@@ -431,11 +470,21 @@ class ImportRun {
     };
   }
 
+  /** Every sitemap address tried was refused by the address rules (no connection was made to any). */
+  private everyAddressRefused(): boolean {
+    const failed = this.counts.documentsFailed;
+    const others = Object.entries(failed).filter(([reason]) => reason !== 'address_not_allowed');
+    return failed.address_not_allowed > 0 && others.every(([, n]) => n === 0);
+  }
+
   private async finish(): Promise<void> {
     let failureReason: FailureReason | null = null;
     if (this.bounds.has('max_duration')) failureReason = 'time_limit';
-    else if (this.counts.documentsRead === 0)
-      failureReason = this.answered ? 'no_sitemap_readable' : 'no_sitemap_found';
+    else if (this.counts.documentsRead === 0) {
+      if (this.answered) failureReason = 'no_sitemap_readable';
+      else if (this.everyAddressRefused()) failureReason = 'address_not_allowed';
+      else failureReason = 'no_sitemap_found';
+    }
     const held = await this.imports.close(this.record.id, this.owner, {
       ...this.progress(),
       outcome: failureReason ? 'failed' : 'completed',
