@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import picomatch from 'picomatch';
 import { AppConfig, ImportSettings } from '../config/app-config';
 import { siteHosts } from '../sites/site-address';
 import { SiteRecord } from '../sites/sites.repository';
@@ -8,9 +7,9 @@ import { ImportBudget } from './import-budget';
 import { FailureReason } from './import-counts';
 import { ImportTally } from './import-tally';
 import { attemptsExhausted, heartbeatEveryMs } from './lease-policy';
-import { checkLoc, languageHint, normalizeHreflang, pageType, parseLastmod } from './page-rules';
 import { ImportProgress, PageImportRecord, PageImportsRepository } from './page-imports.repository';
-import { NewPage, PagesRepository } from './pages.repository';
+import { PagesRepository } from './pages.repository';
+import { PageWriter } from './page-writer';
 import { readRobotsSitemaps } from './robots-reader';
 import { SafeFetcher } from './safe-fetcher';
 import { readSitemap, SitemapEntry, SitemapFormatError, SitemapKind } from './sitemap-reader';
@@ -111,7 +110,7 @@ class ImportRun {
   private readonly tally: ImportTally;
   private readonly budget: ImportBudget;
   private readonly hosts: ReadonlySet<string>;
-  private readonly excluded: (path: string) => boolean;
+  private readonly writer: PageWriter;
   private readonly visited = new Set<string>();
   private readonly queue: QueuedSitemap[] = [];
   private sitemapUrl: string | null;
@@ -132,8 +131,7 @@ class ImportRun {
     this.tally = new ImportTally(record.sitemapGiven ? 'given' : 'none');
     this.budget = new ImportBudget(settings);
     this.hosts = siteHosts(site);
-    const matchers = site.exclusions.map((glob) => picomatch(glob, { dot: true }));
-    this.excluded = (path) => matchers.some((m) => m(path));
+    this.writer = new PageWriter(site, record.id, this.hosts, pages, this.tally, this.budget);
     this.sitemapUrl = record.sitemapGiven ? record.sitemapUrl : null;
   }
 
@@ -319,53 +317,8 @@ class ImportRun {
       }
       return true;
     }
-    await this.addPages(entries);
+    if (!(await this.writer.write(entries))) this.stopped = true;
     return !this.stopped;
-  }
-
-  private async addPages(entries: SitemapEntry[]): Promise<void> {
-    const candidates = new Map<string, NewPage>();
-    for (const entry of entries) {
-      if (!this.budget.takeUrl()) {
-        this.stopped = true;
-        break;
-      }
-      const verdict = checkLoc(entry.loc, entry.tooLong, this.hosts);
-      if (!verdict.ok) {
-        this.tally.refused(verdict.reason);
-        continue;
-      }
-      if (!this.tally.found(verdict.identity)) continue;
-      if (this.excluded(verdict.url.pathname)) {
-        this.tally.excluded();
-        continue;
-      }
-      const own = entry.alternates.find((alt) => sameIdentity(alt.href, verdict.identity))?.hreflang;
-      candidates.set(verdict.identity, {
-        url: verdict.identity,
-        type: pageType(verdict.url),
-        languageHint: languageHint(verdict.url, own && normalizeHreflang(own) ? own : undefined) ?? null,
-        lastmod: parseLastmod(entry.lastmod),
-      });
-    }
-    if (candidates.size === 0) return;
-    const held = await this.pages.existing(this.site.id, [...candidates.keys()]);
-    const fresh: NewPage[] = [];
-    for (const page of candidates.values()) {
-      const holder = held.get(page.url);
-      if (holder === undefined) fresh.push(page);
-      else if (holder !== this.record.id) this.tally.alreadyHeld();
-      // else: created by an earlier attempt of this import, already counted as created.
-    }
-    const insert = fresh.slice(0, this.budget.pagesThatFit(fresh.length));
-    this.tally.overCap(fresh.length - insert.length);
-    const inserted = await this.pages.insertDiscovered(this.site.id, this.record.id, insert);
-    for (const page of insert) {
-      if (inserted.has(page.url)) {
-        this.budget.usePage();
-        this.tally.created(page.type, page.languageHint);
-      } else this.tally.alreadyHeld(); // created meanwhile by someone else
-    }
   }
 
   private progress(): ImportProgress {
@@ -397,15 +350,5 @@ class ImportRun {
       failureReason,
     });
     if (!held) this.lost = true;
-  }
-}
-
-function sameIdentity(href: string, identity: string): boolean {
-  try {
-    const url = new URL(href);
-    url.hash = '';
-    return url.href === identity;
-  } catch {
-    return false;
   }
 }
