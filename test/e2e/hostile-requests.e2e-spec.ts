@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { createConnection } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -24,6 +25,25 @@ function raw(port: number, bytes: string | Buffer): Promise<string> {
     socket.on('error', reject);
     socket.setTimeout(5000, () => socket.destroy(new Error(`no answer; got ${JSON.stringify(answer)}`)));
     socket.write(bytes);
+  });
+}
+
+/** POSTs raw bytes (supertest would serialize a Buffer sent as JSON). */
+function postBytes(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text || '{}') }));
+    });
+    req.on('error', reject);
+    req.end(body);
   });
 }
 
@@ -229,16 +249,16 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
       },
     );
 
-    it('a truncated gzip body: 400', async () => {
+    it('a truncated gzip body: 400 invalid_encoding', async () => {
       const gz = gzipSync(Buffer.from('{"name":"x","origin":"https://a.example"}'));
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set('Content-Type', 'application/json')
-        .set('Content-Encoding', 'gzip')
-        .send(gz.subarray(0, gz.length - 8));
+      const res = await postBytes(
+        port,
+        '/api/v1/sites',
+        { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+        gz.subarray(0, gz.length - 8),
+      );
       expect(res.status).toBe(400);
-      expect(res.body.code).toBe('invalid_request');
+      expect(res.body.errors).toEqual([expect.objectContaining({ code: 'invalid_encoding', pointer: '' })]);
     });
 
     it('an unknown Content-Encoding: 415 unsupported_media_type', async () => {
@@ -253,13 +273,12 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
     });
 
     it('a real gzip body is read', async () => {
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
-        .set('Content-Type', 'application/json')
-        .set('Content-Encoding', 'gzip')
-        .send(gzipSync(Buffer.from(JSON.stringify({ name: 'Zipped', origin: 'https://zipped.example' }))));
+      const res = await postBytes(
+        port,
+        '/api/v1/sites',
+        { ...org.auth, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+        gzipSync(Buffer.from(JSON.stringify({ name: 'Zipped', origin: 'https://zipped.example' }))),
+      );
       expect(res.status).toBe(201);
     });
   });

@@ -115,6 +115,8 @@ export function createValidationPipe(): ValidationPipe {
     forbidNonWhitelisted: true,
     transform: true,
     stopAtFirstError: false,
+    // Kept on errors with children too (Nest strips it), so EachIsObject can name the items at fault.
+    validationError: { target: false, value: true },
     exceptionFactory: (errors) => ApiError.invalidRequest(uniqueEntries(validationEntries(errors))),
   });
 }
