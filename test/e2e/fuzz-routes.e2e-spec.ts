@@ -11,7 +11,7 @@ import { createTestApp, TestApp } from '../setup/test-app';
  * Runs are bounded (NUM_RUNS per property) to keep the suite to tens of seconds; a failure
  * prints its seed and the shrunk input, and `FUZZ_SEED=<seed>` replays it.
  */
-const NUM_RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const NUM_RUNS = Number(process.env.FUZZ_RUNS ?? 30);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const runs = { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) };
 
