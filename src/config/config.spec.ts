@@ -111,6 +111,8 @@ describe('loadConfig', () => {
         'DATABASE_STATEMENT_TIMEOUT_MS',
         'METRICS_TOKEN',
       ]);
+      // A secret is never echoed, even when refused.
+      expect(problems.join()).not.toContain('short');
     });
 
     it('refuses an idle-in-transaction timeout not above the search bulk timeout', () => {

@@ -33,9 +33,17 @@ function parseTrustProxy(raw: string): false | number | string[] | undefined {
   return valid && entries.length > 0 ? entries : undefined;
 }
 
+/** Variables whose values are never echoed, even in a boot error. */
+const SECRETS = new Set(['CURSOR_SECRET', 'CURSOR_SECRET_PREVIOUS', 'METRICS_TOKEN']);
+
 function describe(errors: ValidationError[]): string[] {
   return errors.map(
-    (e) => `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')} (got ${JSON.stringify(e.value)})`,
+    (e) =>
+      `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')} (got ${
+        SECRETS.has(e.property)
+          ? 'a value of ' + String(e.value).length + ' characters'
+          : JSON.stringify(e.value)
+      })`,
   );
 }
 
