@@ -62,8 +62,20 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
   let t: TestApp;
   let port: number;
   let org: Awaited<ReturnType<typeof createOrganization>>;
-  const count = async (table: string) =>
-    Number((await t.app.get(DataSource).query(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
+  /** The organization's rows (other suites write to the same database at the same time). */
+  const count = async (table: 'conversations' | 'messages') =>
+    Number(
+      (
+        await t.app
+          .get(DataSource)
+          .query(
+            table === 'conversations'
+              ? 'SELECT count(*)::int AS n FROM conversations WHERE organization_id = $1'
+              : 'SELECT count(*)::int AS n FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE c.organization_id = $1',
+            [org.organization.id],
+          )
+      )[0].n,
+    );
 
   beforeAll(async () => {
     t = await createTestApp();
