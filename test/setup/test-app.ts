@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
+import { answerClientErrorsWithProblems } from '../../src/common/http/client-error';
 import { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/config';
 import { configureApp } from '../../src/configure-app';
@@ -49,6 +50,7 @@ export async function createTestApp(
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, config);
+  answerClientErrorsWithProblems(app.getHttpServer(), config.publicBaseUrl);
   await app.init();
   const server = app.getHttpServer();
   return { app, config, http: () => request(server), close: () => app.close() };
