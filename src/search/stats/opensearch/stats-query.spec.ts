@@ -303,6 +303,24 @@ describe('scores: count, mean, min, max over conversations with a value, and equ
     });
   });
 
+  it('a bin answered with another lower edge is refused', () => {
+    expect(() =>
+      parseStatsResponse(
+        answer({
+          score_quality: { count: 1, min: 0.5, max: 0.5, avg: 0.5 },
+          histogram_quality: {
+            buckets: [
+              { from: 0.5, doc_count: 1 },
+              { from: 0, to: 0.5, doc_count: 0 },
+            ],
+          },
+        }),
+        q({ scores: ['quality'], bins: 2 }),
+        AS_OF,
+      ),
+    ).toThrow(/bin 0/);
+  });
+
   it('an answer with another number of bins is refused', () => {
     expect(() =>
       parseStatsResponse(

@@ -249,8 +249,14 @@ function parseScore(name: ScoreName, rawStats: unknown, rawHistogram: unknown, b
     mean: count > 0 ? (s.avg ?? null) : null,
     min: count > 0 ? (s.min ?? null) : null,
     max: count > 0 ? (s.max ?? null) : null,
-    // Range buckets come back in the order of the ranges asked for (ascending `from`).
-    histogram: histogramBins(bins).map((edge, k) => ({ ...edge, count: ranges[k].doc_count })),
+    // Range buckets come back sorted by `from`, which is the order the ranges were asked in;
+    // each bucket's `from` is checked against its edge all the same.
+    histogram: histogramBins(bins).map((edge, k) => {
+      const bucket = ranges[k];
+      if (bucket.from !== undefined && bucket.from !== edge.from)
+        throw new OpenSearchStatsError(`OpenSearch answered bin ${k} from ${bucket.from}, not ${edge.from}`);
+      return { ...edge, count: bucket.doc_count };
+    }),
   };
 }
 
