@@ -6,9 +6,9 @@ import type {
   StatsQuery,
   StatsSeriesRequest,
 } from '../conversation-stats';
-import { formatBucketStart, seriesBucketStarts } from '../series-buckets';
+import { SeriesBucketStart, seriesBuckets as sharedSeriesBuckets } from '../series-buckets';
 import { MirrorWatermark } from './mirror-watermark';
-import { buildStatsBody, parseStatsResponse, SeriesBucketStart } from './stats-query';
+import { buildStatsBody, parseStatsResponse } from './stats-query';
 
 /**
  * The stats engine over the OpenSearch mirror (alias `conversations`): one `_search` with
@@ -43,8 +43,8 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
 
 /** The series' buckets from the shared helper, the one calendar both engines bucket on. */
 function seriesBuckets(series: StatsSeriesRequest): SeriesBucketStart[] {
-  const starts = seriesBucketStarts(series);
+  const buckets = sharedSeriesBuckets(series);
   // The request parser refuses more than MAX_SERIES_BUCKETS before any engine runs.
-  if (starts === null) throw new Error('a series of more buckets than allowed reached the engine');
-  return starts.map((start) => ({ startMs: start.toMillis(), start: formatBucketStart(start) }));
+  if (buckets === null) throw new Error('a series of more buckets than allowed reached the engine');
+  return buckets;
 }

@@ -4,7 +4,8 @@ import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
 import { buildFilterQuery } from '../../opensearch/conversation-query';
 import type { StatsQuery } from '../conversation-stats';
 import { histogramBins } from '../histogram-bins';
-import { buildStatsBody, OpenSearchStatsError, parseStatsResponse, SeriesBucketStart } from './stats-query';
+import type { SeriesBucketStart } from '../series-buckets';
+import { buildStatsBody, OpenSearchStatsError, parseStatsResponse } from './stats-query';
 
 const SITE = 'site_abc';
 const AS_OF = new Date('2026-11-23T10:00:00.000Z');
@@ -408,9 +409,9 @@ describe('series: one bucket per interval in the zone, empty buckets included, l
 
   // The 25-hour local day of 2026-10-25 in Paris, then two ordinary days.
   const BUCKETS: SeriesBucketStart[] = [
-    { startMs: Date.parse('2026-10-24T22:00:00Z'), start: '2026-10-25T00:00:00.000+02:00' },
-    { startMs: Date.parse('2026-10-25T23:00:00Z'), start: '2026-10-26T00:00:00.000+01:00' },
-    { startMs: Date.parse('2026-10-26T23:00:00Z'), start: '2026-10-27T00:00:00.000+01:00' },
+    { at: new Date('2026-10-24T22:00:00Z'), start: '2026-10-25T00:00:00.000+02:00' },
+    { at: new Date('2026-10-25T23:00:00Z'), start: '2026-10-26T00:00:00.000+01:00' },
+    { at: new Date('2026-10-26T23:00:00Z'), start: '2026-10-27T00:00:00.000+01:00' },
   ];
   const histogram = (buckets: object[]) => ({ series: { doc_count: 5, buckets: { buckets } } });
   const quality = {
@@ -425,14 +426,14 @@ describe('series: one bucket per interval in the zone, empty buckets included, l
         ...histogram([
           {
             key_as_string: '2026-10-25T00:00:00.000+02:00',
-            key: BUCKETS[0].startMs,
+            key: BUCKETS[0].at.getTime(),
             doc_count: 4,
             labeled: { doc_count: 3 },
             quality: { value: 0.7000000000000001 },
           },
           {
             key_as_string: '2026-10-27T00:00:00.000+01:00',
-            key: BUCKETS[2].startMs,
+            key: BUCKETS[2].at.getTime(),
             doc_count: 1,
             labeled: { doc_count: 0 },
             quality: { value: null },
@@ -457,7 +458,7 @@ describe('series: one bucket per interval in the zone, empty buckets included, l
 
   it('without scores asked for, buckets carry no scores', () => {
     const stats = parseStatsResponse(
-      answer(histogram([{ key: BUCKETS[1].startMs, doc_count: 2, labeled: { doc_count: 2 } }])),
+      answer(histogram([{ key: BUCKETS[1].at.getTime(), doc_count: 2, labeled: { doc_count: 2 } }])),
       q({ series }),
       AS_OF,
       BUCKETS,

@@ -17,6 +17,7 @@ import {
   StatsQuery,
 } from '../conversation-stats';
 import { histogramBins } from '../histogram-bins';
+import type { SeriesBucketStart } from '../series-buckets';
 
 /** Keyword field of each terms facet (feedback and labels are aggregated differently). */
 const TERMS_FIELD = {
@@ -33,14 +34,6 @@ const TERMS_FIELD = {
 const FACET_ORDER = [{ _count: 'desc' }, { _key: 'asc' }];
 
 const LABELED = { term: { label_status: 'labeled' } };
-
-/** One bucket of the series as the shared helper defines it: its instant and its local text. */
-export interface SeriesBucketStart {
-  /** Epoch milliseconds of the bucket's first instant. */
-  startMs: number;
-  /** The same instant as local time with its offset, e.g. 2026-11-01T00:00:00.000+01:00. */
-  start: string;
-}
 
 /** Raised when an answer cannot be turned into exact statistics; the fallback then answers. */
 export class OpenSearchStatsError extends Error {
@@ -264,7 +257,7 @@ function parseSeries(raw: unknown, scores: ScoreName[], buckets: SeriesBucketSta
   const histogram = required<{ buckets?: DateHistogramAnswer }>(raw, 'series').buckets;
   const found = required<DateHistogramAnswer>(histogram, 'series.buckets').buckets ?? [];
   const byStart = new Map(found.map((b) => [Number(b.key), b]));
-  const known = new Set(buckets.map((b) => b.startMs));
+  const known = new Set(buckets.map((b) => b.at.getTime()));
   for (const key of byStart.keys()) {
     if (!known.has(key))
       throw new OpenSearchStatsError(
@@ -272,7 +265,7 @@ function parseSeries(raw: unknown, scores: ScoreName[], buckets: SeriesBucketSta
       );
   }
   return buckets.map((bucket) => {
-    const hit = byStart.get(bucket.startMs);
+    const hit = byStart.get(bucket.at.getTime());
     const out: SeriesBucket = {
       start: bucket.start,
       count: hit?.doc_count ?? 0,
