@@ -1,5 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
-import type { FactoryProvider, OnApplicationShutdown } from '@nestjs/common';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { FactoryProvider, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { loadConfig } from '../../config/config';
@@ -18,6 +18,7 @@ class PostgresEngine implements ConversationStatsEngine {
 const OPENSEARCH = { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: 'http://127.0.0.1:9' };
 
 describe('the stats engine is chosen by SEARCH_BACKEND, as the listing engine is', () => {
+  beforeAll(() => Logger.overrideLogger(false));
   const provider = conversationStatsProvider(PostgresEngine) as FactoryProvider<ConversationStatsEngine>;
   const build = (env: Record<string, string>) =>
     provider.useFactory(
