@@ -144,10 +144,7 @@ describe('OpenSearch stats engine', () => {
         ...totalOnly(2),
         aggregations: {
           series: {
-            doc_count: 2,
-            buckets: {
-              buckets: [{ key: Date.parse('2026-10-25T23:00:00Z'), doc_count: 2, labeled: { doc_count: 1 } }],
-            },
+            buckets: [{ key: Date.parse('2026-10-25T23:00:00Z'), doc_count: 2, labeled: { doc_count: 1 } }],
           },
         },
       });

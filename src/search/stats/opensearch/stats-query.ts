@@ -1,12 +1,7 @@
 import type { FeedbackKind, ScoreName } from '../../../conversations/search/conversation-filter';
 import { FEEDBACK_KINDS } from '../../../conversations/search/conversation-filter';
 import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
-import {
-  boundToEpochMillis,
-  buildFilterQuery,
-  FEEDBACK_FIELD,
-  SCORE_FIELD,
-} from '../../opensearch/conversation-query';
+import { buildFilterQuery, FEEDBACK_FIELD, SCORE_FIELD } from '../../opensearch/conversation-query';
 import {
   ConversationStats,
   FacetCounts,
@@ -67,35 +62,19 @@ export function buildStatsBody(siteId: string, query: StatsQuery) {
     };
   }
   if (query.series) {
-    const { interval, timezone, from, to } = query.series;
     const scoreMeans: Record<string, object> = {};
     for (const name of query.scores) scoreMeans[name] = { avg: { field: SCORE_FIELD[name] } };
     aggs.series = {
-      // The series covers [from, to): with no `to` filter the total may count conversations
-      // created after the series' end (clock skew, back-filled data), which no bucket holds.
-      filter: {
-        range: {
-          created_at: {
-            gte: query.filter.from !== undefined ? boundToEpochMillis(query.filter.from) : from.getTime(),
-            lt: query.filter.to !== undefined ? boundToEpochMillis(query.filter.to) : to.getTime(),
-            format: 'epoch_millis',
-          },
-        },
+      date_histogram: {
+        field: 'created_at',
+        // Calendar units in the zone: local hour, midnight, Monday (OpenSearch's weeks are ISO
+        // weeks), the 1st; DST-correct days of 23 or 25 hours. Empty buckets come from the
+        // shared bucket list, so only non-empty ones are asked for.
+        calendar_interval: query.series.interval,
+        time_zone: query.series.timezone,
+        min_doc_count: 1,
       },
-      aggs: {
-        buckets: {
-          date_histogram: {
-            field: 'created_at',
-            // Calendar units in the zone: local midnight, Monday (OpenSearch's weeks are ISO
-            // weeks), the 1st; DST-correct days of 23 or 25 hours. Empty buckets come from
-            // the shared bucket list, so only non-empty ones are asked for.
-            calendar_interval: interval,
-            time_zone: timezone,
-            min_doc_count: 1,
-          },
-          aggs: { labeled: { filter: LABELED }, ...scoreMeans },
-        },
-      },
+      aggs: { labeled: { filter: LABELED }, ...scoreMeans },
     };
   }
   return {
@@ -254,11 +233,14 @@ function parseScore(name: ScoreName, rawStats: unknown, rawHistogram: unknown, b
 }
 
 function parseSeries(raw: unknown, scores: ScoreName[], buckets: SeriesBucketStart[]): SeriesBucket[] {
-  const histogram = required<{ buckets?: DateHistogramAnswer }>(raw, 'series').buckets;
-  const found = required<DateHistogramAnswer>(histogram, 'series.buckets').buckets ?? [];
+  const found = required<DateHistogramAnswer>(raw, 'series').buckets ?? [];
   const byStart = new Map(found.map((b) => [Number(b.key), b]));
   const known = new Set(buckets.map((b) => b.at.getTime()));
+  const lastStart = buckets.length ? buckets[buckets.length - 1].at.getTime() : -Infinity;
   for (const key of byStart.keys()) {
+    // Past the last bucket: created after the series' end (no `to` filter, so the total counts
+    // them: back-filled or skewed clocks), in no bucket of the series.
+    if (key > lastStart) continue;
     if (!known.has(key))
       throw new OpenSearchStatsError(
         `OpenSearch placed conversations in a bucket starting at ${new Date(key).toISOString()}, which is not a bucket of the series`,
