@@ -7,8 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import { createDataSource } from '../src/database/data-source';
 import { ConversationsRepository } from '../src/conversations/conversations.repository';
-import { parseListingQuery } from '../src/conversations/search/conversation-filter';
-import { PostgresConversationSearch } from '../src/conversations/search/postgres/postgres-conversation-search';
+import { parseListingQuery } from '../src/conversations/dto/listing-query';
+import { PostgresConversationSearch } from '../src/search/postgres/postgres-conversation-search';
 import { CASES } from './listing-latency-cases';
 
 const args = Object.fromEntries(

@@ -7,8 +7,8 @@
 import { mkdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
-import { parseListingQuery } from '../src/conversations/search/conversation-filter';
-import { PostgresConversationSearch } from '../src/conversations/search/postgres/postgres-conversation-search';
+import { parseListingQuery } from '../src/conversations/dto/listing-query';
+import { PostgresConversationSearch } from '../src/search/postgres/postgres-conversation-search';
 import { createDataSource } from '../src/database/data-source';
 import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
 import { getOnce, HttpTarget, load } from './lib/http-load';

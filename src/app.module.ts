@@ -18,7 +18,7 @@ import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 import { ConversationsModule } from './conversations/conversations.module';
-import { LabelingModule } from './labels/labeling.module';
+import { LabelingQueueModule } from './labeling-queue/labeling-queue.module';
 import { LabelsModule } from './labels/labels.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
@@ -46,7 +46,11 @@ export function infrastructureModules(config: AppConfig) {
 /** Background processors: registered only when WORKERS=on; the worker entry point runs the same. */
 export function backgroundModules(config: AppConfig) {
   // The search mirror also serves /metrics and switches the outbox on; its drain job runs with WORKERS=on.
-  return [LabelingModule.register(config), PagesModule.register(config), SearchMirrorModule.register(config)];
+  return [
+    LabelingQueueModule.register(config),
+    PagesModule.register(config),
+    SearchMirrorModule.register(config),
+  ];
 }
 
 @Module({})

@@ -1,8 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { ConversationsRepository } from '../../src/conversations/conversations.repository';
-import { parseListingQuery } from '../../src/conversations/search/conversation-filter';
-import type { ListingPosition } from '../../src/conversations/search/conversation-search';
-import { PostgresConversationSearch } from '../../src/conversations/search/postgres/postgres-conversation-search';
+import { parseListingQuery } from '../../src/conversations/dto/listing-query';
+import type { ListingPosition } from '../../src/search/listing/conversation-search';
+import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import type { QueryValue } from '../query-mix';
 import { elapsedMs, summarize, Summary } from './stats';
 

@@ -1,14 +1,11 @@
-import type { INestApplicationContext } from '@nestjs/common';
 import { Command, InvalidArgumentError } from 'commander';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { isId } from '../common/ids/ids';
 import { OrganizationsService } from '../organizations/organizations.service';
 import { normalizeOrigin } from '../sites/site-address';
-
-/** A failure the operator caused: printed on stderr, exit code 1. */
-export class CliError extends Error {}
-
-export type CliRun = (app: () => Promise<INestApplicationContext>) => Promise<unknown>;
+import { CliError, CliRun } from './cli-run';
+import { addSearchCommands } from './search.commands';
+import { addSeedCommand } from './seed.command';
 
 function text(max: number) {
   return (value: string) => {
@@ -33,13 +30,10 @@ function origin(value: string): string {
 }
 
 /**
- * The admin commands. Each resolves to the JSON document printed on stdout. `extra` lets
- * features (seed, search:reindex) add their commands.
+ * The admin commands. Each resolves to the JSON document printed on stdout. The commands call
+ * the features' services; no feature imports the CLI.
  */
-export function buildProgram(
-  run: (action: CliRun) => Promise<void>,
-  extra: Array<(program: Command, run: (action: CliRun) => Promise<void>) => void> = [],
-): Command {
+export function buildProgram(run: (action: CliRun) => Promise<void>): Command {
   const program = new Command('cli')
     .description('Administration of the shopping-assistant analytics service')
     .exitOverride();
@@ -93,6 +87,7 @@ export function buildProgram(
       }),
     );
 
-  for (const add of extra) add(program, run);
+  addSeedCommand(program, run);
+  addSearchCommands(program, run);
   return program;
 }

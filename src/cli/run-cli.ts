@@ -4,9 +4,8 @@ import { CommanderError } from 'commander';
 import { ConfigError, loadConfig } from '../config/config';
 import { prepareDatabase } from '../database/data-source';
 import { CliModule } from './cli.module';
-import { addSeedCommand } from '../conversations/seed/seed.command';
-import { addSearchCommands } from '../search/search.commands';
-import { buildProgram, CliError } from './commands';
+import { CliError } from './cli-run';
+import { buildProgram } from './commands';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -20,22 +19,19 @@ export interface CliIo {
  */
 export async function runCli(args: string[], io: CliIo): Promise<number> {
   let context: INestApplicationContext | undefined;
-  const program = buildProgram(
-    async (action) => {
-      const config = loadConfig(io.env);
-      const result = await action(async () => {
-        if (!context) {
-          await prepareDatabase(config.databaseUrl);
-          context = await NestFactory.createApplicationContext(CliModule.register(config), {
-            logger: ['error'],
-          });
-        }
-        return context;
-      });
-      io.stdout(`${JSON.stringify(result, null, 2)}\n`);
-    },
-    [addSeedCommand, addSearchCommands],
-  );
+  const program = buildProgram(async (action) => {
+    const config = loadConfig(io.env);
+    const result = await action(async () => {
+      if (!context) {
+        await prepareDatabase(config.databaseUrl);
+        context = await NestFactory.createApplicationContext(CliModule.register(config), {
+          logger: ['error'],
+        });
+      }
+      return context;
+    });
+    io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+  });
   program.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   try {
     await program.parseAsync(args, { from: 'user' });

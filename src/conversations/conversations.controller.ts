@@ -6,7 +6,7 @@ import type { AuthContext, ServiceRequest } from '../common/http/request-context
 import { ConversationsService, RecordingRequest } from './conversations.service';
 import { AppendMessagesDto, CreateConversationDto, EngagementDto, RateMessageDto } from './dto/recording.dto';
 import { parseIdempotencyKey, StoredResponse } from './idempotency.service';
-import { parseListingQuery } from './search/conversation-filter';
+import { parseListingQuery } from './dto/listing-query';
 
 @ApiTags('Conversations')
 @ApiBearerAuth()

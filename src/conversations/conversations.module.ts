@@ -1,28 +1,21 @@
 import { Module } from '@nestjs/common';
 import { LabelsModule } from '../labels/labels.module';
+import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
 import { IdempotencyService } from './idempotency.service';
-import { CONVERSATION_SEARCH } from './search/conversation-search';
-import { PostgresConversationSearch } from './search/postgres/postgres-conversation-search';
 import { SeedService } from './seed/seed.service';
-import { conversationSearchProvider } from '../search/conversation-search.provider';
 
-/** Recording, listing and reading conversations. The search backend is behind CONVERSATION_SEARCH. */
+/**
+ * Recording, listing and reading conversations. The listing engine (CONVERSATION_SEARCH) comes
+ * from SearchModule: Postgres by default, or OpenSearch with Postgres as fallback.
+ */
 @Module({
-  imports: [SitesModule, LabelsModule],
+  imports: [SitesModule, LabelsModule, SearchModule],
   controllers: [ConversationsController],
-  providers: [
-    ConversationsRepository,
-    ConversationsService,
-    IdempotencyService,
-    PostgresConversationSearch,
-    SeedService,
-    // SEARCH_BACKEND: Postgres (default) or OpenSearch with Postgres as fallback (issue 7).
-    conversationSearchProvider,
-  ],
-  exports: [ConversationsService, ConversationsRepository, CONVERSATION_SEARCH],
+  providers: [ConversationsRepository, ConversationsService, IdempotencyService, SeedService],
+  exports: [ConversationsService, ConversationsRepository, SearchModule],
 })
 export class ConversationsModule {}

@@ -22,8 +22,13 @@ import {
 } from './dto/recording.dto';
 import { IdempotencyService, requestHash, StoredResponse } from './idempotency.service';
 import { sanitizePageUrl } from './page-url';
-import { canonicalFilterText, ListingQuery } from './search/conversation-filter';
-import { CONVERSATION_SEARCH, ConversationSearch, ListingPosition } from './search/conversation-search';
+import type { ListingQuery } from './dto/listing-query';
+import { canonicalFilterText } from '../search/listing/conversation-filter';
+import {
+  CONVERSATION_SEARCH,
+  ConversationSearch,
+  ListingPosition,
+} from '../search/listing/conversation-search';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;

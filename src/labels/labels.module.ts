@@ -1,11 +1,16 @@
 import { Module } from '@nestjs/common';
+import { LabelRecordsRepository } from './label-records.repository';
 import { LabelWriter } from './label-writer.service';
 import { VocabularyController } from './vocabulary.controller';
 
-/** Taxonomy v1.1, the vocabulary endpoint and the label-record writer the labeling process calls. */
+/**
+ * Labels as every process needs them: taxonomy v1.1 and its vocabulary endpoint, and the
+ * label-record writer (recording returns a conversation to pending; the labeling queue stores
+ * outcomes). The labeling queue itself is LabelingQueueModule, registered only with WORKERS=on.
+ */
 @Module({
   controllers: [VocabularyController],
-  providers: [LabelWriter],
+  providers: [LabelRecordsRepository, LabelWriter],
   exports: [LabelWriter],
 })
 export class LabelsModule {}

@@ -1,9 +1,11 @@
+/**
+ * Label taxonomy v1.1, read from its one data file (taxonomy-v1.1.json): the one owner of label
+ * names, values, tokens and score names. Tokens are `<label>:<value>`; a criterion that was
+ * not_applicable has no token. Everything else (listing filters, judges, statistics) reads the
+ * names from here.
+ */
 import taxonomyFile from './taxonomy-v1.1.json';
 
-/**
- * Label taxonomy v1.1, read from its one data file (taxonomy-v1.1.json). Tokens are
- * `<label>:<value>`; a criterion that was not_applicable has no token.
- */
 export type LabelKind = 'category' | 'flag' | 'criterion';
 
 export interface TaxonomyLabel {
@@ -12,7 +14,19 @@ export interface TaxonomyLabel {
   values: string[];
 }
 
+/** The parts of a taxonomy a verdict is checked against (the vocabulary's `labels`). */
+export interface TaxonomyShape {
+  taxonomyVersion: string;
+  labels: ReadonlyArray<{ label: string; kind: LabelKind; values: readonly string[] }>;
+}
+
+/** A criterion's result; only pass and fail have tokens. */
 export type CriterionResult = 'pass' | 'fail' | 'not_applicable';
+export const CRITERION_RESULTS: readonly CriterionResult[] = ['pass', 'fail', 'not_applicable'];
+
+/** The scores of a labeled conversation, each 0..1 or null (not part of the token vocabulary). */
+export const SCORE_NAMES = ['quality', 'service', 'trust'] as const;
+export type ScoreName = (typeof SCORE_NAMES)[number];
 
 export const TAXONOMY_VERSION: string = taxonomyFile.taxonomyVersion;
 export const TAXONOMY_LABELS: readonly TaxonomyLabel[] = taxonomyFile.labels.map((l) => ({
@@ -22,6 +36,9 @@ export const TAXONOMY_LABELS: readonly TaxonomyLabel[] = taxonomyFile.labels.map
 export const TAXONOMY_TOKENS: readonly string[] = TAXONOMY_LABELS.flatMap((l) =>
   l.values.map((v) => `${l.label}:${v}`),
 );
+
+/** Taxonomy v1.1 as verdicts are checked against it. */
+export const TAXONOMY: TaxonomyShape = { taxonomyVersion: TAXONOMY_VERSION, labels: TAXONOMY_LABELS };
 
 const TOKEN_SET = new Set(TAXONOMY_TOKENS);
 

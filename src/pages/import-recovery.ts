@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { IntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { PAGE_IMPORT_QUEUE, PageImportJob, within } from './page-import-queue';
 import { PageImportsRepository } from './page-imports.repository';
@@ -15,7 +16,7 @@ import { PageImportsRepository } from './page-imports.repository';
 @Injectable()
 export class ImportRecovery implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ImportRecovery.name);
-  private timer?: NodeJS.Timeout;
+  private job?: IntervalJob;
 
   constructor(
     @InjectQueue(PAGE_IMPORT_QUEUE) private readonly queue: Queue<PageImportJob>,
@@ -25,16 +26,21 @@ export class ImportRecovery implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     if (!this.config.workers) return;
-    this.timer = setInterval(() => {
-      this.sweep().catch((error: Error) =>
-        this.logger.warn(`import recovery sweep failed: ${error.message}`),
-      );
-    }, this.config.imports.leaseMs);
-    this.timer.unref();
+    this.job = new IntervalJob(
+      {
+        name: ImportRecovery.name,
+        everyMs: this.config.imports.leaseMs,
+        unref: true,
+        failure: (error) => `import recovery sweep failed: ${error.message}`,
+        recovered: 'import recovery sweeps again',
+      },
+      () => this.sweep(),
+    );
+    this.job.start();
   }
 
   onModuleDestroy(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.job?.stop();
   }
 
   /** Closes the stale imports nobody will resume; returns their ids. */

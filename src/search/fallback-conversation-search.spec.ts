@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { emptyFilter } from '../conversations/search/conversation-filter';
-import type { ConversationSearch, SearchPage } from '../conversations/search/conversation-search';
+import { emptyFilter } from './listing/conversation-filter';
+import type { ConversationSearch, SearchPage } from './listing/conversation-search';
 import { CircuitBreaker, FallbackConversationSearch } from './fallback-conversation-search';
 
 const page = (id: string): SearchPage => ({

@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
-import type { ConversationFilter } from '../conversations/search/conversation-filter';
+import type { ConversationFilter } from './listing/conversation-filter';
 import type {
   ConversationSearch,
   ListingPosition,
   SearchCount,
   SearchPage,
-} from '../conversations/search/conversation-search';
+} from './listing/conversation-search';
 import { describeOpenSearchError } from './opensearch/opensearch-client';
 
 export interface BreakerOptions {

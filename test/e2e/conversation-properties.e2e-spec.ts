@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { CursorCodec } from '../../src/common/cursor/cursor-codec';
-import { PostgresConversationSearch } from '../../src/conversations/search/postgres/postgres-conversation-search';
+import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { LabelWriter, InvalidLabelError } from '../../src/labels/label-writer.service';
+import { InvalidLabelError } from '../../src/labels/label-outcome';
+import { LabelWriter } from '../../src/labels/label-writer.service';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
-import { labelMask } from '../../src/conversations/search/postgres/conversation-sql';
+import { labelMask } from '../../src/search/postgres/conversation-sql';
 import { conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';

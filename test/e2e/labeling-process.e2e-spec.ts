@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { newId } from '../../src/common/ids/ids';
 import { LabelWriter } from '../../src/labels/label-writer.service';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
-import {
-  LABEL_JOB,
-  LabelScanService,
-  LABELING_QUEUE,
-  labelJobId,
-  SCAN_BATCH_SIZE,
-} from '../../src/labels/label-scan.service';
-import { LabelingService } from '../../src/labels/labeling.service';
+import { LabelScanService, SCAN_BATCH_SIZE } from '../../src/labeling-queue/label-scan.service';
+import { LABEL_JOB, LABELING_QUEUE, labelJobId } from '../../src/labeling-queue/labeling-queue';
+import { LabelingService } from '../../src/labeling-queue/labeling.service';
 import { answerJson, JudgeServer, validJudgeAnswer } from '../fixtures/judge-server';
 import { insertConversation, labelHistory, labelState, RowMessage } from '../factories/conversation-rows';
 import { createOrganization } from '../factories/organizations';
@@ -240,6 +236,41 @@ describe('labeling process: the scan enqueues only conversations quiet for LABEL
     } finally {
       await queue.resume(true);
     }
+  });
+
+  describe('the label scan logs one info line per scan that found work (how many due, queued)', () => {
+    it('one summary line for a scan that enqueued, none for a scan that found nothing', async () => {
+      const queue = t.app.get<Queue>(getQueueToken(LABELING_QUEUE));
+      const scanner = t.app.get(LabelScanService);
+      await queue.pause(true);
+      const info = jest.spyOn(Logger.prototype, 'log');
+      try {
+        const quiet = chat.map((m) => ({ ...m, minutesAgo: m.minutesAgo + 45 }));
+        await insertConversation(t.app, site, quiet);
+        await insertConversation(t.app, site, quiet);
+        const scanLines = () =>
+          info.mock.calls
+            .map(([line]) => line as { msg?: string; due?: number; queued?: number | null })
+            .filter((line) => typeof line?.msg === 'string' && line.msg.startsWith('label scan:'));
+
+        const due = await scanner.scan();
+        expect(due).toBeGreaterThanOrEqual(2);
+        expect(scanLines()).toHaveLength(1);
+        const [line] = scanLines();
+        expect(line.due).toBe(due);
+        expect(line.queued).toBeGreaterThanOrEqual(2);
+        expect(line.msg).toBe(
+          `label scan: ${due} conversations due, ${line.queued} jobs waiting in the labeling queue`,
+        );
+
+        // Nothing was quiet before 1970: no work, no line.
+        expect(await scanner.scan(new Date(0))).toBe(0);
+        expect(scanLines()).toHaveLength(1);
+      } finally {
+        info.mockRestore();
+        await queue.resume(true);
+      }
+    });
   });
 
   it('reads due conversations in keyset batches of SCAN_BATCH_SIZE, skipping and repeating none (even with equal activity times)', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CONVERSATION_SEARCH } from '../../src/conversations/search/conversation-search';
+import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { FallbackConversationSearch } from '../../src/search/fallback-conversation-search';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';

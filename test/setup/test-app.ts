@@ -2,10 +2,13 @@ import type { Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
 import { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/config';
 import { configureApp } from '../../src/configure-app';
+import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
+import { syncedOpenSearch, wantsSyncedOpenSearch } from './synced-opensearch';
 import { TEST_RUN_ENV } from './test-run';
 
 export interface TestApp {
@@ -18,6 +21,8 @@ export interface TestApp {
 /**
  * The whole service as `npm start` serves it, on this run's database and Redis prefix.
  * `env` overrides variables (e.g. small rate limits); `keyPrefixSuffix` isolates Redis keys.
+ * With SEARCH_BACKEND=opensearch and SEARCH_SYNC_FOR_TESTS, the listing engine is the synced
+ * OpenSearch one (test/setup/synced-opensearch.ts).
  */
 export async function createTestApp(
   env: Record<string, string> = {},
@@ -31,10 +36,17 @@ export async function createTestApp(
     WORKERS: 'off',
     ...env,
   });
-  const moduleRef = await Test.createTestingModule({
+  const builder = Test.createTestingModule({
     imports: [AppModule.register(config)],
     controllers: options.extraControllers ?? [],
-  }).compile();
+  });
+  if (wantsSyncedOpenSearch(config)) {
+    builder.overrideProvider(CONVERSATION_SEARCH).useFactory({
+      factory: (dataSource: DataSource) => syncedOpenSearch(config, dataSource),
+      inject: [DataSource],
+    });
+  }
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, config);
   await app.init();

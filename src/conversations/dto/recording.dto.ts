@@ -17,7 +17,7 @@ import {
   ValidateNested,
   ValidationArguments,
 } from 'class-validator';
-import { CHANNELS, LANGUAGES } from '../search/conversation-filter';
+import { CHANNELS, LANGUAGES } from '../../search/listing/conversation-filter';
 
 /**
  * Limits of the recording API (documented in README "Recording conversations"). Bodies are

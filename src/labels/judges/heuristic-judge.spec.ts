@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { message, transcript } from '../../../test/factories/transcripts';
+import { checkVerdict } from '../label-outcome';
 import { vocabulary } from '../taxonomy';
 import { HeuristicJudge } from './heuristic-judge';
 import type { JudgeMessage } from './judge';
-import { checkVerdict } from './verdict';
 
 const judge = new HeuristicJudge();
 

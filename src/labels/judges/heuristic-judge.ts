@@ -1,4 +1,5 @@
-import type { CriterionResult, Judge, JudgeInput, JudgeMessage, JudgeVerdict } from './judge';
+import type { CriterionResult } from '../taxonomy';
+import type { Judge, JudgeInput, JudgeMessage, JudgeVerdict } from './judge';
 
 /**
  * Phrases the rules look for, lowercase, in the six panel languages (fr, en, de, it, es, nl).

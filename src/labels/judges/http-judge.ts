@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { checkVerdict } from '../label-outcome';
+import type { TaxonomyShape } from '../taxonomy';
 import { Judge, JudgeError, JudgeInput, JudgeVerdict } from './judge';
-import { checkVerdict, TaxonomyShape } from './verdict';
 
 export interface HttpJudgeOptions {
   url: string;
@@ -122,7 +123,7 @@ export class HttpJudge implements Judge {
       const checked = checkVerdict(parsed, this.options.taxonomy);
       if ('problems' in checked)
         throw new AttemptError(`invalid label: ${checked.problems.join('; ')}`, true);
-      const { model, version, ...verdict } = checked.verdict;
+      const { verdict, model, version } = checked;
       return { ...verdict, judge: { kind: 'http', model, version } };
     } finally {
       clearTimeout(timer);

@@ -1,23 +1,12 @@
+import type { LabelVerdict } from '../label-outcome';
+
 /**
  * A judge reads one quiet conversation and returns its label under taxonomy v1.1. Two
  * implementations, chosen by JUDGE: `heuristic` (rules, no model) and `http` (an external service).
  */
 
-export type CriterionResult = 'pass' | 'fail' | 'not_applicable';
-
-export interface JudgeScores {
-  quality: number | null;
-  service: number | null;
-  trust: number | null;
-}
-
-/** What a judge decides: every field of the label record a judge owns, already validated. */
-export interface JudgeVerdict {
-  resolution: string;
-  reviewReason: string;
-  flags: Record<string, boolean>;
-  criteria: Record<string, CriterionResult>;
-  scores: JudgeScores;
+/** What a judge decides: the verdict (already checked against the taxonomy) and who decided. */
+export interface JudgeVerdict extends LabelVerdict {
   rationale: string | null;
   judge: { kind: JudgeKind; model: string | null; version: string | null };
 }

@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { IntervalJob } from '../../common/interval-job';
 
 export const SEARCH_MIRROR_QUEUE = 'search-mirror';
 export const DRAIN_JOB = 'drain';
@@ -15,45 +16,40 @@ export const DRAIN_INTERVAL_MS = 2000;
  */
 @Injectable()
 export class SearchMirrorScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(SearchMirrorScheduler.name);
-  private timer?: NodeJS.Timeout;
-  private redisDown = false;
-  /** While Redis is down an add waits for it (Bull queues commands): no second tick piles up. */
-  private ticking = false;
+  // While Redis is down an add waits for it (Bull queues commands): the job runs no second
+  // tick while one is going, so none piles up.
+  private readonly job = new IntervalJob(
+    {
+      name: SearchMirrorScheduler.name,
+      everyMs: DRAIN_INTERVAL_MS,
+      immediately: true,
+      failure: (error) => `search mirror drain not scheduled (${error.message}); the outbox waits`,
+      recovered: 'search mirror drains scheduled again',
+    },
+    () => this.enqueueDrain(),
+  );
 
   constructor(@InjectQueue(SEARCH_MIRROR_QUEUE) private readonly queue: Queue) {}
 
   onApplicationBootstrap(): void {
-    void this.tick();
-    this.timer = setInterval(() => void this.tick(), DRAIN_INTERVAL_MS);
+    this.job.start();
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
+    this.job.stop();
   }
 
-  async tick(now: Date = new Date()): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
-    try {
-      await this.queue.add(
-        DRAIN_JOB,
-        {},
-        {
-          jobId: `${DRAIN_JOB}:${Math.floor(now.getTime() / DRAIN_INTERVAL_MS)}`,
-          removeOnComplete: 10,
-          removeOnFail: 10,
-          attempts: 1,
-        },
-      );
-      if (this.redisDown) this.logger.log('search mirror drains scheduled again');
-      this.redisDown = false;
-    } catch (error) {
-      if (!this.redisDown)
-        this.logger.warn(`search mirror drain not scheduled (${(error as Error).message}); the outbox waits`);
-      this.redisDown = true;
-    } finally {
-      this.ticking = false;
-    }
+  /** Enqueues this interval's drain job (once per interval across processes). */
+  async enqueueDrain(now: Date = new Date()): Promise<void> {
+    await this.queue.add(
+      DRAIN_JOB,
+      {},
+      {
+        jobId: `${DRAIN_JOB}:${Math.floor(now.getTime() / DRAIN_INTERVAL_MS)}`,
+        removeOnComplete: 10,
+        removeOnFail: 10,
+        attempts: 1,
+      },
+    );
   }
 }

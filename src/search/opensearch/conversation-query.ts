@@ -1,6 +1,6 @@
-import type { ConversationFilter, ScoreName } from '../../conversations/search/conversation-filter';
-import { hasLabelFilter, SCORE_NAMES } from '../../conversations/search/conversation-filter';
-import type { ListingPosition } from '../../conversations/search/conversation-search';
+import type { ConversationFilter, ScoreName } from '../listing/conversation-filter';
+import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
+import type { ListingPosition } from '../listing/conversation-search';
 
 /** Index field of each score (also read by the stats aggregations). */
 export const SCORE_FIELD: Record<ScoreName, string> = {

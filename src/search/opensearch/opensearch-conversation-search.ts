@@ -1,11 +1,11 @@
 import type { Client } from '@opensearch-project/opensearch';
-import type { ConversationFilter } from '../../conversations/search/conversation-filter';
+import type { ConversationFilter } from '../listing/conversation-filter';
 import type {
   ConversationSearch,
   ListingPosition,
   SearchCount,
   SearchPage,
-} from '../../conversations/search/conversation-search';
+} from '../listing/conversation-search';
 import { buildCountBody, buildPageBody } from './conversation-query';
 import { CONVERSATIONS_ALIAS } from './opensearch-client';
 

@@ -1,7 +1,7 @@
 import { Process, Processor } from '@nestjs/bull';
-import { Logger } from '@nestjs/common';
 import type { Job } from 'bull';
-import { LABEL_JOB, LABELING_QUEUE, LabelJobData, LabelScanService, SCAN_JOB } from './label-scan.service';
+import { LabelScanService } from './label-scan.service';
+import { LABEL_JOB, LABELING_QUEUE, LabelJobData, SCAN_JOB } from './labeling-queue';
 import { LabelingService, LabelJobResult } from './labeling.service';
 
 /** Label jobs run in parallel per process; each holds no database lock while its judge thinks. */
@@ -10,8 +10,6 @@ const LABEL_CONCURRENCY = 4;
 /** Runs the labeling queue: the scheduled scan and one job per due conversation. */
 @Processor(LABELING_QUEUE)
 export class LabelingProcessor {
-  private readonly logger = new Logger(LabelingProcessor.name);
-
   constructor(
     private readonly scanner: LabelScanService,
     private readonly labeling: LabelingService,
@@ -19,9 +17,7 @@ export class LabelingProcessor {
 
   @Process({ name: SCAN_JOB, concurrency: 1 })
   async scan(): Promise<number> {
-    const enqueued = await this.scanner.scan();
-    if (enqueued > 0) this.logger.debug(`label scan enqueued ${enqueued} conversations`);
-    return enqueued;
+    return this.scanner.scan();
   }
 
   @Process({ name: LABEL_JOB, concurrency: LABEL_CONCURRENCY })

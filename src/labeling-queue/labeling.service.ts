@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { LabelOutcome, LabelWriter } from './label-writer.service';
-import { Judge, JUDGE, JudgeError } from './judges/judge';
-import { LabelingRepository } from './labeling.repository';
+import { presentConversation, presentMessage } from '../conversations/conversation.presenter';
+import { Judge, JUDGE, JudgeError, JudgeInput, JudgeMessage } from '../labels/judges/judge';
+import { LabelOutcome } from '../labels/label-outcome';
+import { LabelWriter } from '../labels/label-writer.service';
+import { ConversationRows, LabelingQueueRepository } from './labeling-queue.repository';
 
 /** No label when the last activity is over 30 days old (contract, Limits "Labeling horizon"). */
 export const LABELING_HORIZON_MS = 30 * 24 * 60 * 60 * 1000;
@@ -21,29 +22,27 @@ export class LabelingService {
   private readonly logger = new Logger(LabelingService.name);
 
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly repository: LabelingRepository,
+    private readonly repository: LabelingQueueRepository,
     private readonly writer: LabelWriter,
     @Inject(JUDGE) private readonly judge: Judge,
   ) {}
 
   async label(conversationId: string, updatedAt: Date, now: Date = new Date()): Promise<LabelJobResult> {
-    const loaded = await this.repository.loadForJudging(conversationId);
+    const loaded = await this.repository.loadConversation(conversationId);
+    if (!loaded) return 'skipped';
+    const { labelStatus, updatedAt: lastActivity } = loaded.conversation;
     // Already labeled, or new activity since the scan: a later scan enqueues the newer state.
-    if (!loaded || loaded.labelStatus !== 'pending' || loaded.updatedAt.getTime() !== updatedAt.getTime())
-      return 'skipped';
+    if (labelStatus !== 'pending' || lastActivity.getTime() !== updatedAt.getTime()) return 'skipped';
 
+    const input = judgeInput(loaded);
     let outcome: LabelOutcome;
-    if (now.getTime() - loaded.updatedAt.getTime() > LABELING_HORIZON_MS) {
+    if (now.getTime() - updatedAt.getTime() > LABELING_HORIZON_MS) {
       outcome = { status: 'not_eligible', reason: 'last activity is over 30 days old' };
-    } else if (!loaded.messages.some((m) => m.role === 'shopper')) {
+    } else if (!input.messages.some((m) => m.role === 'shopper')) {
       outcome = { status: 'not_eligible', reason: 'no shopper message' };
     } else {
       try {
-        const verdict = await this.judge.judge({
-          conversation: loaded.conversation,
-          messages: loaded.messages,
-        });
+        const verdict = await this.judge.judge(input);
         outcome = { status: 'labeled', ...verdict, labeledAt: new Date() };
       } catch (error) {
         if (!(error instanceof JudgeError)) throw error;
@@ -55,16 +54,24 @@ export class LabelingService {
       }
     }
 
-    const written = await this.dataSource.transaction(async (manager) => {
-      if (!(await this.repository.lockIfStillDue(manager, conversationId, updatedAt))) return false;
-      const result = await this.writer.write(conversationId, outcome, {
-        manager,
-        expectedUpdatedAt: updatedAt,
-      });
-      return result.written;
+    // Compare-and-set: written only if still pending with the activity time the judge saw.
+    const result = await this.writer.write(conversationId, outcome, {
+      expectedUpdatedAt: updatedAt,
+      onlyIfPending: true,
     });
-    if (!written) return 'skipped';
+    if (!result.written) return 'skipped';
     if (outcome.status === 'failed') this.logger.warn(`label of ${conversationId} failed: ${outcome.error}`);
     return outcome.status;
   }
+}
+
+/**
+ * What the judge reads: the conversation as the API shows it (the one presenter, plus metadata)
+ * and its transcript in the order the API gives it.
+ */
+function judgeInput({ conversation, messages }: ConversationRows): JudgeInput {
+  return {
+    conversation: { ...presentConversation(conversation), metadata: conversation.metadata ?? null },
+    messages: messages.map((m) => presentMessage(m) as JudgeMessage),
+  };
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { CliError, CliRun } from '../cli/commands';
+import { CliError, CliRun } from './cli-run';
 import { AppConfig } from '../config/app-config';
-import { ReindexProgress, ReindexService } from './reindex.service';
+import { ReindexProgress, ReindexService } from '../search/reindex.service';
 
 type Run = (action: CliRun) => Promise<void>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { emptyFilter } from '../conversation-filter';
+import { emptyFilter } from '../listing/conversation-filter';
 import {
   buildFilterSql,
   hasNarrowScoreBand,

@@ -1,14 +1,15 @@
 import { canonicalFilters } from '../../common/cursor/cursor-codec';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
 import { isId } from '../../common/ids/ids';
-import { collectQuery, ParamFault, params, ParamSpec } from '../../common/query/query-params';
-import { isTaxonomyToken, isTrueFlagToken } from '../../labels/taxonomy';
+import { ParamFault, params, ParamSpec, ParsedQuery } from '../../common/query/query-params';
+import { isTaxonomyToken, isTrueFlagToken, SCORE_NAMES } from '../../labels/taxonomy';
 
 export const CHANNELS = ['web', 'hosted', 'playground'] as const;
 export const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'] as const;
 export const LABEL_STATUSES = ['labeled', 'pending', 'failed', 'not_eligible'] as const;
 export const FEEDBACK_KINDS = ['positive', 'negative'] as const;
-export const SCORE_NAMES = ['quality', 'service', 'trust'] as const;
+// The taxonomy owns the score names; re-exported for the listing code that imports them from here.
+export { SCORE_NAMES };
 
 export type Channel = (typeof CHANNELS)[number];
 export type Language = (typeof LANGUAGES)[number];
@@ -48,13 +49,6 @@ export interface ConversationFilter {
   labelsNone: string[];
   scores: Partial<Record<ScoreName, ScoreBounds>>;
   labelStatus?: LabelStatus;
-}
-
-export interface ListingQuery {
-  filter: ConversationFilter;
-  limit: number;
-  cursor?: string;
-  count: boolean;
 }
 
 export function emptyFilter(): ConversationFilter {
@@ -122,7 +116,12 @@ const text = (max: number): ParamSpec<string> => ({
   parse: (v) => (v.length > 0 && v.length <= max ? v : new ParamFault(`must be 1 to ${max} characters.`)),
 });
 
-export const LISTING_PARAMS = {
+/**
+ * The filter parameters of the listing (contract: GET /api/v1/sites/{siteId}/conversations),
+ * also taken by every feature that filters conversations the same way (statistics, exports).
+ * Names are the public parameter names.
+ */
+export const FILTER_PARAMS = {
   from: { parse: parseTimestampWithOffset },
   to: { parse: parseTimestampWithOffset },
   channel: params.oneOf(CHANNELS),
@@ -140,10 +139,9 @@ export const LISTING_PARAMS = {
   'trust.min': { parse: score },
   'trust.max': { parse: score },
   labelStatus: params.oneOf(LABEL_STATUSES),
-  limit: params.integer(1, 100),
-  cursor: params.cursor(),
-  count: params.boolean(),
 } satisfies Record<string, ParamSpec>;
+
+export type FilterParamValues = ParsedQuery<typeof FILTER_PARAMS>;
 
 const filterFault = (parameter: string, detail: string): ProblemEntry => ({
   code: 'invalid_filter',
@@ -151,14 +149,24 @@ const filterFault = (parameter: string, detail: string): ProblemEntry => ({
   parameter,
 });
 
+/** A filter built from parsed parameter values, with the faults found across parameters. */
+export interface BuiltFilter {
+  filter: ConversationFilter;
+  /** Faults of the request's shape (invalid_request entries), in the order found. */
+  faults: ProblemEntry[];
+  /** Faults of the filter's meaning (invalid_filter entries), in the order found. */
+  filterFaults: ProblemEntry[];
+}
+
 /**
- * Parses the listing's query string (contract: GET /api/v1/sites/{siteId}/conversations).
- * Every fault of the request is listed together. When all faults are filter faults (unknown
- * token, labels.none rules, labelStatus conflict) the error is invalid_filter; otherwise
- * invalid_request, listing the filter faults too.
+ * Builds the filter from values parsed against FILTER_PARAMS and applies the rules that span
+ * parameters (keyword count, label tokens in the vocabulary, labels.none narrowing, labelStatus
+ * with label or score filters). `given(name)` says whether the parameter was sent at all, even
+ * with a value that failed to parse. Entries name the parameter; a caller reading filters from a
+ * JSON body turns them into pointers.
  */
-export function parseListingQuery(query: Record<string, unknown>): ListingQuery {
-  const { values: v, faults } = collectQuery(query, LISTING_PARAMS);
+export function buildFilter(v: FilterParamValues, given: (parameter: string) => boolean): BuiltFilter {
+  const faults: ProblemEntry[] = [];
   const filterFaults: ProblemEntry[] = [];
 
   if ((v.keywords?.length ?? 0) > MAX_KEYWORDS) {
@@ -245,10 +253,10 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
     ...(v.labelStatus ? { labelStatus: v.labelStatus } : {}),
   };
   const rawLabelFilter =
-    query['labels.all'] !== undefined ||
-    query['labels.any'] !== undefined ||
-    query['labels.none'] !== undefined ||
-    SCORE_NAMES.some((n) => query[`${n}.min`] !== undefined || query[`${n}.max`] !== undefined);
+    given('labels.all') ||
+    given('labels.any') ||
+    given('labels.none') ||
+    SCORE_NAMES.some((n) => given(`${n}.min`) || given(`${n}.max`));
   if (filter.labelStatus && filter.labelStatus !== 'labeled' && (hasLabelFilter(filter) || rawLabelFilter)) {
     filterFaults.push(
       filterFault(
@@ -257,10 +265,21 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
       ),
     );
   }
+  return { filter, faults, filterFaults };
+}
 
-  if (faults.length) throw ApiError.invalidRequest([...faults, ...filterFaults]);
+/**
+ * The error of a request with filter faults, or undefined when there is none. All faults are
+ * listed together: when every one is a filter fault the error is invalid_filter, otherwise
+ * invalid_request, listing the filter faults too.
+ */
+export function filterFaultsError(
+  faults: ProblemEntry[],
+  filterFaults: ProblemEntry[],
+): ApiError | undefined {
+  if (faults.length) return ApiError.invalidRequest([...faults, ...filterFaults]);
   if (filterFaults.length) {
-    throw new ApiError(
+    return new ApiError(
       'invalid_filter',
       filterFaults.length === 1
         ? `Invalid filter: ${filterFaults[0].detail}`
@@ -268,7 +287,7 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
       { errors: filterFaults },
     );
   }
-  return { filter, limit: v.limit ?? 25, cursor: v.cursor, count: v.count ?? false };
+  return undefined;
 }
 
 function dedupe(values: string[]): string[] {

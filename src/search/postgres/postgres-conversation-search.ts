@@ -1,7 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { ConversationFilter } from '../conversation-filter';
-import type { ConversationSearch, ListingPosition, SearchCount, SearchPage } from '../conversation-search';
+import type { ConversationFilter } from '../listing/conversation-filter';
+import type {
+  ConversationSearch,
+  ListingPosition,
+  SearchCount,
+  SearchPage,
+} from '../listing/conversation-search';
 import {
   buildFilterSql,
   hasNarrowScoreBand,

@@ -1,8 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { DataSource } from 'typeorm';
-import { isId } from '../../common/ids/ids';
-import { CliError, CliRun } from '../../cli/commands';
-import { SeedService } from './seed.service';
+import { isId } from '../common/ids/ids';
+import { CliError, CliRun } from './cli-run';
+import { SeedService } from '../conversations/seed/seed.service';
 
 function count(value: string): number {
   if (!/^\d{1,8}$/.test(value) || Number(value) < 1 || Number(value) > 20_000_000)

@@ -1,7 +1,7 @@
-import type { ConversationFilter, ScoreName } from '../conversation-filter';
-import { hasLabelFilter, SCORE_NAMES } from '../conversation-filter';
-import type { ListingPosition } from '../conversation-search';
-import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
+import type { ConversationFilter, ScoreName } from '../listing/conversation-filter';
+import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
+import type { ListingPosition } from '../listing/conversation-search';
+import { TAXONOMY_TOKENS } from '../../labels/taxonomy';
 
 /** Collects positional parameters for one statement. */
 export class SqlParams {

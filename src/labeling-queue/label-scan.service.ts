@@ -1,26 +1,14 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { IntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
-import { LabelingRepository } from './labeling.repository';
+import { LABEL_JOB, LabelJobData, labelJobId, LABELING_QUEUE, SCAN_JOB } from './labeling-queue';
+import { LabelingQueueRepository } from './labeling-queue.repository';
 
-export const LABELING_QUEUE = 'labeling';
-export const SCAN_JOB = 'scan';
-export const LABEL_JOB = 'label';
 /** Conversations read and enqueued per batch, and batches per scan at most. */
 export const SCAN_BATCH_SIZE = 500;
 const SCAN_MAX_BATCHES = 20;
-
-export interface LabelJobData {
-  conversationId: string;
-  /** ISO time of the activity the label is for: part of the job id. */
-  updatedAt: string;
-}
-
-/** One job per (conversation, activity time): enqueuing it twice adds it once; new activity gets a new job. */
-export function labelJobId(conversationId: string, updatedAt: Date): string {
-  return `label:${conversationId}:${updatedAt.getTime()}`;
-}
 
 /**
  * The scheduled scan: every LABEL_SCAN_INTERVAL_SECONDS, pending conversations quiet for
@@ -36,51 +24,52 @@ export function labelJobId(conversationId: string, updatedAt: Date): string {
 @Injectable()
 export class LabelScanService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(LabelScanService.name);
-  private timer?: NodeJS.Timeout;
-  private redisDown = false;
+  private job?: IntervalJob;
 
   constructor(
     private readonly config: AppConfig,
-    private readonly repository: LabelingRepository,
+    private readonly repository: LabelingQueueRepository,
     @InjectQueue(LABELING_QUEUE) private readonly queue: Queue,
   ) {}
 
   onApplicationBootstrap(): void {
-    const every = this.config.labeling.scanIntervalSeconds * 1000;
-    void this.tick();
-    this.timer = setInterval(() => void this.tick(), every);
+    this.job = new IntervalJob(
+      {
+        name: LabelScanService.name,
+        everyMs: this.config.labeling.scanIntervalSeconds * 1000,
+        immediately: true,
+        failure: (error) => `label scan not scheduled (${error.message}); trying again every interval`,
+        recovered: 'label scan scheduled again',
+      },
+      () => this.enqueueScan(),
+    );
+    this.job.start();
   }
 
   onApplicationShutdown(): void {
-    clearInterval(this.timer);
+    this.job?.stop();
   }
 
   /** Enqueues this interval's scan job (once per interval across processes). */
-  async tick(now: Date = new Date()): Promise<void> {
+  async enqueueScan(now: Date = new Date()): Promise<void> {
     const every = this.config.labeling.scanIntervalSeconds * 1000;
-    try {
-      await this.queue.add(
-        SCAN_JOB,
-        {},
-        {
-          jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`,
-          removeOnComplete: 10,
-          removeOnFail: 10,
-          attempts: 1,
-        },
-      );
-      if (this.redisDown) this.logger.log('label scan scheduled again');
-      this.redisDown = false;
-    } catch (error) {
-      if (!this.redisDown)
-        this.logger.warn(
-          `label scan not scheduled (${(error as Error).message}); trying again every interval`,
-        );
-      this.redisDown = true;
-    }
+    await this.queue.add(
+      SCAN_JOB,
+      {},
+      {
+        jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`,
+        removeOnComplete: 10,
+        removeOnFail: 10,
+        attempts: 1,
+      },
+    );
   }
 
-  /** Enqueues every due conversation (up to the per-scan bound); returns how many were read. */
+  /**
+   * Enqueues every due conversation (up to the per-scan bound); returns how many were read. A scan
+   * that found work logs one summary line: how many were due, and how many jobs wait in the
+   * labeling queue (this scan's and earlier ones': a job id already waiting is not added twice).
+   */
   async scan(now: Date = new Date()): Promise<number> {
     const quietBefore = new Date(now.getTime() - this.config.labeling.quietMinutes * 60_000);
     let after: { id: string; updatedAt: Date } | undefined;
@@ -99,6 +88,17 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
       after = due[due.length - 1];
       if (due.length < SCAN_BATCH_SIZE) break;
     }
+    if (total > 0) await this.logSummary(total);
     return total;
+  }
+
+  private async logSummary(due: number): Promise<void> {
+    // The count is for operators only: a Redis hiccup here must not fail a scan that enqueued.
+    const queued = await this.queue.getWaitingCount().catch(() => null);
+    this.logger.log({
+      msg: `label scan: ${due} conversations due, ${queued ?? 'unknown'} jobs waiting in the labeling queue`,
+      due,
+      queued,
+    });
   }
 }

@@ -1,15 +1,16 @@
 import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { HeuristicJudge } from './judges/heuristic-judge';
-import { HttpJudge } from './judges/http-judge';
-import { Judge, JUDGE } from './judges/judge';
-import { LabelScanService, LABELING_QUEUE } from './label-scan.service';
+import { HeuristicJudge } from '../labels/judges/heuristic-judge';
+import { HttpJudge } from '../labels/judges/http-judge';
+import { Judge, JUDGE } from '../labels/judges/judge';
+import { LabelsModule } from '../labels/labels.module';
+import { TAXONOMY } from '../labels/taxonomy';
+import { LabelScanService } from './label-scan.service';
 import { LabelingProcessor } from './labeling.processor';
-import { LabelingRepository } from './labeling.repository';
+import { LABELING_QUEUE } from './labeling-queue';
+import { LabelingQueueRepository } from './labeling-queue.repository';
 import { LabelingService } from './labeling.service';
-import { LabelsModule } from './labels.module';
-import { vocabulary } from './taxonomy';
 
 /** The judge JUDGE names: `heuristic` (default) or `http` (JUDGE_URL). */
 export function createJudge(config: AppConfig): Judge {
@@ -17,7 +18,7 @@ export function createJudge(config: AppConfig): Judge {
   if (judge === 'http') {
     return new HttpJudge({
       url: judgeUrl!,
-      taxonomy: vocabulary(),
+      taxonomy: TAXONOMY,
       timeoutMs: judgeTimeoutMs,
       attempts: judgeAttempts,
       backoffMs: judgeBackoffMs,
@@ -27,16 +28,16 @@ export function createJudge(config: AppConfig): Judge {
 }
 
 /**
- * The labeling process (product.md §3): the scheduled due-conversation scan and the label jobs.
- * A background processor, so it is only registered when WORKERS=on (`npm start` by default, and
- * `npm run worker`).
+ * The labeling queue (product.md §3): the scheduled due-conversation scan, the label jobs and
+ * their processor. A background processor, so it is only registered when WORKERS=on (`npm start`
+ * by default, and `npm run worker`); LabelsModule (vocabulary, label writer) is in every process.
  */
 @Module({})
-export class LabelingModule {
+export class LabelingQueueModule {
   static register(config: AppConfig): DynamicModule {
-    if (!config.workers) return { module: LabelingModule };
+    if (!config.workers) return { module: LabelingQueueModule };
     return {
-      module: LabelingModule,
+      module: LabelingQueueModule,
       imports: [
         LabelsModule,
         BullModule.registerQueue({
@@ -58,7 +59,7 @@ export class LabelingModule {
       ],
       providers: [
         { provide: JUDGE, inject: [AppConfig], useFactory: createJudge },
-        LabelingRepository,
+        LabelingQueueRepository,
         LabelingService,
         LabelScanService,
         LabelingProcessor,

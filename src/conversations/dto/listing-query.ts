@@ -1,0 +1,36 @@
+import { collectQuery, params, ParamSpec } from '../../common/query/query-params';
+import {
+  buildFilter,
+  ConversationFilter,
+  FILTER_PARAMS,
+  filterFaultsError,
+} from '../../search/listing/conversation-filter';
+
+/** The listing's query parameters: the filters, then paging and the optional count. */
+export const LISTING_PARAMS = {
+  ...FILTER_PARAMS,
+  limit: params.integer(1, 100),
+  cursor: params.cursor(),
+  count: params.boolean(),
+} satisfies Record<string, ParamSpec>;
+
+export interface ListingQuery {
+  filter: ConversationFilter;
+  limit: number;
+  cursor?: string;
+  count: boolean;
+}
+
+/**
+ * Parses the listing's query string (contract: GET /api/v1/sites/{siteId}/conversations).
+ * Every fault of the request is listed together. When all faults are filter faults (unknown
+ * token, labels.none rules, labelStatus conflict) the error is invalid_filter; otherwise
+ * invalid_request, listing the filter faults too.
+ */
+export function parseListingQuery(query: Record<string, unknown>): ListingQuery {
+  const { values: v, faults } = collectQuery(query, LISTING_PARAMS);
+  const built = buildFilter(v, (name) => query[name] !== undefined);
+  const error = filterFaultsError([...faults, ...built.faults], built.filterFaults);
+  if (error) throw error;
+  return { filter: built.filter, limit: v.limit ?? 25, cursor: v.cursor, count: v.count ?? false };
+}

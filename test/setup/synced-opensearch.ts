@@ -1,0 +1,52 @@
+import type { OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { AppConfig } from '../../src/config/app-config';
+import type { ConversationSearch } from '../../src/search/listing/conversation-search';
+import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
+import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
+import { CONVERSATIONS_ALIAS, createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
+import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
+
+/** SEARCH_SYNC_FOR_TESTS: OpenSearch only (no fallback), each search sees every committed write. */
+class SyncedOpenSearchForTests extends OpenSearchConversationSearch implements OnApplicationShutdown {
+  constructor(
+    private readonly clients: Array<{ close(): Promise<void> }>,
+    ...args: ConstructorParameters<typeof OpenSearchConversationSearch>
+  ) {
+    super(...args);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled(this.clients.map((c) => c.close()));
+  }
+}
+
+/** Whether the test app replaces the listing engine with the synced OpenSearch one. */
+export function wantsSyncedOpenSearch(config: AppConfig): boolean {
+  return config.search.backend === 'opensearch' && config.search.syncForTests;
+}
+
+/**
+ * The listing engine of a test app run with SEARCH_BACKEND=opensearch and SEARCH_SYNC_FOR_TESTS
+ * (the parity suite): before each search, the searched site's outbox is drained and the index
+ * refreshed, and there is no Postgres fallback that could hide a difference. Installed by
+ * createTestApp with overrideProvider(CONVERSATION_SEARCH).
+ */
+export function syncedOpenSearch(config: AppConfig, dataSource: DataSource): ConversationSearch {
+  const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
+  const bulk = createOpenSearchClient(config.search.opensearchUrl!, config.search.bulkTimeoutMs);
+  const indexer = new SearchIndexer(dataSource, new SearchOutboxRepository(dataSource), bulk);
+  // Serialized: the listing runs page and count at once, and two drains splitting the rows
+  // (SKIP LOCKED) could let one search start before the other's rows are written.
+  let chain: Promise<void> = Promise.resolve();
+  const drainAndRefresh = async (siteId: string) => {
+    // Until none of the site's rows is due (rows postponed after an error are not: the
+    // search then misses them and the parity test fails, as it should).
+    let result;
+    do result = await indexer.drain(20, siteId);
+    while (result.taken > 0 && result.targets.length > 0);
+    await bulk.indices.refresh({ index: CONVERSATIONS_ALIAS });
+  };
+  const sync = (siteId: string) => (chain = chain.catch(() => undefined).then(() => drainAndRefresh(siteId)));
+  return new SyncedOpenSearchForTests([client, bulk], client, CONVERSATIONS_ALIAS, sync);
+}
