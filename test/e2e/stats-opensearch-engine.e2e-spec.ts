@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { emptyFilter } from '../../src/conversations/search/conversation-filter';
+import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
 import {

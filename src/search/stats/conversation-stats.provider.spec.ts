@@ -6,7 +6,6 @@ import { loadConfig } from '../../config/config';
 import { CONVERSATION_STATS, ConversationStats, ConversationStatsEngine } from './conversation-stats';
 import { conversationStatsProvider } from './conversation-stats.provider';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
-import { OpenSearchConversationStats } from './opensearch/opensearch-conversation-stats';
 
 /** Stands for the Postgres engine's class: the provider only needs its injection token. */
 class PostgresEngine implements ConversationStatsEngine {
@@ -39,13 +38,6 @@ describe('the stats engine is chosen by SEARCH_BACKEND, as the listing engine is
   it('opensearch: OpenSearch with Postgres as fallback, its client closed when the app stops', async () => {
     const engine = build(OPENSEARCH);
     expect(engine).toBeInstanceOf(FallbackConversationStats);
-    await (engine as unknown as OnApplicationShutdown).onApplicationShutdown();
-  });
-
-  it('opensearch with SEARCH_SYNC_FOR_TESTS: OpenSearch alone, no fallback that could hide a difference', async () => {
-    const engine = build({ ...OPENSEARCH, SEARCH_SYNC_FOR_TESTS: 'true' });
-    expect(engine).toBeInstanceOf(OpenSearchConversationStats);
-    expect(engine).not.toBeInstanceOf(FallbackConversationStats);
     await (engine as unknown as OnApplicationShutdown).onApplicationShutdown();
   });
 });

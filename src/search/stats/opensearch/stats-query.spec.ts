@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConversationFilter, emptyFilter } from '../../../conversations/search/conversation-filter';
+import { ConversationFilter, emptyFilter } from '../../listing/conversation-filter';
 import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
 import { buildFilterQuery } from '../../opensearch/conversation-query';
 import type { StatsQuery } from '../conversation-stats';

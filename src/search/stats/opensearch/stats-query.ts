@@ -1,5 +1,5 @@
-import type { FeedbackKind, ScoreName } from '../../../conversations/search/conversation-filter';
-import { FEEDBACK_KINDS } from '../../../conversations/search/conversation-filter';
+import type { FeedbackKind, ScoreName } from '../../listing/conversation-filter';
+import { FEEDBACK_KINDS } from '../../listing/conversation-filter';
 import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
 import { buildFilterQuery, FEEDBACK_FIELD, SCORE_FIELD } from '../../opensearch/conversation-query';
 import {
