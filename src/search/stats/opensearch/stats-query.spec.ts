@@ -374,9 +374,21 @@ describe('series: one bucket per interval in the zone, empty buckets included, l
 
   // The 25-hour local day of 2026-10-25 in Paris, then two ordinary days.
   const BUCKETS: SeriesBucketStart[] = [
-    { at: new Date('2026-10-24T22:00:00Z'), start: '2026-10-25T00:00:00.000+02:00' },
-    { at: new Date('2026-10-25T23:00:00Z'), start: '2026-10-26T00:00:00.000+01:00' },
-    { at: new Date('2026-10-26T23:00:00Z'), start: '2026-10-27T00:00:00.000+01:00' },
+    {
+      at: new Date('2026-10-24T22:00:00Z'),
+      end: new Date('2026-10-25T23:00:00Z'),
+      start: '2026-10-25T00:00:00.000+02:00',
+    },
+    {
+      at: new Date('2026-10-25T23:00:00Z'),
+      end: new Date('2026-10-26T23:00:00Z'),
+      start: '2026-10-26T00:00:00.000+01:00',
+    },
+    {
+      at: new Date('2026-10-26T23:00:00Z'),
+      end: new Date('2026-10-27T23:00:00Z'),
+      start: '2026-10-27T00:00:00.000+01:00',
+    },
   ];
   const histogram = (buckets: object[]) => ({ series: { buckets } });
   const quality = {
