@@ -13,7 +13,8 @@ const LEVELS: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 't
  */
 export function createProcessLogger(env: NodeJS.ProcessEnv = process.env): Logger {
   const level = env.LOG_LEVEL && LEVELS.includes(env.LOG_LEVEL) ? env.LOG_LEVEL : 'info';
-  return pino({ level }).child({ context: 'Bootstrap' });
+  // Synchronous writes: a fatal line is out before process.exit, whatever happens next.
+  return pino({ level }, pino.destination({ dest: 1, sync: true })).child({ context: 'Bootstrap' });
 }
 
 /**
@@ -60,7 +61,7 @@ export class NestProcessLogger implements LoggerService {
 export function exitOnFatal(logger: Logger, error: unknown): never {
   const [fields, message] = describeFatal(error);
   logger.fatal(fields, message);
-  // pino writes synchronously to stdout by default: the line is out before the exit.
+  // The process logger writes synchronously (createProcessLogger): the line is out before the exit.
   process.exit(1);
 }
 
