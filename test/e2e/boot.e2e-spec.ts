@@ -16,7 +16,7 @@ describe('npm start (src/main.ts)', () => {
     const port = await freePort();
     const service = startService({ DATABASE_URL: url.toString(), PORT: String(port) });
     try {
-      expect(await waitForReady(port, service.exited)).toBe(true);
+      expect(await waitForReady(port, service.exited, 180_000)).toBe(true);
       const db = new Client({ connectionString: url.toString() });
       await db.connect();
       const { rows } = await db.query('SELECT count(*)::int AS n FROM migrations');
@@ -31,7 +31,7 @@ describe('npm start (src/main.ts)', () => {
       service.child.kill('SIGKILL');
       await dropDatabase(url.toString());
     }
-  }, 90_000);
+  }, 240_000);
 
   it('a bad configuration stops the start with a message naming every bad variable', async () => {
     const service = startService({ PORT: 'eighty', RATE_LIMIT_KEY_MAX: '-1' });
@@ -47,5 +47,5 @@ describe('npm start (src/main.ts)', () => {
       expect.stringMatching(/^PORT: /),
       expect.stringMatching(/^RATE_LIMIT_KEY_MAX: /),
     ]);
-  }, 60_000);
+  }, 240_000);
 });

@@ -17,7 +17,7 @@ import { TEST_RUN_ENV } from '../setup/test-run';
  * no-op when nothing changed) and start node, which must receive the signal and stop cleanly.
  * One file, run in order, so the two scripts never build dist/ at the same time.
  */
-const BUILD_AND_START_MS = 150_000;
+const BUILD_AND_START_MS = 240_000;
 
 function databaseUrl(suffix: string): string {
   const url = new URL(process.env[TEST_RUN_ENV.database]!);
@@ -70,7 +70,7 @@ describe("a supervisor's SIGTERM to `npm start` stops the service gracefully", (
       killAll(npm, pids);
       await dropDatabase(url);
     }
-  }, 200_000);
+  }, 300_000);
 
   it('npm run worker: after SIGTERM to the npm process the worker has exited', async () => {
     const url = databaseUrl('npm_worker');
@@ -93,5 +93,5 @@ describe("a supervisor's SIGTERM to `npm start` stops the service gracefully", (
       killAll(npm, pids);
       await dropDatabase(url);
     }
-  }, 200_000);
+  }, 300_000);
 });
