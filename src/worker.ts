@@ -1,22 +1,35 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
-import { ConfigError, loadConfig } from './config/config';
+import {
+  createProcessLogger,
+  exitOnFatal,
+  logDatabasePrepared,
+  logShutdownSignals,
+  logUncaughtErrors,
+  NestProcessLogger,
+} from './common/logging/process-logger';
+import { loadConfig } from './config/config';
 import { prepareDatabase } from './database/data-source';
 import { WorkerModule } from './worker.module';
 
+// Every line this process prints is JSON, from the first warning to a fatal error.
+const logger = createProcessLogger();
+logUncaughtErrors(logger);
+
 /** `npm run worker`: one more process running the queues (labeling), to scale out `npm start`. */
 async function bootstrap(): Promise<void> {
-  const config = loadConfig({ ...process.env, WORKERS: 'on' }, (message) =>
-    console.error(`warning: ${message}`),
-  );
-  await prepareDatabase(config.databaseUrl);
-  const app = await NestFactory.createApplicationContext(WorkerModule.register(config), { bufferLogs: true });
+  const config = loadConfig({ ...process.env, WORKERS: 'on' }, (message) => logger.warn(message));
+  logger.level = config.logLevel;
+  logDatabasePrepared(logger, await prepareDatabase(config.databaseUrl));
+  const app = await NestFactory.createApplicationContext(WorkerModule.register(config), {
+    bufferLogs: true,
+    logger: new NestProcessLogger(logger),
+  });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
+  logger.info('worker started: processing the queues');
+  logShutdownSignals(logger);
 }
 
-bootstrap().catch((error) => {
-  console.error(error instanceof ConfigError ? error.message : error);
-  process.exit(1);
-});
+bootstrap().catch((error) => exitOnFatal(logger, error));

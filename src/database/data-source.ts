@@ -31,8 +31,11 @@ function databaseName(url: string): string {
   return name;
 }
 
-/** Creates the database named in `url` when it does not exist (connecting to the `postgres` database). */
-export async function ensureDatabase(url: string): Promise<void> {
+/**
+ * Creates the database named in `url` when it does not exist (connecting to the `postgres`
+ * database). True when this call created it.
+ */
+export async function ensureDatabase(url: string): Promise<boolean> {
   const name = databaseName(url);
   const admin = new URL(url);
   admin.pathname = '/postgres';
@@ -43,11 +46,13 @@ export async function ensureDatabase(url: string): Promise<void> {
     if (!rowCount) {
       try {
         await client.query(`CREATE DATABASE "${name}"`);
+        return true;
       } catch (error) {
         // Another instance created it at the same moment.
         if ((error as { code?: string }).code !== '42P04') throw error;
       }
     }
+    return false;
   } finally {
     await client.end();
   }
@@ -69,12 +74,19 @@ export async function dropDatabase(url: string): Promise<void> {
 
 const MIGRATION_LOCK = 716_220_001;
 
+/** What preparing the database did, for the start-up log. */
+export interface PreparedDatabase {
+  database: string;
+  created: boolean;
+  migrationsApplied: string[];
+}
+
 /**
  * Creates the database if missing and applies pending migrations, under an advisory lock so
  * that instances starting together apply each migration once.
  */
-export async function prepareDatabase(url: string): Promise<string[]> {
-  await ensureDatabase(url);
+export async function prepareDatabase(url: string): Promise<PreparedDatabase> {
+  const created = await ensureDatabase(url);
   const lock = new Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   await lock.connect();
   try {
@@ -83,7 +95,7 @@ export async function prepareDatabase(url: string): Promise<string[]> {
     await dataSource.initialize();
     try {
       const applied = await dataSource.runMigrations({ transaction: 'each' });
-      return applied.map((m) => m.name);
+      return { database: databaseName(url), created, migrationsApplied: applied.map((m) => m.name) };
     } finally {
       await dataSource.destroy();
     }

@@ -1,51 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Client } from 'pg';
 import { dropDatabase } from '../../src/database/data-source';
+import { freePort, jsonLines, startEntryPoint, waitForReady } from '../setup/service-process';
 import { TEST_RUN_ENV } from '../setup/test-run';
 
 /** The real entry point (src/main.ts), as `npm start` runs it, in a child process. */
-function startService(env: Record<string, string>): {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: string | null }>;
-} {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: `${__dirname}/../..`,
-    env: { ...process.env, LOG_LEVEL: 'info', WORKERS: 'off', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { child, output: () => output, exited };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForReady(port: number, exited: Promise<unknown>): Promise<boolean> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  for (let i = 0; i < 240 && !gone; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
-      if (res.status === 200) return true;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return false;
+function startService(env: Record<string, string>) {
+  return startEntryPoint('src/main.ts', env);
 }
 
 describe('npm start (src/main.ts)', () => {
@@ -56,7 +16,7 @@ describe('npm start (src/main.ts)', () => {
     const port = await freePort();
     const service = startService({ DATABASE_URL: url.toString(), PORT: String(port) });
     try {
-      expect(await waitForReady(port, service.exited)).toBe(true);
+      expect(await waitForReady(port, service.exited, 180_000)).toBe(true);
       const db = new Client({ connectionString: url.toString() });
       await db.connect();
       const { rows } = await db.query('SELECT count(*)::int AS n FROM migrations');
@@ -71,7 +31,7 @@ describe('npm start (src/main.ts)', () => {
       service.child.kill('SIGKILL');
       await dropDatabase(url.toString());
     }
-  }, 90_000);
+  }, 240_000);
 
   it('a bad configuration stops the start with a message naming every bad variable', async () => {
     const service = startService({ PORT: 'eighty', RATE_LIMIT_KEY_MAX: '-1' });
@@ -79,5 +39,13 @@ describe('npm start (src/main.ts)', () => {
     expect(exit.code).toBe(1);
     expect(service.output()).toMatch(/PORT/);
     expect(service.output()).toMatch(/RATE_LIMIT_KEY_MAX/);
-  }, 60_000);
+    // One fatal JSON line, each bad variable one entry of its problems.
+    const [fatal, ...others] = jsonLines(service.output());
+    expect(others).toEqual([]);
+    expect(fatal).toMatchObject({ level: 60, msg: expect.stringMatching(/^invalid configuration: /) });
+    expect(fatal.problems).toEqual([
+      expect.stringMatching(/^PORT: /),
+      expect.stringMatching(/^RATE_LIMIT_KEY_MAX: /),
+    ]);
+  }, 240_000);
 });
