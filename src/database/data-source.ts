@@ -31,45 +31,43 @@ function databaseName(url: string): string {
   return name;
 }
 
+/** Runs `work` with a client of the cluster's `postgres` database (creating or dropping `url`'s). */
+async function withAdminClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /**
  * Creates the database named in `url` when it does not exist (connecting to the `postgres`
  * database). True when this call created it.
  */
 export async function ensureDatabase(url: string): Promise<boolean> {
   const name = databaseName(url);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
+  return withAdminClient(url, async (client) => {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!rowCount) {
-      try {
-        await client.query(`CREATE DATABASE "${name}"`);
-        return true;
-      } catch (error) {
-        // Another instance created it at the same moment.
-        if ((error as { code?: string }).code !== '42P04') throw error;
-      }
+    if (rowCount) return false;
+    try {
+      await client.query(`CREATE DATABASE "${name}"`);
+      return true;
+    } catch (error) {
+      // Another instance created it at the same moment.
+      if ((error as { code?: string }).code !== '42P04') throw error;
+      return false;
     }
-    return false;
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** Drops the database named in `url` (tests only). */
 export async function dropDatabase(url: string): Promise<void> {
   const name = databaseName(url);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
+  await withAdminClient(url, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
 const MIGRATION_LOCK = 716_220_001;

@@ -58,21 +58,7 @@ export class PageImportsRepository {
 
   /** Inserts a running import; throws a unique violation (isRunningImportConflict) when the site already has one. */
   async insertRunning(row: NewImport, manager: EntityManager): Promise<PageImportRecord> {
-    const rows = await manager.query(
-      `INSERT INTO page_imports (id, organization_id, site_id, state, started_by, api_key_id, sitemap_url, sitemap_given, counts)
-       VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-      [
-        row.id,
-        row.organizationId,
-        row.siteId,
-        row.startedBy,
-        row.apiKeyId,
-        row.sitemapUrl,
-        row.sitemapGiven,
-        JSON.stringify(row.counts),
-      ],
-    );
-    return rows[0];
+    return this.insert(row, null, manager);
   }
 
   /** Inserts an import closed at once as failed (it could not be started). */
@@ -81,14 +67,28 @@ export class PageImportsRepository {
     reason: FailureReason,
     manager: EntityManager,
   ): Promise<PageImportRecord> {
+    return this.insert(row, reason, manager);
+  }
+
+  /** Inserts a running import, or (with a failure reason) one closed at once as failed. */
+  private async insert(
+    row: NewImport,
+    failure: FailureReason | null,
+    manager: EntityManager,
+  ): Promise<PageImportRecord> {
+    const closed = failure !== null;
     const rows = await manager.query(
       `INSERT INTO page_imports (id, organization_id, site_id, state, outcome, failure_reason, started_by, api_key_id, sitemap_url, sitemap_given, counts, ended_at)
-       VALUES ($1, $2, $3, 'closed', 'failed', $4, $5, $6, $7, $8, $9, date_trunc('milliseconds', now())) RETURNING ${COLUMNS}`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+               CASE WHEN $4 = 'closed' THEN date_trunc('milliseconds', now()) END)
+       RETURNING ${COLUMNS}`,
       [
         row.id,
         row.organizationId,
         row.siteId,
-        reason,
+        closed ? 'closed' : 'running',
+        closed ? 'failed' : null,
+        failure,
         row.startedBy,
         row.apiKeyId,
         row.sitemapUrl,
