@@ -1,0 +1,468 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../../../common/errors/api-error';
+import {
+  ConversationFilter,
+  hasLabelFilter,
+  ScoreName,
+} from '../../../conversations/search/conversation-filter';
+import type { Statement } from '../../../conversations/search/postgres/conversation-sql';
+import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
+import {
+  ConversationStats,
+  ConversationStatsEngine,
+  FacetCounts,
+  MAX_FACET_VALUES,
+  ScoreSummary,
+  SeriesBucket,
+  StatsFacet,
+  StatsQuery,
+} from '../conversation-stats';
+import { histogramBins, innerEdges } from '../histogram-bins';
+import { formatBucketStart, seriesBucketStarts } from '../series-buckets';
+import {
+  cellsSql,
+  dailySql,
+  filterOver,
+  histogramSql,
+  hourlySeriesSql,
+  KIND,
+  labelBitsSql,
+  scoreEdgeSql,
+  seriesSql,
+  straddleSql,
+  TimeRange,
+} from './stats-sql';
+
+export interface StatsTuning {
+  /** Each stats statement is cancelled after this long (SET LOCAL statement_timeout): a 503. */
+  statementTimeoutMs: number;
+  /** Whether requests the rollups can answer use them (false: always the exact scan). */
+  useRollups: boolean;
+}
+
+export const DEFAULT_STATS_TUNING: StatsTuning = { statementTimeoutMs: 15_000, useRollups: true };
+
+/** Retry-After of the 503 a cancelled stats statement gives. */
+const TIMEOUT_RETRY_AFTER_SECONDS = 5;
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+interface ScorePartial {
+  n: number;
+  sum: number;
+  min: number | null;
+  max: number | null;
+  hist: number[];
+}
+
+interface SeriesPartial {
+  n: number;
+  labeled: number;
+  scores: Partial<Record<ScoreName, { n: number; sum: number }>>;
+}
+
+/** Mergeable aggregates of one part of the matching rows (a time range, by one plan). */
+interface StatsPart {
+  total: number;
+  facets: Map<StatsFacet, Map<string, number>>;
+  scores: Map<ScoreName, ScorePartial>;
+  series: SeriesPartial[];
+}
+
+/** Which plan answered (for the bench and the docs). */
+export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan';
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+/**
+ * The Postgres statistics engine (docs/statistics.md). Exact, two plans:
+ * - rollup: a filter with no condition besides the creation-time window is summed from the
+ *   daily rollups over the whole UTC days of the window (series from the hourly ones when the
+ *   buckets start on UTC hours), the partial days at its ends are scanned; min/max are read
+ *   from the score indexes starting at the rollup's first/last non-empty bin;
+ * - scan: any other filter is aggregated over the matching rows (the listing's own filter SQL,
+ *   on the covering index's columns).
+ * Everything is read in one REPEATABLE READ transaction: the parts are one snapshot, `asOf`.
+ */
+@Injectable()
+export class PostgresConversationStats implements ConversationStatsEngine {
+  tuning: StatsTuning = { ...DEFAULT_STATS_TUNING };
+  /** The plan of the last answer (bench and tests read it). */
+  lastPlan: StatsPlan = 'scan';
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
+    try {
+      return await this.dataSource.transaction('REPEATABLE READ', async (m) => {
+        await m.query(`SET TRANSACTION READ ONLY`);
+        await m.query(
+          `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(this.tuning.statementTimeoutMs))}`,
+        );
+        await m.query(`SET LOCAL jit = off`);
+        // The first statement takes the snapshot: everything below is as of this instant.
+        const [{ as_of }] = (await m.query(`SELECT clock_timestamp() AS as_of`)) as Array<{ as_of: Date }>;
+        return this.answer(m, siteId, query, as_of);
+      });
+    } catch (error) {
+      // 57014: statement_timeout (or a cancel): a clean 503, never a 500.
+      if ((error as { code?: string })?.code === '57014')
+        throw new ApiError(
+          'service_unavailable',
+          'The statistics took too long to compute; retry later or narrow the filters.',
+          { headers: { 'Retry-After': String(TIMEOUT_RETRY_AFTER_SECONDS) } },
+        );
+      throw error;
+    }
+  }
+
+  private async answer(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    asOf: Date,
+  ): Promise<ConversationStats> {
+    const starts = query.series ? seriesBucketStarts(query.series)! : [];
+    const startDates = starts.map((s) => s.toJSDate());
+    const parts: StatsPart[] = [];
+    const plan = this.tuning.useRollups ? rollupRanges(query.filter) : undefined;
+    if (plan) {
+      const hourAligned = startDates.every((d) => d.getTime() % HOUR_MS === 0);
+      parts.push(await this.rollup(m, siteId, query, plan.days, startDates, hourAligned));
+      for (const edge of plan.edges) parts.push(await this.scan(m, siteId, query, edge, startDates, true));
+      this.lastPlan = plan.edges.length ? 'rollup+scan' : 'rollup';
+    } else {
+      parts.push(
+        await this.scan(m, siteId, query, { from: query.filter.from, to: query.filter.to }, startDates, true),
+      );
+      this.lastPlan = 'scan';
+    }
+    return finish(query, merge(query, parts, starts.length), starts, asOf);
+  }
+
+  // ---- Scan plan ------------------------------------------------------------------------
+
+  private async scan(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    range: TimeRange,
+    starts: Date[],
+    withSeries: boolean,
+  ): Promise<StatsPart> {
+    const part = emptyPartial(query, starts.length);
+    const filter = query.filter;
+    const cells = cellsSql(filterOver(siteId, filter, range), query.facets, query.scores);
+    const rows = await run(m, cells.statement);
+    for (const row of rows) {
+      const n = num(row.n);
+      part.total += n;
+      let g = 0;
+      for (const facet of query.facets) {
+        if (facet === 'labels') continue;
+        if (facet === 'feedback') {
+          if (row[`g${cells.groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
+          if (row[`g${cells.groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
+          continue;
+        }
+        add(part, facet, String(row[`g${g}`]), n);
+        g++;
+      }
+      for (const name of query.scores) {
+        const s = part.scores.get(name)!;
+        s.n += num(row[`${name}_n`]);
+        s.sum += num(row[`${name}_sum`]);
+        s.min = lowest(s.min, row[`${name}_min`]);
+        s.max = highest(s.max, row[`${name}_max`]);
+      }
+    }
+    if (query.facets.includes('labels')) {
+      for (const row of await run(m, labelBitsSql(filterOver(siteId, filter, range))))
+        add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
+    }
+    if (query.scores.length) {
+      const rows = await run(
+        m,
+        histogramSql(filterOver(siteId, filter, range), query.scores, innerEdges(query.bins)),
+      );
+      for (const row of rows) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
+    }
+    if (withSeries && starts.length) await this.scanSeries(m, siteId, query, range, starts, part);
+    return part;
+  }
+
+  private async scanSeries(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    range: TimeRange,
+    starts: Date[],
+    part: StatsPart,
+  ): Promise<void> {
+    const rows = await run(m, seriesSql(filterOver(siteId, query.filter, range), query.scores, starts));
+    for (const row of rows) addSeries(part, query.scores, num(row.b) - 1, row);
+  }
+
+  // ---- Rollup plan ----------------------------------------------------------------------
+
+  private async rollup(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    days: { from?: string; to?: string },
+    starts: Date[],
+    hourAligned: boolean,
+  ): Promise<StatsPart> {
+    const part = emptyPartial(query, starts.length);
+    const kinds: number[] = [
+      KIND.all,
+      ...query.facets.map((f) => KIND[f]),
+      ...query.scores.map((s) => KIND[s]),
+    ];
+    const bins = new Map<ScoreName, Map<number, { n: number; sum: number }>>(
+      query.scores.map((s) => [s, new Map()]),
+    );
+    for (const row of await run(m, dailySql(siteId, days, kinds))) {
+      const kind = num(row.kind);
+      const n = num(row.n);
+      if (kind === KIND.all) part.total += n;
+      else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
+      else if (kind >= KIND.quality) {
+        const name = (['quality', 'service', 'trust'] as const)[kind - KIND.quality];
+        bins.get(name)!.set(Number(row.key), { n, sum: num(row.total) });
+      } else {
+        const facet = (Object.keys(KIND) as Array<keyof typeof KIND>).find(
+          (k) => KIND[k] === kind,
+        ) as StatsFacet;
+        add(part, facet, String(row.key), n);
+      }
+    }
+    const range: TimeRange = {
+      ...(days.from !== undefined ? { from: `${days.from}T00:00:00Z` } : {}),
+      ...(days.to !== undefined ? { to: `${days.to}T00:00:00Z` } : {}),
+    };
+    for (const name of query.scores) {
+      const s = part.scores.get(name)!;
+      const present = [...bins.get(name)!.entries()].filter(([, b]) => b.n > 0).sort((a, b) => a[0] - b[0]);
+      const straddling: Array<{ lo: number; hi: number; last: boolean }> = [];
+      for (const [j, b] of present) {
+        s.n += b.n;
+        s.sum += b.sum;
+        const lo = j / 100;
+        const hi = (j + 1) / 100;
+        const k = binIndex(lo, query.bins);
+        // The 0.01 bin lies in one asked bin when that bin ends at or after the 0.01 bin's end.
+        if (k === query.bins - 1 || (k + 1) / query.bins >= hi) s.hist[k] += b.n;
+        else straddling.push({ lo, hi, last: j === 99 });
+      }
+      if (straddling.length) {
+        const rows = await run(m, straddleSql(siteId, name, range, straddling, innerEdges(query.bins)));
+        for (const row of rows) s.hist[num(row.b)] += num(row.n);
+      }
+      if (present.length) {
+        const first = present[0][0];
+        const last = present[present.length - 1][0];
+        const [min] = await run(m, scoreEdgeSql(siteId, name, range, 'min', first / 100));
+        const [max] = await run(
+          m,
+          scoreEdgeSql(siteId, name, range, 'max', last === 99 ? 1 : (last + 1) / 100),
+        );
+        s.min = lowest(s.min, min?.v);
+        s.max = highest(s.max, max?.v);
+      }
+    }
+    if (starts.length) {
+      if (hourAligned) {
+        for (const row of await run(m, hourlySeriesSql(siteId, range, starts)))
+          addSeries(part, query.scores, num(row.b) - 1, row);
+      } else {
+        // Buckets that start inside an hour (zones with :30 / :45 offsets): scan the range.
+        await this.scanSeries(m, siteId, query, range, starts, part);
+      }
+    }
+    return part;
+  }
+}
+
+async function run(m: EntityManager, statement: Statement): Promise<Array<Record<string, unknown>>> {
+  return (await m.query(statement.text, statement.values)) as Array<Record<string, unknown>>;
+}
+
+/** The bin of a value (comparison with the edges k/bins, as width_bucket does). */
+function binIndex(value: number, bins: number): number {
+  let k = Math.min(bins - 1, Math.floor(value * bins));
+  while (k > 0 && value < k / bins) k--;
+  while (k < bins - 1 && value >= (k + 1) / bins) k++;
+  return k;
+}
+
+/**
+ * When the rollups can answer: no condition besides the creation-time window. The window's
+ * whole UTC days come from the daily rollups; the partial days at its ends are scanned.
+ */
+export function rollupRanges(
+  filter: ConversationFilter,
+): { days: { from?: string; to?: string }; edges: TimeRange[] } | undefined {
+  const onlyWindow =
+    !filter.channel &&
+    !filter.language &&
+    !filter.agentId &&
+    !filter.feedback &&
+    !filter.labelStatus &&
+    filter.keywords.length === 0 &&
+    !hasLabelFilter(filter);
+  if (!onlyWindow) return undefined;
+  const from = filter.from !== undefined ? new Date(filter.from).getTime() : undefined;
+  const to = filter.to !== undefined ? new Date(filter.to).getTime() : undefined;
+  const a = from !== undefined ? Math.ceil(from / DAY_MS) * DAY_MS : undefined;
+  const b = to !== undefined ? Math.floor(to / DAY_MS) * DAY_MS : undefined;
+  if (a !== undefined && b !== undefined && a >= b) return undefined; // no whole day: scan it all
+  const iso = (t: number) => new Date(t).toISOString();
+  const day = (t: number) => iso(t).slice(0, 10);
+  const edges: TimeRange[] = [];
+  if (from !== undefined && a! > from) edges.push({ from: filter.from, to: iso(a!) });
+  if (to !== undefined && b! < to) edges.push({ from: iso(b!), to: filter.to });
+  return {
+    days: { ...(a !== undefined ? { from: day(a) } : {}), ...(b !== undefined ? { to: day(b) } : {}) },
+    edges,
+  };
+}
+
+function emptyPartial(query: StatsQuery, buckets: number): StatsPart {
+  return {
+    total: 0,
+    facets: new Map(query.facets.map((f) => [f, new Map()])),
+    scores: new Map(
+      query.scores.map((s) => [
+        s,
+        { n: 0, sum: 0, min: null, max: null, hist: new Array(query.bins).fill(0) },
+      ]),
+    ),
+    series: Array.from({ length: buckets }, () => ({
+      n: 0,
+      labeled: 0,
+      scores: Object.fromEntries(query.scores.map((s) => [s, { n: 0, sum: 0 }])),
+    })),
+  };
+}
+
+function add(part: StatsPart, facet: StatsFacet, value: string, n: number): void {
+  const values = part.facets.get(facet);
+  if (!values || n === 0) return;
+  values.set(value, (values.get(value) ?? 0) + n);
+}
+
+function addSeries(part: StatsPart, scores: ScoreName[], bucket: number, row: Record<string, unknown>): void {
+  const b = part.series[bucket];
+  if (!b) return;
+  b.n += num(row.n);
+  b.labeled += num(row.labeled);
+  for (const name of scores) {
+    b.scores[name]!.n += num(row[`${name}_n`]);
+    b.scores[name]!.sum += num(row[`${name}_sum`]);
+  }
+}
+
+const lowest = (a: number | null, b: unknown): number | null =>
+  b === null || b === undefined ? a : a === null ? Number(b) : Math.min(a, Number(b));
+const highest = (a: number | null, b: unknown): number | null =>
+  b === null || b === undefined ? a : a === null ? Number(b) : Math.max(a, Number(b));
+
+function merge(query: StatsQuery, parts: StatsPart[], buckets: number): StatsPart {
+  const out = emptyPartial(query, buckets);
+  for (const p of parts) {
+    out.total += p.total;
+    for (const [facet, values] of p.facets) for (const [v, n] of values) add(out, facet, v, n);
+    for (const [name, s] of p.scores) {
+      const o = out.scores.get(name)!;
+      o.n += s.n;
+      o.sum += s.sum;
+      o.min = lowest(o.min, s.min);
+      o.max = highest(o.max, s.max);
+      s.hist.forEach((n, i) => (o.hist[i] += n));
+    }
+    p.series.forEach((b, i) => {
+      const o = out.series[i];
+      o.n += b.n;
+      o.labeled += b.labeled;
+      for (const name of query.scores) {
+        o.scores[name]!.n += b.scores[name]!.n;
+        o.scores[name]!.sum += b.scores[name]!.sum;
+      }
+    });
+  }
+  return out;
+}
+
+/** Unicode code point order (JS `<` compares UTF-16 code units, which differs above U+FFFF). */
+export function compareCodePoints(a: string, b: string): number {
+  const x = Array.from(a);
+  const y = Array.from(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** Count descending, then value ascending by code points; at most MAX_FACET_VALUES, the rest in `other`. */
+export function facetCounts(values: Map<string, number>): FacetCounts {
+  const sorted = [...values.entries()]
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1] || compareCodePoints(a[0], b[0]));
+  return {
+    values: sorted.slice(0, MAX_FACET_VALUES).map(([value, count]) => ({ value, count })),
+    other: sorted.slice(MAX_FACET_VALUES).reduce((s, [, n]) => s + n, 0),
+  };
+}
+
+function finish(
+  query: StatsQuery,
+  part: StatsPart,
+  starts: ReturnType<typeof seriesBucketStarts>,
+  asOf: Date,
+): ConversationStats {
+  const out: ConversationStats = { total: part.total, asOf };
+  if (query.facets.length)
+    out.facets = Object.fromEntries(query.facets.map((f) => [f, facetCounts(part.facets.get(f)!)]));
+  if (query.scores.length) {
+    const bins = histogramBins(query.bins);
+    out.scores = Object.fromEntries(
+      query.scores.map((name): [ScoreName, ScoreSummary] => {
+        const s = part.scores.get(name)!;
+        return [
+          name,
+          {
+            count: s.n,
+            mean: s.n ? s.sum / s.n : null,
+            min: s.n ? s.min : null,
+            max: s.n ? s.max : null,
+            histogram: bins.map((b, i) => ({ from: b.from, to: b.to, count: s.hist[i] })),
+          },
+        ];
+      }),
+    );
+  }
+  if (query.series) {
+    out.series = (starts ?? []).map((start, i): SeriesBucket => {
+      const b = part.series[i];
+      return {
+        start: formatBucketStart(start),
+        count: b.n,
+        labeled: b.labeled,
+        ...(query.scores.length
+          ? {
+              scores: Object.fromEntries(
+                query.scores.map((name) => {
+                  const s = b.scores[name]!;
+                  return [name, s.n ? s.sum / s.n : null];
+                }),
+              ),
+            }
+          : {}),
+      };
+    });
+  }
+  return out;
+}
