@@ -7,7 +7,7 @@ import {
   StatsQuery,
   StatsSeriesRequest,
 } from '../search/stats/conversation-stats';
-import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBucketStarts } from '../search/stats/series-buckets';
+import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBuckets } from '../search/stats/series-buckets';
 
 /** The parameters stats adds to the listing's filters (analytics-v1.md §1). */
 export const STATS_PARAMS = {
@@ -77,7 +77,7 @@ export function parseStatsQuery(query: Record<string, unknown>, now: Date): Stat
         from: new Date(filter.from),
         to: filter.to !== undefined ? new Date(filter.to) : now,
       };
-      if (seriesBucketStarts(series, MAX_SERIES_BUCKETS) === null) {
+      if (seriesBuckets(series, MAX_SERIES_BUCKETS) === null) {
         faults.push({
           code: 'too_many_buckets',
           detail: `the series from ${filter.from} to ${filter.to ?? 'now'} would have more than ${MAX_SERIES_BUCKETS} ${v.interval} buckets; use a longer interval or a shorter window.`,

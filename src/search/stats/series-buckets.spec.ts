@@ -1,38 +1,33 @@
 import { binOf, histogramBins, innerEdges } from './histogram-bins';
-import {
-  canonicalTimezone,
-  formatBucketStart,
-  MAX_SERIES_BUCKETS,
-  seriesBucketStarts,
-} from './series-buckets';
+import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBuckets } from './series-buckets';
 
 const starts = (interval: 'hour' | 'day' | 'week' | 'month', timezone: string, from: string, to: string) =>
-  seriesBucketStarts({ interval, timezone, from: new Date(from), to: new Date(to) })?.map(formatBucketStart);
+  seriesBuckets({ interval, timezone, from: new Date(from), to: new Date(to) })?.map((b) => b.start);
 
 describe('series buckets start at local midnight / Monday / the 1st in the timezone, with its offset', () => {
   it('a local day across the end of summer time lasts 25 hours (Europe/Paris)', () => {
-    const days = seriesBucketStarts({
+    const days = seriesBuckets({
       interval: 'day',
       timezone: 'Europe/Paris',
       from: new Date('2026-10-24T12:00:00Z'),
       to: new Date('2026-10-26T12:00:00Z'),
     })!;
-    expect(days.map(formatBucketStart)).toEqual([
+    expect(days.map((b) => b.start)).toEqual([
       '2026-10-24T00:00:00.000+02:00',
       '2026-10-25T00:00:00.000+02:00',
       '2026-10-26T00:00:00.000+01:00',
     ]);
-    expect(days[2].toMillis() - days[1].toMillis()).toBe(25 * 3_600_000);
+    expect(days[2].at.getTime() - days[1].at.getTime()).toBe(25 * 3_600_000);
   });
 
   it('a local day at the start of summer time lasts 23 hours', () => {
-    const days = seriesBucketStarts({
+    const days = seriesBuckets({
       interval: 'day',
       timezone: 'Europe/Paris',
       from: new Date('2026-03-28T12:00:00Z'),
       to: new Date('2026-03-30T00:00:00Z'),
     })!;
-    expect(days[2].toMillis() - days[1].toMillis()).toBe(23 * 3_600_000);
+    expect(days[2].at.getTime() - days[1].at.getTime()).toBe(23 * 3_600_000);
   });
 
   it('weeks start on Monday (ISO week), months on the 1st', () => {

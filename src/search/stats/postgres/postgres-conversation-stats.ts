@@ -19,7 +19,7 @@ import {
   StatsQuery,
 } from '../conversation-stats';
 import { histogramBins, innerEdges } from '../histogram-bins';
-import { formatBucketStart, seriesBucketStarts } from '../series-buckets';
+import { SeriesBucketStart, seriesBuckets } from '../series-buckets';
 import {
   cellsSql,
   dailySql,
@@ -123,8 +123,8 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     query: StatsQuery,
     asOf: Date,
   ): Promise<ConversationStats> {
-    const starts = query.series ? seriesBucketStarts(query.series)! : [];
-    const startDates = starts.map((s) => s.toJSDate());
+    const starts = query.series ? seriesBuckets(query.series)! : [];
+    const startDates = starts.map((s) => s.at);
     const parts: StatsPart[] = [];
     const plan = this.tuning.useRollups ? rollupRanges(query.filter) : undefined;
     if (plan) {
@@ -420,7 +420,7 @@ export function facetCounts(values: Map<string, number>): FacetCounts {
 function finish(
   query: StatsQuery,
   part: StatsPart,
-  starts: ReturnType<typeof seriesBucketStarts>,
+  starts: SeriesBucketStart[],
   asOf: Date,
 ): ConversationStats {
   const out: ConversationStats = { total: part.total, asOf };
@@ -445,10 +445,10 @@ function finish(
     );
   }
   if (query.series) {
-    out.series = (starts ?? []).map((start, i): SeriesBucket => {
+    out.series = starts.map((bucket, i): SeriesBucket => {
       const b = part.series[i];
       return {
-        start: formatBucketStart(start),
+        start: bucket.start,
         count: b.n,
         labeled: b.labeled,
         ...(query.scores.length
