@@ -5,33 +5,42 @@ const BIN_EDGES = `ARRAY[${Array.from({ length: 99 }, (_, k) => String((k + 1) /
 /** Tokens of taxonomy v1.1 in label_bits (a later taxonomy replaces these functions in its migration). */
 const LABEL_BITS = 32;
 
-/** The rollup rows of a set of conversation rows `c` carrying a `sign` (+1 added, -1 removed). */
-function dailyUpsert(changed: string): string {
+/** (kind, key, n) rows of a set of conversation rows `c` carrying a `sign` (+1 added, -1 removed). */
+function contributions(changed: string): string {
   return `
-    INSERT INTO conversation_stats_daily AS d (site_id, day, kind, key, n, total)
-    SELECT site_id, day, kind, key, sum(sign), coalesce(sum(sign * v::numeric), 0)
-    FROM (
-      SELECT c.sign, c.site_id, (c.created_at AT TIME ZONE 'UTC')::date AS day, k.kind, k.key, k.v
-      FROM (${changed}) c
-      CROSS JOIN LATERAL (
-        SELECT 0::smallint, ''::text, NULL::float8
-        UNION ALL SELECT 1, c.channel, NULL
-        UNION ALL SELECT 2, c.language, NULL
-        UNION ALL SELECT 3, c.agent_id, NULL
-        UNION ALL SELECT 4, c.label_status, NULL
-        UNION ALL SELECT 5, 'positive', NULL WHERE c.feedback_positive > 0
-        UNION ALL SELECT 5, 'negative', NULL WHERE c.feedback_negative > 0
-        UNION ALL SELECT 6, b::text, NULL FROM generate_series(0, ${LABEL_BITS - 1}) b
-          WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
-        UNION ALL SELECT 7, (width_bucket(c.score_quality, ${BIN_EDGES}))::text, c.score_quality WHERE c.score_quality IS NOT NULL
-        UNION ALL SELECT 8, (width_bucket(c.score_service, ${BIN_EDGES}))::text, c.score_service WHERE c.score_service IS NOT NULL
-        UNION ALL SELECT 9, (width_bucket(c.score_trust, ${BIN_EDGES}))::text, c.score_trust WHERE c.score_trust IS NOT NULL
-      ) k(kind, key, v)
-    ) x
-    GROUP BY site_id, day, kind, key
-    HAVING sum(sign) <> 0 OR coalesce(sum(sign * v::numeric), 0) <> 0
-    ORDER BY site_id, day, kind, key
-    ON CONFLICT (site_id, day, kind, key) DO UPDATE SET n = d.n + excluded.n, total = d.total + excluded.total`;
+    SELECT c.sign, c.site_id, (c.created_at AT TIME ZONE 'UTC')::date AS day, k.kind, k.key
+    FROM (${changed}) c
+    CROSS JOIN LATERAL (
+      SELECT 0::smallint, ''::text
+      UNION ALL SELECT 1, c.channel
+      UNION ALL SELECT 2, c.language
+      UNION ALL SELECT 3, c.agent_id
+      UNION ALL SELECT 4, c.label_status
+      UNION ALL SELECT 5, 'positive' WHERE c.feedback_positive > 0
+      UNION ALL SELECT 5, 'negative' WHERE c.feedback_negative > 0
+      UNION ALL SELECT 6, b::text FROM generate_series(0, ${LABEL_BITS - 1}) b
+        WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
+      UNION ALL SELECT 7, (width_bucket(c.score_quality, ${BIN_EDGES}))::text WHERE c.score_quality IS NOT NULL
+      UNION ALL SELECT 8, (width_bucket(c.score_service, ${BIN_EDGES}))::text WHERE c.score_service IS NOT NULL
+      UNION ALL SELECT 9, (width_bucket(c.score_trust, ${BIN_EDGES}))::text WHERE c.score_trust IS NOT NULL
+    ) k(kind, key)`;
+}
+
+/** One statement upserting the daily and per-site rollups from the contributions, in key order. */
+function rollupUpsert(changed: string): string {
+  return `
+    WITH delta AS MATERIALIZED (
+      SELECT site_id, day, kind, key, sum(sign)::int AS n FROM (${contributions(changed)}) x
+      GROUP BY site_id, day, kind, key HAVING sum(sign) <> 0
+    ), daily AS (
+      INSERT INTO conversation_stats_daily AS d (site_id, day, kind, key, n)
+      SELECT site_id, day, kind, key, n FROM delta ORDER BY site_id, day, kind, key
+      ON CONFLICT (site_id, day, kind, key) DO UPDATE SET n = d.n + excluded.n
+    )
+    INSERT INTO conversation_stats_site AS s (site_id, kind, key, n)
+    SELECT site_id, kind, key, sum(n) FROM delta GROUP BY site_id, kind, key HAVING sum(n) <> 0
+    ORDER BY site_id, kind, key
+    ON CONFLICT (site_id, kind, key) DO UPDATE SET n = s.n + excluded.n`;
 }
 
 function hourlyUpsert(changed: string): string {
@@ -68,13 +77,15 @@ const CHANGED = {
  * labeling and relabeling, back-filled createdAt, bulk seeds, deletes):
  *
  * - conversation_stats_daily: per site, UTC day, dimension (`kind`) and value (`key`), the
- *   number of conversations (`n`) and, for the score kinds, the sum of their values (`total`,
- *   numeric so that adding and removing a value never drifts). Kinds: 0 all, 1 channel,
- *   2 language, 3 agent id, 4 label status, 5 feedback kind (at least one rating of it),
- *   6 label token (its bit in label_bits; labeled conversations only), 7/8/9 the
- *   quality/service/trust value's bin of width 0.01 (`width_bucket` over the edges k/100).
+ *   number of conversations (`n`). Kinds: 0 all, 1 channel, 2 language, 3 agent id, 4 label
+ *   status, 5 feedback kind (at least one rating of it), 6 label token (its bit in label_bits;
+ *   labeled conversations only), 7/8/9 the quality/service/trust value's bin of width 0.01
+ *   (`width_bucket` over the edges k/100).
+ * - conversation_stats_site: the same per site, all time (a window covering most of a site's
+ *   days is answered as the site's rows minus the days outside it).
  * - conversation_stats_hourly: per site and UTC hour, conversations, labeled ones, and each
- *   score's count and sum: what a time series sums in a zone whose bucket edges fall on hours.
+ *   score's count and sum (numeric: adding and removing a value never drifts): the score means
+ *   and the time series (in a zone whose bucket edges fall on hours).
  *
  * Statement-level triggers with transition tables: a bulk insert of 50,000 rows updates each
  * rollup row once, not once per row; an update that changes no rolled-up column writes nothing.
@@ -91,9 +102,16 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
         day date NOT NULL,
         kind smallint NOT NULL,
         key text NOT NULL,
-        n bigint NOT NULL,
-        total numeric NOT NULL DEFAULT 0,
+        n integer NOT NULL,
         PRIMARY KEY (site_id, day, kind, key)
+      )`);
+    await q.query(`
+      CREATE TABLE conversation_stats_site (
+        site_id text NOT NULL,
+        kind smallint NOT NULL,
+        key text NOT NULL,
+        n bigint NOT NULL,
+        PRIMARY KEY (site_id, kind, key)
       )`);
     await q.query(`
       CREATE TABLE conversation_stats_hourly (
@@ -113,7 +131,7 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
       await q.query(`
         CREATE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
         BEGIN
-          ${dailyUpsert(changed)};
+          ${rollupUpsert(changed)};
           ${hourlyUpsert(changed)};
           RETURN NULL;
         END $fn$`);
@@ -130,7 +148,7 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
     // Existing rows (the triggers see only later writes; this runs in the migration's transaction).
     await q.query(`SET LOCAL statement_timeout = 0`);
     await q.query(`SET LOCAL work_mem = '256MB'`);
-    await q.query(dailyUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));
+    await q.query(rollupUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));
     await q.query(hourlyUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));
   }
 
@@ -140,6 +158,7 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
     await q.query(`DROP TRIGGER conversation_stats_insert ON conversations`);
     for (const op of Object.keys(CHANGED)) await q.query(`DROP FUNCTION conversation_stats_on_${op}()`);
     await q.query(`DROP TABLE conversation_stats_hourly`);
+    await q.query(`DROP TABLE conversation_stats_site`);
     await q.query(`DROP TABLE conversation_stats_daily`);
   }
 }

@@ -23,12 +23,15 @@ import { SeriesBucketStart, seriesBuckets } from '../series-buckets';
 import {
   cellsSql,
   dailySql,
+  daySpanSql,
   filterOver,
   histogramSql,
   hourlySeriesSql,
   KIND,
   labelBitsSql,
   scoreEdgeSql,
+  scoreSumsSql,
+  siteRollupSql,
   seriesSql,
   straddleSql,
   TimeRange,
@@ -220,40 +223,59 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       ...query.facets.map((f) => KIND[f]),
       ...query.scores.map((s) => KIND[s]),
     ];
-    const bins = new Map<ScoreName, Map<number, { n: number; sum: number }>>(
-      query.scores.map((s) => [s, new Map()]),
-    );
-    for (const row of await run(m, dailySql(siteId, days, kinds))) {
+    const bins = new Map<ScoreName, Map<number, number>>(query.scores.map((s) => [s, new Map()]));
+    const use = (row: Record<string, unknown>, sign: 1 | -1) => {
       const kind = num(row.kind);
-      const n = num(row.n);
+      const n = sign * num(row.n);
       if (kind === KIND.all) part.total += n;
       else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
       else if (kind >= KIND.quality) {
         const name = (['quality', 'service', 'trust'] as const)[kind - KIND.quality];
-        bins.get(name)!.set(Number(row.key), { n, sum: num(row.total) });
+        const b = bins.get(name)!;
+        b.set(Number(row.key), (b.get(Number(row.key)) ?? 0) + n);
       } else {
         const facet = (Object.keys(KIND) as Array<keyof typeof KIND>).find(
           (k) => KIND[k] === kind,
         ) as StatsFacet;
         add(part, facet, String(row.key), n);
       }
+    };
+    // Sum the days inside the window, or the site's all-time rows minus the days outside it,
+    // whichever reads fewer days.
+    const [span] = await run(m, daySpanSql(siteId));
+    if (span?.first) {
+      const first = Date.parse(`${String(span.first)}T00:00:00Z`);
+      const last = Date.parse(`${String(span.last)}T00:00:00Z`) + DAY_MS;
+      const a = Math.max(first, days.from !== undefined ? Date.parse(`${days.from}T00:00:00Z`) : first);
+      const b = Math.min(last, days.to !== undefined ? Date.parse(`${days.to}T00:00:00Z`) : last);
+      const inside = Math.max(0, b - a) / DAY_MS;
+      const outside = (last - first) / DAY_MS - inside;
+      const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+      if (inside > 0 && outside < inside) {
+        for (const row of await run(m, siteRollupSql(siteId, kinds))) use(row, 1);
+        const ranges = [...(a > first ? [{ to: day(a) }] : []), ...(b < last ? [{ from: day(b) }] : [])];
+        if (ranges.length) for (const row of await run(m, dailySql(siteId, ranges, kinds))) use(row, -1);
+      } else if (inside > 0) {
+        for (const row of await run(m, dailySql(siteId, [{ from: day(a), to: day(b) }], kinds))) use(row, 1);
+      }
     }
     const range: TimeRange = {
       ...(days.from !== undefined ? { from: `${days.from}T00:00:00Z` } : {}),
       ...(days.to !== undefined ? { to: `${days.to}T00:00:00Z` } : {}),
     };
+    const sums = query.scores.length ? (await run(m, scoreSumsSql(siteId, range)))[0] : {};
     for (const name of query.scores) {
       const s = part.scores.get(name)!;
-      const present = [...bins.get(name)!.entries()].filter(([, b]) => b.n > 0).sort((a, b) => a[0] - b[0]);
+      s.sum += num(sums[`${name}_sum`]);
+      const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
       const straddling: Array<{ lo: number; hi: number; last: boolean }> = [];
-      for (const [j, b] of present) {
-        s.n += b.n;
-        s.sum += b.sum;
+      for (const [j, n] of present) {
+        s.n += n;
         const lo = j / 100;
         const hi = (j + 1) / 100;
         const k = binIndex(lo, query.bins);
         // The 0.01 bin lies in one asked bin when that bin ends at or after the 0.01 bin's end.
-        if (k === query.bins - 1 || (k + 1) / query.bins >= hi) s.hist[k] += b.n;
+        if (k === query.bins - 1 || (k + 1) / query.bins >= hi) s.hist[k] += n;
         else straddling.push({ lo, hi, last: j === 99 });
       }
       if (straddling.length) {

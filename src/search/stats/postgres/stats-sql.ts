@@ -139,15 +139,57 @@ export const KIND = {
   trust: 9,
 } as const;
 
-/** Rollup: sums of the daily rows of the asked kinds over whole UTC days [fromDay, toDay). */
-export function dailySql(siteId: string, days: { from?: string; to?: string }, kinds: number[]): Statement {
-  const values: unknown[] = [siteId, kinds];
-  const where = ['site_id = $1', 'kind = ANY($2::smallint[])'];
-  if (days.from !== undefined) where.push(`day >= $${values.push(days.from)}::date`);
-  if (days.to !== undefined) where.push(`day < $${values.push(days.to)}::date`);
+/** Rollup: the first and last UTC day the site's daily rollup holds. */
+export function daySpanSql(siteId: string): Statement {
   return {
-    text: `SELECT kind, key, sum(n)::bigint AS n, sum(total)::text AS total FROM conversation_stats_daily
-      WHERE ${where.join(' AND ')} GROUP BY kind, key HAVING sum(n) <> 0`,
+    text: `SELECT min(day)::text AS first, max(day)::text AS last FROM conversation_stats_daily WHERE site_id = $1`,
+    values: [siteId],
+  };
+}
+
+/**
+ * Rollup: per kind and key, the sum over the site's daily rows in the given day ranges
+ * ([from, to), UTC dates; open ends allowed), with `sign` -1 (subtracted from the site's
+ * all-time rows) or +1.
+ */
+export function dailySql(
+  siteId: string,
+  ranges: Array<{ from?: string; to?: string }>,
+  kinds: number[],
+): Statement {
+  const values: unknown[] = [siteId, kinds];
+  const ors = ranges.map((r) => {
+    const where: string[] = [];
+    if (r.from !== undefined) where.push(`day >= $${values.push(r.from)}::date`);
+    if (r.to !== undefined) where.push(`day < $${values.push(r.to)}::date`);
+    return where.length ? `(${where.join(' AND ')})` : 'true';
+  });
+  return {
+    text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_daily
+      WHERE site_id = $1 AND kind = ANY($2::smallint[]) AND (${ors.join(' OR ') || 'false'}) GROUP BY kind, key`,
+    values,
+  };
+}
+
+/** Rollup: the site's all-time rows of the asked kinds. */
+export function siteRollupSql(siteId: string, kinds: number[]): Statement {
+  return {
+    text: `SELECT kind, key, n FROM conversation_stats_site WHERE site_id = $1 AND kind = ANY($2::smallint[]) AND n <> 0`,
+    values: [siteId, kinds],
+  };
+}
+
+/** Rollup: each score's count and exact sum over [from, to) from the hourly rows. */
+export function scoreSumsSql(siteId: string, range: TimeRange): Statement {
+  const values: unknown[] = [siteId];
+  const where = ['site_id = $1'];
+  if (range.from !== undefined) where.push(`hour >= $${values.push(range.from)}::timestamptz`);
+  if (range.to !== undefined) where.push(`hour < $${values.push(range.to)}::timestamptz`);
+  return {
+    text: `SELECT sum(quality_n)::bigint AS quality_n, sum(quality_sum)::text AS quality_sum,
+      sum(service_n)::bigint AS service_n, sum(service_sum)::text AS service_sum,
+      sum(trust_n)::bigint AS trust_n, sum(trust_sum)::text AS trust_sum
+      FROM conversation_stats_hourly WHERE ${where.join(' AND ')}`,
     values,
   };
 }
