@@ -104,6 +104,10 @@ export class PostgresConversationStats implements ConversationStatsEngine {
           `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(this.tuning.statementTimeoutMs))}`,
         );
         await m.query(`SET LOCAL jit = off`);
+        // A scan of a large share of a site aggregates hundreds of thousands of rows: let it hash
+        // in memory and use parallel workers where there are idle cores.
+        await m.query(`SET LOCAL work_mem = '64MB'`);
+        await m.query(`SET LOCAL max_parallel_workers_per_gather = 2`);
         // The first statement takes the snapshot: everything below is as of this instant.
         const [{ as_of }] = (await m.query(`SELECT clock_timestamp() AS as_of`)) as Array<{ as_of: Date }>;
         return this.answer(m, siteId, query, as_of);
@@ -189,7 +193,9 @@ export class PostgresConversationStats implements ConversationStatsEngine {
         m,
         histogramSql(filterOver(siteId, filter, range), query.scores, innerEdges(query.bins)),
       );
-      for (const row of rows) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
+      // Rows without that score form the set's NULL bucket.
+      for (const row of rows)
+        if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
     }
     if (withSeries && starts.length) await this.scanSeries(m, siteId, query, range, starts, part);
     return part;

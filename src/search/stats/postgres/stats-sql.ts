@@ -60,7 +60,7 @@ export function cellsSql(
     const c = SCORE_COLUMN[name];
     aggregates.push(
       `count(${c})::bigint AS ${name}_n`,
-      `sum(${c}::numeric)::text AS ${name}_sum`,
+      `sum(${c}) AS ${name}_sum`,
       `min(${c}) AS ${name}_min`,
       `max(${c}) AS ${name}_max`,
     );
@@ -88,16 +88,23 @@ export function labelBitsSql(sql: FilterSql): Statement {
   };
 }
 
-/** Scan: each asked score's histogram (`width_bucket` over the inner edges: bin index 0 … bins-1). */
+/**
+ * Scan: each asked score's histogram (`width_bucket` over the inner edges: bin index 0 …
+ * bins-1), all scores in one pass over the matches (grouping sets).
+ */
 export function histogramSql(sql: FilterSql, scores: ScoreName[], edges: number[]): Statement {
   const p = sql.params;
   const e = p.add(edges, '::float8[]');
-  const parts = scores.map(
-    (name, i) =>
-      `SELECT ${i} AS s, width_bucket(${SCORE_COLUMN[name]}, ${e}) AS b, count(*)::bigint AS n FROM conversations
-       WHERE ${whereAll(sql)} AND ${SCORE_COLUMN[name]} IS NOT NULL GROUP BY 2`,
-  );
-  return { text: parts.join(' UNION ALL '), values: p.values };
+  const columns = scores.map((name, i) => `width_bucket(${SCORE_COLUMN[name]}, ${e}) AS b${i}`);
+  const sets = scores.map((_, i) => `(b${i})`);
+  const which = scores.map((_, i) => `CASE WHEN GROUPING(b${i}) = 0 THEN ${i} END`).join(', ');
+  const bucket = scores.map((_, i) => `b${i}`).join(', ');
+  return {
+    text: `SELECT coalesce(${which}) AS s, coalesce(${bucket}) AS b, count(*)::bigint AS n
+      FROM (SELECT ${columns.join(', ')} FROM conversations WHERE ${whereAll(sql)}) x
+      GROUP BY GROUPING SETS (${sets.join(', ')})`,
+    values: p.values,
+  };
 }
 
 /**
@@ -115,7 +122,7 @@ export function seriesSql(sql: FilterSql, scores: ScoreName[], starts: Date[]): 
     `count(*) FILTER (WHERE label_status = 'labeled')::bigint AS labeled`,
     ...scores.flatMap((name) => [
       `count(${SCORE_COLUMN[name]})::bigint AS ${name}_n`,
-      `sum(${SCORE_COLUMN[name]}::numeric)::text AS ${name}_sum`,
+      `sum(${SCORE_COLUMN[name]}) AS ${name}_sum`,
     ]),
   ];
   return {
