@@ -6,6 +6,8 @@ export const MAX_SERIES_BUCKETS = 1000;
 /** One bucket of a series: its first instant and its JSON `start` (local time with the offset). */
 export interface SeriesBucketStart {
   at: Date;
+  /** The next bucket's first instant: a bucket is [at, end). */
+  end: Date;
   /** e.g. 2026-11-01T00:00:00.000+01:00 (UTC: +00:00). */
   start: string;
 }
@@ -150,22 +152,28 @@ export function seriesBuckets(
   const { interval, timezone: zone, from, to } = series;
   const last = to.getTime() - 1;
   if (last < from.getTime()) return [];
-  const out: SeriesBucketStart[] = [];
+  // Bucket starts, then one more: the end of the last bucket.
+  const starts: number[] = [];
   if (interval === 'hour') {
-    for (let t = bucketOf(from.getTime(), 'hour', zone); t <= last;) {
-      if (out.length === max) return null;
-      out.push({ at: new Date(t), start: formatInZone(t, zone) });
+    for (let t = bucketOf(from.getTime(), 'hour', zone); ;) {
+      starts.push(t);
+      if (t > last) break;
+      if (starts.length > max) return null;
       // The next local hour (a 30-minute DST shift, as on Lord Howe Island, moves the grid).
       const next = bucketOf(t + HOUR_MS, 'hour', zone);
       t = next > t ? next : t + HOUR_MS;
     }
-    return out;
+  } else {
+    for (let wall = wallBucket(wallOf(from.getTime(), zone), interval); ; wall = nextWall(wall, interval)) {
+      const t = instantOf(wall, zone);
+      starts.push(t);
+      if (t > last) break;
+      if (starts.length > max) return null;
+    }
   }
-  for (let wall = wallBucket(wallOf(from.getTime(), zone), interval); ; wall = nextWall(wall, interval)) {
-    const t = instantOf(wall, zone);
-    if (t > last) break;
-    if (out.length === max) return null;
-    out.push({ at: new Date(t), start: formatInZone(t, zone) });
-  }
-  return out;
+  return starts.slice(0, -1).map((t, i) => ({
+    at: new Date(t),
+    end: new Date(starts[i + 1]),
+    start: formatInZone(t, zone),
+  }));
 }

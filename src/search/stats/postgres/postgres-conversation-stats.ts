@@ -131,7 +131,8 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     asOf: Date,
   ): Promise<ConversationStats> {
     const starts = query.series ? seriesBuckets(query.series)! : [];
-    const startDates = starts.map((s) => s.at);
+    // Bucket edges: every start, then the last bucket's end (rows from there on are in no bucket).
+    const startDates = starts.length ? [...starts.map((s) => s.at), starts[starts.length - 1].end] : [];
     const parts: StatsPart[] = [];
     const plan = this.tuning.useRollups ? rollupRanges(query.filter) : undefined;
     if (plan) {
@@ -158,7 +159,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     starts: Date[],
     withSeries: boolean,
   ): Promise<StatsPart> {
-    const part = emptyPartial(query, starts.length);
+    const part = emptyPartial(query, Math.max(0, starts.length - 1));
     const filter = query.filter;
     const cells = cellsSql(filterOver(siteId, filter, range), query.facets, query.scores);
     const rows = await run(m, cells.statement);
@@ -223,7 +224,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     starts: Date[],
     hourAligned: boolean,
   ): Promise<StatsPart> {
-    const part = emptyPartial(query, starts.length);
+    const part = emptyPartial(query, Math.max(0, starts.length - 1));
     const kinds: number[] = [
       KIND.all,
       ...query.facets.map((f) => KIND[f]),
