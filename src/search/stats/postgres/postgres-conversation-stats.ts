@@ -29,7 +29,7 @@ import {
   hourlySeriesSql,
   KIND,
   labelBitsSql,
-  scoreEdgeSql,
+  scoreEdgesSql,
   scoreSumsSql,
   siteRollupSql,
   seriesSql,
@@ -271,6 +271,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       ...(days.to !== undefined ? { to: `${days.to}T00:00:00Z` } : {}),
     };
     const sums = query.scores.length ? (await run(m, scoreSumsSql(siteId, range)))[0] : {};
+    const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
     for (const name of query.scores) {
       const s = part.scores.get(name)!;
       s.sum += num(sums[`${name}_sum`]);
@@ -292,13 +293,18 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       if (present.length) {
         const first = present[0][0];
         const last = present[present.length - 1][0];
-        const [min] = await run(m, scoreEdgeSql(siteId, name, range, 'min', first / 100));
-        const [max] = await run(
-          m,
-          scoreEdgeSql(siteId, name, range, 'max', last === 99 ? 1 : (last + 1) / 100),
+        edges.push(
+          { name, side: 'min', bound: first / 100 },
+          { name, side: 'max', bound: last === 99 ? 1 : (last + 1) / 100 },
         );
-        s.min = lowest(s.min, min?.v);
-        s.max = highest(s.max, max?.v);
+      }
+    }
+    if (edges.length) {
+      const [row] = await run(m, scoreEdgesSql(siteId, range, edges));
+      for (const { name, side } of edges) {
+        const s = part.scores.get(name)!;
+        if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
+        else s.max = highest(s.max, row[`${name}_max`]);
       }
     }
     if (starts.length) {

@@ -218,29 +218,30 @@ export function hourlySeriesSql(siteId: string, range: TimeRange, starts: Date[]
 }
 
 /**
- * Rollup: the exact lowest (or highest) score over a range, starting the score index's walk at
- * the rollup's first (last) non-empty 0.01 bin, so it reads a handful of entries.
+ * Rollup: the exact lowest / highest value of each asked score over a range, in one statement,
+ * each walk of the score's index starting at the rollup's first (last) non-empty 0.01 bin, so it
+ * reads a handful of entries.
  */
-export function scoreEdgeSql(
+export function scoreEdgesSql(
   siteId: string,
-  name: ScoreName,
   range: TimeRange,
-  side: 'min' | 'max',
-  bound: number,
+  asks: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }>,
 ): Statement {
-  const c = SCORE_COLUMN[name];
-  const values: unknown[] = [siteId, bound];
-  const where = [
-    'site_id = $1',
-    `${c} IS NOT NULL`,
-    side === 'min' ? `${c} >= $2::float8` : `${c} <= $2::float8`,
-  ];
-  if (range.from !== undefined) where.push(`created_at >= $${values.push(range.from)}::timestamptz`);
-  if (range.to !== undefined) where.push(`created_at < $${values.push(range.to)}::timestamptz`);
-  return {
-    text: `SELECT ${c} AS v FROM conversations WHERE ${where.join(' AND ')} ORDER BY site_id, ${c} ${side === 'min' ? 'ASC' : 'DESC'} LIMIT 1`,
-    values,
-  };
+  const values: unknown[] = [siteId];
+  const time: string[] = [];
+  if (range.from !== undefined) time.push(`created_at >= $${values.push(range.from)}::timestamptz`);
+  if (range.to !== undefined) time.push(`created_at < $${values.push(range.to)}::timestamptz`);
+  const columns = asks.map(({ name, side, bound }) => {
+    const c = SCORE_COLUMN[name];
+    const where = [
+      'site_id = $1',
+      `${c} IS NOT NULL`,
+      `${c} ${side === 'min' ? '>=' : '<='} $${values.push(bound)}::float8`,
+      ...time,
+    ];
+    return `(SELECT ${c} FROM conversations WHERE ${where.join(' AND ')} ORDER BY site_id, ${c} ${side === 'min' ? 'ASC' : 'DESC'} LIMIT 1) AS ${name}_${side}`;
+  });
+  return { text: `SELECT ${columns.join(', ')}`, values };
 }
 
 /**
