@@ -59,6 +59,13 @@ const statsArb = fc.record({
   labelsAll: rarely(fc.constantFrom('resolution:resolved', 'grounded:fail')),
   qualityMin: rarely(fc.constantFrom('0.29', '0.5')),
   keyword: rarely(fc.constantFrom(...WORDS)),
+  feedback: rarely(fc.constantFrom('positive', 'negative')),
+  labelStatus: rarely(fc.constantFrom('labeled', 'pending')),
+  /**
+   * cells: only the dimensions of the per-cell rollup (channel, language, labelStatus,
+   * feedback), no window; bare: only the window; any: as drawn.
+   */
+  shape: fc.constantFrom('cells', 'bare', 'any', 'any'),
   bins: fc.integer({ min: 1, max: 100 }),
   interval: fc.option(fc.constantFrom('hour', 'day', 'week'), { nil: undefined }),
   timezone: fc.constantFrom('UTC', 'Europe/Paris', 'Asia/Kolkata', 'America/Santiago'),
@@ -91,6 +98,10 @@ function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
     if (f.from && t < Date.parse(f.from)) return false;
     if (f.to && t >= Date.parse(f.to)) return false;
     if (f.channel && r.channel !== f.channel) return false;
+    if (f.language && r.language !== f.language) return false;
+    if (f.labelStatus && r.label_status !== f.labelStatus) return false;
+    if (f.feedback === 'positive' && !(r.feedback_positive > 0)) return false;
+    if (f.feedback === 'negative' && !(r.feedback_negative > 0)) return false;
     if (labelFilter && r.label_status !== 'labeled') return false;
     if (f.labelsAll.some((tk) => !r.label_tokens.includes(tk))) return false;
     const qmin = f.scores.quality?.min;
@@ -288,6 +299,15 @@ describe('stats equal a brute-force count over random data, random filters and c
     if (s.labelsAll) q['labels.all'] = s.labelsAll;
     if (s.qualityMin) q['quality.min'] = s.qualityMin;
     if (s.keyword) q.keywords = s.keyword;
+    if (s.feedback) q.feedback = s.feedback;
+    if (s.labelStatus && !s.labelsAll && !s.qualityMin) q.labelStatus = s.labelStatus;
+    if (s.shape === 'bare')
+      for (const k of ['channel', 'labels.all', 'quality.min', 'keywords', 'feedback', 'labelStatus'])
+        delete q[k];
+    if (s.shape === 'cells') {
+      for (const k of ['from', 'to', 'interval', 'labels.all', 'quality.min', 'keywords']) delete q[k];
+      q.language = s.fromMinutes % 2 ? 'en' : 'fr';
+    }
     return q;
   }
 
@@ -327,8 +347,8 @@ describe('stats equal a brute-force count over random data, random filters and c
       ),
       { numRuns: 25 },
     );
-    // Every plan was exercised (rollup alone, rollup with scanned partial days, scan).
-    expect([...plans].sort()).toEqual(['rollup', 'rollup+scan', 'scan']);
+    // Every plan was exercised (cells, rollup alone, rollup with scanned partial days, scan).
+    expect([...plans].sort()).toEqual(['cube', 'rollup', 'rollup+scan', 'scan']);
   });
 
   it('the rollups equal a recount of the rows after all those writes', async () => {

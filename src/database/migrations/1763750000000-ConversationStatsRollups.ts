@@ -26,6 +26,41 @@ function contributions(changed: string): string {
     ) k(kind, key)`;
 }
 
+/** The 19 inner edges of the per-cell score bins: the doubles k/20. */
+const CELL_BIN_EDGES = `ARRAY[${Array.from({ length: 19 }, (_, k) => String((k + 1) / 20)).join(',')}]::float8[]`;
+
+/**
+ * One statement upserting the all-time per-cell rollup: per site and combination of channel,
+ * language, label status and feedback kinds (a "cell", at most 288), the conversations (kind 0),
+ * per agent (3), per label token (6) and per 0.05 score bin (7/8/9, with the sum of the values).
+ */
+function cellUpsert(changed: string): string {
+  const bin = (column: string, kind: number) =>
+    `UNION ALL SELECT ${kind}, (width_bucket(c.${column}, ${CELL_BIN_EDGES}))::text, c.${column} WHERE c.${column} IS NOT NULL`;
+  return `
+    INSERT INTO conversation_stats_cell AS x (site_id, channel, language, label_status, fp, fn, kind, key, n, total)
+    SELECT site_id, channel, language, label_status, fp, fn, kind, key, sum(sign), coalesce(sum(sign * v::numeric), 0)
+    FROM (
+      SELECT c.sign, c.site_id, c.channel, c.language, c.label_status, c.feedback_positive > 0 AS fp,
+        c.feedback_negative > 0 AS fn, k.kind, k.key, k.v
+      FROM (${changed}) c
+      CROSS JOIN LATERAL (
+        SELECT 0::smallint, ''::text, NULL::float8
+        UNION ALL SELECT 3, c.agent_id, NULL
+        UNION ALL SELECT 6, b::text, NULL FROM generate_series(0, ${LABEL_BITS - 1}) b
+          WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
+        ${bin('score_quality', 7)}
+        ${bin('score_service', 8)}
+        ${bin('score_trust', 9)}
+      ) k(kind, key, v)
+    ) y
+    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+    HAVING sum(sign) <> 0 OR coalesce(sum(sign * v::numeric), 0) <> 0
+    ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+    ON CONFLICT (site_id, channel, language, label_status, fp, fn, kind, key)
+    DO UPDATE SET n = x.n + excluded.n, total = x.total + excluded.total`;
+}
+
 /** One statement upserting the daily and per-site rollups from the contributions, in key order. */
 function rollupUpsert(changed: string): string {
   return `
@@ -83,6 +118,9 @@ const CHANGED = {
  *   (`width_bucket` over the edges k/100).
  * - conversation_stats_site: the same per site, all time (a window covering most of a site's
  *   days is answered as the site's rows minus the days outside it).
+ * - conversation_stats_cell: the same per site, all time, and per "cell" (channel, language,
+ *   label status, whether rated positive / negative): a filter on those dimensions alone is
+ *   summed from a few thousand rows (agents, tokens and 0.05 score bins within the cells).
  * - conversation_stats_hourly: per site and UTC hour, conversations, labeled ones, and each
  *   score's count and sum (numeric: adding and removing a value never drifts): the score means
  *   and the time series (in a zone whose bucket edges fall on hours).
@@ -114,6 +152,20 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
         PRIMARY KEY (site_id, kind, key)
       )`);
     await q.query(`
+      CREATE TABLE conversation_stats_cell (
+        site_id text NOT NULL,
+        channel text NOT NULL,
+        language text NOT NULL,
+        label_status text NOT NULL,
+        fp boolean NOT NULL,
+        fn boolean NOT NULL,
+        kind smallint NOT NULL,
+        key text NOT NULL,
+        n bigint NOT NULL,
+        total numeric NOT NULL,
+        PRIMARY KEY (site_id, channel, language, label_status, fp, fn, kind, key)
+      )`);
+    await q.query(`
       CREATE TABLE conversation_stats_hourly (
         site_id text NOT NULL,
         hour timestamptz NOT NULL,
@@ -132,6 +184,7 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
         CREATE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
         BEGIN
           ${rollupUpsert(changed)};
+          ${cellUpsert(changed)};
           ${hourlyUpsert(changed)};
           RETURN NULL;
         END $fn$`);
@@ -149,6 +202,7 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
     await q.query(`SET LOCAL statement_timeout = 0`);
     await q.query(`SET LOCAL work_mem = '256MB'`);
     await q.query(rollupUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));
+    await q.query(cellUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));
     await q.query(hourlyUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));
   }
 
@@ -158,6 +212,7 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
     await q.query(`DROP TRIGGER conversation_stats_insert ON conversations`);
     for (const op of Object.keys(CHANGED)) await q.query(`DROP FUNCTION conversation_stats_on_${op}()`);
     await q.query(`DROP TABLE conversation_stats_hourly`);
+    await q.query(`DROP TABLE conversation_stats_cell`);
     await q.query(`DROP TABLE conversation_stats_site`);
     await q.query(`DROP TABLE conversation_stats_daily`);
   }

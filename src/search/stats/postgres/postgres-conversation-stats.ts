@@ -21,6 +21,10 @@ import {
 import { histogramBins, innerEdges } from '../histogram-bins';
 import { SeriesBucketStart, seriesBuckets } from '../series-buckets';
 import {
+  CellFilter,
+  cellScoreEdgesSql,
+  cellSql,
+  cellStraddleSql,
   cellsSql,
   dailySql,
   daySpanSql,
@@ -74,7 +78,7 @@ interface StatsPart {
 }
 
 /** Which plan answered (for the bench and the docs). */
-export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan';
+export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan' | 'cube';
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -135,7 +139,11 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     const startDates = starts.length ? [...starts.map((s) => s.at), starts[starts.length - 1].end] : [];
     const parts: StatsPart[] = [];
     const plan = this.tuning.useRollups ? rollupRanges(query.filter) : undefined;
-    if (plan) {
+    const cube = this.tuning.useRollups ? cubeFilter(query.filter) : undefined;
+    if (cube) {
+      parts.push(await this.cube(m, siteId, query, cube));
+      this.lastPlan = 'cube';
+    } else if (plan) {
       const hourAligned = startDates.every((d) => d.getTime() % HOUR_MS === 0);
       parts.push(await this.rollup(m, siteId, query, plan.days, startDates, hourAligned));
       for (const edge of plan.edges) parts.push(await this.scan(m, siteId, query, edge, startDates, true));
@@ -214,6 +222,62 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     for (const row of rows) addSeries(part, query.scores, num(row.b) - 1, row);
   }
 
+  // ---- Cube plan ------------------------------------------------------------------------
+
+  private async cube(m: EntityManager, siteId: string, query: StatsQuery, f: CellFilter): Promise<StatsPart> {
+    const part = emptyPartial(query, 0);
+    const kinds = [
+      ...(query.facets.includes('agentId') ? [KIND.agentId] : []),
+      ...(query.facets.includes('labels') ? [KIND.labels] : []),
+      ...query.scores.map((s) => KIND[s]),
+    ];
+    const bins = new Map<ScoreName, Map<number, number>>(query.scores.map((s) => [s, new Map()]));
+    for (const row of await run(m, cellSql(siteId, f, kinds))) {
+      const kind = num(row.kind);
+      const n = num(row.n);
+      if (kind === 0) {
+        part.total += n;
+        add(part, 'channel', String(row.channel), n);
+        add(part, 'language', String(row.language), n);
+        add(part, 'labelStatus', String(row.label_status), n);
+        if (row.fp) add(part, 'feedback', 'positive', n);
+        if (row.fn) add(part, 'feedback', 'negative', n);
+      } else if (kind === KIND.agentId) add(part, 'agentId', String(row.key), n);
+      else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
+      else {
+        const name = (['quality', 'service', 'trust'] as const)[kind - KIND.quality];
+        bins.get(name)!.set(Number(row.key), n);
+        part.scores.get(name)!.sum += num(row.total);
+      }
+    }
+    const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
+    for (const name of query.scores) {
+      const s = part.scores.get(name)!;
+      const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+      const straddling = binIntoHistogram(s, present, CELL_BINS, query.bins);
+      if (straddling.length) {
+        const rows = await run(m, cellStraddleSql(siteId, f, name, straddling, innerEdges(query.bins)));
+        for (const row of rows) s.hist[num(row.b)] += num(row.n);
+      }
+      if (present.length) {
+        const last = present[present.length - 1][0];
+        edges.push(
+          { name, side: 'min', bound: present[0][0] / CELL_BINS },
+          { name, side: 'max', bound: last === CELL_BINS - 1 ? 1 : (last + 1) / CELL_BINS },
+        );
+      }
+    }
+    if (edges.length) {
+      const [row] = await run(m, cellScoreEdgesSql(siteId, f, edges));
+      for (const { name, side } of edges) {
+        const s = part.scores.get(name)!;
+        if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
+        else s.max = highest(s.max, row[`${name}_max`]);
+      }
+    }
+    return part;
+  }
+
   // ---- Rollup plan ----------------------------------------------------------------------
 
   private async rollup(
@@ -276,16 +340,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       const s = part.scores.get(name)!;
       s.sum += num(sums[`${name}_sum`]);
       const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
-      const straddling: Array<{ lo: number; hi: number; last: boolean }> = [];
-      for (const [j, n] of present) {
-        s.n += n;
-        const lo = j / 100;
-        const hi = (j + 1) / 100;
-        const k = binIndex(lo, query.bins);
-        // The 0.01 bin lies in one asked bin when that bin ends at or after the 0.01 bin's end.
-        if (k === query.bins - 1 || (k + 1) / query.bins >= hi) s.hist[k] += n;
-        else straddling.push({ lo, hi, last: j === 99 });
-      }
+      const straddling = binIntoHistogram(s, present, 100, query.bins);
       if (straddling.length) {
         const rows = await run(m, straddleSql(siteId, name, range, straddling, innerEdges(query.bins)));
         for (const row of rows) s.hist[num(row.b)] += num(row.n);
@@ -322,6 +377,52 @@ export class PostgresConversationStats implements ConversationStatsEngine {
 
 async function run(m: EntityManager, statement: Statement): Promise<Array<Record<string, unknown>>> {
   return (await m.query(statement.text, statement.values)) as Array<Record<string, unknown>>;
+}
+
+/** Width of the per-cell rollup's score bins: 1/20. */
+const CELL_BINS = 20;
+
+/**
+ * Adds rollup bins (width 1/width, index j = [j/width, (j+1)/width)) to an asked histogram:
+ * a rollup bin inside one asked bin adds its count; the others (straddling an asked edge) are
+ * returned, to be counted through the score index.
+ */
+function binIntoHistogram(
+  s: ScorePartial,
+  present: Array<[number, number]>,
+  width: number,
+  bins: number,
+): Array<{ lo: number; hi: number; last: boolean }> {
+  const straddling: Array<{ lo: number; hi: number; last: boolean }> = [];
+  for (const [j, n] of present) {
+    s.n += n;
+    const lo = j / width;
+    const hi = (j + 1) / width;
+    const k = binIndex(lo, bins);
+    // The rollup bin lies in one asked bin when that bin ends at or after the rollup bin's end.
+    if (k === bins - 1 || (k + 1) / bins >= hi) s.hist[k] += n;
+    else straddling.push({ lo, hi, last: j === width - 1 });
+  }
+  return straddling;
+}
+
+/** The cell filter when the per-cell rollup can answer: only channel, language, labelStatus, feedback. */
+export function cubeFilter(filter: ConversationFilter): CellFilter | undefined {
+  if (
+    filter.from !== undefined ||
+    filter.to !== undefined ||
+    filter.agentId !== undefined ||
+    filter.keywords.length > 0 ||
+    hasLabelFilter(filter)
+  )
+    return undefined;
+  if (!filter.channel && !filter.language && !filter.labelStatus && !filter.feedback) return undefined;
+  return {
+    ...(filter.channel ? { channel: filter.channel } : {}),
+    ...(filter.language ? { language: filter.language } : {}),
+    ...(filter.labelStatus ? { labelStatus: filter.labelStatus } : {}),
+    ...(filter.feedback ? { feedback: filter.feedback } : {}),
+  };
 }
 
 /** The bin of a value (comparison with the edges k/bins, as width_bucket does). */

@@ -33,11 +33,18 @@ export interface TimeRange {
 /** The listing's filter SQL (walk form: covering-index columns), over `range` instead of the filter's window. */
 export function filterOver(siteId: string, filter: ConversationFilter, range: TimeRange): FilterSql {
   const { from: _from, to: _to, ...rest } = filter;
-  return buildFilterSql(siteId, {
-    ...rest,
-    ...(range.from !== undefined ? { from: range.from } : {}),
-    ...(range.to !== undefined ? { to: range.to } : {}),
-  });
+  // Keywords need the title's tsvector, which the covering index lacks: the GIN form lets the
+  // planner find the matches through the index instead of reading every row of the range.
+  return buildFilterSql(
+    siteId,
+    {
+      ...rest,
+      ...(range.from !== undefined ? { from: range.from } : {}),
+      ...(range.to !== undefined ? { to: range.to } : {}),
+    },
+    undefined,
+    { forIndex: filter.keywords.length > 0 },
+  );
 }
 
 /**
@@ -267,6 +274,87 @@ export function straddleSql(
       `${c} >= $${values.push(lo)}::float8`,
       `${c} ${last ? '<=' : '<'} $${values.push(hi)}::float8`,
       ...time,
+    ];
+    return `SELECT width_bucket(${c}, $2::float8[]) AS b, count(*)::bigint AS n FROM conversations WHERE ${where.join(' AND ')} GROUP BY 1`;
+  });
+  return { text: parts.join(' UNION ALL '), values };
+}
+
+/** The cell dimensions of conversation_stats_cell a filter may use (the cube plan). */
+export interface CellFilter {
+  channel?: string;
+  language?: string;
+  labelStatus?: string;
+  feedback?: 'positive' | 'negative';
+}
+
+/** Conditions on conversation_stats_cell (or, with `rows`, on conversations) for a cell filter. */
+function cellConditions(f: CellFilter, values: unknown[], rows = false): string[] {
+  const where: string[] = [];
+  if (f.channel !== undefined) where.push(`channel = $${values.push(f.channel)}`);
+  if (f.language !== undefined) where.push(`language = $${values.push(f.language)}`);
+  if (f.labelStatus !== undefined) where.push(`label_status = $${values.push(f.labelStatus)}`);
+  if (f.feedback === 'positive') where.push(rows ? 'feedback_positive > 0' : 'fp');
+  if (f.feedback === 'negative') where.push(rows ? 'feedback_negative > 0' : 'fn');
+  return where;
+}
+
+/**
+ * Cube: the matching cells' counts per cell (kind 0, for the channel / language / label status /
+ * feedback facets) and per kind and key (agents, tokens, 0.05 score bins with their value sums).
+ */
+export function cellSql(siteId: string, f: CellFilter, kinds: number[]): Statement {
+  const values: unknown[] = [siteId, kinds];
+  const where = ['site_id = $1', ...cellConditions(f, values)].join(' AND ');
+  return {
+    text: `SELECT 0 AS kind, channel, language, label_status, fp, fn, NULL AS key, sum(n)::bigint AS n, NULL AS total
+      FROM conversation_stats_cell WHERE ${where} AND kind = 0 AND n <> 0 GROUP BY channel, language, label_status, fp, fn
+      UNION ALL
+      SELECT kind, NULL, NULL, NULL, NULL, NULL, key, sum(n)::bigint, sum(total)::text
+      FROM conversation_stats_cell WHERE ${where} AND kind = ANY($2::smallint[]) AND kind <> 0 GROUP BY kind, key`,
+    values,
+  };
+}
+
+/** Cube: exact min / max of each asked score among the matching rows, through the score indexes. */
+export function cellScoreEdgesSql(
+  siteId: string,
+  f: CellFilter,
+  asks: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }>,
+): Statement {
+  const values: unknown[] = [siteId];
+  const conditions = cellConditions(f, values, true);
+  const columns = asks.map(({ name, side, bound }) => {
+    const c = SCORE_COLUMN[name];
+    const where = [
+      'site_id = $1',
+      `${c} IS NOT NULL`,
+      `${c} ${side === 'min' ? '>=' : '<='} $${values.push(bound)}::float8`,
+      ...conditions,
+    ];
+    return `(SELECT ${c} FROM conversations WHERE ${where.join(' AND ')} ORDER BY site_id, ${c} ${side === 'min' ? 'ASC' : 'DESC'} LIMIT 1) AS ${name}_${side}`;
+  });
+  return { text: `SELECT ${columns.join(', ')}`, values };
+}
+
+/** Cube: histogram counts of the matching rows inside score bins that straddle an asked edge. */
+export function cellStraddleSql(
+  siteId: string,
+  f: CellFilter,
+  name: ScoreName,
+  ranges: Array<{ lo: number; hi: number; last: boolean }>,
+  edges: number[],
+): Statement {
+  const c = SCORE_COLUMN[name];
+  const values: unknown[] = [siteId, edges];
+  const conditions = cellConditions(f, values, true);
+  const parts = ranges.map(({ lo, hi, last }) => {
+    const where = [
+      'site_id = $1',
+      `${c} IS NOT NULL`,
+      `${c} >= $${values.push(lo)}::float8`,
+      `${c} ${last ? '<=' : '<'} $${values.push(hi)}::float8`,
+      ...conditions,
     ];
     return `SELECT width_bucket(${c}, $2::float8[]) AS b, count(*)::bigint AS n FROM conversations WHERE ${where.join(' AND ')} GROUP BY 1`;
   });
