@@ -78,7 +78,7 @@ interface StatsPart {
 }
 
 /** Which plan answered (for the bench and the docs). */
-export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan' | 'cube';
+export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan' | 'cells';
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -142,7 +142,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     const cube = this.tuning.useRollups ? cubeFilter(query.filter) : undefined;
     if (cube) {
       parts.push(await this.cube(m, siteId, query, cube));
-      this.lastPlan = 'cube';
+      this.lastPlan = 'cells';
     } else if (plan) {
       const hourAligned = startDates.every((d) => d.getTime() % HOUR_MS === 0);
       parts.push(await this.rollup(m, siteId, query, plan.days, startDates, hourAligned));

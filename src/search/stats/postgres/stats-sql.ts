@@ -33,8 +33,9 @@ export interface TimeRange {
 /** The listing's filter SQL (walk form: covering-index columns), over `range` instead of the filter's window. */
 export function filterOver(siteId: string, filter: ConversationFilter, range: TimeRange): FilterSql {
   const { from: _from, to: _to, ...rest } = filter;
-  // Keywords need the title's tsvector, which the covering index lacks: the GIN form lets the
-  // planner find the matches through the index instead of reading every row of the range.
+  // Keywords, label tokens and agents are terms of the GIN index: its form lets the planner
+  // fetch the matches through the index (a bitmap) instead of reading every entry of the site's
+  // creation-time index and testing each (1,000,000 for a token held by 1.5% of them).
   return buildFilterSql(
     siteId,
     {
@@ -43,7 +44,13 @@ export function filterOver(siteId: string, filter: ConversationFilter, range: Ti
       ...(range.to !== undefined ? { to: range.to } : {}),
     },
     undefined,
-    { forIndex: filter.keywords.length > 0 },
+    {
+      forIndex:
+        filter.keywords.length > 0 ||
+        filter.labelsAll.length > 0 ||
+        filter.labelsAny.length > 0 ||
+        filter.agentId !== undefined,
+    },
   );
 }
 
