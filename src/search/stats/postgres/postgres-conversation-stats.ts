@@ -35,6 +35,7 @@ import {
   labelBitsSql,
   scoreEdgesSql,
   scoreSumsSql,
+  siteCountsSql,
   siteRollupSql,
   seriesSql,
   straddleSql,
@@ -150,7 +151,15 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       this.lastPlan = plan.edges.length ? 'rollup+scan' : 'rollup';
     } else {
       parts.push(
-        await this.scan(m, siteId, query, { from: query.filter.from, to: query.filter.to }, startDates, true),
+        await this.scan(
+          m,
+          siteId,
+          query,
+          { from: query.filter.from, to: query.filter.to },
+          startDates,
+          true,
+          await this.selective(m, siteId, query.filter),
+        ),
       );
       this.lastPlan = 'scan';
     }
@@ -166,10 +175,12 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     range: TimeRange,
     starts: Date[],
     withSeries: boolean,
+    forIndex = query.filter.keywords.length > 0,
   ): Promise<StatsPart> {
     const part = emptyPartial(query, Math.max(0, starts.length - 1));
     const filter = query.filter;
-    const cells = cellsSql(filterOver(siteId, filter, range), query.facets, query.scores);
+    const over = (r: TimeRange) => filterOver(siteId, filter, r, forIndex);
+    const cells = cellsSql(over(range), query.facets, query.scores);
     const rows = await run(m, cells.statement);
     for (const row of rows) {
       const n = num(row.n);
@@ -194,19 +205,16 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       }
     }
     if (query.facets.includes('labels')) {
-      for (const row of await run(m, labelBitsSql(filterOver(siteId, filter, range))))
+      for (const row of await run(m, labelBitsSql(over(range))))
         add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
     }
     if (query.scores.length) {
-      const rows = await run(
-        m,
-        histogramSql(filterOver(siteId, filter, range), query.scores, innerEdges(query.bins)),
-      );
+      const rows = await run(m, histogramSql(over(range), query.scores, innerEdges(query.bins)));
       // Rows without that score form the set's NULL bucket.
       for (const row of rows)
         if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
     }
-    if (withSeries && starts.length) await this.scanSeries(m, siteId, query, range, starts, part);
+    if (withSeries && starts.length) await this.scanSeries(m, siteId, query, range, starts, part, forIndex);
     return part;
   }
 
@@ -217,9 +225,35 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     range: TimeRange,
     starts: Date[],
     part: StatsPart,
+    forIndex = query.filter.keywords.length > 0,
   ): Promise<void> {
-    const rows = await run(m, seriesSql(filterOver(siteId, query.filter, range), query.scores, starts));
+    const rows = await run(
+      m,
+      seriesSql(filterOver(siteId, query.filter, range, forIndex), query.scores, starts),
+    );
     for (const row of rows) addSeries(part, query.scores, num(row.b) - 1, row);
+  }
+
+  /**
+   * Whether the filter is selective enough to fetch its matches through the GIN index (a bitmap
+   * and a heap read per match) rather than test every entry of the site's covering index:
+   * keywords always (the title is not in that index); a label token, a labels.any group or an
+   * agent held by less than SELECTIVE_SHARE of the site's conversations, per the site rollup.
+   */
+  private async selective(m: EntityManager, siteId: string, filter: ConversationFilter): Promise<boolean> {
+    if (filter.keywords.length > 0) return true;
+    if (!filter.labelsAll.length && !filter.labelsAny.length && !filter.agentId) return false;
+    const rows = await run(m, siteCountsSql(siteId));
+    const count = new Map(rows.map((r) => [`${num(r.kind)}|${String(r.key)}`, num(r.n)]));
+    const total = count.get(`${KIND.all}|`) ?? 0;
+    if (!total) return false;
+    const token = (t: string) => count.get(`${KIND.labels}|${TAXONOMY_TOKENS.indexOf(t)}`) ?? 0;
+    const shares = [
+      ...filter.labelsAll.map(token),
+      ...filter.labelsAny.map((group) => group.reduce((s, t) => s + token(t), 0)),
+      ...(filter.agentId ? [count.get(`${KIND.agentId}|${filter.agentId}`) ?? 0] : []),
+    ].map((n) => n / total);
+    return Math.min(...shares) < SELECTIVE_SHARE;
   }
 
   // ---- Cube plan ------------------------------------------------------------------------
@@ -378,6 +412,9 @@ export class PostgresConversationStats implements ConversationStatsEngine {
 async function run(m: EntityManager, statement: Statement): Promise<Array<Record<string, unknown>>> {
   return (await m.query(statement.text, statement.values)) as Array<Record<string, unknown>>;
 }
+
+/** Below this share of the site, a filter's matches are fetched through the GIN index. */
+const SELECTIVE_SHARE = 0.05;
 
 /** Width of the per-cell rollup's score bins: 1/20. */
 const CELL_BINS = 20;

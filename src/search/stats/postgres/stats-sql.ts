@@ -31,11 +31,13 @@ export interface TimeRange {
 }
 
 /** The listing's filter SQL (walk form: covering-index columns), over `range` instead of the filter's window. */
-export function filterOver(siteId: string, filter: ConversationFilter, range: TimeRange): FilterSql {
+export function filterOver(
+  siteId: string,
+  filter: ConversationFilter,
+  range: TimeRange,
+  forIndex = filter.keywords.length > 0,
+): FilterSql {
   const { from: _from, to: _to, ...rest } = filter;
-  // Keywords, label tokens and agents are terms of the GIN index: its form lets the planner
-  // fetch the matches through the index (a bitmap) instead of reading every entry of the site's
-  // creation-time index and testing each (1,000,000 for a token held by 1.5% of them).
   return buildFilterSql(
     siteId,
     {
@@ -44,13 +46,7 @@ export function filterOver(siteId: string, filter: ConversationFilter, range: Ti
       ...(range.to !== undefined ? { to: range.to } : {}),
     },
     undefined,
-    {
-      forIndex:
-        filter.keywords.length > 0 ||
-        filter.labelsAll.length > 0 ||
-        filter.labelsAny.length > 0 ||
-        filter.agentId !== undefined,
-    },
+    { forIndex },
   );
 }
 
@@ -366,4 +362,12 @@ export function cellStraddleSql(
     return `SELECT width_bucket(${c}, $2::float8[]) AS b, count(*)::bigint AS n FROM conversations WHERE ${where.join(' AND ')} GROUP BY 1`;
   });
   return { text: parts.join(' UNION ALL '), values };
+}
+
+/** The site's all-time counts: conversations, per agent, per label token (selectivity estimates). */
+export function siteCountsSql(siteId: string): Statement {
+  return {
+    text: `SELECT kind, key, n FROM conversation_stats_site WHERE site_id = $1 AND kind IN (0, 3, 6)`,
+    values: [siteId],
+  };
 }
