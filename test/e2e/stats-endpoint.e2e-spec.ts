@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
@@ -56,6 +56,16 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
       const asOf = Date.parse(res.body.meta.asOf);
       expect(asOf).toBeGreaterThanOrEqual(before - 1000);
       expect(asOf).toBeLessThanOrEqual(Date.now() + 1000);
+    });
+
+    it('a deleted site gives 404 not_found', async () => {
+      const org = await createOrganization(t.app);
+      const other = await createSite(t.app, org.organization.id);
+      await recordConversation(t, org, {}, other.id);
+      expect((await stats(t, org, {}, other.id).expect(200)).body.data.total).toBe(1);
+      await t.http().delete(`/api/v1/sites/${other.id}`).set(org.auth).expect(204);
+      const res = await stats(t, org, {}, other.id).expect(404);
+      expect(res.body.code).toBe('not_found');
     });
 
     it('a site of another organization gives 404 not_found, as everywhere', async () => {
