@@ -349,7 +349,8 @@ describe('stats equal a brute-force count over random data, random filters and c
     );
     // Every plan was exercised (cells, rollup alone, rollup with scanned partial days, scan).
     expect([...plans].sort()).toEqual(['cells', 'rollup', 'rollup+scan', 'scan']);
-  });
+    // Hundreds of requests and writes: about 30 s alone, several times that on a loaded machine.
+  }, 300_000);
 
   it('the rollups equal a recount of the rows after all those writes', async () => {
     const drift = await dataSource.query(`
