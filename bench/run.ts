@@ -17,6 +17,7 @@ import { BenchReport, judge, renderMarkdown, RequestResult, TARGETS, Throughput 
 import { explain, SqlTimer, SqlTiming } from './lib/sql-timing';
 import { mixContext } from './lib/mix-context';
 import { buildMix, MixRequest, queryString } from './query-mix';
+import { runStatsBench } from './stats-bench';
 
 const RESULTS_DIR = join(__dirname, 'results');
 const NOTES_FILE = join(__dirname, 'notes.md');
@@ -65,6 +66,9 @@ async function main(): Promise<void> {
   await dataSource.initialize();
   const startedAt = new Date().toISOString();
   try {
+    // The statistics section (bench/stats-bench.ts): after the listing, or alone with BENCH_SECTION=stats.
+    const stats = () => runStatsBench({ target, siteId, dataSource, env, outName, log });
+    if (env.BENCH_SECTION === 'stats') return await stats();
     const machine = await describeMachine(dataSource);
     const ctx = await mixContext(dataSource, siteId);
     const siteCounts: Array<{ site_id: string; n: number }> = await dataSource.query(
@@ -202,6 +206,7 @@ async function main(): Promise<void> {
     const complete = only ? `subset (${mix.length} requests: ${[...only].join(', ')})` : 'complete';
     write(report(complete, { throughput: { firstPage, mix: mixThroughput }, memory, slowest: plans }));
     log(`wrote bench/results/${outName}.md and .json`);
+    if (env.BENCH_STATS !== 'off') await stats();
   } finally {
     await dataSource.destroy();
   }

@@ -22,6 +22,7 @@ import { LabelingQueueModule } from './labeling-queue/labeling-queue.module';
 import { LabelsModule } from './labels/labels.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
+import { StatsModule } from './stats/stats.module';
 
 /** Infrastructure every process (HTTP server, worker, CLI) shares. */
 export function infrastructureModules(config: AppConfig) {
@@ -66,6 +67,8 @@ export class AppModule {
         SitesModule,
         OrganizationsModule,
         LabelsModule,
+        // Before ConversationsModule: its GET …/conversations/:id would otherwise take `stats`.
+        StatsModule,
         ConversationsModule,
         PagesModule.register(config),
         ...backgroundModules(config),

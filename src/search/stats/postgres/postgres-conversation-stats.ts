@@ -1,0 +1,637 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../../../common/errors/api-error';
+import { ConversationFilter, hasLabelFilter, ScoreName } from '../../listing/conversation-filter';
+import type { Statement } from '../../postgres/conversation-sql';
+import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
+import {
+  ConversationStats,
+  ConversationStatsEngine,
+  FacetCounts,
+  MAX_FACET_VALUES,
+  ScoreSummary,
+  SeriesBucket,
+  StatsFacet,
+  StatsQuery,
+} from '../conversation-stats';
+import { histogramBins, innerEdges } from '../histogram-bins';
+import { SeriesBucketStart, seriesBuckets } from '../series-buckets';
+import {
+  CellFilter,
+  cellScoreEdgesSql,
+  cellSql,
+  cellStraddleSql,
+  cellsSql,
+  dailySql,
+  daySpanSql,
+  filterOver,
+  histogramSql,
+  hourlySeriesSql,
+  KIND,
+  labelBitsSql,
+  scoreEdgesSql,
+  scoreSumsSql,
+  siteCountsSql,
+  siteRollupSql,
+  seriesSql,
+  straddleSql,
+  TimeRange,
+} from './stats-sql';
+
+export interface StatsTuning {
+  /** Each stats statement is cancelled after this long (SET LOCAL statement_timeout): a 503. */
+  statementTimeoutMs: number;
+  /** Whether requests the rollups can answer use them (false: always the exact scan). */
+  useRollups: boolean;
+}
+
+export const DEFAULT_STATS_TUNING: StatsTuning = { statementTimeoutMs: 15_000, useRollups: true };
+
+/** Retry-After of the 503 a cancelled stats statement gives. */
+const TIMEOUT_RETRY_AFTER_SECONDS = 5;
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+interface ScorePartial {
+  n: number;
+  sum: number;
+  min: number | null;
+  max: number | null;
+  hist: number[];
+}
+
+interface SeriesPartial {
+  n: number;
+  labeled: number;
+  scores: Partial<Record<ScoreName, { n: number; sum: number }>>;
+}
+
+/** Mergeable aggregates of one part of the matching rows (a time range, by one plan). */
+interface StatsPart {
+  total: number;
+  facets: Map<StatsFacet, Map<string, number>>;
+  scores: Map<ScoreName, ScorePartial>;
+  series: SeriesPartial[];
+}
+
+/** Which plan answered (for the bench and the docs). */
+export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan' | 'cells';
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+/**
+ * The Postgres statistics engine (docs/statistics.md). Exact, two plans:
+ * - rollup: a filter with no condition besides the creation-time window is summed from the
+ *   daily rollups over the whole UTC days of the window (series from the hourly ones when the
+ *   buckets start on UTC hours), the partial days at its ends are scanned; min/max are read
+ *   from the score indexes starting at the rollup's first/last non-empty bin;
+ * - scan: any other filter is aggregated over the matching rows (the listing's own filter SQL,
+ *   on the covering index's columns).
+ * Everything is read in one REPEATABLE READ transaction: the parts are one snapshot, `asOf`.
+ */
+@Injectable()
+export class PostgresConversationStats implements ConversationStatsEngine {
+  tuning: StatsTuning = { ...DEFAULT_STATS_TUNING };
+  /** The plan of the last answer (bench and tests read it). */
+  lastPlan: StatsPlan = 'scan';
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
+    try {
+      return await this.dataSource.transaction('REPEATABLE READ', async (m) => {
+        await m.query(`SET TRANSACTION READ ONLY`);
+        await m.query(
+          `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(this.tuning.statementTimeoutMs))}`,
+        );
+        await m.query(`SET LOCAL jit = off`);
+        // A scan of a large share of a site aggregates hundreds of thousands of rows: let it hash
+        // in memory and use parallel workers where there are idle cores.
+        await m.query(`SET LOCAL work_mem = '64MB'`);
+        await m.query(`SET LOCAL max_parallel_workers_per_gather = 2`);
+        // The first statement takes the snapshot: everything below is as of this instant.
+        const [{ as_of }] = (await m.query(`SELECT clock_timestamp() AS as_of`)) as Array<{ as_of: Date }>;
+        return this.answer(m, siteId, query, as_of);
+      });
+    } catch (error) {
+      // 57014: statement_timeout (or a cancel): a clean 503, never a 500.
+      if ((error as { code?: string })?.code === '57014')
+        throw new ApiError(
+          'service_unavailable',
+          'The statistics took too long to compute; retry later or narrow the filters.',
+          { headers: { 'Retry-After': String(TIMEOUT_RETRY_AFTER_SECONDS) } },
+        );
+      throw error;
+    }
+  }
+
+  private async answer(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    asOf: Date,
+  ): Promise<ConversationStats> {
+    const starts = query.series ? seriesBuckets(query.series)! : [];
+    // Bucket edges: every start, then the last bucket's end (rows from there on are in no bucket).
+    const startDates = starts.length ? [...starts.map((s) => s.at), starts[starts.length - 1].end] : [];
+    const parts: StatsPart[] = [];
+    const plan = this.tuning.useRollups ? rollupRanges(query.filter) : undefined;
+    const cube = this.tuning.useRollups ? cubeFilter(query.filter) : undefined;
+    if (cube) {
+      parts.push(await this.cube(m, siteId, query, cube));
+      this.lastPlan = 'cells';
+    } else if (plan) {
+      const hourAligned = startDates.every((d) => d.getTime() % HOUR_MS === 0);
+      parts.push(await this.rollup(m, siteId, query, plan.days, startDates, hourAligned));
+      for (const edge of plan.edges) parts.push(await this.scan(m, siteId, query, edge, startDates, true));
+      this.lastPlan = plan.edges.length ? 'rollup+scan' : 'rollup';
+    } else {
+      parts.push(
+        await this.scan(
+          m,
+          siteId,
+          query,
+          { from: query.filter.from, to: query.filter.to },
+          startDates,
+          true,
+          await this.selective(m, siteId, query.filter),
+        ),
+      );
+      this.lastPlan = 'scan';
+    }
+    return finish(query, merge(query, parts, starts.length), starts, asOf);
+  }
+
+  // ---- Scan plan ------------------------------------------------------------------------
+
+  private async scan(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    range: TimeRange,
+    starts: Date[],
+    withSeries: boolean,
+    forIndex = query.filter.keywords.length > 0,
+  ): Promise<StatsPart> {
+    const part = emptyPartial(query, Math.max(0, starts.length - 1));
+    const filter = query.filter;
+    const over = (r: TimeRange) => filterOver(siteId, filter, r, forIndex);
+    const cells = cellsSql(over(range), query.facets, query.scores);
+    const rows = await run(m, cells.statement);
+    for (const row of rows) {
+      const n = num(row.n);
+      part.total += n;
+      let g = 0;
+      for (const facet of query.facets) {
+        if (facet === 'labels') continue;
+        if (facet === 'feedback') {
+          if (row[`g${cells.groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
+          if (row[`g${cells.groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
+          continue;
+        }
+        add(part, facet, String(row[`g${g}`]), n);
+        g++;
+      }
+      for (const name of query.scores) {
+        const s = part.scores.get(name)!;
+        s.n += num(row[`${name}_n`]);
+        s.sum += num(row[`${name}_sum`]);
+        s.min = lowest(s.min, row[`${name}_min`]);
+        s.max = highest(s.max, row[`${name}_max`]);
+      }
+    }
+    if (query.facets.includes('labels')) {
+      for (const row of await run(m, labelBitsSql(over(range))))
+        add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
+    }
+    if (query.scores.length) {
+      const rows = await run(m, histogramSql(over(range), query.scores, innerEdges(query.bins)));
+      // Rows without that score form the set's NULL bucket.
+      for (const row of rows)
+        if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
+    }
+    if (withSeries && starts.length) await this.scanSeries(m, siteId, query, range, starts, part, forIndex);
+    return part;
+  }
+
+  private async scanSeries(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    range: TimeRange,
+    starts: Date[],
+    part: StatsPart,
+    forIndex = query.filter.keywords.length > 0,
+  ): Promise<void> {
+    const rows = await run(
+      m,
+      seriesSql(filterOver(siteId, query.filter, range, forIndex), query.scores, starts),
+    );
+    for (const row of rows) addSeries(part, query.scores, num(row.b) - 1, row);
+  }
+
+  /**
+   * Whether the filter is selective enough to fetch its matches through the GIN index (a bitmap
+   * and a heap read per match) rather than test every entry of the site's covering index:
+   * keywords always (the title is not in that index); a label token, a labels.any group or an
+   * agent held by less than SELECTIVE_SHARE of the site's conversations, per the site rollup.
+   */
+  private async selective(m: EntityManager, siteId: string, filter: ConversationFilter): Promise<boolean> {
+    if (filter.keywords.length > 0) return true;
+    if (!filter.labelsAll.length && !filter.labelsAny.length && !filter.agentId) return false;
+    const rows = await run(m, siteCountsSql(siteId));
+    const count = new Map(rows.map((r) => [`${num(r.kind)}|${String(r.key)}`, num(r.n)]));
+    const total = count.get(`${KIND.all}|`) ?? 0;
+    if (!total) return false;
+    const token = (t: string) => count.get(`${KIND.labels}|${TAXONOMY_TOKENS.indexOf(t)}`) ?? 0;
+    const shares = [
+      ...filter.labelsAll.map(token),
+      ...filter.labelsAny.map((group) => group.reduce((s, t) => s + token(t), 0)),
+      ...(filter.agentId ? [count.get(`${KIND.agentId}|${filter.agentId}`) ?? 0] : []),
+    ].map((n) => n / total);
+    return Math.min(...shares) < SELECTIVE_SHARE;
+  }
+
+  // ---- Cube plan ------------------------------------------------------------------------
+
+  private async cube(m: EntityManager, siteId: string, query: StatsQuery, f: CellFilter): Promise<StatsPart> {
+    const part = emptyPartial(query, 0);
+    const kinds = [
+      ...(query.facets.includes('agentId') ? [KIND.agentId] : []),
+      ...(query.facets.includes('labels') ? [KIND.labels] : []),
+      ...query.scores.map((s) => KIND[s]),
+    ];
+    const bins = new Map<ScoreName, Map<number, number>>(query.scores.map((s) => [s, new Map()]));
+    for (const row of await run(m, cellSql(siteId, f, kinds))) {
+      const kind = num(row.kind);
+      const n = num(row.n);
+      if (kind === 0) {
+        part.total += n;
+        add(part, 'channel', String(row.channel), n);
+        add(part, 'language', String(row.language), n);
+        add(part, 'labelStatus', String(row.label_status), n);
+        if (row.fp) add(part, 'feedback', 'positive', n);
+        if (row.fn) add(part, 'feedback', 'negative', n);
+      } else if (kind === KIND.agentId) add(part, 'agentId', String(row.key), n);
+      else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
+      else {
+        const name = (['quality', 'service', 'trust'] as const)[kind - KIND.quality];
+        bins.get(name)!.set(Number(row.key), n);
+        part.scores.get(name)!.sum += num(row.total);
+      }
+    }
+    const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
+    for (const name of query.scores) {
+      const s = part.scores.get(name)!;
+      const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+      const straddling = binIntoHistogram(s, present, CELL_BINS, query.bins);
+      if (straddling.length) {
+        const rows = await run(m, cellStraddleSql(siteId, f, name, straddling, innerEdges(query.bins)));
+        for (const row of rows) s.hist[num(row.b)] += num(row.n);
+      }
+      if (present.length) {
+        const last = present[present.length - 1][0];
+        edges.push(
+          { name, side: 'min', bound: present[0][0] / CELL_BINS },
+          { name, side: 'max', bound: last === CELL_BINS - 1 ? 1 : (last + 1) / CELL_BINS },
+        );
+      }
+    }
+    if (edges.length) {
+      const [row] = await run(m, cellScoreEdgesSql(siteId, f, edges));
+      for (const { name, side } of edges) {
+        const s = part.scores.get(name)!;
+        if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
+        else s.max = highest(s.max, row[`${name}_max`]);
+      }
+    }
+    return part;
+  }
+
+  // ---- Rollup plan ----------------------------------------------------------------------
+
+  private async rollup(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    days: { from?: string; to?: string },
+    starts: Date[],
+    hourAligned: boolean,
+  ): Promise<StatsPart> {
+    const part = emptyPartial(query, Math.max(0, starts.length - 1));
+    const kinds: number[] = [
+      KIND.all,
+      ...query.facets.map((f) => KIND[f]),
+      ...query.scores.map((s) => KIND[s]),
+    ];
+    const bins = new Map<ScoreName, Map<number, number>>(query.scores.map((s) => [s, new Map()]));
+    const use = (row: Record<string, unknown>, sign: 1 | -1) => {
+      const kind = num(row.kind);
+      const n = sign * num(row.n);
+      if (kind === KIND.all) part.total += n;
+      else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
+      else if (kind >= KIND.quality) {
+        const name = (['quality', 'service', 'trust'] as const)[kind - KIND.quality];
+        const b = bins.get(name)!;
+        b.set(Number(row.key), (b.get(Number(row.key)) ?? 0) + n);
+      } else {
+        const facet = (Object.keys(KIND) as Array<keyof typeof KIND>).find(
+          (k) => KIND[k] === kind,
+        ) as StatsFacet;
+        add(part, facet, String(row.key), n);
+      }
+    };
+    // Sum the days inside the window, or the site's all-time rows minus the days outside it,
+    // whichever reads fewer days.
+    const [span] = await run(m, daySpanSql(siteId));
+    if (span?.first) {
+      const first = Date.parse(`${String(span.first)}T00:00:00Z`);
+      const last = Date.parse(`${String(span.last)}T00:00:00Z`) + DAY_MS;
+      const a = Math.max(first, days.from !== undefined ? Date.parse(`${days.from}T00:00:00Z`) : first);
+      const b = Math.min(last, days.to !== undefined ? Date.parse(`${days.to}T00:00:00Z`) : last);
+      const inside = Math.max(0, b - a) / DAY_MS;
+      const outside = (last - first) / DAY_MS - inside;
+      const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+      if (inside > 0 && outside < inside) {
+        for (const row of await run(m, siteRollupSql(siteId, kinds))) use(row, 1);
+        const ranges = [...(a > first ? [{ to: day(a) }] : []), ...(b < last ? [{ from: day(b) }] : [])];
+        if (ranges.length) for (const row of await run(m, dailySql(siteId, ranges, kinds))) use(row, -1);
+      } else if (inside > 0) {
+        for (const row of await run(m, dailySql(siteId, [{ from: day(a), to: day(b) }], kinds))) use(row, 1);
+      }
+    }
+    const range: TimeRange = {
+      ...(days.from !== undefined ? { from: `${days.from}T00:00:00Z` } : {}),
+      ...(days.to !== undefined ? { to: `${days.to}T00:00:00Z` } : {}),
+    };
+    const sums = query.scores.length ? (await run(m, scoreSumsSql(siteId, range)))[0] : {};
+    const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
+    for (const name of query.scores) {
+      const s = part.scores.get(name)!;
+      s.sum += num(sums[`${name}_sum`]);
+      const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+      const straddling = binIntoHistogram(s, present, 100, query.bins);
+      if (straddling.length) {
+        const rows = await run(m, straddleSql(siteId, name, range, straddling, innerEdges(query.bins)));
+        for (const row of rows) s.hist[num(row.b)] += num(row.n);
+      }
+      if (present.length) {
+        const first = present[0][0];
+        const last = present[present.length - 1][0];
+        edges.push(
+          { name, side: 'min', bound: first / 100 },
+          { name, side: 'max', bound: last === 99 ? 1 : (last + 1) / 100 },
+        );
+      }
+    }
+    if (edges.length) {
+      const [row] = await run(m, scoreEdgesSql(siteId, range, edges));
+      for (const { name, side } of edges) {
+        const s = part.scores.get(name)!;
+        if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
+        else s.max = highest(s.max, row[`${name}_max`]);
+      }
+    }
+    if (starts.length) {
+      if (hourAligned) {
+        for (const row of await run(m, hourlySeriesSql(siteId, range, starts)))
+          addSeries(part, query.scores, num(row.b) - 1, row);
+      } else {
+        // Buckets that start inside an hour (zones with :30 / :45 offsets): scan the range.
+        await this.scanSeries(m, siteId, query, range, starts, part);
+      }
+    }
+    return part;
+  }
+}
+
+async function run(m: EntityManager, statement: Statement): Promise<Array<Record<string, unknown>>> {
+  return (await m.query(statement.text, statement.values)) as Array<Record<string, unknown>>;
+}
+
+/** Below this share of the site, a filter's matches are fetched through the GIN index. */
+const SELECTIVE_SHARE = 0.05;
+
+/** Width of the per-cell rollup's score bins: 1/20. */
+const CELL_BINS = 20;
+
+/**
+ * Adds rollup bins (width 1/width, index j = [j/width, (j+1)/width)) to an asked histogram:
+ * a rollup bin inside one asked bin adds its count; the others (straddling an asked edge) are
+ * returned, to be counted through the score index.
+ */
+function binIntoHistogram(
+  s: ScorePartial,
+  present: Array<[number, number]>,
+  width: number,
+  bins: number,
+): Array<{ lo: number; hi: number; last: boolean }> {
+  const straddling: Array<{ lo: number; hi: number; last: boolean }> = [];
+  for (const [j, n] of present) {
+    s.n += n;
+    const lo = j / width;
+    const hi = (j + 1) / width;
+    const k = binIndex(lo, bins);
+    // The rollup bin lies in one asked bin when that bin ends at or after the rollup bin's end.
+    if (k === bins - 1 || (k + 1) / bins >= hi) s.hist[k] += n;
+    else straddling.push({ lo, hi, last: j === width - 1 });
+  }
+  return straddling;
+}
+
+/** The cell filter when the per-cell rollup can answer: only channel, language, labelStatus, feedback. */
+export function cubeFilter(filter: ConversationFilter): CellFilter | undefined {
+  if (
+    filter.from !== undefined ||
+    filter.to !== undefined ||
+    filter.agentId !== undefined ||
+    filter.keywords.length > 0 ||
+    hasLabelFilter(filter)
+  )
+    return undefined;
+  if (!filter.channel && !filter.language && !filter.labelStatus && !filter.feedback) return undefined;
+  return {
+    ...(filter.channel ? { channel: filter.channel } : {}),
+    ...(filter.language ? { language: filter.language } : {}),
+    ...(filter.labelStatus ? { labelStatus: filter.labelStatus } : {}),
+    ...(filter.feedback ? { feedback: filter.feedback } : {}),
+  };
+}
+
+/** The bin of a value (comparison with the edges k/bins, as width_bucket does). */
+function binIndex(value: number, bins: number): number {
+  let k = Math.min(bins - 1, Math.floor(value * bins));
+  while (k > 0 && value < k / bins) k--;
+  while (k < bins - 1 && value >= (k + 1) / bins) k++;
+  return k;
+}
+
+/**
+ * When the rollups can answer: no condition besides the creation-time window. The window's
+ * whole UTC days come from the daily rollups; the partial days at its ends are scanned.
+ */
+export function rollupRanges(
+  filter: ConversationFilter,
+): { days: { from?: string; to?: string }; edges: TimeRange[] } | undefined {
+  const onlyWindow =
+    !filter.channel &&
+    !filter.language &&
+    !filter.agentId &&
+    !filter.feedback &&
+    !filter.labelStatus &&
+    filter.keywords.length === 0 &&
+    !hasLabelFilter(filter);
+  if (!onlyWindow) return undefined;
+  const from = filter.from !== undefined ? new Date(filter.from).getTime() : undefined;
+  const to = filter.to !== undefined ? new Date(filter.to).getTime() : undefined;
+  const a = from !== undefined ? Math.ceil(from / DAY_MS) * DAY_MS : undefined;
+  const b = to !== undefined ? Math.floor(to / DAY_MS) * DAY_MS : undefined;
+  if (a !== undefined && b !== undefined && a >= b) return undefined; // no whole day: scan it all
+  const iso = (t: number) => new Date(t).toISOString();
+  const day = (t: number) => iso(t).slice(0, 10);
+  const edges: TimeRange[] = [];
+  if (from !== undefined && a! > from) edges.push({ from: filter.from, to: iso(a!) });
+  if (to !== undefined && b! < to) edges.push({ from: iso(b!), to: filter.to });
+  return {
+    days: { ...(a !== undefined ? { from: day(a) } : {}), ...(b !== undefined ? { to: day(b) } : {}) },
+    edges,
+  };
+}
+
+function emptyPartial(query: StatsQuery, buckets: number): StatsPart {
+  return {
+    total: 0,
+    facets: new Map(query.facets.map((f) => [f, new Map()])),
+    scores: new Map(
+      query.scores.map((s) => [
+        s,
+        { n: 0, sum: 0, min: null, max: null, hist: new Array(query.bins).fill(0) },
+      ]),
+    ),
+    series: Array.from({ length: buckets }, () => ({
+      n: 0,
+      labeled: 0,
+      scores: Object.fromEntries(query.scores.map((s) => [s, { n: 0, sum: 0 }])),
+    })),
+  };
+}
+
+function add(part: StatsPart, facet: StatsFacet, value: string, n: number): void {
+  const values = part.facets.get(facet);
+  if (!values || n === 0) return;
+  values.set(value, (values.get(value) ?? 0) + n);
+}
+
+function addSeries(part: StatsPart, scores: ScoreName[], bucket: number, row: Record<string, unknown>): void {
+  const b = part.series[bucket];
+  if (!b) return;
+  b.n += num(row.n);
+  b.labeled += num(row.labeled);
+  for (const name of scores) {
+    b.scores[name]!.n += num(row[`${name}_n`]);
+    b.scores[name]!.sum += num(row[`${name}_sum`]);
+  }
+}
+
+const lowest = (a: number | null, b: unknown): number | null =>
+  b === null || b === undefined ? a : a === null ? Number(b) : Math.min(a, Number(b));
+const highest = (a: number | null, b: unknown): number | null =>
+  b === null || b === undefined ? a : a === null ? Number(b) : Math.max(a, Number(b));
+
+function merge(query: StatsQuery, parts: StatsPart[], buckets: number): StatsPart {
+  const out = emptyPartial(query, buckets);
+  for (const p of parts) {
+    out.total += p.total;
+    for (const [facet, values] of p.facets) for (const [v, n] of values) add(out, facet, v, n);
+    for (const [name, s] of p.scores) {
+      const o = out.scores.get(name)!;
+      o.n += s.n;
+      o.sum += s.sum;
+      o.min = lowest(o.min, s.min);
+      o.max = highest(o.max, s.max);
+      s.hist.forEach((n, i) => (o.hist[i] += n));
+    }
+    p.series.forEach((b, i) => {
+      const o = out.series[i];
+      o.n += b.n;
+      o.labeled += b.labeled;
+      for (const name of query.scores) {
+        o.scores[name]!.n += b.scores[name]!.n;
+        o.scores[name]!.sum += b.scores[name]!.sum;
+      }
+    });
+  }
+  return out;
+}
+
+/** Unicode code point order (JS `<` compares UTF-16 code units, which differs above U+FFFF). */
+export function compareCodePoints(a: string, b: string): number {
+  const x = Array.from(a);
+  const y = Array.from(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+/** Count descending, then value ascending by code points; at most MAX_FACET_VALUES, the rest in `other`. */
+export function facetCounts(values: Map<string, number>): FacetCounts {
+  const sorted = [...values.entries()]
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1] || compareCodePoints(a[0], b[0]));
+  return {
+    values: sorted.slice(0, MAX_FACET_VALUES).map(([value, count]) => ({ value, count })),
+    other: sorted.slice(MAX_FACET_VALUES).reduce((s, [, n]) => s + n, 0),
+  };
+}
+
+function finish(
+  query: StatsQuery,
+  part: StatsPart,
+  starts: SeriesBucketStart[],
+  asOf: Date,
+): ConversationStats {
+  const out: ConversationStats = { total: part.total, asOf };
+  if (query.facets.length)
+    out.facets = Object.fromEntries(query.facets.map((f) => [f, facetCounts(part.facets.get(f)!)]));
+  if (query.scores.length) {
+    const bins = histogramBins(query.bins);
+    out.scores = Object.fromEntries(
+      query.scores.map((name): [ScoreName, ScoreSummary] => {
+        const s = part.scores.get(name)!;
+        return [
+          name,
+          {
+            count: s.n,
+            mean: s.n ? s.sum / s.n : null,
+            min: s.n ? s.min : null,
+            max: s.n ? s.max : null,
+            histogram: bins.map((b, i) => ({ from: b.from, to: b.to, count: s.hist[i] })),
+          },
+        ];
+      }),
+    );
+  }
+  if (query.series) {
+    out.series = starts.map((bucket, i): SeriesBucket => {
+      const b = part.series[i];
+      return {
+        start: bucket.start,
+        count: b.n,
+        labeled: b.labeled,
+        ...(query.scores.length
+          ? {
+              scores: Object.fromEntries(
+                query.scores.map((name) => {
+                  const s = b.scores[name]!;
+                  return [name, s.n ? s.sum / s.n : null];
+                }),
+              ),
+            }
+          : {}),
+      };
+    });
+  }
+  return out;
+}

@@ -1,0 +1,368 @@
+import type { ConversationFilter, ScoreName } from '../../listing/conversation-filter';
+import { buildFilterSql, FilterSql, Statement, whereAll } from '../../postgres/conversation-sql';
+import type { StatsFacet } from '../conversation-stats';
+
+export const SCORE_COLUMN: Record<ScoreName, string> = {
+  quality: 'score_quality',
+  service: 'score_service',
+  trust: 'score_trust',
+};
+
+/** Columns of the covering index a facet groups by (labels are counted from label_bits apart). */
+export const FACET_COLUMN: Partial<Record<StatsFacet, string>> = {
+  channel: 'channel',
+  language: 'language',
+  agentId: 'agent_id',
+  labelStatus: 'label_status',
+};
+
+/** Bits of label_bits the rollup and the scan count (taxonomy v1.1 has 32 tokens). */
+export const LABEL_BITS = 32;
+
+/** A half-open creation-time range; undefined ends are open. ISO text. */
+export interface TimeRange {
+  from?: string;
+  to?: string;
+}
+
+/** The listing's filter SQL (walk form: covering-index columns), over `range` instead of the filter's window. */
+export function filterOver(
+  siteId: string,
+  filter: ConversationFilter,
+  range: TimeRange,
+  forIndex = filter.keywords.length > 0,
+): FilterSql {
+  const { from: _from, to: _to, ...rest } = filter;
+  return buildFilterSql(
+    siteId,
+    {
+      ...rest,
+      ...(range.from !== undefined ? { from: range.from } : {}),
+      ...(range.to !== undefined ? { to: range.to } : {}),
+    },
+    undefined,
+    { forIndex },
+  );
+}
+
+/**
+ * Scan: per group of the asked facet columns, the number of matches and each asked score's
+ * count, exact sum (numeric), min and max. Without facet columns: one row.
+ */
+export function cellsSql(
+  sql: FilterSql,
+  facets: StatsFacet[],
+  scores: ScoreName[],
+): { statement: Statement; groups: string[] } {
+  const groups: string[] = [];
+  for (const facet of facets) {
+    const column = FACET_COLUMN[facet];
+    if (column) groups.push(column);
+  }
+  if (facets.includes('feedback')) groups.push('feedback_positive > 0', 'feedback_negative > 0');
+  const aggregates = ['count(*)::bigint AS n'];
+  for (const name of scores) {
+    const c = SCORE_COLUMN[name];
+    aggregates.push(
+      `count(${c})::bigint AS ${name}_n`,
+      `sum(${c}) AS ${name}_sum`,
+      `min(${c}) AS ${name}_min`,
+      `max(${c}) AS ${name}_max`,
+    );
+  }
+  const select = [...groups.map((g, i) => `${g} AS g${i}`), ...aggregates].join(', ');
+  const groupBy = groups.length ? ` GROUP BY ${groups.map((_, i) => i + 1).join(', ')}` : '';
+  return {
+    statement: {
+      text: `SELECT ${select} FROM conversations WHERE ${whereAll(sql)}${groupBy}`,
+      values: sql.params.values,
+    },
+    groups,
+  };
+}
+
+/** Scan: matches per label token bit, among labeled matches. */
+export function labelBitsSql(sql: FilterSql): Statement {
+  return {
+    text: `WITH g AS (
+      SELECT label_bits, count(*)::bigint AS c FROM conversations
+      WHERE ${whereAll(sql)} AND label_status = 'labeled' GROUP BY label_bits
+    ) SELECT b, sum(c)::bigint AS n FROM g, generate_series(0, ${LABEL_BITS - 1}) b
+      WHERE g.label_bits & (1::bigint << b) <> 0 GROUP BY b`,
+    values: sql.params.values,
+  };
+}
+
+/**
+ * Scan: each asked score's histogram (`width_bucket` over the inner edges: bin index 0 …
+ * bins-1), all scores in one pass over the matches (grouping sets).
+ */
+export function histogramSql(sql: FilterSql, scores: ScoreName[], edges: number[]): Statement {
+  const p = sql.params;
+  const e = p.add(edges, '::float8[]');
+  const columns = scores.map((name, i) => `width_bucket(${SCORE_COLUMN[name]}, ${e}) AS b${i}`);
+  const sets = scores.map((_, i) => `(b${i})`);
+  const which = scores.map((_, i) => `CASE WHEN GROUPING(b${i}) = 0 THEN ${i} END`).join(', ');
+  const bucket = scores.map((_, i) => `b${i}`).join(', ');
+  return {
+    text: `SELECT coalesce(${which}) AS s, coalesce(${bucket}) AS b, count(*)::bigint AS n
+      FROM (SELECT ${columns.join(', ')} FROM conversations WHERE ${whereAll(sql)}) x
+      GROUP BY GROUPING SETS (${sets.join(', ')})`,
+    values: p.values,
+  };
+}
+
+/**
+ * Scan: per series bucket (`width_bucket` over the bucket starts: 1 = first bucket), the
+ * matches, labeled matches and each asked score's count and exact sum.
+ */
+export function seriesSql(sql: FilterSql, scores: ScoreName[], starts: Date[]): Statement {
+  const p = sql.params;
+  const e = p.add(
+    starts.map((s) => s.toISOString()),
+    '::timestamptz[]',
+  );
+  const aggregates = [
+    'count(*)::bigint AS n',
+    `count(*) FILTER (WHERE label_status = 'labeled')::bigint AS labeled`,
+    ...scores.flatMap((name) => [
+      `count(${SCORE_COLUMN[name]})::bigint AS ${name}_n`,
+      `sum(${SCORE_COLUMN[name]}) AS ${name}_sum`,
+    ]),
+  ];
+  return {
+    text: `SELECT width_bucket(created_at, ${e}) AS b, ${aggregates.join(', ')} FROM conversations
+      WHERE ${whereAll(sql)} GROUP BY 1`,
+    values: p.values,
+  };
+}
+
+/** Rollup kinds of conversation_stats_daily (migration ConversationStatsRollups). */
+export const KIND = {
+  all: 0,
+  channel: 1,
+  language: 2,
+  agentId: 3,
+  labelStatus: 4,
+  feedback: 5,
+  labels: 6,
+  quality: 7,
+  service: 8,
+  trust: 9,
+} as const;
+
+/** Rollup: the first and last UTC day the site's daily rollup holds. */
+export function daySpanSql(siteId: string): Statement {
+  return {
+    text: `SELECT min(day)::text AS first, max(day)::text AS last FROM conversation_stats_daily WHERE site_id = $1`,
+    values: [siteId],
+  };
+}
+
+/**
+ * Rollup: per kind and key, the sum over the site's daily rows in the given day ranges
+ * ([from, to), UTC dates; open ends allowed), with `sign` -1 (subtracted from the site's
+ * all-time rows) or +1.
+ */
+export function dailySql(
+  siteId: string,
+  ranges: Array<{ from?: string; to?: string }>,
+  kinds: number[],
+): Statement {
+  const values: unknown[] = [siteId, kinds];
+  const ors = ranges.map((r) => {
+    const where: string[] = [];
+    if (r.from !== undefined) where.push(`day >= $${values.push(r.from)}::date`);
+    if (r.to !== undefined) where.push(`day < $${values.push(r.to)}::date`);
+    return where.length ? `(${where.join(' AND ')})` : 'true';
+  });
+  return {
+    text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_daily
+      WHERE site_id = $1 AND kind = ANY($2::smallint[]) AND (${ors.join(' OR ') || 'false'}) GROUP BY kind, key`,
+    values,
+  };
+}
+
+/** Rollup: the site's all-time rows of the asked kinds. */
+export function siteRollupSql(siteId: string, kinds: number[]): Statement {
+  return {
+    text: `SELECT kind, key, n FROM conversation_stats_site WHERE site_id = $1 AND kind = ANY($2::smallint[]) AND n <> 0`,
+    values: [siteId, kinds],
+  };
+}
+
+/** Rollup: each score's count and exact sum over [from, to) from the hourly rows. */
+export function scoreSumsSql(siteId: string, range: TimeRange): Statement {
+  const values: unknown[] = [siteId];
+  const where = ['site_id = $1'];
+  if (range.from !== undefined) where.push(`hour >= $${values.push(range.from)}::timestamptz`);
+  if (range.to !== undefined) where.push(`hour < $${values.push(range.to)}::timestamptz`);
+  return {
+    text: `SELECT sum(quality_n)::bigint AS quality_n, sum(quality_sum)::text AS quality_sum,
+      sum(service_n)::bigint AS service_n, sum(service_sum)::text AS service_sum,
+      sum(trust_n)::bigint AS trust_n, sum(trust_sum)::text AS trust_sum
+      FROM conversation_stats_hourly WHERE ${where.join(' AND ')}`,
+    values,
+  };
+}
+
+/** Rollup: series buckets from the hourly rows over [from, to) (hour-aligned bucket starts only). */
+export function hourlySeriesSql(siteId: string, range: TimeRange, starts: Date[]): Statement {
+  const values: unknown[] = [siteId, starts.map((s) => s.toISOString())];
+  const where = ['site_id = $1'];
+  if (range.from !== undefined) where.push(`hour >= $${values.push(range.from)}::timestamptz`);
+  if (range.to !== undefined) where.push(`hour < $${values.push(range.to)}::timestamptz`);
+  return {
+    text: `SELECT width_bucket(hour, $2::timestamptz[]) AS b, sum(n)::bigint AS n, sum(labeled)::bigint AS labeled,
+      sum(quality_n)::bigint AS quality_n, sum(quality_sum)::text AS quality_sum,
+      sum(service_n)::bigint AS service_n, sum(service_sum)::text AS service_sum,
+      sum(trust_n)::bigint AS trust_n, sum(trust_sum)::text AS trust_sum
+      FROM conversation_stats_hourly WHERE ${where.join(' AND ')} GROUP BY 1`,
+    values,
+  };
+}
+
+/**
+ * Rollup: the exact lowest / highest value of each asked score over a range, in one statement,
+ * each walk of the score's index starting at the rollup's first (last) non-empty 0.01 bin, so it
+ * reads a handful of entries.
+ */
+export function scoreEdgesSql(
+  siteId: string,
+  range: TimeRange,
+  asks: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }>,
+): Statement {
+  const values: unknown[] = [siteId];
+  const time: string[] = [];
+  if (range.from !== undefined) time.push(`created_at >= $${values.push(range.from)}::timestamptz`);
+  if (range.to !== undefined) time.push(`created_at < $${values.push(range.to)}::timestamptz`);
+  const columns = asks.map(({ name, side, bound }) => {
+    const c = SCORE_COLUMN[name];
+    const where = [
+      'site_id = $1',
+      `${c} IS NOT NULL`,
+      `${c} ${side === 'min' ? '>=' : '<='} $${values.push(bound)}::float8`,
+      ...time,
+    ];
+    return `(SELECT ${c} FROM conversations WHERE ${where.join(' AND ')} ORDER BY site_id, ${c} ${side === 'min' ? 'ASC' : 'DESC'} LIMIT 1) AS ${name}_${side}`;
+  });
+  return { text: `SELECT ${columns.join(', ')}`, values };
+}
+
+/**
+ * Rollup: histogram counts of the values inside 0.01 bins that straddle an edge of the asked
+ * bins (a bin count the 0.01 bins cannot give alone), through the score index.
+ */
+export function straddleSql(
+  siteId: string,
+  name: ScoreName,
+  range: TimeRange,
+  ranges: Array<{ lo: number; hi: number; last: boolean }>,
+  edges: number[],
+): Statement {
+  const c = SCORE_COLUMN[name];
+  const values: unknown[] = [siteId, edges];
+  const time: string[] = [];
+  if (range.from !== undefined) time.push(`created_at >= $${values.push(range.from)}::timestamptz`);
+  if (range.to !== undefined) time.push(`created_at < $${values.push(range.to)}::timestamptz`);
+  const parts = ranges.map(({ lo, hi, last }) => {
+    const where = [
+      'site_id = $1',
+      `${c} IS NOT NULL`,
+      `${c} >= $${values.push(lo)}::float8`,
+      `${c} ${last ? '<=' : '<'} $${values.push(hi)}::float8`,
+      ...time,
+    ];
+    return `SELECT width_bucket(${c}, $2::float8[]) AS b, count(*)::bigint AS n FROM conversations WHERE ${where.join(' AND ')} GROUP BY 1`;
+  });
+  return { text: parts.join(' UNION ALL '), values };
+}
+
+/** The cell dimensions of conversation_stats_cell a filter may use (the cube plan). */
+export interface CellFilter {
+  channel?: string;
+  language?: string;
+  labelStatus?: string;
+  feedback?: 'positive' | 'negative';
+}
+
+/** Conditions on conversation_stats_cell (or, with `rows`, on conversations) for a cell filter. */
+function cellConditions(f: CellFilter, values: unknown[], rows = false): string[] {
+  const where: string[] = [];
+  if (f.channel !== undefined) where.push(`channel = $${values.push(f.channel)}`);
+  if (f.language !== undefined) where.push(`language = $${values.push(f.language)}`);
+  if (f.labelStatus !== undefined) where.push(`label_status = $${values.push(f.labelStatus)}`);
+  if (f.feedback === 'positive') where.push(rows ? 'feedback_positive > 0' : 'fp');
+  if (f.feedback === 'negative') where.push(rows ? 'feedback_negative > 0' : 'fn');
+  return where;
+}
+
+/**
+ * Cube: the matching cells' counts per cell (kind 0, for the channel / language / label status /
+ * feedback facets) and per kind and key (agents, tokens, 0.05 score bins with their value sums).
+ */
+export function cellSql(siteId: string, f: CellFilter, kinds: number[]): Statement {
+  const values: unknown[] = [siteId, kinds];
+  const where = ['site_id = $1', ...cellConditions(f, values)].join(' AND ');
+  return {
+    text: `SELECT 0 AS kind, channel, language, label_status, fp, fn, NULL AS key, sum(n)::bigint AS n, NULL AS total
+      FROM conversation_stats_cell WHERE ${where} AND kind = 0 AND n <> 0 GROUP BY channel, language, label_status, fp, fn
+      UNION ALL
+      SELECT kind, NULL, NULL, NULL, NULL, NULL, key, sum(n)::bigint, sum(total)::text
+      FROM conversation_stats_cell WHERE ${where} AND kind = ANY($2::smallint[]) AND kind <> 0 GROUP BY kind, key`,
+    values,
+  };
+}
+
+/** Cube: exact min / max of each asked score among the matching rows, through the score indexes. */
+export function cellScoreEdgesSql(
+  siteId: string,
+  f: CellFilter,
+  asks: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }>,
+): Statement {
+  const values: unknown[] = [siteId];
+  const conditions = cellConditions(f, values, true);
+  const columns = asks.map(({ name, side, bound }) => {
+    const c = SCORE_COLUMN[name];
+    const where = [
+      'site_id = $1',
+      `${c} IS NOT NULL`,
+      `${c} ${side === 'min' ? '>=' : '<='} $${values.push(bound)}::float8`,
+      ...conditions,
+    ];
+    return `(SELECT ${c} FROM conversations WHERE ${where.join(' AND ')} ORDER BY site_id, ${c} ${side === 'min' ? 'ASC' : 'DESC'} LIMIT 1) AS ${name}_${side}`;
+  });
+  return { text: `SELECT ${columns.join(', ')}`, values };
+}
+
+/** Cube: histogram counts of the matching rows inside score bins that straddle an asked edge. */
+export function cellStraddleSql(
+  siteId: string,
+  f: CellFilter,
+  name: ScoreName,
+  ranges: Array<{ lo: number; hi: number; last: boolean }>,
+  edges: number[],
+): Statement {
+  const c = SCORE_COLUMN[name];
+  const values: unknown[] = [siteId, edges];
+  const conditions = cellConditions(f, values, true);
+  const parts = ranges.map(({ lo, hi, last }) => {
+    const where = [
+      'site_id = $1',
+      `${c} IS NOT NULL`,
+      `${c} >= $${values.push(lo)}::float8`,
+      `${c} ${last ? '<=' : '<'} $${values.push(hi)}::float8`,
+      ...conditions,
+    ];
+    return `SELECT width_bucket(${c}, $2::float8[]) AS b, count(*)::bigint AS n FROM conversations WHERE ${where.join(' AND ')} GROUP BY 1`;
+  });
+  return { text: parts.join(' UNION ALL '), values };
+}
+
+/** The site's all-time counts: conversations, per agent, per label token (selectivity estimates). */
+export function siteCountsSql(siteId: string): Statement {
+  return {
+    text: `SELECT kind, key, n FROM conversation_stats_site WHERE site_id = $1 AND kind IN (0, 3, 6)`,
+    values: [siteId],
+  };
+}

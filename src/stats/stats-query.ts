@@ -1,0 +1,111 @@
+import { ApiError, ProblemEntry } from '../common/errors/api-error';
+import { collectQuery, ParamFault, params, ParamSpec } from '../common/query/query-params';
+import { parseListingQuery } from '../conversations/dto/listing-query';
+import { SCORE_NAMES } from '../search/listing/conversation-filter';
+import {
+  STATS_FACETS,
+  STATS_INTERVALS,
+  StatsQuery,
+  StatsSeriesRequest,
+} from '../search/stats/conversation-stats';
+import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBuckets } from '../search/stats/series-buckets';
+
+/** The parameters stats adds to the listing's filters (analytics-v1.md §1). */
+export const STATS_PARAMS = {
+  facets: { repeatable: true as const, parse: params.oneOf(STATS_FACETS).parse },
+  scores: { repeatable: true as const, parse: params.oneOf(SCORE_NAMES).parse },
+  bins: params.integer(1, 100),
+  interval: params.oneOf(STATS_INTERVALS),
+  timezone: {
+    parse: (v: string) =>
+      canonicalTimezone(v) ?? new ParamFault('must be an IANA time zone name, such as Europe/Paris or UTC.'),
+  },
+} satisfies Record<string, ParamSpec>;
+
+/** Listing parameters that page or count a listing: not parameters of stats. */
+const LISTING_ONLY = new Set(['limit', 'cursor', 'count']);
+
+export const DEFAULT_BINS = 10;
+
+/**
+ * Parses `GET …/conversations/stats`. The filter parameters go through the listing's own parser
+ * (same names, rules, entry codes and invalid_filter / invalid_request choice); `limit`,
+ * `cursor` and `count` are unknown here. Every fault of the request is reported together: when
+ * the listing's parser refuses the filters, its entries are merged with the stats ones.
+ * `now` is the default end of a series.
+ */
+export function parseStatsQuery(query: Record<string, unknown>, now: Date): StatsQuery {
+  const own: Record<string, unknown> = {};
+  const filterPart: Record<string, unknown> = {};
+  const faults: ProblemEntry[] = [];
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (Object.prototype.hasOwnProperty.call(STATS_PARAMS, name)) own[name] = value;
+    else if (LISTING_ONLY.has(name))
+      faults.push({
+        code: 'unknown_parameter',
+        detail: `${name} is not a parameter of this endpoint (stats are not paged).`,
+        parameter: name,
+      });
+    else filterPart[name] = value;
+  }
+  const { values: v, faults: statsFaults } = collectQuery(own, STATS_PARAMS);
+  faults.push(...statsFaults);
+
+  let filter: StatsQuery['filter'] | undefined;
+  let filterFaults: ProblemEntry[] = [];
+  let filterCode: 'invalid_request' | 'invalid_filter' = 'invalid_request';
+  try {
+    filter = parseListingQuery(filterPart).filter;
+  } catch (error) {
+    if (!(error instanceof ApiError) || !error.errors) throw error;
+    filterFaults = error.errors;
+    filterCode = error.code === 'invalid_filter' ? 'invalid_filter' : 'invalid_request';
+  }
+
+  let series: StatsSeriesRequest | undefined;
+  if (v.interval !== undefined) {
+    const fromText = query.from;
+    if (fromText === undefined) {
+      faults.push({
+        code: 'required',
+        detail: 'from is required with interval: a series starts at the bucket holding from.',
+        parameter: 'from',
+      });
+    } else if (filter?.from !== undefined) {
+      series = {
+        interval: v.interval,
+        timezone: v.timezone ?? 'UTC',
+        from: new Date(filter.from),
+        to: filter.to !== undefined ? new Date(filter.to) : now,
+      };
+      if (seriesBuckets(series, MAX_SERIES_BUCKETS) === null) {
+        faults.push({
+          code: 'too_many_buckets',
+          detail: `the series from ${filter.from} to ${filter.to ?? 'now'} would have more than ${MAX_SERIES_BUCKETS} ${v.interval} buckets; use a longer interval or a shorter window.`,
+          parameter: 'interval',
+        });
+        series = undefined;
+      }
+    }
+  }
+
+  if (faults.length) throw ApiError.invalidRequest([...faults, ...filterFaults]);
+  if (filterFaults.length)
+    throw filterCode === 'invalid_filter'
+      ? new ApiError(
+          'invalid_filter',
+          filterFaults.length === 1
+            ? `Invalid filter: ${filterFaults[0].detail}`
+            : `${filterFaults.length} filters are invalid; see errors.`,
+          { errors: filterFaults },
+        )
+      : ApiError.invalidRequest(filterFaults);
+
+  return {
+    filter: filter!,
+    facets: [...new Set(v.facets ?? [])],
+    scores: [...new Set(v.scores ?? [])],
+    bins: v.bins ?? DEFAULT_BINS,
+    ...(series ? { series } : {}),
+  };
+}

@@ -1,0 +1,359 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
+import { label, labeledOutcome, recordConversation } from '../factories/conversations';
+import { createOrganization, createSite } from '../factories/organizations';
+import { createTestApp, TestApp } from '../setup/test-app';
+
+type Org = Awaited<ReturnType<typeof createOrganization>>;
+type Query = Record<string, string | string[]>;
+
+function stats(t: TestApp, org: Org, query: Query = {}, siteId = org.site.id) {
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) for (const x of Array.isArray(v) ? v : [v]) search.append(k, x);
+  const qs = search.toString();
+  return t
+    .http()
+    .get(`/api/v1/sites/${siteId}/conversations/stats${qs ? `?${qs}` : ''}`)
+    .set(org.auth);
+}
+
+/** Means to 12 significant digits: the plans sum doubles in different orders (last-bit differences). */
+function roundMeans(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(roundMeans);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        typeof v === 'number' && (k === 'mean' || ['quality', 'service', 'trust'].includes(k))
+          ? Number(v.toPrecision(12))
+          : roundMeans(v),
+      ]),
+    );
+  return value;
+}
+
+const rated = (rating: 'positive' | 'negative') => [
+  { role: 'shopper', blocks: [{ type: 'text', text: 'Is it in stock?' }] },
+  { role: 'agent', rating, blocks: [{ type: 'text', text: 'Yes.' }] },
+];
+
+describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
+  let t: TestApp;
+  let engine: PostgresConversationStats;
+  beforeAll(async () => {
+    t = await createTestApp({}, { redisKeyPrefixSuffix: 'stats-endpoint:' });
+    engine = t.app.get(PostgresConversationStats);
+  });
+  afterAll(() => t.close());
+
+  describe('the route: `stats` reaches the statistics, not the conversation route', () => {
+    it('answers 200 {data: {total}, meta: {asOf}} for an empty site', async () => {
+      const org = await createOrganization(t.app);
+      const before = Date.now();
+      const res = await stats(t, org).expect(200);
+      expect(res.body).toEqual({ data: { total: 0 }, meta: { asOf: expect.any(String) } });
+      const asOf = Date.parse(res.body.meta.asOf);
+      expect(asOf).toBeGreaterThanOrEqual(before - 1000);
+      expect(asOf).toBeLessThanOrEqual(Date.now() + 1000);
+    });
+
+    it('a deleted site gives 404 not_found', async () => {
+      const org = await createOrganization(t.app);
+      const other = await createSite(t.app, org.organization.id);
+      await recordConversation(t, org, {}, other.id);
+      expect((await stats(t, org, {}, other.id).expect(200)).body.data.total).toBe(1);
+      await t.http().delete(`/api/v1/sites/${other.id}`).set(org.auth).expect(204);
+      const res = await stats(t, org, {}, other.id).expect(404);
+      expect(res.body.code).toBe('not_found');
+    });
+
+    it('a site of another organization gives 404 not_found, as everywhere', async () => {
+      const org = await createOrganization(t.app);
+      const other = await createOrganization(t.app);
+      const res = await stats(t, org, {}, other.site.id).expect(404);
+      expect(res.body.code).toBe('not_found');
+    });
+  });
+
+  describe('parameters: every fault is a 400 naming the parameter', () => {
+    let org: Org;
+    beforeAll(async () => {
+      org = await createOrganization(t.app);
+    });
+    const fault = async (query: Query, code: string, entry: Record<string, string>) => {
+      const res = await stats(t, org, query).expect(400);
+      expect(res.body.code).toBe(code);
+      expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining(entry)]));
+      return res.body;
+    };
+
+    it('limit, cursor and count are not parameters here (unknown_parameter)', async () => {
+      for (const name of ['limit', 'cursor', 'count'])
+        await fault({ [name]: '1' }, 'invalid_request', { code: 'unknown_parameter', parameter: name });
+      await fault({ colour: 'red' }, 'invalid_request', { code: 'unknown_parameter', parameter: 'colour' });
+    });
+
+    it('facets, scores, bins, interval and timezone refuse values outside their sets', async () => {
+      await fault({ facets: 'title' }, 'invalid_request', { code: 'invalid_value', parameter: 'facets' });
+      await fault({ scores: 'speed' }, 'invalid_request', { code: 'invalid_value', parameter: 'scores' });
+      for (const bins of ['0', '101', '2.5', 'ten'])
+        await fault({ bins }, 'invalid_request', { code: 'invalid_value', parameter: 'bins' });
+      await fault({ bins: ['5', '6'] }, 'invalid_request', {
+        code: 'duplicate_parameter',
+        parameter: 'bins',
+      });
+      await fault({ interval: 'year', from: '2026-01-01T00:00:00Z' }, 'invalid_request', {
+        code: 'invalid_value',
+        parameter: 'interval',
+      });
+      await fault({ timezone: 'Mars/Olympus' }, 'invalid_request', {
+        code: 'invalid_value',
+        parameter: 'timezone',
+      });
+      await fault({ timezone: '+01:00' }, 'invalid_request', {
+        code: 'invalid_value',
+        parameter: 'timezone',
+      });
+    });
+
+    it('interval without from names from', async () => {
+      await fault({ interval: 'day' }, 'invalid_request', { parameter: 'from' });
+    });
+
+    it('more than 1,000 buckets names interval', async () => {
+      await fault(
+        { interval: 'hour', from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' },
+        'invalid_request',
+        { parameter: 'interval' },
+      );
+      // 1,000 hours exactly is allowed.
+      await stats(t, org, {
+        interval: 'hour',
+        from: '2026-01-01T00:00:00Z',
+        to: '2026-02-11T16:00:00Z',
+      }).expect(200);
+    });
+
+    it("the listing's filter rules and codes hold (invalid_filter alone, invalid_request when mixed)", async () => {
+      await fault({ 'labels.all': 'resolution:teleported' }, 'invalid_filter', {
+        code: 'invalid_filter',
+        parameter: 'labels.all',
+      });
+      await fault({ labelStatus: 'pending', 'quality.min': '0.5' }, 'invalid_filter', {
+        parameter: 'labelStatus',
+      });
+      await fault({ 'labels.none': 'human_requested:true' }, 'invalid_filter', { parameter: 'labels.none' });
+      const mixed = await fault({ 'labels.all': 'resolution:teleported', bins: '0' }, 'invalid_request', {
+        parameter: 'bins',
+      });
+      expect(mixed.errors).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ code: 'invalid_filter', parameter: 'labels.all' }),
+        ]),
+      );
+      await fault({ from: 'yesterday' }, 'invalid_request', { code: 'invalid_value', parameter: 'from' });
+      await fault({ channel: ['web', 'hosted'] }, 'invalid_request', {
+        code: 'duplicate_parameter',
+        parameter: 'channel',
+      });
+      await fault({ 'quality.min': '2' }, 'invalid_request', { parameter: 'quality.min' });
+    });
+  });
+
+  describe('the answer: exact counts under the filters', () => {
+    let org: Org;
+    const c: Record<string, { id: string }> = {};
+    beforeAll(async () => {
+      org = await createOrganization(t.app);
+      const agentB = { id: 'agt_StatsAgentB', name: 'B', version: 1, versionId: 'agtv_StatsAgentB1' };
+      c.a = await recordConversation(t, org, {
+        createdAt: '2026-10-24T10:00:00.000Z',
+        messages: rated('positive'),
+      });
+      c.b = await recordConversation(t, org, {
+        createdAt: '2026-10-25T21:30:00.000Z',
+        channel: 'hosted',
+        language: 'fr',
+        messages: rated('negative'),
+      });
+      c.c = await recordConversation(t, org, {
+        createdAt: '2026-10-25T23:30:00.000Z',
+        agent: agentB,
+        messages: rated('positive'),
+      });
+      c.d = await recordConversation(t, org, { createdAt: '2026-10-27T08:00:00.000Z', channel: 'hosted' });
+      await label(t.app, c.a.id, labeledOutcome({ scores: { quality: 0.29, service: 0.5, trust: 1 } }));
+      await label(
+        t.app,
+        c.b.id,
+        labeledOutcome({
+          resolution: 'unresolved',
+          raised: ['human_requested'],
+          scores: { quality: 0.9, service: null, trust: 0.3 },
+        }),
+      );
+      await label(t.app, c.c.id, labeledOutcome({ scores: { quality: 0.3, service: 0.7, trust: 0.6 } }));
+    });
+
+    it('total, facets (count descending, then value) and feedback kinds', async () => {
+      const res = await stats(t, org, {
+        facets: ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'],
+      }).expect(200);
+      const { data } = res.body;
+      expect(data.total).toBe(4);
+      expect(data.facets.channel).toEqual({
+        values: [
+          { value: 'hosted', count: 2 },
+          { value: 'web', count: 2 },
+        ],
+        other: 0,
+      });
+      expect(data.facets.language).toEqual({
+        values: [
+          { value: 'en', count: 3 },
+          { value: 'fr', count: 1 },
+        ],
+        other: 0,
+      });
+      expect(data.facets.agentId.values).toEqual([
+        { value: 'agt_TestAgent0001', count: 3 },
+        { value: 'agt_StatsAgentB', count: 1 },
+      ]);
+      expect(data.facets.labelStatus.values).toEqual([
+        { value: 'labeled', count: 3 },
+        { value: 'pending', count: 1 },
+      ]);
+      expect(data.facets.feedback.values).toEqual([
+        { value: 'positive', count: 2 },
+        { value: 'negative', count: 1 },
+      ]);
+      const labels = Object.fromEntries(
+        (data.facets.labels.values as Array<{ value: string; count: number }>).map((v) => [v.value, v.count]),
+      );
+      expect(labels['resolution:resolved']).toBe(2);
+      expect(labels['resolution:unresolved']).toBe(1);
+      expect(labels['human_requested:true']).toBe(1);
+      expect(labels['human_requested:false']).toBe(2);
+      expect(labels['grounded:pass']).toBe(3);
+      expect(data.scores).toBeUndefined();
+      expect(data.series).toBeUndefined();
+    });
+
+    it('filters narrow every part (labels.all, channel)', async () => {
+      const res = await stats(t, org, { 'labels.all': 'resolution:resolved', facets: 'channel' }).expect(200);
+      expect(res.body.data.total).toBe(2);
+      expect(res.body.data.facets.channel.values).toEqual([{ value: 'web', count: 2 }]);
+      const hosted = await stats(t, org, { channel: 'hosted', facets: 'labelStatus' }).expect(200);
+      expect(hosted.body.data.total).toBe(2);
+      expect(hosted.body.data.facets.labelStatus.values).toEqual([
+        { value: 'labeled', count: 1 },
+        { value: 'pending', count: 1 },
+      ]);
+    });
+
+    it('scores: count, full-precision mean, min, max and [from, to) bins, the last including 1', async () => {
+      const res = await stats(t, org, { scores: ['quality', 'service', 'trust'], bins: '10' }).expect(200);
+      const { quality, service, trust } = res.body.data.scores;
+      expect(quality.count).toBe(3);
+      expect(quality.mean).toBeCloseTo((0.29 + 0.9 + 0.3) / 3, 12);
+      expect(quality.min).toBe(0.29);
+      expect(quality.max).toBe(0.9);
+      expect(quality.histogram).toHaveLength(10);
+      expect(quality.histogram[2]).toEqual({ from: 0.2, to: 0.3, count: 1 });
+      expect(quality.histogram[3]).toEqual({ from: 0.3, to: 0.4, count: 1 });
+      expect(quality.histogram[9]).toEqual({ from: 0.9, to: 1, count: 1 });
+      expect(service.count).toBe(2);
+      expect(trust.histogram[9].count).toBe(1); // 1 is in the last bin
+      const hundred = await stats(t, org, { scores: 'quality', bins: '100' }).expect(200);
+      // 0.29 is on an edge: in [0.29, 0.30), not [0.28, 0.29).
+      expect(hundred.body.data.scores.quality.histogram[29].count).toBe(1);
+      expect(hundred.body.data.scores.quality.histogram[28].count).toBe(0);
+      const none = await stats(t, org, { scores: 'quality', labelStatus: 'pending' }).expect(200);
+      expect(none.body.data.scores.quality).toMatchObject({ count: 0, mean: null, min: null, max: null });
+    });
+
+    it('series: one bucket per local day in the timezone, DST-correct, empty ones included', async () => {
+      const res = await stats(t, org, {
+        interval: 'day',
+        timezone: 'Europe/Paris',
+        from: '2026-10-24T00:00:00+02:00',
+        to: '2026-10-28T00:00:00+01:00',
+        scores: 'quality',
+      }).expect(200);
+      const series = res.body.data.series as Array<{
+        start: string;
+        count: number;
+        labeled: number;
+        scores: { quality: number | null };
+      }>;
+      expect(series.map((b) => b.start)).toEqual([
+        '2026-10-24T00:00:00.000+02:00',
+        '2026-10-25T00:00:00.000+02:00',
+        '2026-10-26T00:00:00.000+01:00',
+        '2026-10-27T00:00:00.000+01:00',
+      ]);
+      // 2026-10-25T23:30Z is already the 26th in Paris (UTC+1 after the change).
+      expect(series.map((b) => b.count)).toEqual([1, 1, 1, 1]);
+      expect(series.map((b) => b.labeled)).toEqual([1, 1, 1, 0]);
+      expect(series[0].scores.quality).toBe(0.29);
+      expect(series[3].scores.quality).toBeNull();
+      const utc = await stats(t, org, {
+        interval: 'day',
+        from: '2026-10-24T00:00:00Z',
+        to: '2026-10-28T00:00:00Z',
+      }).expect(200);
+      expect(utc.body.data.series.map((b: { count: number }) => b.count)).toEqual([1, 2, 0, 1]);
+      expect(utc.body.data.series[0]).toEqual({
+        start: '2026-10-24T00:00:00.000+00:00',
+        count: 1,
+        labeled: 1,
+      });
+    });
+
+    it('the rollup plan and the scan plan give the same answer', async () => {
+      const query: Query = {
+        facets: ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'],
+        scores: ['quality', 'service', 'trust'],
+        bins: '7',
+        interval: 'day',
+        timezone: 'Asia/Kolkata',
+        from: '2026-10-24T05:00:00Z',
+        to: '2026-10-27T09:00:00Z',
+      };
+      const viaRollups = await stats(t, org, query).expect(200);
+      expect(engine.lastPlan).toBe('rollup+scan');
+      engine.tuning.useRollups = false;
+      try {
+        const viaScan = await stats(t, org, query).expect(200);
+        expect(engine.lastPlan).toBe('scan');
+        expect(roundMeans(viaRollups.body.data)).toEqual(roundMeans(viaScan.body.data));
+      } finally {
+        engine.tuning.useRollups = true;
+      }
+    });
+  });
+
+  describe('a statement that takes too long is a clean 503 service_unavailable with Retry-After', () => {
+    it('answers 503 within seconds while the rollups are locked, not a 500 or a hang', async () => {
+      const org = await createOrganization(t.app);
+      const blocker = t.app.get(DataSource).createQueryRunner();
+      await blocker.connect();
+      await blocker.startTransaction();
+      const before = engine.tuning.statementTimeoutMs;
+      try {
+        await blocker.query('LOCK TABLE conversation_stats_daily IN ACCESS EXCLUSIVE MODE');
+        engine.tuning.statementTimeoutMs = 300;
+        const started = Date.now();
+        const res = await stats(t, org).expect(503);
+        expect(Date.now() - started).toBeLessThan(5000);
+        expect(res.body.code).toBe('service_unavailable');
+        expect(res.headers['retry-after']).toMatch(/^\d+$/);
+      } finally {
+        engine.tuning.statementTimeoutMs = before;
+        await blocker.rollbackTransaction();
+        await blocker.release();
+      }
+    });
+  });
+});

@@ -1,0 +1,380 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { DataSource } from 'typeorm';
+import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
+import { binOf } from '../../src/search/stats/histogram-bins';
+import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
+import { seriesBuckets } from '../../src/search/stats/series-buckets';
+import type { ConversationStats, StatsQuery } from '../../src/search/stats/conversation-stats';
+import { parseStatsQuery } from '../../src/stats/stats-query';
+import { label, labeledOutcome, recordConversation } from '../factories/conversations';
+import { createOrganization } from '../factories/organizations';
+import { createTestApp, TestApp } from '../setup/test-app';
+
+type Org = Awaited<ReturnType<typeof createOrganization>>;
+type Query = Record<string, string | string[]>;
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const WORDS = ['red', 'shoes', 'gift'];
+const AGENTS = [
+  { id: 'agt_StatsPropA', name: 'A', version: 1, versionId: 'agtv_StatsPropA1' },
+  { id: 'agt_StatsPropB', name: 'B', version: 1, versionId: 'agtv_StatsPropB1' },
+];
+/** Scores on and off the 0.01 grid, on edges (0.29, 0, 1) and arbitrary doubles. */
+const SCORE = fc.option(
+  fc.oneof(fc.constantFrom(0, 0.29, 0.3, 0.5, 0.995, 1), fc.double({ min: 0, max: 1, noNaN: true })),
+  { nil: null },
+);
+
+/** One conversation to record, and what then happens to it. */
+const conversationArb = fc.record({
+  channel: fc.constantFrom('web', 'hosted', 'playground'),
+  language: fc.constantFrom('en', 'fr'),
+  agent: fc.integer({ min: 0, max: 1 }),
+  rating: fc.constantFrom(null, 'positive', 'negative'),
+  title: fc.subarray(WORDS, { minLength: 1 }),
+  /** Back-filled creation time: up to ten days before the test's base time, any minute. */
+  minutesAgo: fc.integer({ min: 0, max: 10 * 24 * 60 }),
+  labeled: fc.boolean(),
+  resolution: fc.constantFrom('resolved', 'unresolved'),
+  raised: fc.subarray(['human_requested', 'visitor_frustrated']),
+  failing: fc.subarray(['grounded', 'on_brand']),
+  scores: fc.record({ quality: SCORE, service: SCORE, trust: SCORE }),
+  /** Afterwards: relabeled, new message (back to pending), engagement, created time moved, deleted. */
+  after: fc.constantFrom('none', 'relabel', 'message', 'engagement', 'move', 'delete'),
+  moveHours: fc.integer({ min: -72, max: 72 }),
+});
+
+/** Mostly absent (3 times in 4), so that filters without extra conditions take the rollup plan. */
+const rarely = <T>(arb: fc.Arbitrary<T>) =>
+  fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: arb, weight: 1 });
+
+const statsArb = fc.record({
+  window: fc.constantFrom('none', 'from', 'both', 'aligned'),
+  fromMinutes: fc.integer({ min: 0, max: 11 * 24 * 60 }),
+  spanMinutes: fc.integer({ min: 30, max: 6 * 24 * 60 }),
+  /** Extra filters: none often, so that the rollup plan is taken. */
+  channel: rarely(fc.constantFrom('web', 'hosted')),
+  labelsAll: rarely(fc.constantFrom('resolution:resolved', 'grounded:fail')),
+  qualityMin: rarely(fc.constantFrom('0.29', '0.5')),
+  keyword: rarely(fc.constantFrom(...WORDS)),
+  feedback: rarely(fc.constantFrom('positive', 'negative')),
+  labelStatus: rarely(fc.constantFrom('labeled', 'pending')),
+  /**
+   * cells: only the dimensions of the per-cell rollup (channel, language, labelStatus,
+   * feedback), no window; bare: only the window; any: as drawn.
+   */
+  shape: fc.constantFrom('cells', 'bare', 'any', 'any'),
+  bins: fc.integer({ min: 1, max: 100 }),
+  interval: fc.option(fc.constantFrom('hour', 'day', 'week'), { nil: undefined }),
+  timezone: fc.constantFrom('UTC', 'Europe/Paris', 'Asia/Kolkata', 'America/Santiago'),
+});
+
+type ConvSpec = typeof conversationArb extends fc.Arbitrary<infer T> ? T : never;
+type StatsSpec = typeof statsArb extends fc.Arbitrary<infer T> ? T : never;
+
+interface Row {
+  created_at: Date;
+  channel: string;
+  language: string;
+  agent_id: string;
+  label_status: string;
+  feedback_positive: number;
+  feedback_negative: number;
+  label_tokens: string[];
+  score_quality: number | null;
+  score_service: number | null;
+  score_trust: number | null;
+  title: string;
+}
+
+/** The brute-force answer: every rule of analytics-v1.md §1 applied to the site's rows. */
+function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
+  const f = q.filter;
+  const labelFilter = f.labelsAll.length > 0 || Object.keys(f.scores).length > 0;
+  const match = rows.filter((r) => {
+    const t = r.created_at.getTime();
+    if (f.from && t < Date.parse(f.from)) return false;
+    if (f.to && t >= Date.parse(f.to)) return false;
+    if (f.channel && r.channel !== f.channel) return false;
+    if (f.language && r.language !== f.language) return false;
+    if (f.labelStatus && r.label_status !== f.labelStatus) return false;
+    if (f.feedback === 'positive' && !(r.feedback_positive > 0)) return false;
+    if (f.feedback === 'negative' && !(r.feedback_negative > 0)) return false;
+    if (labelFilter && r.label_status !== 'labeled') return false;
+    if (f.labelsAll.some((tk) => !r.label_tokens.includes(tk))) return false;
+    const qmin = f.scores.quality?.min;
+    if (qmin !== undefined && (r.score_quality === null || r.score_quality < qmin)) return false;
+    const words = r.title.toLowerCase().split(/[^\p{L}\p{N}]+/u);
+    if (f.keywords.some((k) => !words.includes(k))) return false;
+    return true;
+  });
+  const facet = (values: string[]) => {
+    const counts = new Map<string, number>();
+    for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+    return {
+      values: [...counts.entries()]
+        .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+        .map(([value, count]) => ({ value, count })),
+      other: 0,
+    };
+  };
+  const labeled = match.filter((r) => r.label_status === 'labeled');
+  const facets = {
+    channel: facet(match.map((r) => r.channel)),
+    language: facet(match.map((r) => r.language)),
+    agentId: facet(match.map((r) => r.agent_id)),
+    labelStatus: facet(match.map((r) => r.label_status)),
+    feedback: facet(
+      match.flatMap((r) => [
+        ...(r.feedback_positive > 0 ? ['positive'] : []),
+        ...(r.feedback_negative > 0 ? ['negative'] : []),
+      ]),
+    ),
+    labels: facet(
+      labeled.flatMap((r) => [...new Set(r.label_tokens)].filter((t) => TAXONOMY_TOKENS.includes(t))),
+    ),
+  };
+  const col = { quality: 'score_quality', service: 'score_service', trust: 'score_trust' } as const;
+  const scores = Object.fromEntries(
+    q.scores.map((name) => {
+      const values = match.map((r) => r[col[name]]).filter((v): v is number => v !== null);
+      const histogram = Array.from({ length: q.bins }, (_, k) => ({
+        from: k / q.bins,
+        to: (k + 1) / q.bins,
+        count: 0,
+      }));
+      for (const v of values) histogram[binOf(v, q.bins)].count++;
+      return [
+        name,
+        {
+          count: values.length,
+          mean: values.length ? values.reduce((s, v) => s + v, 0) / values.length : null,
+          min: values.length ? Math.min(...values) : null,
+          max: values.length ? Math.max(...values) : null,
+          histogram,
+        },
+      ];
+    }),
+  );
+  const out: Omit<ConversationStats, 'asOf'> = { total: match.length };
+  if (q.facets.length) out.facets = Object.fromEntries(q.facets.map((name) => [name, facets[name]]));
+  if (q.scores.length) out.scores = scores;
+  if (q.series) {
+    const starts = seriesBuckets(q.series)!;
+    out.series = starts.map((b) => {
+      const end = b.end.getTime();
+      const inside = match.filter(
+        (r) => r.created_at.getTime() >= b.at.getTime() && r.created_at.getTime() < end,
+      );
+      return {
+        start: b.start,
+        count: inside.length,
+        labeled: inside.filter((r) => r.label_status === 'labeled').length,
+        ...(q.scores.length
+          ? {
+              scores: Object.fromEntries(
+                q.scores.map((name) => {
+                  const v = inside.map((r) => r[col[name]]).filter((x): x is number => x !== null);
+                  return [name, v.length ? v.reduce((s, x) => s + x, 0) / v.length : null];
+                }),
+              ),
+            }
+          : {}),
+      };
+    });
+  }
+  return out;
+}
+
+/** Means to 11 significant digits: engines and the oracle add doubles in different orders. */
+function roundMeans(value: unknown, key = ''): unknown {
+  if (typeof value === 'number' && (key === 'mean' || ['quality', 'service', 'trust'].includes(key)))
+    return Number(value.toPrecision(11));
+  if (Array.isArray(value)) return value.map((v) => roundMeans(v));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, roundMeans(v, k)]));
+  return value;
+}
+
+describe('stats equal a brute-force count over random data, random filters and concurrent writes (both plans)', () => {
+  let t: TestApp;
+  let engine: PostgresConversationStats;
+  let dataSource: DataSource;
+  beforeAll(async () => {
+    t = await createTestApp(
+      { RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' },
+      { redisKeyPrefixSuffix: 'stats-properties:' },
+    );
+    engine = t.app.get(PostgresConversationStats);
+    dataSource = t.app.get(DataSource);
+  });
+  afterAll(() => t.close());
+
+  async function write(org: Org, base: number, specs: Array<ConvSpec>) {
+    // Recorded concurrently: the rollup triggers run in concurrent transactions.
+    const made = await Promise.all(
+      specs.map((s) =>
+        recordConversation(t, org, {
+          title: s.title.join(' '),
+          channel: s.channel,
+          language: s.language,
+          agent: AGENTS[s.agent],
+          createdAt: new Date(base - s.minutesAgo * 60_000).toISOString(),
+          messages: [
+            { role: 'shopper', blocks: [{ type: 'text', text: 'Hello?' }] },
+            {
+              role: 'agent',
+              ...(s.rating ? { rating: s.rating } : {}),
+              blocks: [{ type: 'text', text: 'Hi.' }],
+            },
+          ],
+        }),
+      ),
+    );
+    const outcome = (s: ConvSpec, relabel = false) =>
+      labeledOutcome({
+        resolution: relabel ? (s.resolution === 'resolved' ? 'unresolved' : 'resolved') : s.resolution,
+        raised: s.raised,
+        failing: relabel ? [] : s.failing,
+        scores: relabel ? { quality: s.scores.trust, service: 0.29, trust: s.scores.quality } : s.scores,
+      });
+    await Promise.all(specs.map((s, i) => (s.labeled ? label(t.app, made[i].id, outcome(s)) : undefined)));
+    await Promise.all(
+      specs.map(async (s, i) => {
+        const id = made[i].id;
+        const path = `/api/v1/sites/${org.site.id}/conversations/${id}`;
+        if (s.after === 'relabel' && s.labeled) await label(t.app, id, outcome(s, true));
+        if (s.after === 'message')
+          await t
+            .http()
+            .post(`${path}/messages`)
+            .set(org.auth)
+            .send({
+              messages: [{ role: 'agent', rating: 'negative', blocks: [{ type: 'text', text: 'Sorry.' }] }],
+            })
+            .expect(201);
+        if (s.after === 'engagement')
+          await t
+            .http()
+            .post(`${path}/engagement`)
+            .set(org.auth)
+            .send({ impressions: 2, clicks: 1 })
+            .expect(200);
+        if (s.after === 'move')
+          await dataSource.query(
+            `UPDATE conversations SET created_at = created_at + $2 * interval '1 hour' WHERE id = $1`,
+            [id, s.moveHours],
+          );
+        if (s.after === 'delete') {
+          await dataSource.query(`DELETE FROM messages WHERE conversation_id = $1`, [id]);
+          await dataSource.query(`DELETE FROM label_records WHERE conversation_id = $1`, [id]);
+          await dataSource.query(`DELETE FROM conversations WHERE id = $1`, [id]);
+        }
+      }),
+    );
+  }
+
+  function toQuery(s: StatsSpec, base: number): Query {
+    const q: Query = {
+      facets: ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'],
+      scores: ['quality', 'service', 'trust'],
+      bins: String(s.bins),
+      timezone: s.timezone,
+    };
+    const from = new Date(base - s.fromMinutes * 60_000);
+    if (s.window === 'aligned') {
+      q.from = new Date(Math.floor(from.getTime() / DAY) * DAY).toISOString();
+      q.to = new Date(Math.floor(from.getTime() / DAY) * DAY + 3 * DAY).toISOString();
+    } else if (s.window !== 'none' || s.interval) {
+      q.from = from.toISOString();
+      if (s.window === 'both') q.to = new Date(from.getTime() + s.spanMinutes * 60_000).toISOString();
+    }
+    // Hourly series of at most 1,000 buckets.
+    if (s.interval && !(s.interval === 'hour' && !q.to)) q.interval = s.interval;
+    if (q.interval === 'hour' && Date.parse(q.to as string) - Date.parse(q.from as string) > 900 * HOUR)
+      delete q.interval;
+    if (s.channel) q.channel = s.channel;
+    if (s.labelsAll) q['labels.all'] = s.labelsAll;
+    if (s.qualityMin) q['quality.min'] = s.qualityMin;
+    if (s.keyword) q.keywords = s.keyword;
+    if (s.feedback) q.feedback = s.feedback;
+    if (s.labelStatus && !s.labelsAll && !s.qualityMin) q.labelStatus = s.labelStatus;
+    if (s.shape === 'bare')
+      for (const k of ['channel', 'labels.all', 'quality.min', 'keywords', 'feedback', 'labelStatus'])
+        delete q[k];
+    if (s.shape === 'cells') {
+      for (const k of ['from', 'to', 'interval', 'labels.all', 'quality.min', 'keywords']) delete q[k];
+      q.language = s.fromMinutes % 2 ? 'en' : 'fr';
+    }
+    return q;
+  }
+
+  it('every request, on the rollup plan and on the scan plan, equals the brute-force answer', async () => {
+    const plans = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(conversationArb, { minLength: 1, maxLength: 10 }),
+        fc.array(statsArb, { minLength: 1, maxLength: 4 }),
+        async (specs, requests) => {
+          const org = await createOrganization(t.app);
+          const base = Date.now();
+          await write(org, base, specs);
+          const rows = (await dataSource.query(
+            `SELECT created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative,
+               label_tokens, score_quality, score_service, score_trust, title FROM conversations WHERE site_id = $1`,
+            [org.site.id],
+          )) as Row[];
+          for (const request of requests) {
+            const query = parseStatsQuery(toQuery(request, base), new Date(base + HOUR));
+            const expected = roundMeans(oracle(rows, query));
+            for (const useRollups of [true, false]) {
+              engine.tuning.useRollups = useRollups;
+              try {
+                const { asOf: _asOf, ...answer } = await engine.stats(org.site.id, query);
+                plans.add(engine.lastPlan);
+                expect({ plan: useRollups, answer: roundMeans(answer) }).toEqual({
+                  plan: useRollups,
+                  answer: expected,
+                });
+              } finally {
+                engine.tuning.useRollups = true;
+              }
+            }
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+    // Every plan was exercised (cells, rollup alone, rollup with scanned partial days, scan).
+    expect([...plans].sort()).toEqual(['cells', 'rollup', 'rollup+scan', 'scan']);
+    // Hundreds of requests and writes: about 30 s alone, several times that on a loaded machine.
+  }, 300_000);
+
+  it('the rollups equal a recount of the rows after all those writes', async () => {
+    const drift = await dataSource.query(`
+      WITH truth AS (
+        SELECT site_id, (created_at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS n FROM conversations GROUP BY 1, 2
+      )
+      SELECT coalesce(t.site_id, d.site_id) AS site_id, coalesce(t.day, d.day) AS day, t.n AS truth, d.n AS rollup
+      FROM truth t FULL JOIN (SELECT site_id, day, n FROM conversation_stats_daily WHERE kind = 0 AND n <> 0) d
+        ON d.site_id = t.site_id AND d.day = t.day
+      WHERE t.n IS DISTINCT FROM d.n`);
+    expect(drift).toEqual([]);
+    const site = await dataSource.query(`
+      SELECT s.site_id FROM conversation_stats_site s
+      LEFT JOIN (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_daily GROUP BY 1, 2, 3) d
+        USING (site_id, kind, key)
+      WHERE s.n IS DISTINCT FROM coalesce(d.n, 0)`);
+    expect(site).toEqual([]);
+    const hourly = await dataSource.query(`
+      SELECT h.site_id FROM conversation_stats_hourly h
+      FULL JOIN (SELECT site_id, date_trunc('hour', created_at, 'UTC') AS hour, count(*) AS n,
+                   count(score_quality) AS qn, coalesce(sum(score_quality::numeric), 0) AS qs
+                 FROM conversations GROUP BY 1, 2) c USING (site_id, hour)
+      WHERE coalesce(h.n, 0) <> coalesce(c.n, 0) OR coalesce(h.quality_n, 0) <> coalesce(c.qn, 0)
+        OR coalesce(h.quality_sum, 0) <> coalesce(c.qs, 0)`);
+    expect(hourly).toEqual([]);
+  });
+});
