@@ -137,7 +137,10 @@ export class ConversationsService {
         );
         // Messages sent without a time are taken as written when the conversation started.
         await this.conversations.appendMessages(id, toNewMessages(dto.messages ?? [], createdAt), manager);
-        return { status: 201, body: { data: presentConversation(await this.reload(req, id, manager)) } };
+        // The same representation as GET of the conversation (messages and metadata included).
+        const created = await this.reload(req, id, manager);
+        const messages = await this.conversations.messages(id, manager);
+        return { status: 201, body: { data: presentConversationDetail(created, messages) } };
       },
     );
   }
