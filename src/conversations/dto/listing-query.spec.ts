@@ -107,8 +107,29 @@ describe('parseListingQuery', () => {
     ).toHaveLength(1);
   });
 
-  it('refuses an empty token inside a labels.any group', () => {
-    expect(fault({ 'labels.any': 'resolution:resolved|' }).code).toBe('invalid_request');
+  it('filter rule 4: an empty or malformed label token is a token not in the vocabulary (invalid_filter)', () => {
+    for (const [parameter, value] of [
+      ['labels.any', 'resolution:resolved|'],
+      ['labels.any', '|'],
+      ['labels.any', ''],
+      ['labels.any', 'resolution:resolved||grounded:fail'],
+      ['labels.all', ''],
+      ['labels.all', 'x'.repeat(500)],
+      ['labels.all', 'resolution'],
+    ] as const) {
+      const error = fault({ [parameter]: value });
+      expect(error.code).toBe('invalid_filter');
+      expect(error.errors).toEqual([
+        expect.objectContaining({
+          code: 'invalid_filter',
+          parameter,
+          detail: expect.stringContaining('not in the label vocabulary'),
+        }),
+      ]);
+    }
+    expect(fault({ 'labels.any': 'resolution:resolved|' }).errors![0]).toMatchObject({
+      detail: expect.stringContaining('"" (empty token)'),
+    });
   });
 });
 
