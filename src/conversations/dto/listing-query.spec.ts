@@ -107,6 +107,17 @@ describe('parseListingQuery', () => {
     ).toHaveLength(1);
   });
 
+  it('a keyword is at most 200 characters counted as code points, not UTF-16 units', () => {
+    const letter = '\u{20000}'; // one character (a CJK ideograph), two UTF-16 units
+    expect(parseListingQuery({ keywords: letter.repeat(200) }).filter.keywords).toEqual([letter.repeat(200)]);
+    expect(parseListingQuery({ keywords: `shoe ${'\u{1F45F}'.repeat(195)}` }).filter.keywords).toHaveLength(
+      1,
+    );
+    expect(fault({ keywords: letter.repeat(201) }).errors).toEqual([
+      expect.objectContaining({ parameter: 'keywords', detail: 'must be at most 200 characters.' }),
+    ]);
+  });
+
   it('filter rule 4: an empty or malformed label token is a token not in the vocabulary (invalid_filter)', () => {
     for (const [parameter, value] of [
       ['labels.any', 'resolution:resolved|'],

@@ -93,11 +93,18 @@ export function parseTimestampWithOffset(value: string): string | ParamFault {
 }
 
 function keyword(value: string): string | ParamFault {
-  if (value.length > MAX_KEYWORD_LENGTH)
+  // Characters are code points: an emoji or a CJK extension character counts once, not twice.
+  if (codePoints(value) > MAX_KEYWORD_LENGTH)
     return new ParamFault(`must be at most ${MAX_KEYWORD_LENGTH} characters.`);
   const trimmed = value.trim().replace(/\s+/g, ' ');
   if (!/[\p{L}\p{N}]/u.test(trimmed)) return new ParamFault('must contain at least one word.');
   return trimmed;
+}
+
+function codePoints(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
 }
 
 function score(value: string): number | ParamFault {
