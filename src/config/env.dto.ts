@@ -219,6 +219,16 @@ export class EnvDto {
   @Max(600000)
   OPENSEARCH_BULK_TIMEOUT_MS: number = 30000;
 
+  /**
+   * Primary shards of a conversations index built by search:reindex (documents are routed by
+   * site, so one site's listing reads one shard whatever the count). Read at index creation only.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  OPENSEARCH_SHARDS: number = 1;
+
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';
 

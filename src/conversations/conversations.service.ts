@@ -63,10 +63,12 @@ export class ConversationsService {
       filters: canonicalFilterText(query.filter),
     };
     const after = query.cursor ? decodePosition(this.cursors.decode(query.cursor, binding)) : undefined;
-    const [page, count] = await Promise.all([
-      this.search.page(siteId, query.filter, { limit: query.limit, after }),
-      query.count ? this.search.count(siteId, query.filter, COUNT_CAP) : Promise.resolve(undefined),
-    ]);
+    // Page and count from one engine (a fallback answers both).
+    const { page, count } = await this.search.list(siteId, query.filter, {
+      limit: query.limit,
+      after,
+      countCap: query.count ? COUNT_CAP : undefined,
+    });
     const rows = await this.conversations.findManyInSite(
       siteId,
       page.items.map((i) => i.id),

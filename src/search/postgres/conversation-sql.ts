@@ -253,6 +253,15 @@ export function walkSql(sql: FilterSql, limit: number): Statement {
   };
 }
 
+/** Those of `ids` that match (by primary key, whatever the filters), with their positions. */
+export function matchingSql(sql: FilterSql, ids: string[]): Statement {
+  const p = sql.params;
+  return {
+    text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} AND id = ANY(${p.add(ids, '::text[]')})`,
+    values: p.values,
+  };
+}
+
 /** Count of matches, stopping at `cap` rows. */
 export function cappedCountSql(sql: FilterSql, cap: number): Statement {
   const p = sql.params;
