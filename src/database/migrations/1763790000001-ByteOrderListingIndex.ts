@@ -9,15 +9,16 @@ const INCLUDE =
  * so both must order conversations created in the same millisecond alike. The covering index is
  * rebuilt with the same collation on `id`, or the planner could not walk it for that order and
  * every keyset page would sort. Same name, so the rest of the code (and the seed's rebuild) is
- * unchanged. (Plain CREATE INDEX: migrations run in a transaction; on a large table run this
- * migration in a maintenance window, or create the index CONCURRENTLY by hand first.)
+ * unchanged. Migrations run in a transaction, so the index is built with a plain CREATE INDEX
+ * (writes wait meanwhile); on a large table build it first by hand with CREATE INDEX
+ * CONCURRENTLY under the name conversations_site_created_bytes_idx: this migration reuses it.
  */
 export class ByteOrderListingIndex1763790000001 implements MigrationInterface {
   name = 'ByteOrderListingIndex1763790000001';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(
-      `CREATE INDEX conversations_site_created_bytes_idx ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) ${INCLUDE}`,
+      `CREATE INDEX IF NOT EXISTS conversations_site_created_bytes_idx ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) ${INCLUDE}`,
     );
     await q.query(`DROP INDEX conversations_site_created_cover_idx`);
     await q.query(
