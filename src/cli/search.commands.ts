@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { CliError, CliRun } from './cli-run';
 import { AppConfig } from '../config/app-config';
-import { ReindexProgress, ReindexService } from '../search/reindex.service';
+import { REINDEX_CONCURRENCY, ReindexProgress, ReindexService } from '../search/reindex.service';
+
+/** Upper bound of --concurrency: each copy in flight holds a batch and one OpenSearch bulk thread. */
+const MAX_CONCURRENCY = 16;
 
 type Run = (action: CliRun) => Promise<void>;
 
@@ -32,13 +35,22 @@ export function addSearchCommands(program: Command, run: Run): void {
       'Build a new OpenSearch conversations index from Postgres, then swap the alias to it (no downtime)',
     )
     .option('--delete-previous', 'delete the indices the alias pointed to, once swapped')
-    .action((opts: { deletePrevious?: boolean }) =>
+    .option(
+      '--concurrency <n>',
+      `bulk copies in flight at once, 1 to ${MAX_CONCURRENCY} (default ${REINDEX_CONCURRENCY})`,
+    )
+    .action((opts: { deletePrevious?: boolean; concurrency?: string }) =>
       run(async (app) => {
+        const concurrency = opts.concurrency === undefined ? REINDEX_CONCURRENCY : Number(opts.concurrency);
+        if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY)
+          throw new CliError(`--concurrency must be an integer from 1 to ${MAX_CONCURRENCY}`);
         const ctx = await app();
         if (!ctx.get(AppConfig).search.opensearchUrl) throw new CliError('OPENSEARCH_URL is not set');
-        return ctx
-          .get(ReindexService)
-          .reindex({ deletePrevious: Boolean(opts.deletePrevious), onProgress: progressPrinter() });
+        return ctx.get(ReindexService).reindex({
+          deletePrevious: Boolean(opts.deletePrevious),
+          concurrency,
+          onProgress: progressPrinter(),
+        });
       }),
     );
 }

@@ -34,6 +34,8 @@ export abstract class AppConfig {
     readonly opensearchUrl?: string;
     readonly timeoutMs: number;
     readonly bulkTimeoutMs: number;
+    /** Primary shards of an index built by search:reindex (OPENSEARCH_SHARDS). */
+    readonly shards: number;
     /** Test-only: searches drain the site's outbox and refresh first, no fallback (env.dto.ts). */
     readonly syncForTests: boolean;
   };

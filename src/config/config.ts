@@ -152,6 +152,7 @@ export function loadConfig(
       opensearchUrl: env.OPENSEARCH_URL?.replace(/\/+$/, ''),
       timeoutMs: env.OPENSEARCH_TIMEOUT_MS,
       bulkTimeoutMs: env.OPENSEARCH_BULK_TIMEOUT_MS,
+      shards: env.OPENSEARCH_SHARDS,
       syncForTests: env.SEARCH_SYNC_FOR_TESTS,
     }),
     metricsToken: env.METRICS_TOKEN,

@@ -220,6 +220,16 @@ export class EnvDto {
   OPENSEARCH_BULK_TIMEOUT_MS: number = 30000;
 
   /**
+   * Primary shards of a conversations index built by search:reindex (documents are routed by
+   * site, so one site's listing reads one shard whatever the count). Read at index creation only.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  OPENSEARCH_SHARDS: number = 1;
+
+  /**
    * Bearer token that opens /metrics to scrapers anywhere. Unset: /metrics answers only direct
    * loopback connections that no proxy forwarded (see src/auth/metrics-access.guard.ts).
    */

@@ -45,9 +45,17 @@ export function presentMessage(m: MessageRecord) {
   return { id: m.id, role: m.role, createdAt: m.createdAt.toISOString(), rating: m.rating, blocks: m.blocks };
 }
 
+/**
+ * A conversation's metadata: the test context of a playground conversation, null for every other
+ * channel (product.md §1), even for a row recorded before other channels were refused it.
+ */
+export function presentMetadata(c: ConversationRecord): Record<string, unknown> | null {
+  return c.channel === 'playground' ? (c.metadata ?? null) : null;
+}
+
 /** The single conversation: all fields plus the transcript (oldest first) and metadata. */
 export function presentConversationDetail(c: ConversationRecord, messages: MessageRecord[]) {
-  return { ...presentConversation(c), messages: messages.map(presentMessage), metadata: c.metadata ?? null };
+  return { ...presentConversation(c), messages: messages.map(presentMessage), metadata: presentMetadata(c) };
 }
 
 /**

@@ -42,7 +42,9 @@ export class ConversationsController {
     @Param('siteId') siteId: string,
     @Body() body: CreateConversationDto,
   ) {
-    return { data: presentConversation(await this.conversations.create(recording(auth, siteId), body)) };
+    // The same representation as GET of the conversation (messages and metadata included).
+    const { conversation, messages } = await this.conversations.create(recording(auth, siteId), body);
+    return { data: presentConversationDetail(conversation, messages) };
   }
 
   @Get(':id')

@@ -56,10 +56,12 @@ export class ConversationsService {
       order: CONVERSATION_ORDER,
     };
     const after = this.paging.after(list, query.cursor);
-    const [found, count] = await Promise.all([
-      this.search.page(siteId, query.filter, { limit: query.limit, after }),
-      query.count ? this.search.count(siteId, query.filter, COUNT_CAP) : Promise.resolve(undefined),
-    ]);
+    // Page and count from one engine (a fallback answers both).
+    const { page: found, count } = await this.search.list(siteId, query.filter, {
+      limit: query.limit,
+      after,
+      countCap: query.count ? COUNT_CAP : undefined,
+    });
     const { nextCursor } = this.paging.pageOf(list, found.items, found.hasMore);
     const items = await this.conversations.findManyInSite(
       siteId,
@@ -95,7 +97,11 @@ export class ConversationsService {
   // Each write runs in IdempotentTransaction: under an Idempotency-Key, the transaction that
   // holds the key, so every query goes through its manager.
 
-  async create(req: RecordingRequest, dto: CreateConversationDto): Promise<ConversationRecord> {
+  /** The recorded conversation with its messages: the create answers what GET shows. */
+  async create(
+    req: RecordingRequest,
+    dto: CreateConversationDto,
+  ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
     return this.transaction.run(async (manager) => {
       await this.sites.getOwned(req.organizationId, req.siteId, manager);
       const now = new Date();
@@ -133,7 +139,10 @@ export class ConversationsService {
       );
       // Messages sent without a time are taken as written when the conversation started.
       await this.conversations.appendMessages(id, toNewMessages(dto.messages ?? [], createdAt), manager);
-      return this.reload(req, id, manager);
+      return {
+        conversation: await this.reload(req, id, manager),
+        messages: await this.conversations.messages(id, manager),
+      };
     });
   }
 

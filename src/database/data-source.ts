@@ -46,7 +46,7 @@ async function withAdminClient<T>(url: string, work: (client: Client) => Promise
 
 /**
  * Creates the database named in `url` when it does not exist (connecting to the `postgres`
- * database). True when this call created it.
+ * database), with the pinned locale below. True when this call created it.
  */
 export async function ensureDatabase(url: string): Promise<boolean> {
   const name = databaseName(url);
@@ -54,7 +54,7 @@ export async function ensureDatabase(url: string): Promise<boolean> {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (rowCount) return false;
     try {
-      await client.query(`CREATE DATABASE "${name}"`);
+      await createPinnedDatabase(client, name);
       return true;
     } catch (error) {
       // Another instance created it at the same moment.
@@ -62,6 +62,28 @@ export async function ensureDatabase(url: string): Promise<boolean> {
       return false;
     }
   });
+}
+
+/**
+ * The locale a database is created with, whatever the cluster's default: byte-order collation
+ * (ids and keyset cursors order as OpenSearch orders keywords) and a UTF-8 character type, on
+ * which the title search's parser and lowercasing depend (`Élan` must match `élan`).
+ */
+export const DATABASE_LOCALE = { collate: 'C', ctype: 'C.UTF-8' } as const;
+
+async function createPinnedDatabase(client: Client, name: string): Promise<void> {
+  try {
+    await client.query(
+      `CREATE DATABASE "${name}" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE '${DATABASE_LOCALE.collate}' LC_CTYPE '${DATABASE_LOCALE.ctype}'`,
+    );
+  } catch (error) {
+    // 22023: the server's C library has no C.UTF-8 locale (rare: glibc and musl have it). Keep
+    // the byte-order collation, with the cluster's character type.
+    if ((error as { code?: string }).code !== '22023') throw error;
+    await client.query(
+      `CREATE DATABASE "${name}" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE '${DATABASE_LOCALE.collate}'`,
+    );
+  }
 }
 
 /** Drops the database named in `url` (tests only). */

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { emptyFilter } from './listing/conversation-filter';
-import type { ConversationSearch, SearchPage } from './listing/conversation-search';
+import { ConversationFilter, emptyFilter } from './listing/conversation-filter';
+import { ConversationSearch, listWithPageAndCount, SearchPage } from './listing/conversation-search';
 import { CircuitBreaker, FallbackConversationSearch } from './fallback-conversation-search';
 
 const page = (id: string): SearchPage => ({
@@ -18,10 +18,14 @@ class Engine implements ConversationSearch {
     if (this.failing) throw new Error('down');
     return page(this.id);
   }
+  failingCount = false;
   async count() {
     this.calls++;
-    if (this.failing) throw new Error('down');
-    return { value: 1, capped: false };
+    if (this.failing || this.failingCount) throw new Error('down');
+    return { value: this.id === 'conv_os' ? 1 : 2, capped: false };
+  }
+  list(siteId: string, filter: ConversationFilter, options: { limit: number; countCap?: number }) {
+    return listWithPageAndCount(this, siteId, filter, options);
   }
 }
 
@@ -90,5 +94,29 @@ describe('circuit breaker around the OpenSearch engine', () => {
     s.advance(1000);
     expect(s.breaker.allow()).toBe(true);
     expect(s.breaker.allow()).toBe(false);
+  });
+});
+
+describe('the page and its count come from the same engine', () => {
+  beforeAll(() => Logger.overrideLogger(false));
+
+  it('when OpenSearch answers the page but fails the count, Postgres answers both', async () => {
+    const primary = new Engine('conv_os');
+    const fallback = new Engine('conv_pg');
+    const search = new FallbackConversationSearch(primary, fallback);
+    primary.failingCount = true;
+    expect(await search.list('site_x', emptyFilter(), { limit: 1, countCap: 10 })).toEqual({
+      page: page('conv_pg'),
+      count: { value: 2, capped: false },
+    });
+  });
+
+  it('when OpenSearch answers both, both are OpenSearch answers; without countCap no count', async () => {
+    const search = new FallbackConversationSearch(new Engine('conv_os'), new Engine('conv_pg'));
+    expect(await search.list('site_x', emptyFilter(), { limit: 1, countCap: 10 })).toEqual({
+      page: page('conv_os'),
+      count: { value: 1, capped: false },
+    });
+    expect(await search.list('site_x', emptyFilter(), { limit: 1 })).toEqual({ page: page('conv_os') });
   });
 });

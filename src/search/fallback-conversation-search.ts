@@ -5,6 +5,7 @@ import type {
   ListingPosition,
   SearchCount,
   SearchPage,
+  SearchResult,
 } from './listing/conversation-search';
 import { describeOpenSearchError } from './opensearch/opensearch-client';
 
@@ -70,7 +71,8 @@ export class CircuitBreaker {
 /**
  * The listing's engine when SEARCH_BACKEND=opensearch: OpenSearch first, Postgres whenever
  * OpenSearch fails (unreachable, timeout after OPENSEARCH_TIMEOUT_MS, any error answer) or the
- * circuit is open. A listing request never fails because of OpenSearch. Failures are logged:
+ * circuit is open (also when an answer timed out or missed shards, or when the mirror lags too far
+ * behind Postgres to fill a page). A listing request never fails because of OpenSearch. Failures are logged:
  * each one while the circuit is closed, then once when it opens.
  */
 export class FallbackConversationSearch implements ConversationSearch {
@@ -94,6 +96,15 @@ export class FallbackConversationSearch implements ConversationSearch {
 
   count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount> {
     return this.run('count', (engine) => engine.count(siteId, filter, cap));
+  }
+
+  /** Page and count from one engine: when OpenSearch fails either, Postgres answers both. */
+  list(
+    siteId: string,
+    filter: ConversationFilter,
+    options: { limit: number; after?: ListingPosition; countCap?: number },
+  ): Promise<SearchResult> {
+    return this.run('search', (engine) => engine.list(siteId, filter, options));
   }
 
   private run<T>(what: string, call: (engine: ConversationSearch) => Promise<T>): Promise<T> {

@@ -2,8 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Client } from '@opensearch-project/opensearch';
 import { DataSource } from 'typeorm';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
+import { AppConfig } from '../config/app-config';
 import {
-  CONVERSATION_INDEX_BODY,
+  conversationIndexBody,
   ConversationSourceRow,
   SOURCE_COLUMNS,
   toDocument,
@@ -12,6 +13,8 @@ import { BUILDING_ALIAS, CONVERSATIONS_ALIAS, INDEX_PREFIX } from './opensearch/
 import { OPENSEARCH_BULK_CLIENT } from './opensearch/opensearch.providers';
 
 export const REINDEX_BATCH = 1000;
+/** Bulk copies in flight at once by default (bounded: each holds a batch in memory). */
+export const REINDEX_CONCURRENCY = 4;
 const REJECTED_RETRIES = 5;
 
 export interface ReindexProgress {
@@ -35,11 +38,14 @@ export class ReindexError extends Error {}
 
 /**
  * Builds a new conversations index from Postgres and swaps the alias to it with no downtime:
- * 1. the outbox is switched on, so every change from now on reaches the mirror;
+ * 1. the outbox is switched on, so every change from now on reaches the mirror (switched back
+ *    off if the build fails and it was off before);
  * 2. the new index is created carrying the `conversations_building` alias: from then on the
  *    indexer writes every change to it as well as to the live index;
- * 3. conversations of live sites are copied in batches by id, each with its search_version as
- *    external version, so a copy never overwrites a newer state the indexer wrote meanwhile;
+ * 3. conversations of live sites are copied in batches by id (primary key order), several batches at
+ *    once, each document routed by its site and with its search_version as external version, so
+ *    a copy never overwrites a newer state the indexer wrote meanwhile; sites deleted during the
+ *    copy are then deleted from the new index;
  * 4. one `_aliases` request moves `conversations` to the new index (atomic: searches see the
  *    old index or the new one, never none) and drops `conversations_building`.
  */
@@ -49,14 +55,40 @@ export class ReindexService {
     private readonly dataSource: DataSource,
     private readonly outbox: SearchOutboxRepository,
     @Inject(OPENSEARCH_BULK_CLIENT) private readonly client: Client,
+    private readonly config: AppConfig,
   ) {}
 
   async reindex(
-    options: { deletePrevious?: boolean; batchSize?: number; onProgress?: (p: ReindexProgress) => void } = {},
+    options: {
+      deletePrevious?: boolean;
+      batchSize?: number;
+      /** Bulk copies in flight at once (REINDEX_CONCURRENCY by default). */
+      concurrency?: number;
+      onProgress?: (p: ReindexProgress) => void;
+    } = {},
   ): Promise<ReindexSummary> {
+    // The outbox stays as this run found it if the run fails: a failed first build must not
+    // leave a deployment without OpenSearch collecting outbox rows forever.
+    const wasEnabled = await this.outbox.mirrorEnabled();
+    await this.outbox.setMirrorEnabled(true);
+    try {
+      return await this.build(options);
+    } catch (error) {
+      if (!wasEnabled) await this.outbox.setMirrorEnabled(false).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async build(options: {
+    deletePrevious?: boolean;
+    batchSize?: number;
+    concurrency?: number;
+    onProgress?: (p: ReindexProgress) => void;
+  }): Promise<ReindexSummary> {
     const started = Date.now();
     const batchSize = options.batchSize ?? REINDEX_BATCH;
-    await this.outbox.setMirrorEnabled(true);
+    const concurrency = Math.max(1, options.concurrency ?? REINDEX_CONCURRENCY);
+    const [{ now: startedAt }] = await this.dataSource.query(`SELECT now() AS now`);
 
     const existing = await this.indices();
     const previous = Object.entries(existing)
@@ -67,11 +99,12 @@ export class ReindexService {
       existing[INDEX_PREFIX] === undefined
         ? INDEX_PREFIX
         : `${INDEX_PREFIX}_${new Date().toISOString().replace(/\D/g, '').slice(0, 17)}`;
+    const indexBody = conversationIndexBody(this.config.search.shards);
     await this.client.indices.create({
       index,
       body: {
-        ...CONVERSATION_INDEX_BODY,
-        settings: { ...CONVERSATION_INDEX_BODY.settings, refresh_interval: '-1' },
+        ...indexBody,
+        settings: { ...indexBody.settings, refresh_interval: '-1' },
         aliases: { [BUILDING_ALIAS]: {} },
       } as never,
     });
@@ -85,6 +118,9 @@ export class ReindexService {
     let after = '';
     options.onProgress?.({ done, total });
     try {
+      // Batches are read one after another (keyset on id) and copied `concurrency` at a time.
+      const inFlight = new Set<Promise<void>>();
+      let failure: unknown;
       for (;;) {
         const rows: ConversationSourceRow[] = await this.dataSource.query(
           `SELECT ${SOURCE_COLUMNS}, c.search_version::text AS search_version FROM conversations c
@@ -93,12 +129,39 @@ export class ReindexService {
           [after, batchSize],
         );
         if (rows.length === 0) break;
-        newerAlready += await this.copy(index, rows);
-        batches++;
-        done += rows.length;
         after = rows[rows.length - 1].id;
-        options.onProgress?.({ done, total: Math.max(total, done) });
+        const copy: Promise<void> = this.copy(index, rows).then(
+          (newer) => {
+            newerAlready += newer;
+            batches++;
+            done += rows.length;
+            options.onProgress?.({ done, total: Math.max(total, done) });
+          },
+          (error: unknown) => {
+            failure ??= error;
+          },
+        );
+        inFlight.add(copy);
+        void copy.finally(() => inFlight.delete(copy));
+        if (inFlight.size >= concurrency) await Promise.race(inFlight);
+        if (failure) break;
       }
+      await Promise.all(inFlight);
+      if (failure) throw failure;
+
+      // A site deleted while the copy ran may have been copied after its delete-by-query reached
+      // this index: delete the conversations of every site deleted since the build started.
+      const deletedSites: Array<{ id: string }> = await this.dataSource.query(
+        `SELECT id FROM sites WHERE deleted_at >= $1`,
+        [startedAt],
+      );
+      for (const site of deletedSites)
+        await this.client.deleteByQuery({
+          index,
+          routing: site.id,
+          conflicts: 'proceed',
+          body: { query: { term: { site_id: site.id } } },
+        } as never);
 
       await this.client.indices.putSettings({ index, body: { index: { refresh_interval: null } } as never });
       await this.client.indices.refresh({ index });
@@ -152,6 +215,7 @@ export class ReindexService {
           index: {
             _index: index,
             _id: row.id,
+            routing: row.site_id,
             version: Number(row.search_version),
             version_type: 'external',
           },

@@ -4,14 +4,21 @@ import { ConfigError, loadConfig } from '../config/config';
 const base = { NODE_ENV: 'test' };
 
 describe('search configuration (SEARCH_BACKEND, OPENSEARCH_*)', () => {
-  it('defaults: Postgres engine, no mirror, 2 s search timeout, 30 s bulk timeout', () => {
+  it('defaults: Postgres engine, no mirror, 2 s search timeout, 30 s bulk timeout, 1 shard', () => {
     expect(loadConfig(base).search).toEqual({
       backend: 'postgres',
       opensearchUrl: undefined,
       timeoutMs: 2000,
       bulkTimeoutMs: 30000,
+      shards: 1,
       syncForTests: false,
     });
+  });
+
+  it('OPENSEARCH_SHARDS sets the primary shards of a new index: an integer from 1 to 1024', () => {
+    expect(loadConfig({ ...base, OPENSEARCH_SHARDS: '6' }).search.shards).toBe(6);
+    expect(() => loadConfig({ ...base, OPENSEARCH_SHARDS: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, OPENSEARCH_SHARDS: 'many' })).toThrow(ConfigError);
   });
 
   it('SEARCH_BACKEND=opensearch needs OPENSEARCH_URL', () => {

@@ -459,6 +459,10 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         ['labels.any', 'resolution:resolved|grounded:maybe'],
         ['labels.all', 'grounded:not_applicable'],
         ['labels.all', 'nonsense'],
+        // An empty or malformed token is a token not in the vocabulary.
+        ['labels.any', 'resolution:resolved|'],
+        ['labels.any', ''],
+        ['labels.all', ''],
       ])('%s=%s', async (name, value) => {
         const res = await listConversations(t, org, { [name]: value }).expect(400);
         expect(res.body.code).toBe('invalid_filter');

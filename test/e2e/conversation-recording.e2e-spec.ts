@@ -99,7 +99,56 @@ describe('recording conversations (product.md §2)', () => {
         productEngagement: { impressions: 4, clicks: 1 },
         labelStatus: 'pending',
         labelSummary: null,
+        messages: [
+          {
+            id: expect.stringMatching(/^msg_/),
+            role: 'shopper',
+            createdAt: '2026-11-01T10:00:05.000Z',
+            rating: null,
+            blocks: [{ type: 'text', text: 'Hi' }],
+          },
+          {
+            id: expect.stringMatching(/^msg_/),
+            role: 'agent',
+            createdAt: '2026-11-01T10:00:09.250Z',
+            rating: 'positive',
+            blocks: [
+              {
+                type: 'product_cards',
+                products: [
+                  {
+                    productId: 'sku-1',
+                    name: 'Shoe',
+                    url: 'https://shop.example/p/1',
+                    price: { amount: '19.90', currency: 'EUR' },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+        metadata: { scenario: 'smoke' },
       });
+    });
+
+    it('the create answers the same representation as GET of that conversation (messages and metadata included)', async () => {
+      const org = await createOrganization(t.app);
+      const created = await post(
+        org,
+        conversationBody({
+          channel: 'playground',
+          metadata: { run: 7 },
+          createdAt: '2026-11-02T09:00:00.000Z',
+        }),
+      ).expect(201);
+      const read = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${created.body.data.id}`)
+        .set(org.auth)
+        .expect(200);
+      expect(created.body).toEqual(read.body);
+      expect(created.body.data.messages).toHaveLength(2);
+      expect(created.body.data.metadata).toEqual({ run: 7 });
     });
 
     it('pageContext.pageUrl is null for a scheme other than an http-style one; pageContext is null when not sent', async () => {
@@ -205,6 +254,39 @@ describe('recording conversations (product.md §2)', () => {
       expect(results.map((r) => r.status)).toEqual(Array.from({ length: 30 }, () => 201));
       expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
       expect(await conversationsOf(org)).toBe(1);
+    });
+  });
+
+  describe('metadata: for playground conversations, else null (product.md §1)', () => {
+    it('metadata sent with a channel other than playground is refused with 400 naming /metadata, and nothing is stored', async () => {
+      const org = await createOrganization(t.app);
+      for (const channel of ['web', 'hosted']) {
+        const res = await post(org, conversationBody({ channel, metadata: { scenario: 'x' } })).expect(400);
+        expect(res.body.code).toBe('invalid_request');
+        expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/metadata']);
+      }
+      expect(await conversationsOf(org)).toBe(0);
+    });
+
+    it('metadata null or left out is accepted on every channel; a playground conversation keeps its metadata', async () => {
+      const org = await createOrganization(t.app);
+      expect((await recordConversation(t, org, { channel: 'web', metadata: null })).metadata).toBeNull();
+      expect((await recordConversation(t, org, { channel: 'hosted' })).metadata).toBeNull();
+      expect(
+        (await recordConversation(t, org, { channel: 'playground', metadata: { a: 1 } })).metadata,
+      ).toEqual({ a: 1 });
+    });
+
+    it('a conversation of another channel stored with metadata (recorded before the rule) is presented with metadata null', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org, { channel: 'web' });
+      await db.query(`UPDATE conversations SET metadata = '{"legacy": true}' WHERE id = $1`, [c.id]);
+      const res = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
+        .set(org.auth)
+        .expect(200);
+      expect(res.body.data.metadata).toBeNull();
     });
   });
 

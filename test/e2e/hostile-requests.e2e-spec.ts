@@ -112,7 +112,7 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
         .http()
         .post(`/api/v1/sites/${org.site.id}/conversations`)
         .set(org.auth)
-        .send(conversationBody({ metadata }));
+        .send(conversationBody({ channel: 'playground', metadata }));
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual([expect.objectContaining({ code: 'too_deep', pointer: '' })]);
       expect(await count('conversations')).toBe(before);
@@ -126,7 +126,7 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
         .http()
         .post(`/api/v1/sites/${org.site.id}/conversations`)
         .set(org.auth)
-        .send(conversationBody({ metadata }));
+        .send(conversationBody({ channel: 'playground', metadata }));
       expect(res.status).toBe(201);
     });
   });
@@ -174,6 +174,7 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
     it('a well-formed surrogate pair (an emoji) is stored as sent', async () => {
       const conv = await recordConversation(t, org, {
         title: 'Shoes 👟',
+        channel: 'playground',
         metadata: { mood: '😀' },
       });
       expect(conv.title).toBe('Shoes 👟');

@@ -140,18 +140,24 @@ describe('search mirror', () => {
       expect(await rowsFor(c.id)).toEqual(before);
     });
 
-    it('deleting a site writes a site_deleted row for each of its conversations', async () => {
+    it('deleting a site writes one site_deleted row for the site, none per conversation, in the same transaction', async () => {
       const org = await createOrganization(t.app);
       const other = await createSite(t.app, org.organization.id);
       const a = await recordConversation(t, org, {}, other.id);
       const b = await recordConversation(t, org, {}, other.id);
+      const before = { a: await rowsFor(a.id), b: await rowsFor(b.id) };
       const deleted = await t.http().delete(`/api/v1/sites/${other.id}`).set(org.auth);
       expect(deleted.status).toBe(204);
-      for (const c of [a, b]) {
-        const rows = await rowsFor(c.id);
-        expect(rows[rows.length - 1].reason).toBe('site_deleted');
-        expect(BigInt(rows[rows.length - 1].version)).toBeGreaterThan(BigInt(await versionOf(c.id)));
-      }
+      expect({ a: await rowsFor(a.id), b: await rowsFor(b.id) }).toEqual(before);
+      const siteRows: Array<{ conversation_id: string | null; reason: string; version: string }> =
+        await db.query(
+          `SELECT conversation_id, reason, version::text FROM search_outbox WHERE site_id = $1 AND reason = 'site_deleted'`,
+          [other.id],
+        );
+      expect(siteRows).toEqual([
+        { conversation_id: null, reason: 'site_deleted', version: expect.any(String) },
+      ]);
+      expect(BigInt(siteRows[0].version)).toBeGreaterThan(BigInt(await versionOf(b.id)));
     });
 
     it('deleting a conversation row writes a delete row above every version it had', async () => {
@@ -300,19 +306,89 @@ describe('search mirror', () => {
       expect((await rowsFor(c.id)).every((r) => r.attempts === 2)).toBe(true);
     });
 
-    it('a deleted site removes its conversations from the index', async () => {
+    it('a deleted site removes its conversations from the index with one delete-by-query on site_id, routed to the site', async () => {
+      os.addIndex('conversations_v1_20261121000000000', [BUILDING_ALIAS]);
       const org = await createOrganization(t.app);
       const other = await createSite(t.app, org.organization.id);
       const c = await recordConversation(t, org, {}, other.id);
+      const d = await recordConversation(t, org, {}, other.id);
+      const kept = await recordConversation(t, org);
       await indexer.drain();
       expect(os.doc(c.id)).toBeDefined();
+      os.deleteByQueries.length = 0;
+      const bulks = os.bulkRequests.length;
       expect((await t.http().delete(`/api/v1/sites/${other.id}`).set(org.auth)).status).toBe(204);
       await indexer.drain();
-      expect(os.doc(c.id)).toBeUndefined();
-      const actions = os.actionsFor(c.id);
-      expect(actions[actions.length - 1]).toMatchObject({ op: 'delete', version_type: 'external' });
-      expect(actions[actions.length - 1].version).toBeGreaterThan(actions[0].version);
-      expect(await rowsFor(c.id)).toEqual([]);
+      expect(os.deleteByQueries).toEqual([
+        {
+          indices: ['conversations_v1', 'conversations_v1_20261121000000000'],
+          params: expect.objectContaining({ routing: other.id, conflicts: 'proceed' }),
+          body: { query: { term: { site_id: other.id } } },
+        },
+      ]);
+      // No per-document delete was sent.
+      expect(
+        os.bulkRequests
+          .slice(bulks)
+          .flat()
+          .filter((line) => 'delete' in line),
+      ).toEqual([]);
+      for (const id of [c.id, d.id]) {
+        expect(os.doc(id, 'conversations_v1')).toBeUndefined();
+        expect(os.doc(id, 'conversations_v1_20261121000000000')).toBeUndefined();
+      }
+      expect(os.doc(kept.id)).toBeDefined();
+      expect(await db.query(`SELECT 1 FROM search_outbox WHERE site_id = $1`, [other.id])).toEqual([]);
+    });
+
+    it('a delete-by-query that reports failures, a timeout or version conflicts keeps the site row for a later pass', async () => {
+      const org = await createOrganization(t.app);
+      const other = await createSite(t.app, org.organization.id);
+      await recordConversation(t, org, {}, other.id);
+      await indexer.drain();
+      expect((await t.http().delete(`/api/v1/sites/${other.id}`).set(org.auth)).status).toBe(204);
+      const siteRow = () =>
+        db.query(
+          `SELECT attempts, last_error FROM search_outbox WHERE site_id = $1 AND conversation_id IS NULL`,
+          [other.id],
+        );
+      const answers = [
+        {
+          timed_out: false,
+          deleted: 0,
+          version_conflicts: 0,
+          failures: [{ cause: { type: 'search_phase_execution_exception', reason: 'shard failed' } }],
+        },
+        { timed_out: true, deleted: 0, version_conflicts: 0, failures: [] },
+        { timed_out: false, deleted: 0, version_conflicts: 2, failures: [] },
+      ];
+      for (const [i, answer] of answers.entries()) {
+        os.deleteByQueryHandler = () => answer;
+        await db.query(`UPDATE search_outbox SET next_attempt_at = now() WHERE site_id = $1`, [other.id]);
+        await indexer.drain();
+        expect(await siteRow()).toEqual([
+          { attempts: i + 1, last_error: expect.stringMatching(/delete-by-query/) },
+        ]);
+      }
+      os.deleteByQueryHandler = undefined;
+      await db.query(`UPDATE search_outbox SET next_attempt_at = now() WHERE site_id = $1`, [other.id]);
+      await indexer.drain();
+      expect(await siteRow()).toEqual([]);
+    });
+
+    it('every document is written and deleted with its site as routing', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      await indexer.drain();
+      expect(os.doc(c.id)?.routing).toBe(org.site.id);
+      await db.query(`DELETE FROM conversations WHERE id = $1`, [c.id]);
+      await indexer.drain();
+      const lines = os.bulkRequests.flat().filter((line) => {
+        const meta = Object.values(line)[0] as { _id?: string };
+        return meta?._id === c.id;
+      });
+      expect(lines.map((line) => Object.keys(line)[0])).toEqual(expect.arrayContaining(['index', 'delete']));
+      for (const line of lines) expect(Object.values(line)[0]).toMatchObject({ routing: org.site.id });
     });
 
     it('with no conversations index yet, rows wait in the outbox', async () => {
@@ -388,6 +464,65 @@ describe('search mirror', () => {
       expect(progress[progress.length - 1].done).toBe(summary.documents);
       // The swap is a single _aliases request.
       expect(os.requests.filter((r) => r === 'POST /_aliases')).toHaveLength(1);
+    });
+
+    it('the new index has OPENSEARCH_SHARDS shards, is sorted by (site_id, created_at desc, id desc) and requires routing', async () => {
+      const summary = await t.app.get(ReindexService).reindex({ batchSize: 50 });
+      const body = os.indices.get(summary.index)!.body as {
+        settings: { number_of_shards: number; index: { sort: unknown } };
+        mappings: { _routing: unknown };
+      };
+      expect(body.settings.number_of_shards).toBe(1);
+      expect(body.settings.index.sort).toEqual({
+        field: ['site_id', 'created_at', 'id'],
+        order: ['asc', 'desc', 'desc'],
+      });
+      expect(body.mappings._routing).toEqual({ required: true });
+      for (const doc of os.indices.get(summary.index)!.docs.values())
+        expect(doc.routing).toBe(doc.source.site_id);
+    });
+
+    it('batches are copied in parallel, never more at once than the concurrency', async () => {
+      const org = await createOrganization(t.app);
+      const mine: string[] = [];
+      for (let i = 0; i < 6; i++) mine.push((await recordConversation(t, org)).id);
+      os.bulkDelayMs = 100;
+      os.maxBulkInFlight = 0;
+      try {
+        const summary = await t.app.get(ReindexService).reindex({ batchSize: 2, concurrency: 3 });
+        expect(summary.batches).toBeGreaterThanOrEqual(3);
+        expect(os.maxBulkInFlight).toBe(3);
+        // Every batch was copied (other suites share the database: count only this one's rows).
+        const built = os.indices.get(summary.index)!;
+        for (const id of mine) expect(built.docs.has(id)).toBe(true);
+        expect(built.docs.size).toBe(summary.documents);
+      } finally {
+        os.bulkDelayMs = 0;
+      }
+    });
+
+    it('a failed reindex leaves the outbox as it found it: off stays off, on stays on', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      const outbox = t.app.get(SearchOutboxRepository);
+      os.errorIds.set(c.id, { status: 400, type: 'mapper_parsing_exception', reason: 'steered by the test' });
+      try {
+        await outbox.setMirrorEnabled(false);
+        await expect(t.app.get(ReindexService).reindex({ batchSize: 50 })).rejects.toThrow(
+          /mapper_parsing_exception/,
+        );
+        expect(await outbox.mirrorEnabled()).toBe(false);
+        await outbox.setMirrorEnabled(true);
+        await expect(t.app.get(ReindexService).reindex({ batchSize: 50 })).rejects.toThrow(
+          /mapper_parsing_exception/,
+        );
+        expect(await outbox.mirrorEnabled()).toBe(true);
+        // The half-built index was deleted; the alias still points at the previous one.
+        expect([...os.indices.keys()]).toEqual(['conversations_v1']);
+      } finally {
+        os.errorIds.clear();
+        await outbox.setMirrorEnabled(true);
+      }
     });
 
     it('npm run cli -- search:reindex prints the JSON summary on stdout', async () => {
@@ -470,7 +605,9 @@ describe('search mirror', () => {
       const own = await createOrganization(synced.app);
       const c = await recordConversation(synced, own, { title: 'Synced before search' });
       os.requests.length = 0;
-      os.searchHandler = () => ({ hits: { hits: [{ _id: c.id, sort: [Date.parse(c.createdAt), c.id] }] } });
+      os.searchHandler = () => ({
+        hits: { hits: [{ _id: c.id, sort: [own.site.id, Date.parse(c.createdAt), c.id] }] },
+      });
       const res = await synced.http().get(`/api/v1/sites/${own.site.id}/conversations`).set(own.auth);
       expect(res.status).toBe(200);
       expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([c.id]);

@@ -13,23 +13,35 @@ const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000'
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
-/** Hits as OpenSearch returns them for a sorted search: `_id` and the sort values. */
+/** Hits as OpenSearch returns them for a sorted search: `_id` and the sort values [site, ms, id]. */
 const hitsOf = (
-  items: Array<{ id: string; createdAt: string }>,
+  items: Array<{ id: string; createdAt: string; siteId?: unknown }>,
   total?: { value: number; relation: 'eq' | 'gte' },
 ) => ({
   took: 1,
   timed_out: false,
+  _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
   hits: {
     ...(total ? { total } : {}),
     hits: items.map((c) => ({
       _index: 'conversations_v1',
       _id: c.id,
       _score: null,
-      sort: [Date.parse(c.createdAt), c.id],
+      sort: [c.siteId ?? 'site', Date.parse(c.createdAt), c.id],
     })),
   },
 });
+
+/** The hits after `search_after` (listing order), at most `size`: what OpenSearch would answer. */
+const after = (items: Array<{ id: string; createdAt: string }>, body: Record<string, unknown>) => {
+  const from = body.search_after as [string, number, string] | undefined;
+  const rest = from
+    ? items.filter(
+        (c) => Date.parse(c.createdAt) < from[1] || (Date.parse(c.createdAt) === from[1] && c.id < from[2]),
+      )
+    : items;
+  return rest.slice(0, Number(body.size));
+};
 
 /**
  * SEARCH_BACKEND=opensearch through the real listing endpoint, with OpenSearch played by a real
@@ -73,6 +85,7 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
     os.mode = 'ok';
     os.searchHandler = undefined;
     os.searches.length = 0;
+    os.searchParams.length = 0;
     breaker.success();
   });
 
@@ -93,7 +106,7 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
       expect(os.searches[0].index).toBe('conversations');
       expect(os.searches[0].body).toMatchObject({
         size: 6,
-        sort: [{ created_at: { order: 'desc' } }, { id: { order: 'desc' } }],
+        sort: [{ site_id: { order: 'asc' } }, { created_at: { order: 'desc' } }, { id: { order: 'desc' } }],
         query: { bool: { filter: [{ term: { site_id: org.site.id } }] } },
       });
     });
@@ -135,25 +148,147 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
       const second = await list(`?limit=1&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`);
       expect(second.status).toBe(200);
       expect(second.body.data.map((c: { id: string }) => c.id)).toEqual([convs[1].id]);
-      expect(os.searches[0].body.search_after).toEqual([Date.parse(convs[2].createdAt), convs[2].id]);
+      expect(os.searches[0].body.search_after).toEqual([
+        org.site.id,
+        Date.parse(convs[2].createdAt),
+        convs[2].id,
+      ]);
     });
   });
 
-  describe('meta.count from track_total_hits, capped at 10,000', () => {
-    it('an exact total is the count', async () => {
+  describe('meta.count from track_total_hits, counted to 10,001 as the Postgres engine counts', () => {
+    it('an exact total is the count; totals are tracked to 10,001', async () => {
       os.searchHandler = (_, body) =>
         body.size === 0 ? hitsOf([], { value: 3, relation: 'eq' }) : hitsOf(newestFirst());
       const res = await list('?count=true');
       expect(res.body.meta.count).toEqual({ value: 3, capped: false });
       const countSearch = os.searches.find((s) => s.body.size === 0)!;
-      expect(countSearch.body.track_total_hits).toBe(10_000);
+      expect(countSearch.body.track_total_hits).toBe(10_001);
     });
 
-    it('a total of at least 10,000 (relation gte) is capped', async () => {
+    it('exactly 10,000 matches is not capped', async () => {
       os.searchHandler = (_, body) =>
-        body.size === 0 ? hitsOf([], { value: 10_000, relation: 'gte' }) : hitsOf(newestFirst());
+        body.size === 0 ? hitsOf([], { value: 10_000, relation: 'eq' }) : hitsOf(newestFirst());
+      const res = await list('?count=true');
+      expect(res.body.meta.count).toEqual({ value: 10_000, capped: false });
+    });
+
+    it('a total of at least 10,001 (relation gte) is capped at 10,000', async () => {
+      os.searchHandler = (_, body) =>
+        body.size === 0 ? hitsOf([], { value: 10_001, relation: 'gte' }) : hitsOf(newestFirst());
       const res = await list('?count=true');
       expect(res.body.meta.count).toEqual({ value: 10_000, capped: true });
+    });
+  });
+
+  describe('searches are routed by site and carry a server-side timeout', () => {
+    it('routing=<siteId> on the page and count searches, and a timeout below the request timeout', async () => {
+      os.searchHandler = (_, body) =>
+        body.size === 0 ? hitsOf([], { value: 3, relation: 'eq' }) : hitsOf(newestFirst());
+      await list('?count=true').expect(200);
+      expect(os.searches).toHaveLength(2);
+      expect(os.searchParams).toHaveLength(2);
+      for (const [i, search] of os.searches.entries()) {
+        expect(os.searchParams[i]).toMatchObject({ routing: org.site.id });
+        // OPENSEARCH_TIMEOUT_MS is 300 here: OpenSearch stops at 240 ms, before the client gives up.
+        expect(search.body.timeout).toBe('240ms');
+      }
+    });
+  });
+
+  describe('an answer that timed out or that some shard failed is a failure: Postgres answers', () => {
+    const partial = (over: object) => (_: string, body: Record<string, unknown>) => ({
+      ...(body.size === 0 ? hitsOf([], { value: 1, relation: 'eq' }) : hitsOf([convs[0]])),
+      ...over,
+    });
+
+    it('timed_out: true', async () => {
+      os.searchHandler = partial({ timed_out: true });
+      const res = await list('?count=true').expect(200);
+      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
+      expect(res.body.meta.count).toEqual({ value: 3, capped: false });
+    });
+
+    it('_shards.failed > 0', async () => {
+      os.searchHandler = partial({ _shards: { total: 2, successful: 1, skipped: 0, failed: 1 } });
+      const res = await list('?count=true').expect(200);
+      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
+      expect(res.body.meta.count).toEqual({ value: 3, capped: false });
+    });
+  });
+
+  describe('the page and its count come from the same engine', () => {
+    it("when the count search fails, the page is Postgres' too (not OpenSearch's page with a Postgres count)", async () => {
+      // OpenSearch would list only convs[0] (a stale mirror); its count search fails.
+      os.searchHandler = (_, body) => (body.size === 0 ? { timed_out: true, hits: {} } : hitsOf([convs[0]]));
+      const res = await list('?count=true').expect(200);
+      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
+      expect(res.body.meta.count).toEqual({ value: 3, capped: false });
+    });
+  });
+
+  describe('a lagging mirror: hits are re-checked against Postgres and the page is filled', () => {
+    it('a hit that no longer matches the filters in Postgres is left out and the page is filled from further hits', async () => {
+      const own = await createOrganization(t.app);
+      const web = [];
+      for (let i = 0; i < 4; i++)
+        web.push(
+          await recordConversation(t, own, {
+            channel: 'web',
+            createdAt: new Date(Date.UTC(2026, 8, 1 + i)).toISOString(),
+          }),
+        );
+      const hosted = await recordConversation(t, own, {
+        channel: 'hosted',
+        createdAt: new Date(Date.UTC(2026, 8, 10)).toISOString(),
+      });
+      // The mirror still has `hosted` as a web conversation, newest of all.
+      const mirror = [hosted, ...[...web].reverse()];
+      os.searchHandler = (_, body) => hitsOf(after(mirror, body));
+      const res = await t
+        .http()
+        .get(`/api/v1/sites/${own.site.id}/conversations?channel=web&limit=2`)
+        .set(own.auth)
+        .expect(200);
+      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([web[3].id, web[2].id]);
+      expect(res.body.data.every((c: { channel: string }) => c.channel === 'web')).toBe(true);
+      expect(res.body.meta.nextCursor).toEqual(expect.any(String));
+      // A second search, after the last hit of the first, filled the page.
+      expect(os.searches.length).toBeGreaterThanOrEqual(2);
+      expect(os.searches[1].body.search_after).toEqual([
+        own.site.id,
+        Date.parse(web[2].createdAt),
+        web[2].id,
+      ]);
+
+      const next = await t
+        .http()
+        .get(
+          `/api/v1/sites/${own.site.id}/conversations?channel=web&limit=2&cursor=${encodeURIComponent(res.body.meta.nextCursor)}`,
+        )
+        .set(own.auth)
+        .expect(200);
+      expect(next.body.data.map((c: { id: string }) => c.id)).toEqual([web[1].id, web[0].id]);
+      expect(next.body.meta.nextCursor).toBeNull();
+    });
+
+    it('when the mirror is so far behind that no round fills the page, Postgres answers the page and the count', async () => {
+      const own = await createOrganization(t.app);
+      const web = await recordConversation(t, own, { channel: 'web' });
+      // Every hit OpenSearch has is a conversation Postgres no longer matches (hosted), endlessly.
+      const stale = Array.from({ length: 2000 }, (_, i) => ({
+        id: `conv_Stale${String(i).padStart(17, '0')}`,
+        createdAt: new Date(Date.UTC(2027, 0, 1) - i).toISOString(),
+      }));
+      os.searchHandler = (_, body) =>
+        body.size === 0 ? hitsOf([], { value: 2000, relation: 'eq' }) : hitsOf(after(stale, body));
+      const res = await t
+        .http()
+        .get(`/api/v1/sites/${own.site.id}/conversations?channel=web&count=true`)
+        .set(own.auth)
+        .expect(200);
+      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([web.id]);
+      expect(res.body.meta.count).toEqual({ value: 1, capped: false });
     });
   });
 

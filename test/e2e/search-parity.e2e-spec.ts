@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client } from '@opensearch-project/opensearch';
+import { emptyFilter } from '../../src/search/listing/conversation-filter';
+import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
+import { toDocument } from '../../src/search/opensearch/conversation-index';
+import { CONVERSATIONS_ALIAS, createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
+import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
 import { ReindexService } from '../../src/search/reindex.service';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 /** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
@@ -64,6 +70,7 @@ const TITLES = [
 ];
 
 describeParity('the OpenSearch backend lists exactly what the Postgres engine lists, page by page', () => {
+  const recorded: Array<{ id: string; createdAt: string }> = [];
   let pg: TestApp;
   let os: TestApp;
   let org: Awaited<ReturnType<typeof createOrganization>>;
@@ -84,6 +91,7 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
     );
     org = await createOrganization(pg.app);
     const base = Date.UTC(2026, 8, 1);
+    recorded.length = 0;
     for (let i = 0; i < 60; i++) {
       // Every fifth pair shares its creation millisecond: the id tie-break decides their order.
       const createdAt = new Date(
@@ -110,6 +118,7 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
           { role: 'agent', createdAt, blocks: [{ type: 'text', text: 'hi' }] },
         ],
       });
+      recorded.push(c);
       if (i % 3 !== 0) {
         await label(
           pg.app,
@@ -205,6 +214,172 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
     expect(
       [...first.body.data, ...second.body.data, ...third.body.data].map((c: { id: string }) => c.id),
     ).toEqual(expected.ids.slice(0, 15));
+  });
+
+  it('conversations created in the same millisecond follow the byte order of their ids, on both engines', async () => {
+    const expected = [...recorded]
+      .sort((a, b) =>
+        a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? 1 : -1) : a.id < b.id ? 1 : -1,
+      )
+      .map((c) => c.id);
+    expect(recorded.some((c, i) => recorded.findIndex((d) => d.createdAt === c.createdAt) !== i)).toBe(true);
+    expect((await all(pg, '')).ids).toEqual(expected);
+    expect((await all(os, '')).ids).toEqual(expected);
+  });
+});
+
+describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
+  let client: Client;
+  let t: TestApp;
+  beforeAll(async () => {
+    client = createOpenSearchClient(OPENSEARCH_URL!, 60_000);
+    t = await createTestApp(OWN_BUDGET, { redisKeyPrefixSuffix: 'search-parity:' });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await client?.close();
+  });
+
+  /** `n` documents of a site that exists only in the index (the count reads only OpenSearch). */
+  const indexSynthetic = async (siteId: string, from: number, n: number) => {
+    const body = Array.from({ length: n }, (_, k) => {
+      const i = from + k;
+      const id = `conv_Scale${String(i).padStart(17, '0')}`;
+      return [
+        {
+          index: {
+            _index: CONVERSATIONS_ALIAS,
+            _id: id,
+            routing: siteId,
+            version: 1,
+            version_type: 'external',
+          },
+        },
+        toDocument({
+          id,
+          organization_id: 'org_Scale',
+          site_id: siteId,
+          title: 'Scale',
+          channel: 'web',
+          language: 'en',
+          agent_id: 'agt_Scale',
+          agent_version_id: 'agtv_Scale',
+          label_status: 'pending',
+          label_tokens: [],
+          created_at: new Date(Date.UTC(2026, 0, 1) + i),
+          updated_at: new Date(Date.UTC(2026, 0, 1) + i),
+          message_count: 0,
+          feedback_positive: 0,
+          feedback_negative: 0,
+          score_quality: null,
+          score_service: null,
+          score_trust: null,
+          search_version: '1',
+        }),
+      ];
+    }).flat();
+    const { body: answer } = await client.bulk({ body, refresh: true } as never);
+    expect((answer as { errors: boolean }).errors).toBe(false);
+  };
+
+  it('meta.count: exactly 10,000 matches count as 10,000 (not capped); 10,001 are capped', async () => {
+    const siteId = `site_Scale${Date.now()}`;
+    const engine = new OpenSearchConversationSearch(client);
+    try {
+      await indexSynthetic(siteId, 0, 10_000);
+      expect(await engine.count(siteId, emptyFilter(), 10_000)).toEqual({ value: 10_000, capped: false });
+      await indexSynthetic(siteId, 10_000, 1);
+      expect(await engine.count(siteId, emptyFilter(), 10_000)).toEqual({ value: 10_000, capped: true });
+    } finally {
+      await client.deleteByQuery({
+        index: CONVERSATIONS_ALIAS,
+        routing: siteId,
+        refresh: true,
+        conflicts: 'proceed',
+        body: { query: { term: { site_id: siteId } } },
+      } as never);
+    }
+  }, 120_000);
+
+  it('the index is sorted by (site_id, created_at desc, id desc), requires routing, and a routed page comes in listing order', async () => {
+    const { body } = await client.indices.getSettings({ index: CONVERSATIONS_ALIAS });
+    const settings = Object.values(body as Record<string, { settings: { index: { sort: unknown } } }>)[0];
+    expect(settings.settings.index.sort).toEqual({
+      field: ['site_id', 'created_at', 'id'],
+      order: ['asc', 'desc', 'desc'],
+    });
+    const org = await createOrganization(t.app);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await recordConversation(t, org)).id);
+    await t.app.get(SearchIndexer).drain(20, org.site.id);
+    await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
+    const page = await new OpenSearchConversationSearch(client).page(org.site.id, emptyFilter(), {
+      limit: 5,
+    });
+    expect(new Set(page.items.map((i) => i.id))).toEqual(new Set(ids));
+  });
+
+  it('a deleted site leaves the index through one delete-by-query', async () => {
+    const org = await createOrganization(t.app);
+    const site = await createSite(t.app, org.organization.id);
+    await recordConversation(t, org, {}, site.id);
+    await recordConversation(t, org, {}, site.id);
+    const indexer = t.app.get(SearchIndexer);
+    await indexer.drain(20, site.id);
+    const countOf = async () =>
+      (
+        (
+          await client.count({
+            index: CONVERSATIONS_ALIAS,
+            routing: site.id,
+            body: { query: { term: { site_id: site.id } } },
+          } as never)
+        ).body as { count: number }
+      ).count;
+    await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
+    expect(await countOf()).toBe(2);
+    expect((await t.http().delete(`/api/v1/sites/${site.id}`).set(org.auth)).status).toBe(204);
+    await indexer.drain(20, site.id);
+    await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
+    expect(await countOf()).toBe(0);
+  });
+
+  it('a lagging mirror: a hit Postgres no longer matches is left out of the page (re-checked against Postgres)', async () => {
+    const org = await createOrganization(t.app);
+    const c = await recordConversation(t, org, { title: 'Lagging mirror' });
+    await label(t.app, c.id, labeledOutcome({ resolution: 'resolved' }));
+    const indexer = t.app.get(SearchIndexer);
+    await indexer.drain(20, org.site.id);
+    await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
+    // Relabeled in Postgres; the mirror is not drained: it still says resolved.
+    await label(t.app, c.id, labeledOutcome({ resolution: 'unresolved' }));
+    const lagging = await createTestApp(
+      {
+        ...OWN_BUDGET,
+        SEARCH_BACKEND: 'opensearch',
+        OPENSEARCH_URL: OPENSEARCH_URL!,
+        SEARCH_SYNC_FOR_TESTS: 'false',
+        OPENSEARCH_TIMEOUT_MS: '10000',
+      },
+      { redisKeyPrefixSuffix: 'search-parity:' },
+    );
+    try {
+      const res = await lagging
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations?labels.all=resolution:resolved`)
+        .set(org.auth)
+        .expect(200);
+      expect(res.body.data).toEqual([]);
+      const unresolved = await lagging
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations?labels.all=resolution:unresolved`)
+        .set(org.auth)
+        .expect(200);
+      // Not in the mirror's answer yet: the listing shows what OpenSearch found, re-checked.
+      expect(unresolved.body.data.map((x: { id: string }) => x.id)).toEqual([]);
+    } finally {
+      await lagging.close();
+    }
   });
 });
 

@@ -107,8 +107,40 @@ describe('parseListingQuery', () => {
     ).toHaveLength(1);
   });
 
-  it('refuses an empty token inside a labels.any group', () => {
-    expect(fault({ 'labels.any': 'resolution:resolved|' }).code).toBe('invalid_request');
+  it('a keyword is at most 200 characters counted as code points, not UTF-16 units', () => {
+    const letter = '\u{20000}'; // one character (a CJK ideograph), two UTF-16 units
+    expect(parseListingQuery({ keywords: letter.repeat(200) }).filter.keywords).toEqual([letter.repeat(200)]);
+    expect(parseListingQuery({ keywords: `shoe ${'\u{1F45F}'.repeat(195)}` }).filter.keywords).toHaveLength(
+      1,
+    );
+    expect(fault({ keywords: letter.repeat(201) }).errors).toEqual([
+      expect.objectContaining({ parameter: 'keywords', detail: 'must be at most 200 characters.' }),
+    ]);
+  });
+
+  it('filter rule 4: an empty or malformed label token is a token not in the vocabulary (invalid_filter)', () => {
+    for (const [parameter, value] of [
+      ['labels.any', 'resolution:resolved|'],
+      ['labels.any', '|'],
+      ['labels.any', ''],
+      ['labels.any', 'resolution:resolved||grounded:fail'],
+      ['labels.all', ''],
+      ['labels.all', 'x'.repeat(500)],
+      ['labels.all', 'resolution'],
+    ] as const) {
+      const error = fault({ [parameter]: value });
+      expect(error.code).toBe('invalid_filter');
+      expect(error.errors).toEqual([
+        expect.objectContaining({
+          code: 'invalid_filter',
+          parameter,
+          detail: expect.stringContaining('not in the label vocabulary'),
+        }),
+      ]);
+    }
+    expect(fault({ 'labels.any': 'resolution:resolved|' }).errors![0]).toMatchObject({
+      detail: expect.stringContaining('"" (empty token)'),
+    });
   });
 });
 

@@ -80,6 +80,24 @@ function IsSmallObject(bytes: number) {
     });
 }
 
+/** Metadata is the test context of a playground conversation (product.md §1): other channels send none. */
+function OnlyForPlayground() {
+  return (target: object, propertyName: string) =>
+    registerDecorator({
+      name: 'onlyForPlayground',
+      target: target.constructor,
+      propertyName,
+      validator: {
+        validate: (value: unknown, args?: ValidationArguments) =>
+          value === null ||
+          value === undefined ||
+          (args?.object as { channel?: unknown }).channel === 'playground',
+        defaultMessage: (args?: ValidationArguments) =>
+          `${args?.property} is accepted for playground conversations only; send null or leave it out for other channels.`,
+      },
+    });
+}
+
 export class AgentDto {
   @IsString() @Matches(/^agt_[0-9A-Za-z]{1,60}$/, { message: 'id must be an agent id (agt_…).' }) id!: string;
   @IsString() @IsNotEmpty() @MaxLength(L.shortText) name!: string;
@@ -161,7 +179,10 @@ export class CreateConversationDto {
   @IsObject() @ValidateNested() @Type(() => AgentDto) agent!: AgentDto;
   @IsOptional() @IsObject() @ValidateNested() @Type(() => EntryWidgetDto) entryWidget?: EntryWidgetDto | null;
   @IsOptional() @IsObject() @ValidateNested() @Type(() => PageContextDto) pageContext?: PageContextDto | null;
-  @IsOptional() @IsSmallObject(L.metadataBytes) metadata?: Record<string, unknown> | null;
+  @IsOptional() @IsSmallObject(L.metadataBytes) @OnlyForPlayground() metadata?: Record<
+    string,
+    unknown
+  > | null;
   @IsOptional() @IsRecordedTime() createdAt?: string;
   @IsOptional()
   @IsArray()

@@ -30,7 +30,7 @@ const SCORE_INDEX_COLUMNS =
 const BULK_INDEXES: Record<string, string> = {
   conversations_search_idx: 'USING gin (search_terms, title_tsv)',
   conversations_site_created_cover_idx:
-    '(site_id, created_at DESC, id DESC) INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)',
+    '(site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)',
   ...Object.fromEntries(
     ['quality', 'service', 'trust'].map((score) => [
       `conversations_site_score_${score}_idx`,

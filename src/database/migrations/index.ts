@@ -6,6 +6,8 @@ import { ScoreCountIndexes1763710000004 } from './1763710000004-ScoreCountIndexe
 import { PageImports1763730000000 } from './1763730000000-PageImports';
 import { SearchOutbox1763740000001 } from './1763740000001-SearchOutbox';
 import { ConversationStatsRollups1763750000000 } from './1763750000000-ConversationStatsRollups';
+import { SiteDeletionOutboxRow1763790000000 } from './1763790000000-SiteDeletionOutboxRow';
+import { ByteOrderListingIndex1763790000001 } from './1763790000001-ByteOrderListingIndex';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -17,4 +19,6 @@ export const MIGRATIONS = [
   PageImports1763730000000,
   SearchOutbox1763740000001,
   ConversationStatsRollups1763750000000,
+  SiteDeletionOutboxRow1763790000000,
+  ByteOrderListingIndex1763790000001,
 ];

@@ -93,11 +93,18 @@ export function parseTimestampWithOffset(value: string): string | ParamFault {
 }
 
 function keyword(value: string): string | ParamFault {
-  if (value.length > MAX_KEYWORD_LENGTH)
+  // Characters are code points: an emoji or a CJK extension character counts once, not twice.
+  if (codePoints(value) > MAX_KEYWORD_LENGTH)
     return new ParamFault(`must be at most ${MAX_KEYWORD_LENGTH} characters.`);
   const trimmed = value.trim().replace(/\s+/g, ' ');
   if (!/[\p{L}\p{N}]/u.test(trimmed)) return new ParamFault('must contain at least one word.');
   return trimmed;
+}
+
+function codePoints(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
 }
 
 function score(value: string): number | ParamFault {
@@ -106,15 +113,11 @@ function score(value: string): number | ParamFault {
   return n >= 0 && n <= 1 ? n : new ParamFault('must be a number from 0 to 1.');
 }
 
-function tokenShape(value: string): string | ParamFault {
-  return value.length > 0 && value.length <= 200
-    ? value
-    : new ParamFault('must be a label token such as resolution:unresolved.');
-}
-
-const text = (max: number): ParamSpec<string> => ({
-  parse: (v) => (v.length > 0 && v.length <= max ? v : new ParamFault(`must be 1 to ${max} characters.`)),
-});
+/**
+ * Label tokens are taken as sent, whatever their shape: an empty or malformed token is a token
+ * not in the vocabulary (filter rule 4: invalid_filter), found by buildFilter.
+ */
+const labelToken: ParamSpec<string> = { parse: (v) => v };
 
 /**
  * The filter parameters of the listing (contract: GET /api/v1/sites/{siteId}/conversations),
@@ -129,9 +132,9 @@ export const FILTER_PARAMS = {
   language: params.oneOf(LANGUAGES),
   feedback: params.oneOf(FEEDBACK_KINDS),
   keywords: { repeatable: true as const, parse: keyword },
-  'labels.all': { repeatable: true as const, parse: tokenShape },
-  'labels.any': { repeatable: true as const, parse: text(2000).parse },
-  'labels.none': { repeatable: true as const, parse: tokenShape },
+  'labels.all': { repeatable: true as const, parse: labelToken.parse },
+  'labels.any': { repeatable: true as const, parse: labelToken.parse },
+  'labels.none': { repeatable: true as const, parse: labelToken.parse },
   'quality.min': { parse: score },
   'quality.max': { parse: score },
   'service.min': { parse: score },
@@ -178,31 +181,20 @@ export function buildFilter(v: FilterParamValues, given: (parameter: string) => 
   }
 
   const unknownTokens = (name: string, tokens: string[]) => {
-    const unknown = tokens.filter((t) => !isTaxonomyToken(t));
+    const unknown = dedupe(tokens.filter((t) => !isTaxonomyToken(t)));
     if (unknown.length)
       filterFaults.push(
         filterFault(
           name,
-          `not in the label vocabulary: ${unknown.join(', ')} (see GET /api/v1/labels/vocabulary).`,
+          `not in the label vocabulary: ${describeTokens(unknown)} (see GET /api/v1/labels/vocabulary).`,
         ),
       );
   };
   const labelsAll = dedupe(v['labels.all'] ?? []);
   unknownTokens('labels.all', labelsAll);
 
-  const labelsAny: string[][] = [];
-  for (const raw of v['labels.any'] ?? []) {
-    const group = dedupe(raw.split('|'));
-    if (group.some((t) => t === '')) {
-      faults.push({
-        code: 'invalid_value',
-        detail: 'must be label tokens separated by |, with no empty token.',
-        parameter: 'labels.any',
-      });
-      continue;
-    }
-    labelsAny.push(group);
-  }
+  // An empty token in a group (`a|`, `|`, an empty value) is a token not in the vocabulary.
+  const labelsAny: string[][] = (v['labels.any'] ?? []).map((raw) => dedupe(raw.split('|')));
   unknownTokens('labels.any', labelsAny.flat());
 
   const labelsNone = dedupe(v['labels.none'] ?? []);
@@ -211,7 +203,7 @@ export function buildFilter(v: FilterParamValues, given: (parameter: string) => 
     filterFaults.push(
       filterFault(
         'labels.none',
-        `only flag tokens ending in :true are allowed: ${notTrueFlags.join(', ')}${notTrueFlags.some((t) => !isTaxonomyToken(t)) ? ' (some are not in the vocabulary)' : ''}.`,
+        `only flag tokens ending in :true are allowed: ${describeTokens(notTrueFlags)}${notTrueFlags.some((t) => !isTaxonomyToken(t)) ? ' (some are not in the vocabulary)' : ''}.`,
       ),
     );
   }
@@ -288,6 +280,16 @@ export function filterFaultsError(
     );
   }
   return undefined;
+}
+
+/** Tokens as quoted in an error detail: an empty one shown as "", long ones and long lists cut. */
+function describeTokens(tokens: string[]): string {
+  const shown = tokens
+    .slice(0, 10)
+    .map((t) => (t === '' ? '"" (empty token)' : t.length > 60 ? `${t.slice(0, 60)}…` : t));
+  return tokens.length > shown.length
+    ? `${shown.join(', ')} and ${tokens.length - shown.length} more`
+    : shown.join(', ');
 }
 
 function dedupe(values: string[]): string[] {

@@ -33,6 +33,36 @@ export interface ConversationSearch {
   ): Promise<SearchPage>;
   /** How many conversations of the site match, counting at most `cap` (capped: true beyond). */
   count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount>;
+  /**
+   * A page and, with `countCap`, its count, both from the same engine: an engine that falls
+   * back answers both from the fallback when either fails, so a page never comes with a count
+   * that another engine computed.
+   */
+  list(
+    siteId: string,
+    filter: ConversationFilter,
+    options: { limit: number; after?: ListingPosition; countCap?: number },
+  ): Promise<SearchResult>;
+}
+
+export interface SearchResult {
+  page: SearchPage;
+  /** Present when `countCap` was given. */
+  count?: SearchCount;
+}
+
+/** `list` of an engine that answers a page and a count independently: both at once. */
+export async function listWithPageAndCount(
+  engine: Pick<ConversationSearch, 'page' | 'count'>,
+  siteId: string,
+  filter: ConversationFilter,
+  options: { limit: number; after?: ListingPosition; countCap?: number },
+): Promise<SearchResult> {
+  const [page, count] = await Promise.all([
+    engine.page(siteId, filter, { limit: options.limit, after: options.after }),
+    options.countCap !== undefined ? engine.count(siteId, filter, options.countCap) : undefined,
+  ]);
+  return count ? { page, count } : { page };
 }
 
 /** Injection token of the configured ConversationSearch. */

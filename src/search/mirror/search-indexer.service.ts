@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Client } from '@opensearch-project/opensearch';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { BUILDING_ALIAS, CONVERSATIONS_ALIAS, INDEX_PREFIX } from '../opensearch/opensearch-client';
 import { toDocument } from '../opensearch/conversation-index';
 import { OPENSEARCH_BULK_CLIENT } from '../opensearch/opensearch.providers';
@@ -22,6 +22,8 @@ export interface DrainResult {
 
 interface Action {
   conversationId: string;
+  /** Routing of the document (its site). */
+  siteId: string;
   op: 'index' | 'delete';
   version: string;
   doc?: object;
@@ -85,12 +87,24 @@ export class SearchIndexer {
     // Targets first: a reindex that started before this lookup is building an index we write to.
     const targets = await this.targets();
     return this.dataSource.transaction(async (manager) => {
-      const rows = await this.outbox.lockDue(manager, limit, siteId);
-      if (rows.length === 0 || targets.length === 0)
-        return { taken: rows.length, acknowledged: 0, postponed: 0, targets };
+      const taken = await this.outbox.lockDue(manager, limit, siteId);
+      if (taken.length === 0 || targets.length === 0)
+        return { taken: taken.length, acknowledged: 0, postponed: 0, targets };
+
+      // A site's deletion is one row: one delete-by-query for the whole site.
+      const siteRows = taken.filter((r) => r.conversation_id === null);
+      const rows = taken.filter((r) => r.conversation_id !== null);
+      const siteResult = await this.deleteSites(manager, siteRows, targets);
+      if (rows.length === 0)
+        return {
+          taken: taken.length,
+          acknowledged: siteResult.acknowledged,
+          postponed: siteResult.postponed,
+          targets,
+        };
 
       const states = new Map(
-        (await this.outbox.currentState(manager, [...new Set(rows.map((r) => r.conversation_id))])).map(
+        (await this.outbox.currentState(manager, [...new Set(rows.map((r) => r.conversation_id!))])).map(
           (s) => [s.id, s],
         ),
       );
@@ -104,6 +118,7 @@ export class SearchIndexer {
                 index: {
                   _index: index,
                   _id: action.conversationId,
+                  routing: action.siteId,
                   version: Number(action.version),
                   version_type: 'external',
                 },
@@ -115,6 +130,7 @@ export class SearchIndexer {
               delete: {
                 _index: index,
                 _id: action.conversationId,
+                routing: action.siteId,
                 version: Number(action.version),
                 version_type: 'external',
               },
@@ -171,22 +187,76 @@ export class SearchIndexer {
         this.logger.warn(
           `search mirror: ${postponed} outbox rows kept for retry (${rejected.length} rejected with 429)`,
         );
-      return { taken: rows.length, acknowledged: acknowledged.length, postponed, targets };
+      return {
+        taken: taken.length,
+        acknowledged: acknowledged.length + siteResult.acknowledged,
+        postponed: postponed + siteResult.postponed,
+        targets,
+      };
     });
+  }
+
+  /**
+   * One delete-by-query on `site_id` per deleted site, routed to the site's shard, in every
+   * target index. OpenSearch deletes what matched when the request started (a snapshot); with
+   * `conflicts: proceed` a document changed meanwhile is counted as a conflict instead of
+   * stopping the request. A conflict, a failure or a timeout keeps the row for another pass
+   * (what was deleted stays deleted, so passes converge); a failed request rolls the batch back.
+   */
+  private async deleteSites(
+    manager: EntityManager,
+    rows: OutboxRow[],
+    targets: string[],
+  ): Promise<{ acknowledged: number; postponed: number }> {
+    const done: string[] = [];
+    let postponed = 0;
+    for (const row of rows) {
+      const { body } = await this.client.deleteByQuery({
+        index: targets.join(','),
+        routing: row.site_id,
+        conflicts: 'proceed',
+        refresh: true,
+        body: { query: { term: { site_id: row.site_id } } },
+      } as never);
+      const answer = body as {
+        timed_out?: boolean;
+        version_conflicts?: number;
+        failures?: Array<{ cause?: { type?: string; reason?: string } }>;
+      };
+      const problem = answer.timed_out
+        ? 'delete-by-query timed out'
+        : (answer.failures?.length ?? 0) > 0
+          ? `delete-by-query failed: ${answer.failures![0].cause?.type ?? ''} ${answer.failures![0].cause?.reason ?? ''}`.trim()
+          : (answer.version_conflicts ?? 0) > 0
+            ? `delete-by-query met ${answer.version_conflicts} version conflicts`
+            : undefined;
+      if (!problem) {
+        done.push(row.id);
+        continue;
+      }
+      postponed++;
+      this.logger.warn(`search mirror: site ${row.site_id} deletion kept for retry (${problem})`);
+      await this.outbox.postpone(manager, [row.id], problem, retryDelaySeconds('failed', row.attempts));
+    }
+    await this.outbox.acknowledge(manager, done);
+    return { acknowledged: done.length, postponed };
   }
 }
 
 /** One action per conversation: its rows coalesced, the current state deciding index or delete. */
 export function planActions(rows: OutboxRow[], states: Map<string, MirrorState>): Action[] {
   const byConversation = new Map<string, OutboxRow[]>();
-  for (const row of rows)
+  for (const row of rows) {
+    if (row.conversation_id === null) continue; // a site's deletion: SearchIndexer.deleteSites
     byConversation.set(row.conversation_id, [...(byConversation.get(row.conversation_id) ?? []), row]);
+  }
   const actions: Action[] = [];
   for (const [conversationId, group] of byConversation) {
     const state = states.get(conversationId);
     if (state && !state.site_deleted) {
       actions.push({
         conversationId,
+        siteId: state.site_id,
         op: 'index',
         version: state.search_version,
         doc: toDocument(state),
@@ -197,7 +267,7 @@ export function planActions(rows: OutboxRow[], states: Map<string, MirrorState>)
         (max, r) => (BigInt(r.version) > BigInt(max) ? r.version : max),
         group[0].version,
       );
-      actions.push({ conversationId, op: 'delete', version: newest, rows: group });
+      actions.push({ conversationId, siteId: group[0].site_id, op: 'delete', version: newest, rows: group });
     }
   }
   return actions;

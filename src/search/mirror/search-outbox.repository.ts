@@ -4,7 +4,8 @@ import { ConversationSourceRow, SOURCE_COLUMNS } from '../opensearch/conversatio
 
 export interface OutboxRow {
   id: string;
-  conversation_id: string;
+  /** Null for a site's deletion (one row for the whole site, reason site_deleted). */
+  conversation_id: string | null;
   site_id: string;
   reason: 'insert' | 'update' | 'delete' | 'site_deleted';
   version: string;

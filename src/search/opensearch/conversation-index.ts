@@ -14,6 +14,12 @@
 export const CONVERSATION_INDEX_BODY = {
   settings: {
     number_of_shards: 1,
+    index: {
+      // Index sorting (fixed at creation): each segment holds a site's conversations newest first,
+      // so a search sorted the same way (LISTING_SORT, a prefix of this sort) stops once it has its
+      // page instead of visiting every match.
+      sort: { field: ['site_id', 'created_at', 'id'], order: ['asc', 'desc', 'desc'] },
+    },
     analysis: {
       char_filter: {
         word_separators: { type: 'mapping', mappings: ["' => \\u0020", '’ => \\u0020', '_ => \\u0020'] },
@@ -30,6 +36,9 @@ export const CONVERSATION_INDEX_BODY = {
   },
   mappings: {
     dynamic: 'strict',
+    // Documents are routed by site_id (one site's conversations on one shard); a write without
+    // routing is refused rather than put on the wrong shard.
+    _routing: { required: true },
     properties: {
       id: { type: 'keyword' },
       organization_id: { type: 'keyword' },
@@ -53,6 +62,14 @@ export const CONVERSATION_INDEX_BODY = {
     },
   },
 } as const;
+
+/** The index body with `shards` primary shards (OPENSEARCH_SHARDS). */
+export function conversationIndexBody(shards: number) {
+  return {
+    ...CONVERSATION_INDEX_BODY,
+    settings: { ...CONVERSATION_INDEX_BODY.settings, number_of_shards: shards },
+  };
+}
 
 /** The columns a document is built from (conversations row). */
 export interface ConversationSourceRow {

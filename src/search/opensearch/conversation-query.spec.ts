@@ -5,8 +5,11 @@ import {
   buildCountBody,
   buildFilterQuery,
   buildPageBody,
+  countFromTotal,
+  LISTING_SORT,
   searchAfter,
 } from './conversation-query';
+import { CONVERSATION_INDEX_BODY } from './conversation-index';
 
 const SITE = 'site_abc';
 const f = (over: Partial<ConversationFilter>): ConversationFilter => ({ ...emptyFilter(), ...over });
@@ -229,37 +232,72 @@ describe('creation-time bounds compare as Postgres compares them', () => {
   });
 });
 
+const SORT = [{ site_id: { order: 'asc' } }, { created_at: { order: 'desc' } }, { id: { order: 'desc' } }];
+
 describe('pages: newest first with the id as tie-break, search_after from the cursor position', () => {
   it('first page: limit + 1 hits, sorted, no total, no source', () => {
     expect(buildPageBody(SITE, f({ channel: 'web' }), { limit: 25 })).toEqual({
       query: { bool: { filter: [site, { term: { channel: 'web' } }] } },
-      sort: [{ created_at: { order: 'desc' } }, { id: { order: 'desc' } }],
+      sort: SORT,
       size: 26,
       track_total_hits: false,
       _source: false,
     });
   });
 
-  it('next page: search_after is the position of the last item [created_at ms, id]', () => {
+  it('the sort starts with the index sort (site_id asc, created_at desc, id desc), so a sorted search can stop early', () => {
+    const index = CONVERSATION_INDEX_BODY.settings.index;
+    expect(index.sort.field).toEqual(['site_id', 'created_at', 'id']);
+    expect(index.sort.order).toEqual(['asc', 'desc', 'desc']);
+    // Lucene early-terminates only when the search sort is a prefix of the index sort.
+    expect(LISTING_SORT.map((s) => Object.keys(s)[0])).toEqual(index.sort.field);
+    expect(LISTING_SORT.map((s) => Object.values(s)[0].order)).toEqual(index.sort.order);
+  });
+
+  it('next page: search_after is the position of the last item [site_id, created_at ms, id]', () => {
     const after = { createdAt: '2026-11-20T10:00:00.123Z', id: 'conv_Z9' };
-    expect(searchAfter(after)).toEqual([Date.parse('2026-11-20T10:00:00.123Z'), 'conv_Z9']);
+    expect(searchAfter(SITE, after)).toEqual([SITE, Date.parse('2026-11-20T10:00:00.123Z'), 'conv_Z9']);
     expect(buildPageBody(SITE, emptyFilter(), { limit: 1, after })).toEqual({
       query: { bool: { filter: [site] } },
-      sort: [{ created_at: { order: 'desc' } }, { id: { order: 'desc' } }],
+      sort: SORT,
       size: 2,
-      search_after: [1795168800123, 'conv_Z9'],
+      search_after: [SITE, 1795168800123, 'conv_Z9'],
       track_total_hits: false,
       _source: false,
     });
   });
 });
 
-describe('meta.count: track_total_hits capped at 10,000', () => {
-  it('no hits fetched, total tracked up to the cap', () => {
+describe('meta.count: totals tracked to 10,001, as the Postgres engine counts', () => {
+  it('no hits fetched, total tracked up to the cap + 1', () => {
     expect(buildCountBody(SITE, f({ language: 'de' }), 10_000)).toEqual({
       query: { bool: { filter: [site, { term: { language: 'de' } }] } },
       size: 0,
-      track_total_hits: 10_000,
+      track_total_hits: 10_001,
     });
+  });
+
+  it('an exact total of 10,000 is not capped, even when OpenSearch reports it as eq after early termination', () => {
+    expect(countFromTotal({ value: 10_000, relation: 'eq' }, 10_000)).toEqual({
+      value: 10_000,
+      capped: false,
+    });
+    expect(countFromTotal({ value: 3, relation: 'eq' }, 10_000)).toEqual({ value: 3, capped: false });
+  });
+
+  it('more than 10,000 (10,001, eq or gte) is capped at 10,000', () => {
+    expect(countFromTotal({ value: 10_001, relation: 'gte' }, 10_000)).toEqual({
+      value: 10_000,
+      capped: true,
+    });
+    expect(countFromTotal({ value: 10_001, relation: 'eq' }, 10_000)).toEqual({
+      value: 10_000,
+      capped: true,
+    });
+  });
+
+  it('a lower bound at or below 10,000 (gte) is no count: an error, answered by the fallback', () => {
+    expect(() => countFromTotal({ value: 10_000, relation: 'gte' }, 10_000)).toThrow(/lower bound/);
+    expect(() => countFromTotal(undefined, 10_000)).toThrow(/hits.total/);
   });
 });

@@ -185,7 +185,7 @@ describe('buildFilterSql for the walks (columns of the covering index)', () => {
       'site_id = $1',
       'created_at >= $2::timestamptz',
       'created_at < $3::timestamptz',
-      '(created_at, id) < ($4::timestamptz, $5)',
+      '(created_at, id COLLATE "C") < ($4::timestamptz, $5)',
     ]);
     expect(sql.rangeParams).toBe(5);
   });
@@ -218,7 +218,7 @@ describe('plan statements', () => {
   it('bounds the walk inside a subquery reading only covered columns, so the planner stays on the creation-time index', () => {
     const st = walkWindowSql(sql(), 2000, 26);
     expect(st.text.replace(/\s+/g, ' ')).toBe(
-      'SELECT id, created_at FROM ( SELECT id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz ORDER BY created_at DESC, id DESC LIMIT $4 ) w WHERE channel = $3 ORDER BY created_at DESC, id DESC LIMIT $5',
+      'SELECT id, created_at FROM ( SELECT id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4 ) w WHERE channel = $3 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $5',
     );
     expect(st.values.slice(3)).toEqual([2000, 26]);
   });
@@ -226,7 +226,7 @@ describe('plan statements', () => {
   it('finds the window edge with the range parameters only', () => {
     const st = windowEdgeSql(sql(), 2000);
     expect(st.text).toBe(
-      'SELECT id, created_at FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz ORDER BY created_at DESC, id DESC OFFSET $3 LIMIT 1',
+      'SELECT id, created_at FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz ORDER BY created_at DESC, id COLLATE "C" DESC OFFSET $3 LIMIT 1',
     );
     expect(st.values).toEqual(['s', '2026-01-01T00:00:00Z', 1999]);
   });
@@ -243,7 +243,7 @@ describe('plan statements', () => {
 
   it('walks without a bound when matches are dense', () => {
     expect(walkSql(sql(), 26).text).toBe(
-      'SELECT id, created_at FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz AND channel = $3 ORDER BY created_at DESC, id DESC LIMIT $4',
+      'SELECT id, created_at FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz AND channel = $3 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4',
     );
   });
 });

@@ -90,7 +90,7 @@ export function buildFilterSql(
   if (filter.to !== undefined) range.push(`created_at < ${params.add(filter.to, '::timestamptz')}`);
   if (after)
     range.push(
-      `(created_at, id) < (${params.add(after.createdAt, '::timestamptz')}, ${params.add(after.id)})`,
+      `(created_at, id COLLATE "C") < (${params.add(after.createdAt, '::timestamptz')}, ${params.add(after.id)})`,
     );
   const rangeParams = params.values.length;
 
@@ -200,7 +200,12 @@ function walkColumns(sql: FilterSql): string {
   return sql.needsHeap ? `${covered}, title_tsv` : covered;
 }
 
-export const ORDER = 'ORDER BY created_at DESC, id DESC';
+/**
+ * The listing order. The id tie-break is in byte order (`COLLATE "C"`), as OpenSearch orders
+ * keyword ids, whatever the database collation: a cursor may move between the engines. The
+ * covering index carries `id COLLATE "C" DESC` (migration ByteOrderListingIndex).
+ */
+export const ORDER = 'ORDER BY created_at DESC, id COLLATE "C" DESC';
 
 /** All conditions of a filter, ANDed. */
 export function whereAll(sql: FilterSql): string {
@@ -249,6 +254,15 @@ export function walkSql(sql: FilterSql, limit: number): Statement {
   const p = sql.params;
   return {
     text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
+    values: p.values,
+  };
+}
+
+/** Those of `ids` that match (by primary key, whatever the filters), with their positions. */
+export function matchingSql(sql: FilterSql, ids: string[]): Statement {
+  const p = sql.params;
+  return {
+    text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} AND id = ANY(${p.add(ids, '::text[]')})`,
     values: p.values,
   };
 }

@@ -1,17 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ConversationFilter } from '../listing/conversation-filter';
-import type {
+import {
   ConversationSearch,
   ListingPosition,
+  listWithPageAndCount,
   SearchCount,
   SearchPage,
+  SearchResult,
 } from '../listing/conversation-search';
 import {
   buildFilterSql,
   hasNarrowScoreBand,
   cappedCountSql,
   ginSortedSql,
+  matchingSql,
   Statement,
   walkSql,
   walkWindowSql,
@@ -119,6 +122,24 @@ export class PostgresConversationSearch implements ConversationSearch {
         )[0].n;
     }
     return n > cap ? { value: cap, capped: true } : { value: n, capped: false };
+  }
+
+  list(
+    siteId: string,
+    filter: ConversationFilter,
+    options: { limit: number; after?: ListingPosition; countCap?: number },
+  ): Promise<SearchResult> {
+    return listWithPageAndCount(this, siteId, filter, options);
+  }
+
+  /**
+   * Which of `ids` (conversations of `siteId`) match `filter` now, with their positions, in no
+   * particular order: the re-check of hits another engine found (OpenSearch's mirror may lag).
+   */
+  async matching(siteId: string, filter: ConversationFilter, ids: string[]): Promise<ListingPosition[]> {
+    if (ids.length === 0) return [];
+    const statement = matchingSql(buildFilterSql(siteId, filter), ids);
+    return (await this.run<PositionRow>(statement)).map(toPosition);
   }
 
   private async find(
