@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
@@ -52,6 +52,8 @@ export class PagesController {
   ) {}
 
   @Post('discover')
+  // The handler sets 202 or 200 itself; this states the usual answer instead of Nest's POST default 201.
+  @HttpCode(202)
   @ApiOperation({
     summary:
       "Start importing the site's pages from its sitemap (202 handed to the background, 200 closed failed at once)",

@@ -5,3 +5,4 @@ export * from './api-responses.decorators';
 export * from './openapi-document';
 export * from './problem.schema';
 export * from './resource.schemas';
+export * from './served-routes';
