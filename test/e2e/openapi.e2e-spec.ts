@@ -1,7 +1,9 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Controller, Get, HttpCode, Post } from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import { LISTING_PARAMS } from '../../src/conversations/dto/listing-query';
-import { servedRoutes, ServedRoute } from '../../src/docs/openapi';
+import { ApiProblems, servedRoutes, ServedRoute } from '../../src/docs/openapi';
 import { conversationBody, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -63,6 +65,106 @@ function operations(doc: Doc): Array<{ method: string; path: string; op: any }> 
   );
 }
 
+/** Operations without a summary, a tag, the API key, or a success response with a schema (204 aside). */
+function operationFaults(doc: Doc): string[] {
+  const faults: string[] = [];
+  for (const { method, path, op } of operations(doc)) {
+    const key = `${method} ${path}`;
+    if (!op.summary) faults.push(`${key}: no summary`);
+    if (!op.tags?.length) faults.push(`${key}: no tag`);
+    if (!(op.security ?? []).some((s: object) => 'apiKey' in s)) faults.push(`${key}: no apiKey security`);
+    const successes = successStatuses(op);
+    if (!successes.length) faults.push(`${key}: no success response`);
+    for (const status of successes.filter((s) => s !== 204))
+      if (!op.responses[status].content?.['application/json']?.schema)
+        faults.push(`${key}: ${status} has no schema`);
+  }
+  return faults;
+}
+
+/** Operations missing a problem every API call can give (ApiProblems adds them all). */
+function commonProblemFaults(doc: Doc): string[] {
+  const faults: string[] = [];
+  for (const { method, path, op } of operations(doc)) {
+    for (const [status, code] of [
+      ['401', 'unauthorized'],
+      ['429', 'rate_limited'],
+      ['500', 'internal_error'],
+      ['503', 'service_unavailable'],
+    ])
+      if (!op.responses[status]?.content?.['application/problem+json']?.examples?.[code])
+        faults.push(`${method} ${path}: no ${status} ${code}`);
+    if (!op.responses['429']?.headers?.['Retry-After'])
+      faults.push(`${method} ${path}: 429 without Retry-After`);
+  }
+  return faults;
+}
+
+/** Writes without a documented, non-empty JSON body schema or without the body problems. */
+function bodyFaults(doc: Doc): string[] {
+  const faults: string[] = [];
+  for (const { method, path, op } of operations(doc)) {
+    if (!['POST', 'PUT', 'PATCH'].includes(method)) continue;
+    const ref = op.requestBody?.content?.['application/json']?.schema?.$ref as string | undefined;
+    const schema = ref && doc.components.schemas[ref.split('/').pop()!];
+    if (!schema || !Object.keys(schema.properties ?? {}).length)
+      faults.push(`${method} ${path}: empty body schema`);
+    for (const status of ['400', '413', '415'])
+      if (!op.responses[status]) faults.push(`${method} ${path}: no ${status}`);
+  }
+  return faults;
+}
+
+/** Served /api/v1 routes with no operation of the same method and path. */
+function undocumentedRoutes(t: TestApp, doc: Doc): string[] {
+  return apiRoutes(t)
+    .filter((r) => !operation(doc, r.method, r.path))
+    .map((r) => `${r.method} ${r.path}`);
+}
+
+/** Served routes whose handler's default status is not among the operation's success statuses. */
+function wrongSuccessStatuses(t: TestApp, doc: Doc): string[] {
+  return apiRoutes(t)
+    .filter((r) => r.defaultStatus !== undefined)
+    .filter((r) => !successStatuses(operation(doc, r.method, r.path)).includes(r.defaultStatus!))
+    .map(
+      (r) =>
+        `${r.method} ${r.path}: answers ${r.defaultStatus}, documented ${successStatuses(operation(doc, r.method, r.path)).join(',') || 'none'}`,
+    );
+}
+
+/** A route added without documentation, as a new feature might be. */
+@Controller('api/v1/sites/:siteId/undocumented')
+class UndocumentedController {
+  @Post('things')
+  @HttpCode(202)
+  start() {
+    return { data: null };
+  }
+}
+
+/** A route hidden from the document. */
+@Controller('api/v1/sites/:siteId/hidden')
+class HiddenController {
+  @Get()
+  @ApiExcludeEndpoint()
+  list() {
+    return { data: [] };
+  }
+}
+
+/** A route documented with a success status it does not answer. */
+@Controller('api/v1/sites/:siteId/misdocumented')
+class MisdocumentedController {
+  @Post()
+  @ApiOperation({ summary: 'Answers 201 (POST default), documented 200' })
+  @ApiResponse({ status: 200, description: 'Wrong.' })
+  @ApiProblems()
+  create() {
+    return { data: null };
+  }
+}
+
 describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
   let t: TestApp;
   let doc: Doc;
@@ -99,21 +201,46 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
     });
 
     it('every served route has an operation with the same method and path', () => {
-      const undocumented = apiRoutes(t)
-        .filter((r) => !operation(doc, r.method, r.path))
-        .map((r) => `${r.method} ${r.path}`);
-      expect(undocumented).toEqual([]);
+      expect(undocumentedRoutes(t, doc)).toEqual([]);
     });
 
     it("every operation's success statuses include the status its handler answers by default", () => {
-      const wrong = apiRoutes(t)
-        .filter((r) => r.defaultStatus !== undefined)
-        .filter((r) => !successStatuses(operation(doc, r.method, r.path)).includes(r.defaultStatus!))
-        .map(
-          (r) =>
-            `${r.method} ${r.path}: answers ${r.defaultStatus}, documented ${successStatuses(operation(doc, r.method, r.path)).join(',') || 'none'}`,
+      expect(wrongSuccessStatuses(t, doc)).toEqual([]);
+    });
+
+    it('a route added without documentation, hidden from the document, or documented with another success status, is flagged', async () => {
+      const extra = await createTestApp(
+        {},
+        {
+          redisKeyPrefixSuffix: 'openapi-extra:',
+          extraControllers: [UndocumentedController, HiddenController, MisdocumentedController],
+        },
+      );
+      try {
+        const extraDoc = (await extra.http().get(OPENAPI_JSON).expect(200)).body;
+        expect(undocumentedRoutes(extra, extraDoc)).toEqual(['GET /api/v1/sites/{siteId}/hidden']);
+        expect(wrongSuccessStatuses(extra, extraDoc)).toEqual([
+          'GET /api/v1/sites/{siteId}/hidden: answers 200, documented none',
+          'POST /api/v1/sites/{siteId}/misdocumented: answers 201, documented 200',
+        ]);
+        const bare = 'POST /api/v1/sites/{siteId}/undocumented/things';
+        const faults = [
+          ...operationFaults(extraDoc),
+          ...commonProblemFaults(extraDoc),
+          ...bodyFaults(extraDoc),
+        ];
+        expect(faults.filter((f) => f.startsWith(`${bare}:`))).toEqual(
+          expect.arrayContaining([
+            `${bare}: no summary`,
+            `${bare}: no apiKey security`,
+            `${bare}: 202 has no schema`,
+            `${bare}: no 401 unauthorized`,
+            `${bare}: empty body schema`,
+          ]),
         );
-      expect(wrong).toEqual([]);
+      } finally {
+        await extra.close();
+      }
     });
 
     it('every documented operation is served (no stale operation)', () => {
@@ -125,28 +252,15 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
     });
 
     it('every operation has a summary, a tag, a success response with a schema (204 aside) and needs the API key', () => {
-      const faults: string[] = [];
-      for (const { method, path, op } of operations(doc)) {
-        const key = `${method} ${path}`;
-        if (!op.summary) faults.push(`${key}: no summary`);
-        if (!op.tags?.length) faults.push(`${key}: no tag`);
-        if (!(op.security ?? []).some((s: object) => 'apiKey' in s))
-          faults.push(`${key}: no apiKey security`);
-        const successes = successStatuses(op);
-        if (!successes.length) faults.push(`${key}: no success response`);
-        for (const status of successes.filter((s) => s !== 204))
-          if (!op.responses[status].content?.['application/json']?.schema)
-            faults.push(`${key}: ${status} has no schema`);
-      }
-      expect(faults).toEqual([]);
+      expect(operationFaults(doc)).toEqual([]);
     });
   });
 
   describe('documents every problem response with the shared Problem schema', () => {
-    it('Problem has the RFC 9457 members plus code, requestId and errors[] (pointer or parameter)', () => {
+    it('Problem has the RFC 9457 members plus code, requestId, errors[] (pointer or parameter) and the importId extension', () => {
       const problem = doc.components.schemas.Problem;
       expect(Object.keys(problem.properties).sort()).toEqual(
-        ['code', 'detail', 'errors', 'instance', 'requestId', 'status', 'title', 'type'].sort(),
+        ['code', 'detail', 'errors', 'importId', 'instance', 'requestId', 'status', 'title', 'type'].sort(),
       );
       expect(problem.required.sort()).toEqual(
         ['code', 'detail', 'instance', 'requestId', 'status', 'title', 'type'].sort(),
@@ -178,34 +292,11 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
     });
 
     it('every operation documents the problems any API call can give: 401 unauthorized, 429 rate_limited (Retry-After), 500, 503', () => {
-      const faults: string[] = [];
-      for (const { method, path, op } of operations(doc)) {
-        for (const [status, code] of [
-          ['401', 'unauthorized'],
-          ['429', 'rate_limited'],
-          ['500', 'internal_error'],
-          ['503', 'service_unavailable'],
-        ])
-          if (!op.responses[status]?.content?.['application/problem+json']?.examples?.[code])
-            faults.push(`${method} ${path}: no ${status} ${code}`);
-        if (!op.responses['429']?.headers?.['Retry-After'])
-          faults.push(`${method} ${path}: 429 without Retry-After`);
-      }
-      expect(faults).toEqual([]);
+      expect(commonProblemFaults(doc)).toEqual([]);
     });
 
     it('operations with a JSON body document its schema and the body problems (400, 413, 415)', () => {
-      const faults: string[] = [];
-      for (const { method, path, op } of operations(doc)) {
-        if (!['POST', 'PUT', 'PATCH'].includes(method)) continue;
-        const ref = op.requestBody?.content?.['application/json']?.schema?.$ref as string | undefined;
-        const schema = ref && doc.components.schemas[ref.split('/').pop()!];
-        if (!schema || !Object.keys(schema.properties ?? {}).length)
-          faults.push(`${method} ${path}: empty body schema`);
-        for (const status of ['400', '413', '415'])
-          if (!op.responses[status]) faults.push(`${method} ${path}: no ${status}`);
-      }
-      expect(faults).toEqual([]);
+      expect(bodyFaults(doc)).toEqual([]);
     });
 
     it('names the codes a route can give: the listing its four 400 codes and not_found, discover its 409 and 422, DELETE a site last_site', () => {

@@ -75,4 +75,10 @@ export class ProblemSchema {
     description: 'Only on some 400 responses: one entry per field at fault.',
   })
   errors?: ProblemEntrySchema[];
+
+  @ApiPropertyOptional({
+    example: 'imp_3hT9aQ0cX2mR1vB8nK5wZp',
+    description: 'Only on discovery_already_running: the running import to follow.',
+  })
+  importId?: string;
 }
