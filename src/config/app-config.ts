@@ -3,6 +3,7 @@ export abstract class AppConfig {
   abstract readonly env: 'development' | 'test' | 'production';
   abstract readonly port: number;
   abstract readonly databaseUrl: string;
+  abstract readonly database: DatabaseTimeouts;
   abstract readonly redisUrl: string;
   abstract readonly redisKeyPrefix: string;
   abstract readonly publicBaseUrl: string;
@@ -36,6 +37,8 @@ export abstract class AppConfig {
     /** Test-only: searches drain the site's outbox and refresh first, no fallback (env.dto.ts). */
     readonly syncForTests: boolean;
   };
+  /** Bearer token of /metrics; unset: loopback only (src/auth/metrics-access.guard.ts). */
+  abstract readonly metricsToken?: string;
   abstract readonly workers: boolean;
   abstract readonly logLevel: string;
 }
@@ -56,4 +59,11 @@ export interface ImportSettings {
   readonly concurrency: number;
   readonly leaseMs: number;
   readonly queueTimeoutMs: number;
+}
+
+/** How long the service waits on PostgreSQL (src/database/pg-timeouts.ts). */
+export interface DatabaseTimeouts {
+  readonly statementTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly idleInTransactionTimeoutMs: number;
 }

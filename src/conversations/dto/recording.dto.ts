@@ -18,6 +18,7 @@ import {
   ValidateNested,
   ValidationArguments,
 } from 'class-validator';
+import { EachIsObject } from '../../common/http/validation';
 import { CHANNELS, LANGUAGES } from '../../search/listing/conversation-filter';
 
 /**
@@ -196,6 +197,7 @@ export class BlockDto {
   @ValidateIf((b: BlockDto) => b.type === 'product_cards' || b.products !== undefined)
   @IsArray()
   @ArrayMaxSize(L.productsPerBlock)
+  @EachIsObject()
   @ValidateNested({ each: true })
   @Type(() => ProductCardDto)
   products?: ProductCardDto[];
@@ -219,6 +221,7 @@ export class MessageDto {
   @ApiProperty({ type: () => [BlockDto], maxItems: L.blocksPerMessage })
   @IsArray()
   @ArrayMaxSize(L.blocksPerMessage)
+  @EachIsObject()
   @ValidateNested({ each: true })
   @Type(() => BlockDto)
   blocks!: BlockDto[];
@@ -285,6 +288,7 @@ export class CreateConversationDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(L.messagesPerRequest)
+  @EachIsObject()
   @ValidateNested({ each: true })
   @Type(() => MessageDto)
   messages?: MessageDto[];
@@ -303,6 +307,7 @@ export class AppendMessagesDto {
   @ApiProperty({ type: () => [MessageDto], maxItems: L.messagesPerRequest })
   @IsArray()
   @ArrayMaxSize(L.messagesPerRequest)
+  @EachIsObject()
   @ValidateNested({ each: true })
   @Type(() => MessageDto)
   messages!: MessageDto[];
