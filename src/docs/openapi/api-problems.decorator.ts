@@ -6,12 +6,17 @@ import { PROBLEM_CONTENT_TYPE } from '../../common/errors/problem';
 import { ProblemSchema } from './problem.schema';
 
 /**
- * Problems every authenticated /api/v1 operation can give whatever it does: the key is checked
- * (401), the rate limits apply (429), and the server or a dependency can fail (500, 503).
+ * Problems every authenticated /api/v1 operation can give whatever it does: a query parameter
+ * holding a character PostgreSQL cannot store (400, checked before any route), the key (401),
+ * a request not received whole in time (408), the rate limits (429), oversized headers (431),
+ * and the server or a dependency failing (500, 503).
  */
 export const COMMON_PROBLEMS: readonly ErrorCode[] = [
+  'invalid_request',
   'unauthorized',
+  'request_timeout',
   'rate_limited',
+  'headers_too_large',
   'internal_error',
   'service_unavailable',
 ];
