@@ -1,11 +1,11 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { jsonBodyMiddlewares } from './common/http/body-parsing';
 import { pathAndQueryMiddleware } from './common/http/path-and-query';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { createValidationPipe } from './common/http/validation';
 import { AppConfig } from './config/app-config';
+import { setupOpenApi } from './docs/openapi/openapi-document';
 
 /**
  * Everything the HTTP app needs besides its modules, in order. Shared by main.ts and the tests,
@@ -25,20 +25,4 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Ne
   setupOpenApi(app, config);
   app.enableShutdownHooks();
   return app;
-}
-
-function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Shopping-assistant analytics API')
-      .setDescription(
-        `REST API v1. Authenticate with \`Authorization: Bearer <API_KEY>\`. Errors are RFC 9457 problem documents; see ${config.publicBaseUrl}/docs/api/errors.`,
-      )
-      .setVersion('1')
-      .addServer(config.publicBaseUrl)
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Organization API key (sak_…)' })
-      .build(),
-  );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'api/v1/openapi.json', raw: ['json'] });
 }

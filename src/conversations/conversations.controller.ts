@@ -1,8 +1,23 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import {
+  ApiDataResponse,
+  ApiIdempotencyKey,
+  ApiKeyAuth,
+  ApiListing,
+  ApiPageResponse,
+  ApiProblems,
+  ApiResourceId,
+  AppendedMessagesSchema,
+  BODY_PROBLEMS,
+  ConversationDetailSchema,
+  ConversationSchema,
+  LabelRecordSchema,
+  MessageSchema,
+} from '../docs/openapi';
 import {
   presentConversation,
   presentConversationDetail,
@@ -14,13 +29,17 @@ import { AppendMessagesDto, CreateConversationDto, EngagementDto, RateMessageDto
 import { parseListingQuery } from './dto/listing-query';
 
 @ApiTags('Conversations')
-@ApiBearerAuth()
+@ApiKeyAuth()
+@ApiResourceId('siteId', 'site')
 @Controller('api/v1/sites/:siteId/conversations')
 export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
   @Get()
   @ApiOperation({ summary: "List a site's conversations, newest first, filtered, one page at a time" })
+  @ApiListing()
+  @ApiPageResponse(ConversationSchema, { withCount: true })
+  @ApiProblems('invalid_request', 'invalid_cursor', 'cursor_mismatch', 'invalid_filter', 'not_found')
   async list(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -37,6 +56,10 @@ export class ConversationsController {
   @HttpCode(201)
   @Idempotent()
   @ApiOperation({ summary: 'Record a conversation (with its messages)' })
+  @ApiIdempotencyKey()
+  @ApiBody({ type: CreateConversationDto })
+  @ApiDataResponse(201, ConversationDetailSchema, 'Recorded: the conversation as GET answers it.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async create(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -49,6 +72,9 @@ export class ConversationsController {
 
   @Get(':id')
   @ApiOperation({ summary: 'One conversation with its messages and metadata' })
+  @ApiResourceId('id', 'conv')
+  @ApiDataResponse(200, ConversationDetailSchema)
+  @ApiProblems('not_found')
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
     const { conversation, messages } = await this.conversations.get(auth.organizationId, siteId, id);
     return { data: presentConversationDetail(conversation, messages) };
@@ -56,6 +82,9 @@ export class ConversationsController {
 
   @Get(':id/labels')
   @ApiOperation({ summary: 'The full current label record of a conversation' })
+  @ApiResourceId('id', 'conv')
+  @ApiDataResponse(200, LabelRecordSchema)
+  @ApiProblems('not_found')
   async labels(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
     const { conversation, record } = await this.conversations.labelRecord(auth.organizationId, siteId, id);
     return { data: presentLabelRecord(conversation, record) };
@@ -65,6 +94,11 @@ export class ConversationsController {
   @HttpCode(201)
   @Idempotent()
   @ApiOperation({ summary: 'Append messages to a conversation' })
+  @ApiResourceId('id', 'conv')
+  @ApiIdempotencyKey()
+  @ApiBody({ type: AppendMessagesDto })
+  @ApiDataResponse(201, AppendedMessagesSchema, 'Appended: the conversation and the messages added.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async append(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -85,6 +119,12 @@ export class ConversationsController {
   @HttpCode(200)
   @Idempotent()
   @ApiOperation({ summary: "Set (or clear with null) a message's rating" })
+  @ApiResourceId('id', 'conv')
+  @ApiResourceId('messageId', 'msg')
+  @ApiIdempotencyKey()
+  @ApiBody({ type: RateMessageDto })
+  @ApiDataResponse(200, MessageSchema, 'The message with its rating.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async rate(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -103,6 +143,11 @@ export class ConversationsController {
   @HttpCode(200)
   @Idempotent()
   @ApiOperation({ summary: "Add product-card impressions and clicks to a conversation's counts" })
+  @ApiResourceId('id', 'conv')
+  @ApiIdempotencyKey()
+  @ApiBody({ type: EngagementDto })
+  @ApiDataResponse(200, ConversationSchema, 'The conversation with its new counts.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async engagement(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,

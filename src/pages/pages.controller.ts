@@ -1,10 +1,22 @@
-import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { ParamFault, params, parseQuery } from '../common/query/query-params';
+import {
+  ApiDataResponse,
+  ApiKeyAuth,
+  ApiPageResponse,
+  ApiPaging,
+  ApiProblems,
+  ApiResourceId,
+  BODY_PROBLEMS,
+  PageImportSchema,
+  PageSchema,
+  PAGING_PROBLEMS,
+} from '../docs/openapi';
 import { DiscoverPagesDto } from './dto/discover.dto';
 import { NO_LANGUAGE } from './import-counts';
 import { presentImport } from './page-import.presenter';
@@ -30,7 +42,8 @@ const PAGE_LIST_PARAMS = {
 };
 
 @ApiTags('Pages')
-@ApiBearerAuth()
+@ApiKeyAuth()
+@ApiResourceId('siteId', 'site')
 @Controller('api/v1/sites/:siteId/pages')
 export class PagesController {
   constructor(
@@ -39,10 +52,20 @@ export class PagesController {
   ) {}
 
   @Post('discover')
+  // The handler sets 202 or 200 itself; this states the usual answer instead of Nest's POST default 201.
+  @HttpCode(202)
   @ApiOperation({
     summary:
       "Start importing the site's pages from its sitemap (202 handed to the background, 200 closed failed at once)",
   })
+  @ApiBody({ type: DiscoverPagesDto })
+  @ApiDataResponse(202, PageImportSchema, 'The import was handed to the background (state running).')
+  @ApiDataResponse(
+    200,
+    PageImportSchema,
+    'The import could not start and is already closed failed (failureReason queue_unavailable or page_limit_reached).',
+  )
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'discovery_already_running', 'sitemap_not_on_site')
   async discover(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -64,8 +87,9 @@ export class PagesController {
 
   @Get('imports')
   @ApiOperation({ summary: "List the site's page imports, newest first" })
-  @ApiQuery({ name: 'limit', required: false, description: '1 to 100, default 25' })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPaging()
+  @ApiPageResponse(PageImportSchema)
+  @ApiProblems(...PAGING_PROBLEMS, 'not_found')
   async listImports(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -78,6 +102,9 @@ export class PagesController {
 
   @Get('imports/:importId')
   @ApiOperation({ summary: 'Follow a page import' })
+  @ApiResourceId('importId', 'imp')
+  @ApiDataResponse(200, PageImportSchema)
+  @ApiProblems('not_found')
   async getImport(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -88,11 +115,27 @@ export class PagesController {
 
   @Get()
   @ApiOperation({ summary: "List the site's pages, newest first" })
-  @ApiQuery({ name: 'status', required: false, enum: PAGE_STATUSES })
-  @ApiQuery({ name: 'type', required: false, enum: PAGE_TYPES })
-  @ApiQuery({ name: 'languageHint', required: false, description: 'A language hint (fr, en-gb) or none' })
-  @ApiQuery({ name: 'limit', required: false, description: '1 to 100, default 25' })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiQuery({
+    name: 'status',
+    required: false,
+    description: 'Page status.',
+    schema: { type: 'string', enum: [...PAGE_STATUSES] },
+  })
+  @ApiQuery({
+    name: 'type',
+    required: false,
+    description: 'Page type.',
+    schema: { type: 'string', enum: [...PAGE_TYPES] },
+  })
+  @ApiQuery({
+    name: 'languageHint',
+    required: false,
+    description: 'A lowercase language tag (fr, en-gb), or none for pages with no hint.',
+    schema: { type: 'string', pattern: '^(none|[a-z]{2,3}(-[a-z0-9]{2,8}){0,3})$', example: 'en-gb' },
+  })
+  @ApiPaging()
+  @ApiPageResponse(PageSchema)
+  @ApiProblems(...PAGING_PROBLEMS, 'not_found')
   async listPages(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,

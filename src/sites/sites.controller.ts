@@ -1,8 +1,19 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
 import { params, parseQuery } from '../common/query/query-params';
+import {
+  ApiDataResponse,
+  ApiKeyAuth,
+  ApiNoContentResult,
+  ApiPageResponse,
+  ApiPaging,
+  ApiProblems,
+  ApiResourceId,
+  BODY_PROBLEMS,
+  PAGING_PROBLEMS,
+} from '../docs/openapi';
 import { CreateSiteDto, UpdateSiteDto } from './dto/site.dto';
 import { presentSite, SiteResponse } from './site.presenter';
 import { SitesService } from './sites.service';
@@ -10,15 +21,16 @@ import { SitesService } from './sites.service';
 const LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
 
 @ApiTags('Sites')
-@ApiBearerAuth()
+@ApiKeyAuth()
 @Controller('api/v1/sites')
 export class SitesController {
   constructor(private readonly sites: SitesService) {}
 
   @Get()
   @ApiOperation({ summary: "List the organization's sites, newest first" })
-  @ApiQuery({ name: 'limit', required: false, description: '1 to 100, default 25' })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPaging()
+  @ApiPageResponse(SiteResponse)
+  @ApiProblems(...PAGING_PROBLEMS)
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
     const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
     const page = await this.sites.list(auth.organizationId, { limit, cursor });
@@ -27,19 +39,28 @@ export class SitesController {
 
   @Post()
   @ApiOperation({ summary: 'Create a site' })
-  @ApiOkResponse({ type: SiteResponse })
+  @ApiBody({ type: CreateSiteDto })
+  @ApiDataResponse(201, SiteResponse, 'Created.')
+  @ApiProblems(...BODY_PROBLEMS)
   async create(@Auth() auth: AuthContext, @Body() body: CreateSiteDto) {
     return { data: presentSite(await this.sites.create(auth.organizationId, body)) };
   }
 
   @Get(':siteId')
   @ApiOperation({ summary: 'Get a site' })
+  @ApiResourceId('siteId', 'site')
+  @ApiDataResponse(200, SiteResponse)
+  @ApiProblems('not_found')
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string) {
     return { data: presentSite(await this.sites.getOwned(auth.organizationId, siteId)) };
   }
 
   @Patch(':siteId')
-  @ApiOperation({ summary: 'Change a site' })
+  @ApiOperation({ summary: 'Change a site (only the fields sent)' })
+  @ApiResourceId('siteId', 'site')
+  @ApiBody({ type: UpdateSiteDto })
+  @ApiDataResponse(200, SiteResponse, 'The changed site.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found')
   async update(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Body() body: UpdateSiteDto) {
     return { data: presentSite(await this.sites.update(auth.organizationId, siteId, body)) };
   }
@@ -47,6 +68,9 @@ export class SitesController {
   @Delete(':siteId')
   @HttpCode(204)
   @ApiOperation({ summary: "Delete a site (409 last_site for the organization's only site)" })
+  @ApiResourceId('siteId', 'site')
+  @ApiNoContentResult('Deleted, with everything under it.')
+  @ApiProblems('not_found', 'last_site')
   async delete(@Auth() auth: AuthContext, @Param('siteId') siteId: string): Promise<void> {
     await this.sites.delete(auth.organizationId, siteId);
   }

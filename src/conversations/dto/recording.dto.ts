@@ -1,3 +1,4 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -99,53 +100,118 @@ function OnlyForPlayground() {
 }
 
 export class AgentDto {
-  @IsString() @Matches(/^agt_[0-9A-Za-z]{1,60}$/, { message: 'id must be an agent id (agt_…).' }) id!: string;
-  @IsString() @IsNotEmpty() @MaxLength(L.shortText) name!: string;
-  @IsInt() @Min(0) @Max(2_000_000_000) version!: number;
+  @ApiProperty({ pattern: '^agt_[0-9A-Za-z]{1,60}$', example: 'agt_Demo1' })
+  @IsString()
+  @Matches(/^agt_[0-9A-Za-z]{1,60}$/, { message: 'id must be an agent id (agt_…).' })
+  id!: string;
+  @ApiProperty({ minLength: 1, maxLength: L.shortText, example: 'Shop helper' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(L.shortText)
+  name!: string;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 2_000_000_000, example: 3 })
+  @IsInt()
+  @Min(0)
+  @Max(2_000_000_000)
+  version!: number;
+  @ApiProperty({ pattern: '^agtv_[0-9A-Za-z]{1,60}$', example: 'agtv_Demo1v3' })
   @IsString()
   @Matches(/^agtv_[0-9A-Za-z]{1,60}$/, { message: 'versionId must be an agent version id (agtv_…).' })
   versionId!: string;
 }
 
 export class EntryWidgetDto {
-  @IsString() @IsNotEmpty() @MaxLength(L.shortText) id!: string;
-  @IsString() @IsNotEmpty() @MaxLength(L.shortText) kind!: string;
-  @IsString() @MaxLength(L.shortText) name!: string;
+  @ApiProperty({ minLength: 1, maxLength: L.shortText })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(L.shortText)
+  id!: string;
+  @ApiProperty({ minLength: 1, maxLength: L.shortText })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(L.shortText)
+  kind!: string;
+  @ApiProperty({ maxLength: L.shortText }) @IsString() @MaxLength(L.shortText) name!: string;
 }
 
 export class PageContextDto {
-  @IsOptional() @IsString() @MaxLength(L.shortText) pageType?: string | null;
-  @IsOptional() @IsString() @MaxLength(L.shortText) productId?: string | null;
-  @IsOptional() @IsString() @MaxLength(L.shortText) categoryName?: string | null;
-  @IsOptional() @IsString() @MaxLength(L.urlLength) pageUrl?: string | null;
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: L.shortText, example: 'product' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(L.shortText)
+  pageType?: string | null;
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: L.shortText, example: 'sku-42' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(L.shortText)
+  productId?: string | null;
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: L.shortText })
+  @IsOptional()
+  @IsString()
+  @MaxLength(L.shortText)
+  categoryName?: string | null;
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    maxLength: L.urlLength,
+    description:
+      'Stored sanitised: query, fragment and ; parameters removed; a non-http(s) address becomes null.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(L.urlLength)
+  pageUrl?: string | null;
 }
 
 export class PriceDto {
+  @ApiProperty({
+    pattern: '^-?\\d{1,12}(\\.\\d{1,4})?$',
+    example: '19.90',
+    description: 'Decimal number as text.',
+  })
   @IsString()
   @Matches(/^-?\d{1,12}(\.\d{1,4})?$/, { message: 'amount must be a decimal number as text, e.g. "19.90".' })
   amount!: string;
+  @ApiProperty({ pattern: '^[A-Z]{3}$', example: 'EUR', description: 'ISO 4217 code.' })
   @IsString()
   @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR.' })
   currency!: string;
 }
 
 export class ProductCardDto {
-  @IsString() @IsNotEmpty() @MaxLength(L.shortText) productId!: string;
-  @IsString() @MaxLength(500) name!: string;
-  @IsString() @MaxLength(L.urlLength) url!: string;
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => PriceDto) price?: PriceDto | null;
+  @ApiProperty({ minLength: 1, maxLength: L.shortText })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(L.shortText)
+  productId!: string;
+  @ApiProperty({ maxLength: 500 }) @IsString() @MaxLength(500) name!: string;
+  @ApiProperty({ maxLength: L.urlLength }) @IsString() @MaxLength(L.urlLength) url!: string;
+  @ApiPropertyOptional({ type: () => PriceDto, nullable: true })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PriceDto)
+  price?: PriceDto | null;
 }
 
 export const BLOCK_TYPES = ['text', 'product_cards'] as const;
 
 export class BlockDto {
-  @IsIn(BLOCK_TYPES) type!: (typeof BLOCK_TYPES)[number];
+  @ApiProperty({ enum: BLOCK_TYPES, description: 'text needs `text`; product_cards needs `products`.' })
+  @IsIn(BLOCK_TYPES)
+  type!: (typeof BLOCK_TYPES)[number];
 
+  @ApiPropertyOptional({ maxLength: L.textLength, description: 'Required when type is text.' })
   @ValidateIf((b: BlockDto) => b.type === 'text' || b.text !== undefined)
   @IsString()
   @MaxLength(L.textLength)
   text?: string;
 
+  @ApiPropertyOptional({
+    type: () => [ProductCardDto],
+    maxItems: L.productsPerBlock,
+    description: 'Required when type is product_cards.',
+  })
   @ValidateIf((b: BlockDto) => b.type === 'product_cards' || b.products !== undefined)
   @IsArray()
   @ArrayMaxSize(L.productsPerBlock)
@@ -156,9 +222,21 @@ export class BlockDto {
 }
 
 export class MessageDto {
-  @IsIn(['shopper', 'agent', 'system']) role!: 'shopper' | 'agent' | 'system';
-  @IsOptional() @IsRecordedTime() createdAt?: string;
-  @IsOptional() @IsIn(['positive', 'negative']) rating?: 'positive' | 'negative' | null;
+  @ApiProperty({ enum: ['shopper', 'agent', 'system'] })
+  @IsIn(['shopper', 'agent', 'system'])
+  role!: 'shopper' | 'agent' | 'system';
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'ISO 8601 timestamp with an offset, at most 5 minutes in the future.',
+  })
+  @IsOptional()
+  @IsRecordedTime()
+  createdAt?: string;
+  @ApiPropertyOptional({ type: 'string', enum: ['positive', 'negative'], nullable: true })
+  @IsOptional()
+  @IsIn(['positive', 'negative'])
+  rating?: 'positive' | 'negative' | null;
+  @ApiProperty({ type: () => [BlockDto], maxItems: L.blocksPerMessage })
   @IsArray()
   @ArrayMaxSize(L.blocksPerMessage)
   @EachIsObject()
@@ -168,22 +246,64 @@ export class MessageDto {
 }
 
 export class EngagementDto {
-  @IsInt() @Min(0) @Max(1_000_000) impressions!: number;
-  @IsInt() @Min(0) @Max(1_000_000) clicks!: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 1_000_000 })
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  impressions!: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 1_000_000 })
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  clicks!: number;
 }
 
 export class CreateConversationDto {
-  @IsString() @IsNotEmpty() @MaxLength(L.titleLength) title!: string;
-  @IsIn(CHANNELS) channel!: (typeof CHANNELS)[number];
-  @IsIn(LANGUAGES) language!: (typeof LANGUAGES)[number];
-  @IsObject() @ValidateNested() @Type(() => AgentDto) agent!: AgentDto;
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => EntryWidgetDto) entryWidget?: EntryWidgetDto | null;
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => PageContextDto) pageContext?: PageContextDto | null;
-  @IsOptional() @IsSmallObject(L.metadataBytes) @OnlyForPlayground() metadata?: Record<
-    string,
-    unknown
-  > | null;
-  @IsOptional() @IsRecordedTime() createdAt?: string;
+  @ApiProperty({ minLength: 1, maxLength: L.titleLength, example: 'Red running shoes in size 42' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(L.titleLength)
+  title!: string;
+  @ApiProperty({ enum: CHANNELS }) @IsIn(CHANNELS) channel!: (typeof CHANNELS)[number];
+  @ApiProperty({ enum: LANGUAGES, description: 'Panel language.' })
+  @IsIn(LANGUAGES)
+  language!: (typeof LANGUAGES)[number];
+  @ApiProperty({ type: () => AgentDto })
+  @IsObject()
+  @ValidateNested()
+  @Type(() => AgentDto)
+  agent!: AgentDto;
+  @ApiPropertyOptional({ type: () => EntryWidgetDto, nullable: true })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => EntryWidgetDto)
+  entryWidget?: EntryWidgetDto | null;
+  @ApiPropertyOptional({ type: () => PageContextDto, nullable: true })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => PageContextDto)
+  pageContext?: PageContextDto | null;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: `A JSON object of at most ${L.metadataBytes} bytes (test context of a Playground conversation); refused on other channels.`,
+  })
+  @IsOptional()
+  @IsSmallObject(L.metadataBytes)
+  @OnlyForPlayground()
+  metadata?: Record<string, unknown> | null;
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'ISO 8601 timestamp with an offset, at most 5 minutes in the future. Defaults to the request time; back-fills allowed.',
+  })
+  @IsOptional()
+  @IsRecordedTime()
+  createdAt?: string;
+  @ApiPropertyOptional({ type: () => [MessageDto], maxItems: L.messagesPerRequest })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(L.messagesPerRequest)
@@ -191,10 +311,19 @@ export class CreateConversationDto {
   @ValidateNested({ each: true })
   @Type(() => MessageDto)
   messages?: MessageDto[];
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => EngagementDto) productEngagement?: EngagementDto;
+  @ApiPropertyOptional({
+    type: () => EngagementDto,
+    description: 'Initial product-card impressions and clicks.',
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => EngagementDto)
+  productEngagement?: EngagementDto;
 }
 
 export class AppendMessagesDto {
+  @ApiProperty({ type: () => [MessageDto], maxItems: L.messagesPerRequest })
   @IsArray()
   @ArrayMaxSize(L.messagesPerRequest)
   @EachIsObject()
@@ -204,6 +333,12 @@ export class AppendMessagesDto {
 }
 
 export class RateMessageDto {
+  @ApiProperty({
+    type: 'string',
+    enum: ['positive', 'negative'],
+    nullable: true,
+    description: 'null clears the rating.',
+  })
   @ValidateIf((_o, v) => v !== null)
   @IsIn(['positive', 'negative'], { message: 'rating must be positive, negative or null.' })
   rating!: 'positive' | 'negative' | null;

@@ -1,0 +1,250 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { BOUNDS, DOCUMENT_FAILURES, FAILURE_REASONS } from '../../pages/import-counts';
+import { PAGE_TYPES, REFUSAL_REASONS } from '../../pages/page-rules';
+import { CHANNELS, LABEL_STATUSES, LANGUAGES } from '../../search/listing/conversation-filter';
+
+/*
+ * Response shapes of the API, for the OpenAPI document only: the presenters (conversation.presenter,
+ * page-import.presenter, …) are the one mapping to these shapes; keep both in step.
+ */
+
+const TIME = { type: 'string', format: 'date-time', example: '2026-11-20T10:00:00.000Z' } as const;
+
+@ApiSchema({ name: 'PageContext' })
+export class PageContextSchema {
+  @ApiProperty({ type: 'string', nullable: true, example: 'product' }) pageType!: string | null;
+  @ApiProperty({ type: 'string', nullable: true, example: 'sku-42' }) productId!: string | null;
+  @ApiProperty({ type: 'string', nullable: true }) categoryName!: string | null;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'https://shop.example/p/sku-42',
+    description:
+      'Scheme, origin and path only (query, fragment and ; parameters removed); null for non-http(s).',
+  })
+  pageUrl!: string | null;
+}
+
+@ApiSchema({ name: 'EntryWidget' })
+export class EntryWidgetSchema {
+  @ApiProperty({ maxLength: 200 }) id!: string;
+  @ApiProperty({ maxLength: 200 }) kind!: string;
+  @ApiProperty({ maxLength: 200 }) name!: string;
+}
+
+@ApiSchema({ name: 'Feedback' })
+export class FeedbackSchema {
+  @ApiProperty({ type: 'integer', minimum: 0 }) positive!: number;
+  @ApiProperty({ type: 'integer', minimum: 0 }) negative!: number;
+}
+
+@ApiSchema({ name: 'ProductEngagement' })
+export class ProductEngagementSchema {
+  @ApiProperty({ type: 'integer', minimum: 0 }) impressions!: number;
+  @ApiProperty({ type: 'integer', minimum: 0 }) clicks!: number;
+}
+
+@ApiSchema({ name: 'Scores' })
+export class ScoresSchema {
+  @ApiProperty({ type: 'number', minimum: 0, maximum: 1, nullable: true }) quality!: number | null;
+  @ApiProperty({ type: 'number', minimum: 0, maximum: 1, nullable: true }) service!: number | null;
+  @ApiProperty({ type: 'number', minimum: 0, maximum: 1, nullable: true }) trust!: number | null;
+}
+
+@ApiSchema({ name: 'LabelSummary' })
+export class LabelSummarySchema {
+  @ApiProperty({ example: 'unresolved' }) resolution!: string;
+  @ApiProperty({ example: 'service' }) reviewReason!: string;
+  @ApiProperty({ type: ScoresSchema }) scores!: ScoresSchema;
+  @ApiProperty({ type: [String] }) failedCriteria!: string[];
+}
+
+@ApiSchema({ name: 'Conversation', description: 'A conversation as listed (no messages).' })
+export class ConversationSchema {
+  @ApiProperty({ example: 'conv_3hT9aQ0cX2mR1vB8nK5wZp' }) id!: string;
+  @ApiProperty() title!: string;
+  @ApiProperty({ enum: CHANNELS }) channel!: string;
+  @ApiProperty({ enum: LANGUAGES }) language!: string;
+  @ApiProperty(TIME) createdAt!: string;
+  @ApiProperty({ ...TIME, description: 'Last activity time.' }) updatedAt!: string;
+  @ApiProperty({ example: 'site_3hT9aQ0cX2mR1vB8nK5wZp' }) siteId!: string;
+  @ApiProperty({ example: 'agt_Demo1' }) agentId!: string;
+  @ApiProperty() agentName!: string;
+  @ApiProperty({ type: 'integer' }) agentVersion!: number;
+  @ApiProperty({ example: 'agtv_Demo1v3' }) agentVersionId!: string;
+  @ApiProperty({ type: EntryWidgetSchema, nullable: true }) entryWidget!: EntryWidgetSchema | null;
+  @ApiProperty({ type: PageContextSchema, nullable: true }) pageContext!: PageContextSchema | null;
+  @ApiProperty({ type: 'integer', minimum: 0 }) messageCount!: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'updatedAt minus createdAt.' })
+  durationMs!: number;
+  @ApiProperty({ type: FeedbackSchema }) feedback!: FeedbackSchema;
+  @ApiProperty({ type: ProductEngagementSchema }) productEngagement!: ProductEngagementSchema;
+  @ApiProperty({ enum: LABEL_STATUSES }) labelStatus!: string;
+  @ApiProperty({
+    type: LabelSummarySchema,
+    nullable: true,
+    description: 'Present for labeled conversations; null otherwise.',
+  })
+  labelSummary!: LabelSummarySchema | null;
+}
+
+@ApiSchema({ name: 'Price' })
+export class PriceSchema {
+  @ApiProperty({ example: '19.90', description: 'Decimal number as text.' }) amount!: string;
+  @ApiProperty({ example: 'EUR', pattern: '^[A-Z]{3}$' }) currency!: string;
+}
+
+@ApiSchema({ name: 'ProductCard' })
+export class ProductCardSchema {
+  @ApiProperty({ maxLength: 200 }) productId!: string;
+  @ApiProperty({ maxLength: 500 }) name!: string;
+  @ApiProperty({ maxLength: 2048 }) url!: string;
+  @ApiProperty({ type: PriceSchema, nullable: true, required: false }) price?: PriceSchema | null;
+}
+
+@ApiSchema({
+  name: 'MessageBlock',
+  description: 'A text block (`text`) or a product cards block (`products`). New block types may appear.',
+})
+export class MessageBlockSchema {
+  @ApiProperty({ enum: ['text', 'product_cards'] }) type!: string;
+  @ApiProperty({ required: false, maxLength: 20000 }) text?: string;
+  @ApiProperty({ type: [ProductCardSchema], required: false, maxItems: 50 }) products?: ProductCardSchema[];
+}
+
+@ApiSchema({ name: 'Message' })
+export class MessageSchema {
+  @ApiProperty({ example: 'msg_3hT9aQ0cX2mR1vB8nK5wZp' }) id!: string;
+  @ApiProperty({ enum: ['shopper', 'agent', 'system'] }) role!: string;
+  @ApiProperty(TIME) createdAt!: string;
+  @ApiProperty({ type: 'string', enum: ['positive', 'negative'], nullable: true }) rating!: string | null;
+  @ApiProperty({ type: [MessageBlockSchema] }) blocks!: MessageBlockSchema[];
+}
+
+@ApiSchema({ name: 'ConversationDetail', description: 'A conversation with its messages (oldest first).' })
+export class ConversationDetailSchema extends ConversationSchema {
+  @ApiProperty({ type: [MessageSchema] }) messages!: MessageSchema[];
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: 'Test context of a Playground conversation; null otherwise.',
+  })
+  metadata!: Record<string, unknown> | null;
+}
+
+@ApiSchema({ name: 'AppendedMessages' })
+export class AppendedMessagesSchema {
+  @ApiProperty({ type: ConversationSchema }) conversation!: ConversationSchema;
+  @ApiProperty({ type: [MessageSchema], description: 'The messages appended by this request.' })
+  messages!: MessageSchema[];
+}
+
+@ApiSchema({ name: 'Judge' })
+export class JudgeSchema {
+  @ApiProperty({ example: 'heuristic' }) kind!: string;
+  @ApiProperty({ type: 'string', nullable: true }) model!: string | null;
+  @ApiProperty({ type: 'string', nullable: true, example: '1' }) version!: string | null;
+}
+
+@ApiSchema({
+  name: 'LabelRecord',
+  description: 'The current label record; while none exists, the status with every label field null.',
+})
+export class LabelRecordSchema {
+  @ApiProperty({ type: 'string', nullable: true, example: 'lbl_3hT9aQ0cX2mR1vB8nK5wZp' }) id!: string | null;
+  @ApiProperty() conversationId!: string;
+  @ApiProperty({ example: '1.1' }) taxonomyVersion!: string;
+  @ApiProperty({ enum: LABEL_STATUSES }) status!: string;
+  @ApiProperty({ ...TIME, nullable: true }) labeledAt!: string | null;
+  @ApiProperty({ type: JudgeSchema, nullable: true }) judge!: JudgeSchema | null;
+  @ApiProperty({ type: 'string', nullable: true }) resolution!: string | null;
+  @ApiProperty({ type: 'string', nullable: true }) reviewReason!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'boolean' }, nullable: true })
+  flags!: Record<string, boolean> | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string', enum: ['pass', 'fail', 'not_applicable'] },
+    nullable: true,
+  })
+  criteria!: Record<string, string> | null;
+  @ApiProperty({ type: ScoresSchema, nullable: true }) scores!: ScoresSchema | null;
+  @ApiProperty({ type: [String], nullable: true }) failedCriteria!: string[] | null;
+  @ApiProperty({ type: [String], nullable: true, description: 'Label tokens the filters match.' })
+  tokens!: string[] | null;
+  @ApiProperty({ type: 'string', nullable: true }) rationale!: string | null;
+  @ApiProperty({ type: 'string', nullable: true, description: 'Why labeling failed (status failed).' })
+  error!: string | null;
+}
+
+@ApiSchema({ name: 'VocabularyLabel' })
+export class VocabularyLabelSchema {
+  @ApiProperty({ example: 'resolution' }) label!: string;
+  @ApiProperty({ enum: ['category', 'flag', 'criterion'] }) kind!: string;
+  @ApiProperty({ type: [String] }) values!: string[];
+}
+
+@ApiSchema({ name: 'Vocabulary' })
+export class VocabularySchema {
+  @ApiProperty({ example: '1.1' }) taxonomyVersion!: string;
+  @ApiProperty({ type: [VocabularyLabelSchema] }) labels!: VocabularyLabelSchema[];
+  @ApiProperty({ type: [String], example: ['resolution:unresolved', 'human_requested:true'] })
+  tokens!: string[];
+}
+
+const counts = (keys: readonly string[]) => ({
+  type: 'object' as const,
+  properties: Object.fromEntries(keys.map((k) => [k, { type: 'integer' as const, minimum: 0 }])),
+  required: [...keys],
+});
+
+@ApiSchema({ name: 'KeyCount' })
+export class KeyCountSchema {
+  @ApiProperty() key!: string;
+  @ApiProperty({ type: 'integer', minimum: 0 }) count!: number;
+}
+
+@ApiSchema({ name: 'ImportCounts' })
+export class ImportCountsSchema {
+  @ApiProperty({ enum: ['given', 'robots_txt', 'well_known', 'none'] }) sitemapSource!: string;
+  @ApiProperty({ type: 'integer', minimum: 0 }) documentsRead!: number;
+  @ApiProperty(counts(DOCUMENT_FAILURES)) documentsFailed!: Record<string, number>;
+  @ApiProperty({ type: 'integer', minimum: 0 }) found!: number;
+  @ApiProperty({ type: 'integer', minimum: 0 }) created!: number;
+  @ApiProperty({ type: 'integer', minimum: 0 }) alreadyHeld!: number;
+  @ApiProperty({ type: 'integer', minimum: 0 }) excluded!: number;
+  @ApiProperty(counts(REFUSAL_REASONS)) refused!: Record<string, number>;
+  @ApiProperty({ type: 'integer', minimum: 0 }) overCap!: number;
+  @ApiProperty({ type: [KeyCountSchema] }) createdByType!: KeyCountSchema[];
+  @ApiProperty({ type: 'integer', minimum: 0 }) createdByTypeRest!: number;
+  @ApiProperty({ type: [KeyCountSchema] }) createdByLanguageHint!: KeyCountSchema[];
+  @ApiProperty({ type: 'integer', minimum: 0 }) createdByLanguageHintRest!: number;
+}
+
+@ApiSchema({ name: 'PageImport' })
+export class PageImportSchema {
+  @ApiProperty({ example: 'imp_3hT9aQ0cX2mR1vB8nK5wZp' }) id!: string;
+  @ApiProperty() siteId!: string;
+  @ApiProperty({ enum: ['running', 'closed'] }) state!: string;
+  @ApiProperty({ type: 'string', enum: ['completed', 'failed'], nullable: true }) outcome!: string | null;
+  @ApiProperty({ type: 'string', enum: [...FAILURE_REASONS], nullable: true }) failureReason!: string | null;
+  @ApiProperty({ enum: ['member', 'api_key', 'schedule'] }) startedBy!: string;
+  @ApiProperty() sitemapGiven!: boolean;
+  @ApiProperty({ type: 'string', nullable: true }) sitemapUrl!: string | null;
+  @ApiProperty({ type: ImportCountsSchema }) counts!: ImportCountsSchema;
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...BOUNDS] } }) boundsReached!: string[];
+  @ApiProperty(TIME) startedAt!: string;
+  @ApiProperty({ ...TIME, nullable: true }) endedAt!: string | null;
+}
+
+@ApiSchema({ name: 'Page' })
+export class PageSchema {
+  @ApiProperty({ example: 'page_3hT9aQ0cX2mR1vB8nK5wZp' }) id!: string;
+  @ApiProperty({ example: 'https://shop.example/p/sku-42' }) url!: string;
+  @ApiProperty({ enum: ['discovered'] }) status!: string;
+  @ApiProperty({ enum: PAGE_TYPES }) type!: string;
+  @ApiProperty({ type: 'string', nullable: true, example: 'en-gb' }) languageHint!: string | null;
+  @ApiProperty({ ...TIME, nullable: true }) lastmod!: string | null;
+  @ApiProperty({ type: 'string', nullable: true }) importId!: string | null;
+  @ApiProperty(TIME) createdAt!: string;
+}
