@@ -13,10 +13,9 @@ import {
   ApiProblems,
   ApiResourceId,
   BODY_PROBLEMS,
-  PageImportSchema,
-  PageSchema,
   PAGING_PROBLEMS,
 } from '../docs/openapi';
+import { PageImportSchema, PageSchema } from './dto/page.schemas';
 import { DiscoverPagesDto } from './dto/discover.dto';
 import { NO_LANGUAGE } from './import-counts';
 import { presentImport } from './page-import.presenter';
