@@ -90,16 +90,16 @@ export class EventsRepository {
   }
 
   /**
-   * Numbers up to `batch` committed, unpositioned events after `head`, in insert order, and
+   * Numbers up to `batch` committed, unpositioned events after `head`, in commit order, and
    * moves the head past them; returns how many. Must run after lockHead, in a later statement
    * of the same transaction, so its snapshot includes the previous sequencer's commit.
    */
   async position(manager: EntityManager, head: string, batch: number): Promise<number> {
     const rows = await manager.query(
       `WITH waiting AS (
-         SELECT seq FROM events WHERE position IS NULL ORDER BY seq LIMIT $2
+         SELECT seq, commit_seq FROM events WHERE position IS NULL ORDER BY commit_seq LIMIT $2
        ), numbered AS (
-         SELECT seq, $1::bigint + row_number() OVER (ORDER BY seq) AS position FROM waiting
+         SELECT seq, $1::bigint + row_number() OVER (ORDER BY commit_seq) AS position FROM waiting
        ), given AS (
          UPDATE events e SET position = n.position, sequenced_at = date_trunc('milliseconds', clock_timestamp())
          FROM numbered n WHERE e.seq = n.seq RETURNING 1

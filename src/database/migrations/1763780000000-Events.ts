@@ -3,20 +3,20 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The organization change feed (GET /api/v1/events; docs/events.md).
  *
- * An event is inserted by the transaction that makes the change, with `position` NULL. Its
- * place in the feed, `position`, is given after commit by one sequencer at a time (the row of
- * `event_feed` is its lock): it numbers the committed, unpositioned events from `event_feed.head`
- * up and moves `head`, in one transaction. Positions are therefore handed out in commit order
- * and become visible all at once: a reader that has seen position p can never later find a
- * new event at or below p, however transactions interleave. (A sequence drawn at insert
- * would not do: a transaction that drew 5 and commits after one that drew 6 would be skipped
- * by a reader already past 6.)
+ * An event is inserted by the transaction that makes the change, with `position` NULL. At that
+ * transaction's COMMIT, a deferred constraint trigger stamps its events with `commit_seq` (a
+ * sequence drawn as the commit happens, so in commit order for any two commits that do not
+ * overlap). The feed position, `position`, is given after commit by one sequencer at a time
+ * (the row of `event_feed` is its lock): it numbers the committed, unpositioned events in
+ * `commit_seq` order from `event_feed.head` up and moves `head`, in one transaction. So
+ * positions follow commit order and become visible all at once: a reader that has seen
+ * position p can never later find a new event at or below p, however transactions
+ * interleave. (A sequence drawn at insert would not do: a transaction that drew 5 and commits
+ * after one that drew 6 would be skipped by a reader already past 6.)
  *
- * `seq` is the insert order, used only to number the events one sequencer pass finds (and to
- * find them: the partial index holds only unpositioned rows). `purged_through` is the highest
- * position retention deleted: a cursor below it lost events (410 cursor_expired).
- *
- * A webhook delivery worker reads the same order: events with position above its checkpoint.
+ * `purged_through` is the highest position retention deleted: a cursor below it lost events
+ * (410 cursor_expired). A webhook delivery worker reads the same order: events with position
+ * above its checkpoint.
  */
 export class Events1763780000000 implements MigrationInterface {
   name = 'Events1763780000000';
@@ -31,6 +31,7 @@ export class Events1763780000000 implements MigrationInterface {
         site_id text,
         type text NOT NULL,
         object jsonb NOT NULL,
+        commit_seq bigint,
         created_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', clock_timestamp()),
         sequenced_at timestamptz
       )`);
@@ -38,8 +39,20 @@ export class Events1763780000000 implements MigrationInterface {
     await q.query(
       `CREATE INDEX events_feed_idx ON events (organization_id, position) WHERE position IS NOT NULL`,
     );
-    // The sequencer's work list: committed events still without a position.
-    await q.query(`CREATE INDEX events_unpositioned_idx ON events (seq) WHERE position IS NULL`);
+    // The sequencer's work list: committed events still without a position, in commit order.
+    await q.query(`CREATE INDEX events_unpositioned_idx ON events (commit_seq) WHERE position IS NULL`);
+    await q.query(`CREATE SEQUENCE event_commit_seq`);
+    // Fires at COMMIT, after every other statement of the transaction: the stamp is drawn as
+    // late as possible, so a commit that ends before another begins has the lower stamp.
+    await q.query(`
+      CREATE FUNCTION events_commit_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE events SET commit_seq = nextval('event_commit_seq') WHERE seq = NEW.seq;
+        RETURN NULL;
+      END $$`);
+    await q.query(`
+      CREATE CONSTRAINT TRIGGER events_commit_stamp AFTER INSERT ON events
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION events_commit_stamp()`);
     await q.query(`
       CREATE TABLE event_feed (
         singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -52,5 +65,7 @@ export class Events1763780000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE event_feed`);
     await q.query(`DROP TABLE events`);
+    await q.query(`DROP FUNCTION events_commit_stamp()`);
+    await q.query(`DROP SEQUENCE event_commit_seq`);
   }
 }
