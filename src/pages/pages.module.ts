@@ -20,7 +20,12 @@ export class PagesModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: PagesModule,
-      imports: [SitesModule, AuditModule, EventsModule, BullModule.registerQueue({ name: PAGE_IMPORT_QUEUE })],
+      imports: [
+        SitesModule,
+        AuditModule,
+        EventsModule,
+        BullModule.registerQueue({ name: PAGE_IMPORT_QUEUE }),
+      ],
       controllers: [PagesController],
       providers: [
         PageImportsRepository,
