@@ -84,6 +84,7 @@ async function main(): Promise<void> {
     DATABASE_URL: databaseUrl,
     WORKERS: 'off',
     LOG_LEVEL: 'silent',
+    DATABASE_STATEMENT_TIMEOUT_MS: '600000', // VACUUM ANALYZE after the bulk append
     CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
     RATE_LIMIT_IP_MAX: '1000000',
     RATE_LIMIT_KEY_MAX: '1000000',
