@@ -205,7 +205,7 @@ async function main(): Promise<void> {
       [
         '# Change feed read throughput (`npm run bench:events`)',
         '',
-        `Run ${result.at}: ${result.machine.cpus} × ${result.machine.cpuModel}, ${result.machine.memoryGiB} GiB, Node ${result.machine.node} (machine shared with other work).`,
+        `Run ${result.at}: ${result.machine.cpus} × ${result.machine.cpuModel}, ${result.machine.memoryGiB} GiB, Node ${result.machine.node} (machine shared with other work; load average ${result.machine.loadAverage.start} at the start).`,
         '',
         `${total} events of ~1 KiB (conversation list items), ${mine} of them in the organization read`,
         '(one in four belongs to another organization, interleaved).',
