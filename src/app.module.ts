@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { ErrorsPageController } from './docs/errors-page.controller';
+import { EventFeedJobsModule, EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { PagesModule } from './pages/pages.module';
@@ -51,6 +52,7 @@ export function backgroundModules(config: AppConfig) {
     LabelingQueueModule.register(config),
     PagesModule.register(config),
     SearchMirrorModule.register(config),
+    EventFeedJobsModule.register(config),
   ];
 }
 
@@ -70,6 +72,7 @@ export class AppModule {
         // Before ConversationsModule: its GET …/conversations/:id would otherwise take `stats`.
         StatsModule,
         ConversationsModule,
+        EventsModule,
         PagesModule.register(config),
         ...backgroundModules(config),
       ],

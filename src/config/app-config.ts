@@ -41,6 +41,8 @@ export abstract class AppConfig {
   };
   /** Bearer token of /metrics; unset: loopback only (src/auth/metrics-access.guard.ts). */
   abstract readonly metricsToken?: string;
+  /** The change feed (src/events/). */
+  abstract readonly events: { readonly retentionDays: number };
   abstract readonly workers: boolean;
   abstract readonly logLevel: string;
 }

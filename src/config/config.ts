@@ -156,6 +156,7 @@ export function loadConfig(
       syncForTests: env.SEARCH_SYNC_FOR_TESTS,
     }),
     metricsToken: env.METRICS_TOKEN,
+    events: Object.freeze({ retentionDays: env.EVENT_RETENTION_DAYS }),
     workers: env.WORKERS === 'on',
     logLevel: env.LOG_LEVEL,
   });

@@ -267,6 +267,13 @@ export class EnvDto {
   @Max(3600000)
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: number = 60000;
 
+  /** Days the change feed keeps an event (GET /api/v1/events); older ones are purged by the workers. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  EVENT_RETENTION_DAYS: number = 30;
+
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';
 

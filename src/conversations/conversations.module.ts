@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
+import { EventsModule } from '../events/events.module';
 import { LabelsModule } from '../labels/labels.module';
 import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
@@ -13,7 +14,7 @@ import { SeedService } from './seed/seed.service';
  * from SearchModule: Postgres by default, or OpenSearch with Postgres as fallback.
  */
 @Module({
-  imports: [SitesModule, LabelsModule, SearchModule, IdempotencyModule],
+  imports: [SitesModule, LabelsModule, SearchModule, IdempotencyModule, EventsModule],
   controllers: [ConversationsController],
   providers: [ConversationsRepository, ConversationsService, SeedService],
   exports: [ConversationsService, ConversationsRepository, SearchModule],

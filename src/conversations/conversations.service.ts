@@ -4,6 +4,7 @@ import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst } from '../common/paging/keyset-page';
+import { EventsWriter } from '../events/events.writer';
 import { LabelWriter } from '../labels/label-writer.service';
 import { SitesService } from '../sites/sites.service';
 import type { ConversationRecord, LabelRecordRow, MessageRecord } from './conversation.records';
@@ -40,6 +41,7 @@ export class ConversationsService {
     private readonly labels: LabelWriter,
     private readonly paging: KeysetPaging,
     @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
+    private readonly events: EventsWriter,
   ) {}
 
   // ---- Listing -------------------------------------------------------------------------
@@ -139,6 +141,7 @@ export class ConversationsService {
       );
       // Messages sent without a time are taken as written when the conversation started.
       await this.conversations.appendMessages(id, toNewMessages(dto.messages ?? [], createdAt), manager);
+      await this.events.appendConversation(manager, 'conversation.created', id);
       return {
         conversation: await this.reload(req, id, manager),
         messages: await this.conversations.messages(id, manager),
@@ -156,6 +159,7 @@ export class ConversationsService {
       const messages = toNewMessages(dto.messages, new Date());
       await this.conversations.appendMessages(id, messages, manager);
       if (messages.length > 0) await this.labels.returnToPending(id, manager);
+      if (messages.length > 0) await this.events.appendConversation(manager, 'conversation.updated', id);
       const conversation = await this.reload(req, id, manager);
       const byId = new Set(messages.map((m) => m.id));
       const appended = (await this.conversations.messages(id, manager)).filter((m) => byId.has(m.id));
@@ -179,6 +183,7 @@ export class ConversationsService {
       if (message.rating !== rating) {
         await this.conversations.setRating(message, rating, new Date(), manager);
         await this.labels.returnToPending(id, manager);
+        await this.events.appendConversation(manager, 'conversation.updated', id);
       }
       return { ...message, rating };
     });
@@ -189,6 +194,7 @@ export class ConversationsService {
       if (dto.impressions > 0 || dto.clicks > 0) {
         await this.conversations.addEngagement(id, dto.impressions, dto.clicks, new Date(), manager);
         await this.labels.returnToPending(id, manager);
+        await this.events.appendConversation(manager, 'conversation.updated', id);
       }
       return this.reload(req, id, manager);
     });

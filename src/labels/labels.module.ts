@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
 import { LabelRecordsRepository } from './label-records.repository';
 import { LabelWriter } from './label-writer.service';
 import { VocabularyController } from './vocabulary.controller';
@@ -9,6 +10,7 @@ import { VocabularyController } from './vocabulary.controller';
  * outcomes). The labeling queue itself is LabelingQueueModule, registered only with WORKERS=on.
  */
 @Module({
+  imports: [EventsModule],
   controllers: [VocabularyController],
   providers: [LabelRecordsRepository, LabelWriter],
   exports: [LabelWriter],

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
+import { EventsWriter, pageImportClosedEvent } from '../events/events.writer';
 import { Bound, FailureReason, ImportCounts } from './import-counts';
 
 export interface PageImportRecord {
@@ -54,7 +55,10 @@ export function isRunningImportConflict(error: unknown): boolean {
 
 @Injectable()
 export class PageImportsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: EventsWriter,
+  ) {}
 
   /** Inserts a running import; throws a unique violation (isRunningImportConflict) when the site already has one. */
   async insertRunning(row: NewImport, manager: EntityManager): Promise<PageImportRecord> {
@@ -96,6 +100,7 @@ export class PageImportsRepository {
         JSON.stringify(row.counts),
       ],
     );
+    await this.events.append(manager, pageImportClosedEvent(rows[0]));
     return rows[0];
   }
 
@@ -153,13 +158,12 @@ export class PageImportsRepository {
       params.push(options.staleBefore);
       extra = ' AND heartbeat_at < $3';
     }
-    const [rows] = (await this.dataSource.query(
+    return this.closing(
       `UPDATE page_imports SET state = 'closed', outcome = 'failed', failure_reason = $2,
          ended_at = date_trunc('milliseconds', now()), lease_owner = NULL
        WHERE id = $1 AND state = 'running'${extra} RETURNING ${COLUMNS}`,
       params,
-    )) as [PageImportRecord[], number];
-    return rows[0];
+    );
   }
 
   /**
@@ -193,10 +197,10 @@ export class PageImportsRepository {
     owner: string,
     progress: ImportProgress & { outcome: 'completed' | 'failed'; failureReason: FailureReason | null },
   ): Promise<boolean> {
-    const [, count] = (await this.dataSource.query(
+    const closed = await this.closing(
       `UPDATE page_imports SET state = 'closed', outcome = $3, failure_reason = $4, counts = $5, bounds_reached = $6,
          sitemap_url = COALESCE($7, sitemap_url), ended_at = date_trunc('milliseconds', now()), lease_owner = NULL
-       WHERE id = $1 AND state = 'running' AND lease_owner = $2`,
+       WHERE id = $1 AND state = 'running' AND lease_owner = $2 RETURNING ${COLUMNS}`,
       [
         id,
         owner,
@@ -206,8 +210,20 @@ export class PageImportsRepository {
         progress.boundsReached,
         progress.sitemapUrl,
       ],
-    )) as [unknown, number];
-    return count > 0;
+    );
+    return closed !== undefined;
+  }
+
+  /**
+   * Runs an UPDATE that closes an import (RETURNING its columns) and, when it closed one,
+   * appends page_import.closed in the same transaction.
+   */
+  private closing(sql: string, params: unknown[]): Promise<PageImportRecord | undefined> {
+    return this.dataSource.transaction(async (manager) => {
+      const [rows] = (await manager.query(sql, params)) as [PageImportRecord[], number];
+      if (rows[0]) await this.events.append(manager, pageImportClosedEvent(rows[0]));
+      return rows[0];
+    });
   }
 
   /** Running imports whose holder has been silent longer than the lease (or never taken for that long). */

@@ -2,6 +2,7 @@ import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
 import { AppConfig } from '../config/app-config';
+import { EventsModule } from '../events/events.module';
 import { SitesModule } from '../sites/sites.module';
 import { ImportRecovery } from './import-recovery';
 import { PAGE_IMPORT_QUEUE } from './page-import-queue';
@@ -19,7 +20,12 @@ export class PagesModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: PagesModule,
-      imports: [SitesModule, AuditModule, BullModule.registerQueue({ name: PAGE_IMPORT_QUEUE })],
+      imports: [
+        SitesModule,
+        AuditModule,
+        EventsModule,
+        BullModule.registerQueue({ name: PAGE_IMPORT_QUEUE }),
+      ],
       controllers: [PagesController],
       providers: [
         PageImportsRepository,

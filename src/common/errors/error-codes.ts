@@ -68,6 +68,12 @@ export const ERROR_CODES = {
     description:
       'Only one import per site may run at a time. The problem document names the running import in `importId`: follow it, then start again.',
   },
+  cursor_expired: {
+    status: 410,
+    title: 'Cursor expired',
+    description:
+      'The change-feed cursor points before the events still kept (EVENT_RETENTION_DAYS): events it had not reached were deleted. Start again without a cursor, and reconcile from the listings if you must not miss a change.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',

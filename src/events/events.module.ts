@@ -1,0 +1,30 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { SitesModule } from '../sites/sites.module';
+import { EventFeedJobs } from './event-feed-jobs';
+import { EventSequencer } from './event-sequencer';
+import { EventsController } from './events.controller';
+import { EventsRepository } from './events.repository';
+import { EventsService } from './events.service';
+import { EventsWriter } from './events.writer';
+
+/**
+ * The change feed. EventsWriter is what every write path imports to append its events in its
+ * own transaction (recording, labels, page imports, exports); GET /api/v1/events reads them.
+ */
+@Module({
+  imports: [SitesModule],
+  controllers: [EventsController],
+  providers: [EventsWriter, EventsRepository, EventSequencer, EventsService],
+  exports: [EventsWriter, EventSequencer, EventsRepository],
+})
+export class EventsModule {}
+
+/** The feed's background jobs (positioning, retention): registered only when WORKERS=on. */
+@Module({})
+export class EventFeedJobsModule {
+  static register(config: AppConfig): DynamicModule {
+    if (!config.workers) return { module: EventFeedJobsModule };
+    return { module: EventFeedJobsModule, imports: [EventsModule], providers: [EventFeedJobs] };
+  }
+}

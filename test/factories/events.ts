@@ -1,0 +1,54 @@
+import type { TestApp } from '../setup/test-app';
+
+/** An event as GET /api/v1/events answers it. */
+export interface FeedEvent {
+  id: string;
+  type: string;
+  createdAt: string;
+  siteId: string | null;
+  data: { object: { id: string; [key: string]: unknown } };
+}
+
+/** GET /api/v1/events with a query object (arrays repeat the parameter). */
+export function getEvents(
+  t: TestApp,
+  org: { auth: Record<string, string> },
+  query: Record<string, string | number | string[] | undefined> = {},
+) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
+  }
+  const qs = search.toString();
+  return t
+    .http()
+    .get(`/api/v1/events${qs ? `?${qs}` : ''}`)
+    .set(org.auth);
+}
+
+/**
+ * Follows nextCursor from `cursor` until a page comes back empty; returns every event read and
+ * the cursor to poll with next.
+ */
+export async function readFeed(
+  t: TestApp,
+  org: { auth: Record<string, string> },
+  options: { cursor?: string; limit?: number; types?: string[]; siteId?: string[] } = {},
+): Promise<{ events: FeedEvent[]; cursor: string }> {
+  const events: FeedEvent[] = [];
+  let cursor = options.cursor;
+  for (;;) {
+    const res = await getEvents(t, org, {
+      cursor,
+      limit: options.limit,
+      types: options.types,
+      siteId: options.siteId,
+    });
+    if (res.status !== 200) throw new Error(`feed read failed: ${res.status} ${JSON.stringify(res.body)}`);
+    const page = res.body.data as FeedEvent[];
+    events.push(...page);
+    cursor = res.body.meta.nextCursor;
+    if (page.length === 0) return { events, cursor: cursor! };
+  }
+}
