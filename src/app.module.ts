@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { ErrorsPageController } from './docs/errors-page.controller';
+import { ExportsModule } from './exports/exports.module';
 import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { PagesModule } from './pages/pages.module';
@@ -50,6 +51,7 @@ export function backgroundModules(config: AppConfig) {
     LabelingQueueModule.register(config),
     PagesModule.register(config),
     SearchMirrorModule.register(config),
+    ExportsModule.register(config),
   ];
 }
 
@@ -63,6 +65,8 @@ export class AppModule {
         RateLimitModule,
         AuthModule,
         HealthModule,
+        // Before ConversationsModule: …/conversations/exports must not be read as a conversation id.
+        ExportsModule.register(config),
         SitesModule,
         OrganizationsModule,
         LabelsModule,

@@ -52,7 +52,15 @@ export function loadConfig(
     const value = source[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
-  for (const key of ['CURSOR_SECRET', 'CURSOR_SECRET_PREVIOUS', 'JUDGE_URL', 'OPENSEARCH_URL']) {
+  for (const key of [
+    'CURSOR_SECRET',
+    'CURSOR_SECRET_PREVIOUS',
+    'JUDGE_URL',
+    'OPENSEARCH_URL',
+    'EXPORT_S3_BUCKET',
+    'EXPORT_S3_ENDPOINT',
+    'EXPORT_S3_REGION',
+  ]) {
     const value = source[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
@@ -129,6 +137,17 @@ export function loadConfig(
       timeoutMs: env.OPENSEARCH_TIMEOUT_MS,
       bulkTimeoutMs: env.OPENSEARCH_BULK_TIMEOUT_MS,
       syncForTests: env.SEARCH_SYNC_FOR_TESTS,
+    }),
+    exports: Object.freeze({
+      dir: env.EXPORT_DIR,
+      s3Bucket: env.EXPORT_S3_BUCKET,
+      s3Endpoint: env.EXPORT_S3_ENDPOINT?.replace(/\/+$/, ''),
+      s3Region: env.EXPORT_S3_REGION ?? (source.AWS_REGION || 'us-east-1'),
+      retentionHours: env.EXPORT_RETENTION_HOURS,
+      concurrencyPerOrg: env.EXPORT_CONCURRENCY_PER_ORG,
+      workerConcurrency: env.EXPORT_WORKER_CONCURRENCY,
+      leaseMs: env.EXPORT_LEASE_MS,
+      batchRows: env.EXPORT_BATCH_ROWS,
     }),
     workers: env.WORKERS === 'on',
     logLevel: env.LOG_LEVEL,

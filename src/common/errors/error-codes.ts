@@ -63,6 +63,18 @@ export const ERROR_CODES = {
     description:
       'Only one import per site may run at a time. The problem document names the running import in `importId`: follow it, then start again.',
   },
+  export_not_ready: {
+    status: 409,
+    title: 'Export not ready',
+    description:
+      'The export has not completed (queued or running), or it failed. Poll GET …/exports/{exportId} until its state is completed, then download.',
+  },
+  export_expired: {
+    status: 410,
+    title: 'Export expired',
+    description:
+      'The export is past its expiresAt: its file was deleted (EXPORT_RETENTION_HOURS). Create a new export.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',
@@ -78,6 +90,12 @@ export const ERROR_CODES = {
     title: 'Sitemap address is not on the site',
     description:
       "The sitemap address is not on the site's host or one of its aliases. No request was made to it.",
+  },
+  range_not_satisfiable: {
+    status: 416,
+    title: 'Range not satisfiable',
+    description:
+      'The Range header of a download asks for bytes past the end of the file. Content-Range gives the size; ask again within it.',
   },
   rate_limited: {
     status: 429,

@@ -3,7 +3,20 @@ import { randomBytes } from 'node:crypto';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export type IdPrefix =
-  'org' | 'site' | 'key' | 'conv' | 'msg' | 'agt' | 'agtv' | 'page' | 'imp' | 'lbl' | 'aud' | 'req' | 'idem';
+  | 'org'
+  | 'site'
+  | 'key'
+  | 'conv'
+  | 'msg'
+  | 'agt'
+  | 'agtv'
+  | 'page'
+  | 'imp'
+  | 'lbl'
+  | 'aud'
+  | 'req'
+  | 'idem'
+  | 'exp';
 
 /** Random base62 text of `length` characters (unbiased: bytes >= 248 are drawn again). */
 export function randomBase62(length: number): string {

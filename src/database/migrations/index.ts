@@ -5,6 +5,7 @@ import { CoveringListingIndex1763710000003 } from './1763710000003-CoveringListi
 import { ScoreCountIndexes1763710000004 } from './1763710000004-ScoreCountIndexes';
 import { PageImports1763730000000 } from './1763730000000-PageImports';
 import { SearchOutbox1763740000001 } from './1763740000001-SearchOutbox';
+import { Exports1763770000000 } from './1763770000000-Exports';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   ScoreCountIndexes1763710000004,
   PageImports1763730000000,
   SearchOutbox1763740000001,
+  Exports1763770000000,
 ];
