@@ -83,7 +83,7 @@ export class ExportRunner {
       );
       await beat();
 
-      const self = this;
+      const messagesOf = (batch: ConversationRecord[]) => this.messagesOf(runner.query.bind(runner), batch);
       async function* content(): AsyncGenerator<string> {
         if (record.format === 'csv') yield CSV_HEADER;
         for (;;) {
@@ -93,7 +93,7 @@ export class ExportRunner {
           if (record.format === 'csv') {
             yield csvText(batch.map(csvRow));
           } else if (withMessages) {
-            const byConversation = await self.messagesOf(runner.query.bind(runner), batch);
+            const byConversation = await messagesOf(batch);
             yield batch.map((c) => ndjsonLine(c, byConversation.get(c.id) ?? [])).join('');
           } else {
             yield batch.map((c) => ndjsonLine(c)).join('');

@@ -81,11 +81,11 @@ export class ExportsRepository {
 
   /** Marks the export deleted; returns it as it was, or undefined when it is absent or already deleted. */
   async markDeleted(siteId: string, id: string): Promise<ExportRecord | undefined> {
-    const rows: ExportRecord[] = await this.dataSource.query(
+    const [rows] = (await this.dataSource.query(
       `UPDATE exports SET deleted_at = now() WHERE id = $1 AND site_id = $2 AND deleted_at IS NULL
        RETURNING ${EXPORT_COLUMNS}`,
       [id, siteId],
-    );
+    )) as [ExportRecord[], number];
     return rows[0];
   }
 
@@ -104,7 +104,7 @@ export class ExportsRepository {
       await manager.query(`SELECT pg_advisory_xact_lock(hashtext('exports:' || $1))`, [
         found[0].organizationId,
       ]);
-      const rows: ExportRecord[] = await manager.query(
+      const [rows] = (await manager.query(
         `UPDATE exports SET state = 'running', lease_owner = $2, heartbeat_at = now(), attempts = attempts + 1,
            started_at = now(), progress_rows = 0, as_of = NULL
          WHERE id = $1 AND deleted_at IS NULL
@@ -114,7 +114,7 @@ export class ExportsRepository {
                   AND o.deleted_at IS NULL AND o.heartbeat_at >= now() - make_interval(secs => $4 / 1000.0)) < $3
          RETURNING ${EXPORT_COLUMNS}`,
         [id, owner, limit, leaseMs],
-      );
+      )) as [ExportRecord[], number];
       return rows[0];
     });
   }
@@ -124,11 +124,11 @@ export class ExportsRepository {
    * running export (deleted, taken over): the worker must stop.
    */
   async heartbeat(id: string, owner: string, rows: number, asOf?: Date): Promise<boolean> {
-    const result: unknown[] = await this.dataSource.query(
+    const [result] = (await this.dataSource.query(
       `UPDATE exports SET heartbeat_at = now(), progress_rows = $3, as_of = COALESCE($4, as_of)
        WHERE id = $1 AND lease_owner = $2 AND state = 'running' AND deleted_at IS NULL RETURNING id`,
       [id, owner, rows, asOf ?? null],
-    );
+    )) as [unknown[], number];
     return result.length > 0;
   }
 
@@ -139,14 +139,14 @@ export class ExportsRepository {
     file: FinishedFile,
     manager: EntityManager,
   ): Promise<ExportRecord | undefined> {
-    const rows: ExportRecord[] = await manager.query(
+    const [rows] = (await manager.query(
       `UPDATE exports SET state = 'completed', as_of = $3, row_count = $4, progress_rows = $4, bytes = $5,
          sha256 = $6, completed_at = date_trunc('milliseconds', now()),
          expires_at = date_trunc('milliseconds', now()) + make_interval(hours => $7), lease_owner = NULL
        WHERE id = $1 AND lease_owner = $2 AND state = 'running' AND deleted_at IS NULL
        RETURNING ${EXPORT_COLUMNS}`,
       [id, owner, file.asOf, file.rowCount, file.bytes, file.sha256, file.retentionHours],
-    );
+    )) as [ExportRecord[], number];
     return rows[0];
   }
 
@@ -157,13 +157,13 @@ export class ExportsRepository {
     manager: EntityManager,
     owner?: string,
   ): Promise<ExportRecord | undefined> {
-    const rows: ExportRecord[] = await manager.query(
+    const [rows] = (await manager.query(
       `UPDATE exports SET state = 'failed', failure_reason = $2, lease_owner = NULL,
          completed_at = date_trunc('milliseconds', now())
        WHERE id = $1 AND state = 'running' AND ($3::text IS NULL OR lease_owner = $3)
        RETURNING ${EXPORT_COLUMNS}`,
       [id, reason, owner ?? null],
-    );
+    )) as [ExportRecord[], number];
     return rows[0];
   }
 
@@ -179,11 +179,11 @@ export class ExportsRepository {
 
   /** Puts a stale running export back in the queue (its holder is gone); false when it changed meanwhile. */
   async requeueStale(id: string, heartbeatAt: Date): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+    const [rows] = (await this.dataSource.query(
       `UPDATE exports SET state = 'queued', lease_owner = NULL, progress_rows = 0, as_of = NULL
        WHERE id = $1 AND state = 'running' AND heartbeat_at = $2 RETURNING id`,
       [id, heartbeatAt],
-    );
+    )) as [unknown[], number];
     return rows.length > 0;
   }
 
