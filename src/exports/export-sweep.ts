@@ -64,7 +64,7 @@ export class ExportSweep implements OnModuleInit, OnModuleDestroy {
           return closed;
         });
         if (failed) interrupted.push(stale.id);
-      } else if (await this.exports.requeueStale(stale.id, stale.heartbeatAt!)) {
+      } else if (await this.exports.requeueStale(stale.id, this.config.exports.leaseMs)) {
         restarted.push(stale.id);
       }
     }

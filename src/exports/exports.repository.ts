@@ -177,12 +177,16 @@ export class ExportsRepository {
     );
   }
 
-  /** Puts a stale running export back in the queue (its holder is gone); false when it changed meanwhile. */
-  async requeueStale(id: string, heartbeatAt: Date): Promise<boolean> {
+  /**
+   * Puts a running export whose holder has been silent for `leaseMs` back in the queue; false
+   * when it changed meanwhile (its holder came back, or another sweep did it).
+   */
+  async requeueStale(id: string, leaseMs: number): Promise<boolean> {
     const [rows] = (await this.dataSource.query(
       `UPDATE exports SET state = 'queued', lease_owner = NULL, progress_rows = 0, as_of = NULL
-       WHERE id = $1 AND state = 'running' AND heartbeat_at = $2 RETURNING id`,
-      [id, heartbeatAt],
+       WHERE id = $1 AND state = 'running' AND heartbeat_at < now() - make_interval(secs => $2 / 1000.0)
+       RETURNING id`,
+      [id, leaseMs],
     )) as [unknown[], number];
     return rows.length > 0;
   }
