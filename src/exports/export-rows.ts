@@ -83,7 +83,10 @@ export function csvRow(c: ConversationRecord): string[] {
   return CSV_COLUMNS.map((column) => csvCell(values[column]));
 }
 
-const CSV_OPTIONS = { record_delimiter: '\r\n', quoted_match: /^\s|\s$/ } as const;
+// csv-stringify quotes fields holding the record delimiter (CRLF) but not a lone LF or CR;
+// RFC 4180 readers need every line break inside a field quoted. Edge spaces are quoted so that
+// readers which trim unquoted fields keep them.
+const CSV_OPTIONS = { record_delimiter: '\r\n', quoted_match: /[\r\n]|^\s|\s$/ } as const;
 
 /** RFC 4180 text of rows (CRLF after each, quoting by csv-stringify). */
 export function csvText(rows: string[][]): string {
