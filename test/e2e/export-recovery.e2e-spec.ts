@@ -40,7 +40,7 @@ describe('recovery: a worker killed mid-export never leaves it running forever n
       REDIS_KEY_PREFIX: `${process.env[TEST_RUN_ENV.prefix]}${suffix}`,
       EXPORT_DIR: exportDir,
       EXPORT_LEASE_MS: '1500',
-      EXPORT_BATCH_ROWS: '5',
+      EXPORT_BATCH_ROWS: '20',
     };
     // The HTTP side only: exports run in the worker processes.
     http = await createTestApp({ ...env, WORKERS: 'off' }, { redisKeyPrefixSuffix: suffix });
@@ -106,7 +106,7 @@ describe('recovery: a worker killed mid-export never leaves it running forever n
         return res.body.data.state === 'completed' ? res.body.data : undefined;
       },
       'export completed by the second worker',
-      90_000,
+      150_000,
     );
     expect(done.rowCount).toBe(6000);
     expect((await row()).attempts).toBe(2);
@@ -125,5 +125,5 @@ describe('recovery: a worker killed mid-export never leaves it running forever n
     expect((file.body as Buffer).toString('utf8').trim().split('\n')).toHaveLength(6000);
     // The dead worker's partial file was removed by the restart.
     expect(readdirSync(dir).filter((n) => n.startsWith(id))).toEqual([`${id}.ndjson`]);
-  }, 240_000);
+  }, 300_000);
 });
