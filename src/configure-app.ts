@@ -2,6 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { jsonBodyMiddlewares } from './common/http/body-parsing';
+import { pathAndQueryMiddleware } from './common/http/path-and-query';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { createValidationPipe } from './common/http/validation';
 import { AppConfig } from './config/app-config';
@@ -19,7 +20,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Ne
     hop: number,
   ) => boolean;
   app.use(requestIdMiddleware((peer) => trust(peer, 0)));
-  app.use(...jsonBodyMiddlewares(config.publicBaseUrl));
+  app.use(pathAndQueryMiddleware(), ...jsonBodyMiddlewares(config.publicBaseUrl));
   app.useGlobalPipes(createValidationPipe());
   setupOpenApi(app, config);
   app.enableShutdownHooks();

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
+import { answerClientErrorsWithProblems } from './common/http/client-error';
 import { ConfigError, loadConfig } from './config/config';
 import { configureApp } from './configure-app';
 import { prepareDatabase } from './database/data-source';
@@ -14,6 +15,7 @@ async function bootstrap(): Promise<void> {
     bufferLogs: true,
   });
   configureApp(app, config);
+  answerClientErrorsWithProblems(app.getHttpServer(), config.publicBaseUrl);
   await app.listen(config.port);
 }
 

@@ -3,6 +3,7 @@ export abstract class AppConfig {
   abstract readonly env: 'development' | 'test' | 'production';
   abstract readonly port: number;
   abstract readonly databaseUrl: string;
+  abstract readonly database: DatabaseTimeouts;
   abstract readonly redisUrl: string;
   abstract readonly redisKeyPrefix: string;
   abstract readonly publicBaseUrl: string;
@@ -37,6 +38,8 @@ export abstract class AppConfig {
     readonly syncForTests: boolean;
   };
   abstract readonly exports: ExportSettings;
+  /** Bearer token of /metrics; unset: loopback only (src/auth/metrics-access.guard.ts). */
+  abstract readonly metricsToken?: string;
   abstract readonly workers: boolean;
   abstract readonly logLevel: string;
 }
@@ -71,4 +74,11 @@ export interface ExportSettings {
   readonly workerConcurrency: number;
   readonly leaseMs: number;
   readonly batchRows: number;
+}
+
+/** How long the service waits on PostgreSQL (src/database/pg-timeouts.ts). */
+export interface DatabaseTimeouts {
+  readonly statementTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly idleInTransactionTimeoutMs: number;
 }

@@ -73,4 +73,52 @@ describe('loadConfig', () => {
     expect(loadConfig({ LABEL_QUIET_MINUTES: '0' }).labeling.quietMinutes).toBe(0);
     expect(() => loadConfig({ JUDGE: 'http' })).toThrow(/JUDGE_URL/);
   });
+
+  describe('database timeouts and the metrics token', () => {
+    it('defaults: 5 s statements, 3 s to connect, 60 s idle in a transaction, no metrics token', () => {
+      const config = loadConfig({});
+      expect(config.database).toEqual({
+        statementTimeoutMs: 5000,
+        connectTimeoutMs: 3000,
+        idleInTransactionTimeoutMs: 60000,
+      });
+      expect(config.metricsToken).toBeUndefined();
+    });
+
+    it('reads them, and names every bad one', () => {
+      expect(
+        loadConfig({
+          DATABASE_STATEMENT_TIMEOUT_MS: '1500',
+          DATABASE_CONNECT_TIMEOUT_MS: '800',
+          METRICS_TOKEN: 'm'.repeat(32),
+        }),
+      ).toMatchObject({
+        database: { statementTimeoutMs: 1500, connectTimeoutMs: 800 },
+        metricsToken: 'm'.repeat(32),
+      });
+      let problems: string[] = [];
+      try {
+        loadConfig({
+          DATABASE_STATEMENT_TIMEOUT_MS: '0',
+          DATABASE_CONNECT_TIMEOUT_MS: 'soon',
+          METRICS_TOKEN: 'short',
+        });
+      } catch (error) {
+        problems = (error as ConfigError).problems;
+      }
+      expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+        'DATABASE_CONNECT_TIMEOUT_MS',
+        'DATABASE_STATEMENT_TIMEOUT_MS',
+        'METRICS_TOKEN',
+      ]);
+      // A secret is never echoed, even when refused.
+      expect(problems.join()).not.toContain('short');
+    });
+
+    it('refuses an idle-in-transaction timeout not above the search bulk timeout', () => {
+      expect(() => loadConfig({ DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '30000' })).toThrow(
+        /DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: must be greater than OPENSEARCH_BULK_TIMEOUT_MS/,
+      );
+    });
+  });
 });

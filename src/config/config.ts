@@ -33,9 +33,17 @@ function parseTrustProxy(raw: string): false | number | string[] | undefined {
   return valid && entries.length > 0 ? entries : undefined;
 }
 
+/** Variables whose values are never echoed, even in a boot error. */
+const SECRETS = new Set(['CURSOR_SECRET', 'CURSOR_SECRET_PREVIOUS', 'METRICS_TOKEN']);
+
 function describe(errors: ValidationError[]): string[] {
   return errors.map(
-    (e) => `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')} (got ${JSON.stringify(e.value)})`,
+    (e) =>
+      `${e.property}: ${Object.values(e.constraints ?? {}).join('; ')} (got ${
+        SECRETS.has(e.property)
+          ? 'a value of ' + String(e.value).length + ' characters'
+          : JSON.stringify(e.value)
+      })`,
   );
 }
 
@@ -60,6 +68,7 @@ export function loadConfig(
     'EXPORT_S3_BUCKET',
     'EXPORT_S3_ENDPOINT',
     'EXPORT_S3_REGION',
+    'METRICS_TOKEN',
   ]) {
     const value = source[key];
     if (value !== undefined && value !== '') raw[key] = value;
@@ -83,6 +92,11 @@ export function loadConfig(
   if (env.SEARCH_BACKEND === 'opensearch' && !env.OPENSEARCH_URL) {
     problems.push('OPENSEARCH_URL: is required when SEARCH_BACKEND=opensearch');
   }
+  if (env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS <= env.OPENSEARCH_BULK_TIMEOUT_MS) {
+    problems.push(
+      'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: must be greater than OPENSEARCH_BULK_TIMEOUT_MS (the search indexer writes to OpenSearch inside a transaction)',
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   if (!env.CURSOR_SECRET && env.NODE_ENV === 'development') {
@@ -96,6 +110,11 @@ export function loadConfig(
     env: env.NODE_ENV as AppConfig['env'],
     port: env.PORT,
     databaseUrl: env.DATABASE_URL,
+    database: Object.freeze({
+      statementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: env.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    }),
     redisUrl: env.REDIS_URL,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
     publicBaseUrl: env.PUBLIC_BASE_URL.replace(/\/+$/, ''),
@@ -149,6 +168,7 @@ export function loadConfig(
       leaseMs: env.EXPORT_LEASE_MS,
       batchRows: env.EXPORT_BATCH_ROWS,
     }),
+    metricsToken: env.METRICS_TOKEN,
     workers: env.WORKERS === 'on',
     logLevel: env.LOG_LEVEL,
   });

@@ -272,6 +272,43 @@ export class EnvDto {
   @Min(1)
   @Max(50_000)
   EXPORT_BATCH_ROWS: number = 2000;
+  /**
+   * Bearer token that opens /metrics to scrapers anywhere. Unset: /metrics answers only direct
+   * loopback connections that no proxy forwarded (see src/auth/metrics-access.guard.ts).
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'must be at least 32 characters' })
+  METRICS_TOKEN?: string;
+
+  /**
+   * Longest a statement may run. Enforced by PostgreSQL (statement_timeout) and, a second later,
+   * by the service itself, which then closes the connection: a statement lost in a network
+   * partition ends within this bound too (503), and its transaction can never commit later.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  DATABASE_STATEMENT_TIMEOUT_MS: number = 5000;
+
+  /** Longest wait for a new connection to PostgreSQL (TCP, TLS and authentication). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(60000)
+  DATABASE_CONNECT_TIMEOUT_MS: number = 3000;
+
+  /**
+   * PostgreSQL ends a session left idle inside a transaction this long (its client vanished in
+   * a partition), releasing its locks. Must exceed the longest pause a transaction of the
+   * service makes between statements (the search indexer's bulk write, OPENSEARCH_BULK_TIMEOUT_MS).
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(3600000)
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: number = 60000;
 
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';

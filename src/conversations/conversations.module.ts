@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../common/idempotency/idempotency.module';
 import { LabelsModule } from '../labels/labels.module';
 import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
-import { IdempotencyService } from './idempotency.service';
 import { SeedService } from './seed/seed.service';
 
 /**
@@ -13,9 +13,9 @@ import { SeedService } from './seed/seed.service';
  * from SearchModule: Postgres by default, or OpenSearch with Postgres as fallback.
  */
 @Module({
-  imports: [SitesModule, LabelsModule, SearchModule],
+  imports: [SitesModule, LabelsModule, SearchModule, IdempotencyModule],
   controllers: [ConversationsController],
-  providers: [ConversationsRepository, ConversationsService, IdempotencyService, SeedService],
+  providers: [ConversationsRepository, ConversationsService, SeedService],
   exports: [ConversationsService, ConversationsRepository, SearchModule],
 })
 export class ConversationsModule {}

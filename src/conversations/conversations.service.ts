@@ -1,17 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { CursorBinding, CursorCodec } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
+import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
+import { KeysetPage, KeysetPaging, newestFirst } from '../common/paging/keyset-page';
 import { LabelWriter } from '../labels/label-writer.service';
 import { SitesService } from '../sites/sites.service';
-import {
-  presentConversation,
-  presentConversationDetail,
-  presentLabelRecord,
-  presentMessage,
-} from './conversation.presenter';
-import type { ConversationRecord } from './conversation.records';
+import type { ConversationRecord, LabelRecordRow, MessageRecord } from './conversation.records';
 import { ConversationsRepository, NewMessage } from './conversations.repository';
 import {
   AppendMessagesDto,
@@ -20,26 +15,20 @@ import {
   MessageDto,
   RateMessageDto,
 } from './dto/recording.dto';
-import { IdempotencyService, requestHash, StoredResponse } from './idempotency.service';
 import { sanitizePageUrl } from './page-url';
 import type { ListingQuery } from './dto/listing-query';
 import { canonicalFilterText } from '../search/listing/conversation-filter';
-import {
-  CONVERSATION_SEARCH,
-  ConversationSearch,
-  ListingPosition,
-} from '../search/listing/conversation-search';
+import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from '../search/listing/conversation-search';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;
 
+const CONVERSATION_ORDER = newestFirst('createdAt', 'conv');
+
+/** Who records, where. */
 export interface RecordingRequest {
   organizationId: string;
   siteId: string;
-  idempotencyKey?: string;
-  /** Method and path, part of the idempotency request hash. */
-  method: string;
-  path: string;
 }
 
 @Injectable()
@@ -47,167 +36,166 @@ export class ConversationsService {
   constructor(
     private readonly sites: SitesService,
     private readonly conversations: ConversationsRepository,
-    private readonly idempotency: IdempotencyService,
+    private readonly transaction: IdempotentTransaction,
     private readonly labels: LabelWriter,
-    private readonly cursors: CursorCodec,
+    private readonly paging: KeysetPaging,
     @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
   ) {}
 
   // ---- Listing -------------------------------------------------------------------------
 
-  async list(organizationId: string, siteId: string, query: ListingQuery) {
+  /** A page of the site's conversations matching the filter, newest first, with the capped count when asked. */
+  async list(
+    organizationId: string,
+    siteId: string,
+    query: ListingQuery,
+  ): Promise<KeysetPage<ConversationRecord> & { count?: SearchCount }> {
     await this.sites.getOwned(organizationId, siteId);
-    const binding: CursorBinding = {
-      resource: 'conversations',
-      scope: siteId,
-      filters: canonicalFilterText(query.filter),
+    const list = {
+      binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(query.filter) },
+      order: CONVERSATION_ORDER,
     };
-    const after = query.cursor ? decodePosition(this.cursors.decode(query.cursor, binding)) : undefined;
-    const [page, count] = await Promise.all([
+    const after = this.paging.after(list, query.cursor);
+    const [found, count] = await Promise.all([
       this.search.page(siteId, query.filter, { limit: query.limit, after }),
       query.count ? this.search.count(siteId, query.filter, COUNT_CAP) : Promise.resolve(undefined),
     ]);
-    const rows = await this.conversations.findManyInSite(
+    const { nextCursor } = this.paging.pageOf(list, found.items, found.hasMore);
+    const items = await this.conversations.findManyInSite(
       siteId,
-      page.items.map((i) => i.id),
+      found.items.map((i) => i.id),
     );
-    const last = page.items[page.items.length - 1];
-    const nextCursor = page.hasMore && last ? this.cursors.encode(binding, [last.createdAt, last.id]) : null;
-    return { data: rows.map(presentConversation), meta: { nextCursor, ...(count ? { count } : {}) } };
+    return { items, nextCursor, ...(count ? { count } : {}) };
   }
 
   // ---- Reading ----------------------------------------------------------------------------
 
-  async get(organizationId: string, siteId: string, id: string) {
+  async get(
+    organizationId: string,
+    siteId: string,
+    id: string,
+  ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
     const conversation = await this.owned(organizationId, siteId, id);
-    return {
-      data: presentConversationDetail(conversation, await this.conversations.messages(conversation.id)),
-    };
+    return { conversation, messages: await this.conversations.messages(conversation.id) };
   }
 
-  async labelRecord(organizationId: string, siteId: string, id: string) {
+  async labelRecord(
+    organizationId: string,
+    siteId: string,
+    id: string,
+  ): Promise<{ conversation: ConversationRecord; record: LabelRecordRow | undefined }> {
     const conversation = await this.owned(organizationId, siteId, id);
     const record = conversation.currentLabelId
       ? await this.conversations.labelRecord(conversation.currentLabelId)
       : undefined;
-    return { data: presentLabelRecord(conversation, record) };
+    return { conversation, record };
   }
 
   // ---- Recording --------------------------------------------------------------------------
+  // Each write runs in IdempotentTransaction: under an Idempotency-Key, the transaction that
+  // holds the key, so every query goes through its manager.
 
-  async create(req: RecordingRequest, dto: CreateConversationDto): Promise<StoredResponse> {
-    await this.sites.getOwned(req.organizationId, req.siteId);
-    return this.idempotency.run(
-      req.organizationId,
-      req.idempotencyKey,
-      requestHash(req.method, req.path, dto),
-      async (manager) => {
-        const now = new Date();
-        const createdAt = dto.createdAt ? new Date(dto.createdAt) : now;
-        const id = newId('conv');
-        await this.conversations.insert(
-          {
-            id,
-            organizationId: req.organizationId,
-            siteId: req.siteId,
-            title: dto.title,
-            channel: dto.channel,
-            language: dto.language,
-            agentId: dto.agent.id,
-            agentName: dto.agent.name,
-            agentVersion: dto.agent.version,
-            agentVersionId: dto.agent.versionId,
-            entryWidget: dto.entryWidget
-              ? { id: dto.entryWidget.id, kind: dto.entryWidget.kind, name: dto.entryWidget.name }
-              : null,
-            pageContext: dto.pageContext
-              ? {
-                  pageType: dto.pageContext.pageType ?? null,
-                  productId: dto.pageContext.productId ?? null,
-                  categoryName: dto.pageContext.categoryName ?? null,
-                  pageUrl: sanitizePageUrl(dto.pageContext.pageUrl),
-                }
-              : null,
-            metadata: dto.metadata ?? null,
-            createdAt,
-            impressions: dto.productEngagement?.impressions ?? 0,
-            clicks: dto.productEngagement?.clicks ?? 0,
-          },
-          manager,
-        );
-        // Messages sent without a time are taken as written when the conversation started.
-        await this.conversations.appendMessages(id, toNewMessages(dto.messages ?? [], createdAt), manager);
-        return { status: 201, body: { data: presentConversation(await this.reload(req, id, manager)) } };
-      },
-    );
+  async create(req: RecordingRequest, dto: CreateConversationDto): Promise<ConversationRecord> {
+    return this.transaction.run(async (manager) => {
+      await this.sites.getOwned(req.organizationId, req.siteId, manager);
+      const now = new Date();
+      const createdAt = dto.createdAt ? new Date(dto.createdAt) : now;
+      const id = newId('conv');
+      await this.conversations.insert(
+        {
+          id,
+          organizationId: req.organizationId,
+          siteId: req.siteId,
+          title: dto.title,
+          channel: dto.channel,
+          language: dto.language,
+          agentId: dto.agent.id,
+          agentName: dto.agent.name,
+          agentVersion: dto.agent.version,
+          agentVersionId: dto.agent.versionId,
+          entryWidget: dto.entryWidget
+            ? { id: dto.entryWidget.id, kind: dto.entryWidget.kind, name: dto.entryWidget.name }
+            : null,
+          pageContext: dto.pageContext
+            ? {
+                pageType: dto.pageContext.pageType ?? null,
+                productId: dto.pageContext.productId ?? null,
+                categoryName: dto.pageContext.categoryName ?? null,
+                pageUrl: sanitizePageUrl(dto.pageContext.pageUrl),
+              }
+            : null,
+          metadata: dto.metadata ?? null,
+          createdAt,
+          impressions: dto.productEngagement?.impressions ?? 0,
+          clicks: dto.productEngagement?.clicks ?? 0,
+        },
+        manager,
+      );
+      // Messages sent without a time are taken as written when the conversation started.
+      await this.conversations.appendMessages(id, toNewMessages(dto.messages ?? [], createdAt), manager);
+      return this.reload(req, id, manager);
+    });
   }
 
-  async appendMessages(req: RecordingRequest, id: string, dto: AppendMessagesDto): Promise<StoredResponse> {
-    await this.sites.getOwned(req.organizationId, req.siteId);
-    return this.idempotency.run(
-      req.organizationId,
-      req.idempotencyKey,
-      requestHash(req.method, req.path, dto),
-      async (manager) => {
-        await this.lockOwned(req, id, manager);
-        const messages = toNewMessages(dto.messages, new Date());
-        await this.conversations.appendMessages(id, messages, manager);
-        if (messages.length > 0) await this.labels.returnToPending(id, manager);
-        const conversation = await this.reload(req, id, manager);
-        const byId = new Set(messages.map((m) => m.id));
-        const appended = (await this.conversations.messages(id, manager)).filter((m) => byId.has(m.id));
-        return {
-          status: 201,
-          body: {
-            data: { conversation: presentConversation(conversation), messages: appended.map(presentMessage) },
-          },
-        };
-      },
-    );
+  /** Appends messages; returns the conversation and the messages appended, as stored. */
+  async appendMessages(
+    req: RecordingRequest,
+    id: string,
+    dto: AppendMessagesDto,
+  ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
+    return this.writeToOwned(req, id, async (manager) => {
+      const messages = toNewMessages(dto.messages, new Date());
+      await this.conversations.appendMessages(id, messages, manager);
+      if (messages.length > 0) await this.labels.returnToPending(id, manager);
+      const conversation = await this.reload(req, id, manager);
+      const byId = new Set(messages.map((m) => m.id));
+      const appended = (await this.conversations.messages(id, manager)).filter((m) => byId.has(m.id));
+      return { conversation, messages: appended };
+    });
   }
 
+  /** Sets (or clears) a message's rating; returns the message as rated. */
   async rateMessage(
     req: RecordingRequest,
     id: string,
     messageId: string,
     dto: RateMessageDto,
-  ): Promise<StoredResponse> {
-    await this.sites.getOwned(req.organizationId, req.siteId);
-    return this.idempotency.run(
-      req.organizationId,
-      req.idempotencyKey,
-      requestHash(req.method, req.path, dto),
-      async (manager) => {
-        await this.lockOwned(req, id, manager);
-        const message = isId('msg', messageId)
-          ? await this.conversations.findMessage(id, messageId, manager)
-          : undefined;
-        if (!message) throw ApiError.notFound('message');
-        const rating = dto.rating ?? null;
-        if (message.rating !== rating) {
-          await this.conversations.setRating(message, rating, new Date(), manager);
-          await this.labels.returnToPending(id, manager);
-        }
-        return { status: 200, body: { data: presentMessage({ ...message, rating }) } };
-      },
-    );
+  ): Promise<MessageRecord> {
+    return this.writeToOwned(req, id, async (manager) => {
+      const message = isId('msg', messageId)
+        ? await this.conversations.findMessage(id, messageId, manager)
+        : undefined;
+      if (!message) throw ApiError.notFound('message');
+      const rating = dto.rating ?? null;
+      if (message.rating !== rating) {
+        await this.conversations.setRating(message, rating, new Date(), manager);
+        await this.labels.returnToPending(id, manager);
+      }
+      return { ...message, rating };
+    });
   }
 
-  async addEngagement(req: RecordingRequest, id: string, dto: EngagementDto): Promise<StoredResponse> {
-    await this.sites.getOwned(req.organizationId, req.siteId);
-    return this.idempotency.run(
-      req.organizationId,
-      req.idempotencyKey,
-      requestHash(req.method, req.path, dto),
-      async (manager) => {
-        await this.lockOwned(req, id, manager);
-        if (dto.impressions > 0 || dto.clicks > 0) {
-          await this.conversations.addEngagement(id, dto.impressions, dto.clicks, new Date(), manager);
-          await this.labels.returnToPending(id, manager);
-        }
-        return { status: 200, body: { data: presentConversation(await this.reload(req, id, manager)) } };
-      },
-    );
+  async addEngagement(req: RecordingRequest, id: string, dto: EngagementDto): Promise<ConversationRecord> {
+    return this.writeToOwned(req, id, async (manager) => {
+      if (dto.impressions > 0 || dto.clicks > 0) {
+        await this.conversations.addEngagement(id, dto.impressions, dto.clicks, new Date(), manager);
+        await this.labels.returnToPending(id, manager);
+      }
+      return this.reload(req, id, manager);
+    });
+  }
+
+  /** Runs `write` in the recording transaction on the site's conversation, locked (404 when absent). */
+  private writeToOwned<T>(
+    req: RecordingRequest,
+    id: string,
+    write: (manager: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    return this.transaction.run(async (manager) => {
+      await this.sites.getOwned(req.organizationId, req.siteId, manager);
+      await this.lockOwned(req, id, manager);
+      return write(manager);
+    });
   }
 
   private async owned(organizationId: string, siteId: string, id: string): Promise<ConversationRecord> {
@@ -260,23 +248,4 @@ function toNewMessages(messages: MessageDto[], defaultTime: Date): NewMessage[] 
           },
     ),
   }));
-}
-
-function decodePosition(position: unknown[]): ListingPosition {
-  const [createdAt, id] = position;
-  if (
-    typeof createdAt !== 'string' ||
-    typeof id !== 'string' ||
-    Number.isNaN(Date.parse(createdAt)) ||
-    position.length !== 2
-  ) {
-    throw new ApiError(
-      'invalid_cursor',
-      'The cursor is not valid; resend it exactly as received, or start without a cursor.',
-      {
-        errors: [{ code: 'invalid_cursor', detail: 'The cursor is not valid.', parameter: 'cursor' }],
-      },
-    );
-  }
-  return { createdAt, id };
 }

@@ -1,11 +1,12 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from './migrations';
+import { PgTimeouts, pgPoolOptions } from './pg-timeouts';
 
 /** The TypeORM data source: migrations only, never synchronize. Repositories write their SQL. */
 export function createDataSource(
   url: string,
-  options: { poolSize?: number; applicationName?: string; statementTimeoutMs?: number } = {},
+  options: { poolSize?: number; applicationName?: string; timeouts?: PgTimeouts } = {},
 ): DataSource {
   return new DataSource({
     type: 'postgres',
@@ -17,11 +18,9 @@ export function createDataSource(
     logging: false,
     poolSize: options.poolSize ?? 10,
     applicationName: options.applicationName ?? 'shopping-analytics',
-    extra: {
-      // Fail fast rather than hang when Postgres is unreachable.
-      connectionTimeoutMillis: 5000,
-      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-    },
+    // Fail fast rather than hang when Postgres is unreachable. Without timeouts (migrations,
+    // which may build indexes for minutes), only the connection is bounded.
+    extra: options.timeouts ? pgPoolOptions(options.timeouts) : { connectionTimeoutMillis: 5000 },
   });
 }
 

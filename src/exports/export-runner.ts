@@ -74,6 +74,10 @@ export class ExportRunner {
       await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
       // A long read of many rows: parallel workers and JIT only add start-up cost here.
       await runner.query('SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0');
+      // One FETCH of a sparse filter may scan far more rows than a listing page does: it gets a
+      // minute (DATABASE_STATEMENT_TIMEOUT_MS bounds the API's statements). A statement of its own,
+      // so the client-side deadline (src/database/pg-timeouts.ts) follows it.
+      await runner.query('SET LOCAL statement_timeout = 60000');
       // The snapshot is taken by this first query: asOf is the instant the export sees.
       const [{ as_of }] = await runner.query('SELECT statement_timestamp() AS as_of');
       asOf = as_of as Date;

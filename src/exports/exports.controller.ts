@@ -15,7 +15,7 @@ import { Auth } from '../auth/auth.decorator';
 import { ApiError } from '../common/errors/api-error';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { params, parseQuery } from '../common/query/query-params';
-import { clientAddress } from '../rate-limit/rate-limit.module';
+import { clientAddress } from '../common/http/client-address';
 import { CreateExportDto, parseExportRequest } from './dto/export-request';
 import { presentExport } from './export.presenter';
 import { ExportActor, ExportsService } from './exports.service';

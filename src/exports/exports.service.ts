@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
-import { canonicalFilters, CursorCodec } from '../common/cursor/cursor-codec';
+import { canonicalFilters } from '../common/cursor/cursor-codec';
+import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { ApiError } from '../common/errors/api-error';
 import { isId, newId } from '../common/ids/ids';
 import { SitesService } from '../sites/sites.service';
@@ -19,7 +20,7 @@ export interface ExportActor {
   clientAddress: string | null;
 }
 
-const ISO_UTC_MILLIS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const EXPORT_ORDER = newestFirst('createdAt', 'exp');
 
 /** Background exports of a site's conversations (analytics-v1 §2). */
 @Injectable()
@@ -32,7 +33,7 @@ export class ExportsService {
     private readonly sites: SitesService,
     private readonly audit: AuditLog,
     private readonly scheduler: ExportScheduler,
-    private readonly cursors: CursorCodec,
+    private readonly paging: KeysetPaging,
     @Inject(EXPORT_STORAGE) private readonly storage: ExportStorage,
   ) {}
 
@@ -92,32 +93,14 @@ export class ExportsService {
   async list(
     organizationId: string,
     siteId: string,
-    page: { limit: number; cursor?: string },
-  ): Promise<{ items: ExportRecord[]; nextCursor: string | null }> {
+    request: PageRequest,
+  ): Promise<KeysetPage<ExportRecord>> {
     const site = await this.sites.getOwned(organizationId, siteId);
-    const binding = { resource: 'exports', scope: site.id, filters: canonicalFilters({}) };
-    let after: { createdAt: string; id: string } | undefined;
-    if (page.cursor) {
-      const [createdAt, id] = this.cursors.decode(page.cursor, binding);
-      // Signed, but whatever it holds reaches SQL: only positions this list writes are taken.
-      if (typeof createdAt !== 'string' || !ISO_UTC_MILLIS.test(createdAt) || !isId('exp', id))
-        throw new ApiError(
-          'invalid_cursor',
-          'The cursor was not issued by this list; start without a cursor.',
-          {
-            errors: [{ code: 'invalid_cursor', detail: 'The cursor is not valid.', parameter: 'cursor' }],
-          },
-        );
-      after = { createdAt, id };
-    }
-    const rows = await this.exports.listInSite(site.id, page.limit + 1, after);
-    const items = rows.slice(0, page.limit);
-    const last = items[items.length - 1];
-    const nextCursor =
-      rows.length > page.limit && last
-        ? this.cursors.encode(binding, [last.createdAt.toISOString(), last.id])
-        : null;
-    return { items, nextCursor };
+    const list = {
+      binding: { resource: 'exports', scope: site.id, filters: canonicalFilters({}) },
+      order: EXPORT_ORDER,
+    };
+    return this.paging.page(list, request, (limit, after) => this.exports.listInSite(site.id, limit, after));
   }
 
   /**

@@ -31,6 +31,7 @@ export const FAILURE_REASONS = [
   'page_limit_reached',
   'no_sitemap_found',
   'no_sitemap_readable',
+  'address_not_allowed',
   'interrupted',
   'time_limit',
 ] as const;

@@ -3,6 +3,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import type { Queue } from 'bull';
 import { IntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
+import { activeJobTrustedMs, mayBeResumed } from './lease-policy';
 import { PAGE_IMPORT_QUEUE, PageImportJob, within } from './page-import-queue';
 import { PageImportsRepository } from './page-imports.repository';
 
@@ -57,8 +58,8 @@ export class ImportRecovery implements OnModuleInit, OnModuleDestroy {
       }
       const silentMs = Date.now() - new Date(stale.heartbeatAt).getTime();
       const pending = ['waiting', 'delayed', 'paused'].includes(state);
-      const active = state === 'active' && silentMs < maxDurationMs + 2 * leaseMs;
-      if ((pending || active) && stale.attempts < 3) continue;
+      const active = state === 'active' && silentMs < activeJobTrustedMs(maxDurationMs, leaseMs);
+      if ((pending || active) && mayBeResumed(stale.attempts)) continue;
       const staleBefore = new Date(Date.now() - leaseMs);
       if (await this.imports.failIfRunning(stale.id, 'interrupted', { staleBefore })) closed.push(stale.id);
     }

@@ -4,6 +4,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { randomBase62 } from '../common/ids/ids';
 import { AppConfig } from '../config/app-config';
+import { takeoverWaitMs } from './lease-policy';
 import { PAGE_IMPORT_JOB, PAGE_IMPORT_QUEUE, PageImportJob } from './page-import-queue';
 import { PageImporter } from './page-importer';
 import { PageImportsRepository } from './page-imports.repository';
@@ -39,9 +40,8 @@ export class PageImportProcessor implements OnModuleInit {
       // wait for the lease to expire once, then take it and resume (a live holder keeps it).
       const record = await this.imports.find(job.importId);
       if (record?.state !== 'running' || !record.leaseOwner) return;
-      const { leaseMs } = this.config.imports;
-      const wait = new Date(record.heartbeatAt).getTime() + leaseMs + 500 - Date.now();
-      if (wait > 0 && wait <= leaseMs + 500) await new Promise((resolve) => setTimeout(resolve, wait));
+      const wait = takeoverWaitMs(record.heartbeatAt, this.config.imports.leaseMs);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       await this.importer.run(job.importId, WORKER_ID);
     } catch (error) {
       this.logger.error({ err: error, importId: job.importId, msg: 'page import failed' });

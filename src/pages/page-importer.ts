@@ -1,24 +1,16 @@
-import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import picomatch from 'picomatch';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig, ImportSettings } from '../config/app-config';
 import { siteHosts } from '../sites/site-address';
 import { SiteRecord } from '../sites/sites.repository';
 import { SitesService } from '../sites/sites.service';
-import {
-  Bound,
-  BOUNDS,
-  DocumentFailure,
-  emptyCounts,
-  FailureReason,
-  ImportCounts,
-  NO_LANGUAGE,
-  SitemapSource,
-  topWithRest,
-} from './import-counts';
-import { checkLoc, languageHint, normalizeHreflang, pageType, parseLastmod } from './page-rules';
+import { ImportBudget } from './import-budget';
+import { FailureReason } from './import-counts';
+import { ImportTally } from './import-tally';
+import { attemptsExhausted, heartbeatEveryMs } from './lease-policy';
 import { ImportProgress, PageImportRecord, PageImportsRepository } from './page-imports.repository';
-import { NewPage, PagesRepository } from './pages.repository';
+import { PagesRepository } from './pages.repository';
+import { PageWriter } from './page-writer';
+import { readRobotsSitemaps } from './robots-reader';
 import { SafeFetcher } from './safe-fetcher';
 import { readSitemap, SitemapEntry, SitemapFormatError, SitemapKind } from './sitemap-reader';
 
@@ -28,8 +20,6 @@ export const WELL_KNOWN_SITEMAPS = [
   '/sitemap-index.xml',
   '/sitemap.xml.gz',
 ];
-/** robots.txt is read up to this many bytes (as search engines do). */
-const MAX_ROBOTS_BYTES = 512 * 1024;
 
 /**
  * Runs one import: takes it (lease), finds the sitemap, reads it within the bounds and adds the
@@ -38,6 +28,7 @@ const MAX_ROBOTS_BYTES = 512 * 1024;
  */
 @Injectable()
 export class PageImporter {
+  private readonly logger = new Logger(PageImporter.name);
   private readonly fetcher: SafeFetcher;
 
   constructor(
@@ -57,8 +48,8 @@ export class PageImporter {
   async run(importId: string, owner: string): Promise<PageImportRecord | undefined> {
     const record = await this.imports.claim(importId, owner, this.config.imports.leaseMs);
     if (!record) return undefined;
-    if (record.attempts > 3) {
-      // Taken and lost three times already: something in it kills workers.
+    if (attemptsExhausted(record.attempts)) {
+      // Taken and lost too many times already: something in it kills workers.
       await this.imports.failIfRunning(importId, 'interrupted');
       return this.imports.find(importId);
     }
@@ -79,7 +70,28 @@ export class PageImporter {
       this.pages,
     );
     await run.execute();
-    return this.imports.find(importId);
+    const closed = await this.imports.find(importId);
+    if (closed) this.logClosed(closed);
+    return closed;
+  }
+
+  /** One info line per closed import: what operators need to see without querying. */
+  private logClosed(record: PageImportRecord): void {
+    if (record.state !== 'closed') return;
+    const { counts } = record;
+    this.logger.log({
+      msg: 'page import closed',
+      importId: record.id,
+      siteId: record.siteId,
+      outcome: record.outcome,
+      failureReason: record.failureReason,
+      documentsRead: counts.documentsRead,
+      documentsFailed: Object.values(counts.documentsFailed).reduce((sum, n) => sum + n, 0),
+      found: counts.found,
+      created: counts.created,
+      boundsReached: record.boundsReached,
+      durationMs: record.endedAt ? record.endedAt.getTime() - new Date(record.startedAt).getTime() : null,
+    });
   }
 }
 
@@ -89,24 +101,19 @@ interface QueuedSitemap {
   depth: number;
 }
 
-/** The state of one attempt at an import. */
+/**
+ * One attempt at an import: finds the sitemaps (given, robots.txt, usual places), reads them
+ * breadth first within the import's budget, writes the pages and keeps the tally, renewing the
+ * lease as it goes.
+ */
 class ImportRun {
-  private readonly counts: ImportCounts;
-  private readonly bounds = new Set<Bound>();
+  private readonly tally: ImportTally;
+  private readonly budget: ImportBudget;
   private readonly hosts: ReadonlySet<string>;
-  private readonly excluded: (path: string) => boolean;
-  private readonly deadline: number;
-  /** Hashes of page identities seen in this attempt (a URL listed twice counts once in found). */
-  private readonly seenPages = new Set<number>();
+  private readonly writer: PageWriter;
   private readonly visited = new Set<string>();
   private readonly queue: QueuedSitemap[] = [];
-  private readonly byType = new Map<string, number>();
-  private readonly byLanguage = new Map<string, number>();
   private sitemapUrl: string | null;
-  private urlsSeen = 0;
-  private documentsFetched = 0;
-  private totalBytes = 0;
-  private remainingCap = 0;
   /** A sitemap request got a 2xx answer (tells no_sitemap_found from no_sitemap_readable). */
   private answered = false;
   private stopped = false;
@@ -121,33 +128,28 @@ class ImportRun {
     private readonly imports: PageImportsRepository,
     private readonly pages: PagesRepository,
   ) {
-    const source: SitemapSource = record.sitemapGiven ? 'given' : 'none';
-    this.counts = emptyCounts(source);
+    this.tally = new ImportTally(record.sitemapGiven ? 'given' : 'none');
+    this.budget = new ImportBudget(settings);
     this.hosts = siteHosts(site);
-    const matchers = site.exclusions.map((glob) => picomatch(glob, { dot: true }));
-    this.excluded = (path) => matchers.some((m) => m(path));
-    this.deadline = Date.now() + settings.maxDurationMs;
+    this.writer = new PageWriter(site, record.id, this.hosts, pages, this.tally, this.budget);
     this.sitemapUrl = record.sitemapGiven ? record.sitemapUrl : null;
   }
 
   async execute(): Promise<void> {
     let beating = false;
-    const heartbeat = setInterval(
-      () => {
-        if (beating || this.lost) return;
-        beating = true;
-        this.imports
-          .heartbeat(this.record.id, this.owner, this.progress())
-          .then((held) => {
-            if (!held) this.lose();
-          })
-          .catch(() => undefined)
-          .finally(() => {
-            beating = false;
-          });
-      },
-      Math.max(200, Math.floor(this.settings.leaseMs / 3)),
-    );
+    const heartbeat = setInterval(() => {
+      if (beating || this.lost) return;
+      beating = true;
+      this.imports
+        .heartbeat(this.record.id, this.owner, this.progress())
+        .then((held) => {
+          if (!held) this.lose();
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          beating = false;
+        });
+    }, heartbeatEveryMs(this.settings.leaseMs));
     try {
       await this.loadEarlierAttempt();
       await this.discoverAndRead();
@@ -163,18 +165,13 @@ class ImportRun {
     this.stopped = true;
   }
 
+  private isOnSite = (host: string): boolean => this.hosts.has(host);
+
   /** Pages an earlier (crashed) attempt created count as created by this import. */
   private async loadEarlierAttempt(): Promise<void> {
     for (const row of await this.pages.tallyCreatedBy(this.record.id))
-      this.tally(row.type, row.languageHint, row.n);
-    this.remainingCap = Math.max(0, this.site.pageLimit - (await this.pages.countInSite(this.site.id)));
-  }
-
-  private tally(type: string, language: string | null, n: number): void {
-    this.counts.created += n;
-    this.byType.set(type, (this.byType.get(type) ?? 0) + n);
-    const key = language ?? NO_LANGUAGE;
-    this.byLanguage.set(key, (this.byLanguage.get(key) ?? 0) + n);
+      this.tally.created(row.type, row.languageHint, row.n);
+    this.budget.setPageRoom(this.site.pageLimit - (await this.pages.countInSite(this.site.id)));
   }
 
   private async discoverAndRead(): Promise<void> {
@@ -183,10 +180,17 @@ class ImportRun {
       await this.drain();
       return;
     }
-    const listed = await this.robotsSitemaps();
-    if (listed.length > 0) {
-      this.counts.sitemapSource = 'robots_txt';
-      for (const url of listed) this.enqueue(url, 1);
+    const robots = await readRobotsSitemaps(
+      this.fetcher,
+      this.site.origin,
+      this.isOnSite,
+      this.budget.deadline,
+    );
+    this.budget.addBytes(robots.bytes);
+    this.tally.documentFailed('not_on_site', robots.offSite);
+    if (robots.onSite.length > 0) {
+      this.tally.sitemapSource('robots_txt');
+      for (const url of robots.onSite) this.enqueue(url, 1);
       await this.drain();
       return;
     }
@@ -197,70 +201,18 @@ class ImportRun {
       this.visited.add(url.href);
       const result = await this.readDocument({ url, depth: 1 }, true);
       if (result === 'read') {
-        this.counts.sitemapSource = 'well_known';
+        this.tally.sitemapSource('well_known');
         await this.drain();
         return;
       }
     }
   }
 
-  /** `Sitemap:` lines of the site's robots.txt that are on the site (others count as not_on_site). */
-  private async robotsSitemaps(): Promise<URL[]> {
-    const robots = new URL('/robots.txt', this.site.origin);
-    const result = await this.fetcher
-      .fetch(
-        { url: robots, isOnSite: (host) => this.hosts.has(host), deadline: this.deadline },
-        async (body) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          for await (const chunk of body) {
-            const remaining = MAX_ROBOTS_BYTES - size;
-            chunks.push((chunk as Buffer).subarray(0, remaining));
-            size += Math.min((chunk as Buffer).length, remaining);
-            if (size >= MAX_ROBOTS_BYTES) break;
-          }
-          this.totalBytes += size;
-          return Buffer.concat(chunks).toString('utf8');
-        },
-      )
-      .catch(() => undefined);
-    if (!result || !result.ok) return [];
-    const urls: URL[] = [];
-    const seen = new Set<string>();
-    for (const line of result.value.split(/\r\n|\r|\n/)) {
-      const match = /^\s*sitemap\s*:\s*(\S+)/i.exec(line);
-      if (!match) continue;
-      let url: URL;
-      try {
-        url = new URL(match[1]);
-      } catch {
-        continue;
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') continue;
-      url.hash = '';
-      if (seen.has(url.href)) continue;
-      seen.add(url.href);
-      if (!this.hosts.has(url.hostname)) {
-        this.fail('not_on_site');
-        continue;
-      }
-      urls.push(url);
-    }
-    return urls;
-  }
-
   /** Adds a sitemap to read unless already seen or over a bound. */
   private enqueue(url: URL, depth: number): void {
     url.hash = '';
     if (this.visited.has(url.href)) return;
-    if (depth > this.settings.maxDepth) {
-      this.bounds.add('max_depth');
-      return;
-    }
-    if (this.documentsFetched + this.queue.length >= this.settings.maxDocuments) {
-      this.bounds.add('max_documents');
-      return;
-    }
+    if (!this.budget.mayQueue(depth, this.queue.length)) return;
     this.visited.add(url.href);
     this.queue.push({ url, depth });
   }
@@ -273,14 +225,9 @@ class ImportRun {
   }
 
   private withinTime(): boolean {
-    if (Date.now() < this.deadline) return true;
-    this.bounds.add('max_duration');
+    if (this.budget.timeLeft()) return true;
     this.stopped = true;
     return false;
-  }
-
-  private fail(reason: DocumentFailure): void {
-    this.counts.documentsFailed[reason]++;
   }
 
   /**
@@ -288,54 +235,65 @@ class ImportRun {
    * is a miss, not a failed document.
    */
   private async readDocument(item: QueuedSitemap, probe: boolean): Promise<'read' | 'failed' | 'miss'> {
-    if (this.documentsFetched >= this.settings.maxDocuments) {
-      this.bounds.add('max_documents');
+    if (!this.budget.takeDocument()) {
       this.stopped = true;
       return 'failed';
     }
-    this.documentsFetched++;
+    // Entries of this document were used (pages stored, sitemaps queued): it was read, even if
+    // it is cut short later, and the import's outcome must say so.
+    const used = { entries: false };
     let result;
     try {
       result = await this.fetcher.fetch(
-        { url: item.url, isOnSite: (host) => this.hosts.has(host), deadline: this.deadline },
+        { url: item.url, isOnSite: this.isOnSite, deadline: this.budget.deadline },
         async (body, finalUrl) => {
           this.answered = true;
           this.visited.add(finalUrl.href);
           return readSitemap(body, {
             maxBytes: this.settings.maxDocumentBytes,
-            takeBytes: (size) => {
-              const allowed = Math.max(0, Math.min(size, this.settings.maxTotalBytes - this.totalBytes));
-              this.totalBytes += allowed;
-              return allowed;
+            takeBytes: (size) => this.budget.takeBytes(size),
+            onEntries: (kind, entries) => {
+              used.entries = true;
+              return this.onEntries(kind, entries, item.depth);
             },
-            onEntries: (kind, entries) => this.onEntries(kind, entries, item.depth),
           });
         },
       );
     } catch (error) {
       if (error instanceof SitemapFormatError) {
-        this.fail(error.failure);
-        return 'failed';
+        this.tally.documentFailed(error.failure);
+        return this.cutShort(used.entries, item.url);
       }
       throw error;
     }
     if (!result.ok) {
       if (result.importDeadline) {
-        this.bounds.add('max_duration');
+        this.budget.reach('max_duration');
         this.stopped = true;
-        return 'failed';
+        return this.cutShort(used.entries, result.url) === 'read' ? 'read' : 'failed';
       }
       if (probe && result.failure === 'not_found') return 'miss';
-      this.fail(result.failure);
-      return 'failed';
+      this.tally.documentFailed(result.failure);
+      return this.cutShort(used.entries, result.url);
     }
-    this.counts.documentsRead++;
+    this.tally.documentRead();
     this.sitemapUrl ??= result.url.href;
-    if (result.value.stoppedBy === 'max_bytes') this.bounds.add('max_bytes');
+    if (result.value.stoppedBy === 'max_bytes') this.budget.reach('max_bytes');
     if (result.value.stoppedBy === 'max_total_bytes') {
-      this.bounds.add('max_total_bytes');
+      this.budget.reach('max_total_bytes');
       this.stopped = true;
     }
+    return 'read';
+  }
+
+  /**
+   * A document that failed after some of its entries were used counts in documentsRead too (and
+   * under its failure reason): pages stored from it mean it was read.
+   */
+  private cutShort(used: boolean, url: URL): 'read' | 'failed' {
+    if (!used) return 'failed';
+    this.tally.documentRead();
+    this.sitemapUrl ??= url.href;
     return 'read';
   }
 
@@ -352,111 +310,45 @@ class ImportRun {
         }
         if ((url.protocol !== 'http:' && url.protocol !== 'https:') || entry.tooLong) continue;
         if (!this.hosts.has(url.hostname)) {
-          this.fail('not_on_site');
+          this.tally.documentFailed('not_on_site');
           continue;
         }
         this.enqueue(url, depth + 1);
       }
       return true;
     }
-    await this.addPages(entries);
+    if (!(await this.writer.write(entries))) this.stopped = true;
     return !this.stopped;
   }
 
-  private async addPages(entries: SitemapEntry[]): Promise<void> {
-    const candidates = new Map<string, NewPage>();
-    for (const entry of entries) {
-      if (this.urlsSeen >= this.settings.maxUrls) {
-        this.bounds.add('max_urls');
-        this.stopped = true;
-        break;
-      }
-      this.urlsSeen++;
-      const verdict = checkLoc(entry.loc, entry.tooLong, this.hosts);
-      if (!verdict.ok) {
-        this.counts.refused[verdict.reason]++;
-        continue;
-      }
-      const hash = identityHash(verdict.identity);
-      if (this.seenPages.has(hash)) continue;
-      this.seenPages.add(hash);
-      this.counts.found++;
-      if (this.excluded(verdict.url.pathname)) {
-        this.counts.excluded++;
-        continue;
-      }
-      const own = entry.alternates.find((alt) => sameIdentity(alt.href, verdict.identity))?.hreflang;
-      candidates.set(verdict.identity, {
-        url: verdict.identity,
-        type: pageType(verdict.url),
-        languageHint: languageHint(verdict.url, own && normalizeHreflang(own) ? own : undefined) ?? null,
-        lastmod: parseLastmod(entry.lastmod),
-      });
-    }
-    if (candidates.size === 0) return;
-    const held = await this.pages.existing(this.site.id, [...candidates.keys()]);
-    const fresh: NewPage[] = [];
-    for (const page of candidates.values()) {
-      const holder = held.get(page.url);
-      if (holder === undefined) fresh.push(page);
-      else if (holder !== this.record.id) this.counts.alreadyHeld++;
-      // else: created by an earlier attempt of this import, already counted as created.
-    }
-    const insert = fresh.slice(0, this.remainingCap);
-    this.counts.overCap += fresh.length - insert.length;
-    const inserted = await this.pages.insertDiscovered(this.site.id, this.record.id, insert);
-    for (const page of insert) {
-      if (inserted.has(page.url)) {
-        this.remainingCap--;
-        this.tally(page.type, page.languageHint, 1);
-      } else this.counts.alreadyHeld++; // created meanwhile by someone else
-    }
-  }
-
   private progress(): ImportProgress {
-    const types = topWithRest(this.byType);
-    const languages = topWithRest(this.byLanguage);
     return {
-      counts: {
-        ...this.counts,
-        documentsFailed: { ...this.counts.documentsFailed },
-        refused: { ...this.counts.refused },
-        createdByType: types.items,
-        createdByTypeRest: types.rest,
-        createdByLanguageHint: languages.items,
-        createdByLanguageHintRest: languages.rest,
-      },
-      boundsReached: BOUNDS.filter((b) => this.bounds.has(b)),
+      counts: this.tally.snapshot(),
+      boundsReached: this.budget.boundsReached(),
       sitemapUrl: this.sitemapUrl,
     };
   }
 
+  /** Every sitemap address tried was refused by the address rules (no connection was made to any). */
+  private everyAddressRefused(): boolean {
+    const failed = this.tally.documentsFailed;
+    const others = Object.entries(failed).filter(([reason]) => reason !== 'address_not_allowed');
+    return failed.address_not_allowed > 0 && others.every(([, n]) => n === 0);
+  }
+
   private async finish(): Promise<void> {
     let failureReason: FailureReason | null = null;
-    if (this.bounds.has('max_duration')) failureReason = 'time_limit';
-    else if (this.counts.documentsRead === 0)
-      failureReason = this.answered ? 'no_sitemap_readable' : 'no_sitemap_found';
+    if (this.budget.has('max_duration')) failureReason = 'time_limit';
+    else if (this.tally.documentsRead === 0) {
+      if (this.answered) failureReason = 'no_sitemap_readable';
+      else if (this.everyAddressRefused()) failureReason = 'address_not_allowed';
+      else failureReason = 'no_sitemap_found';
+    }
     const held = await this.imports.close(this.record.id, this.owner, {
       ...this.progress(),
       outcome: failureReason ? 'failed' : 'completed',
       failureReason,
     });
     if (!held) this.lost = true;
-  }
-}
-
-/** 52 bits of SHA-1: keeps the seen-set small (numbers, not strings) with negligible collisions at 500,000 URLs. */
-function identityHash(identity: string): number {
-  const digest = createHash('sha1').update(identity).digest();
-  return digest.readUIntBE(0, 6) * 16 + (digest[6] >> 4);
-}
-
-function sameIdentity(href: string, identity: string): boolean {
-  try {
-    const url = new URL(href);
-    url.hash = '';
-    return url.href === identity;
-  } catch {
-    return false;
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import type { TimeAndId } from '../common/paging/keyset-page';
 import { Bound, FailureReason, ImportCounts } from './import-counts';
 
 export interface PageImportRecord {
@@ -126,7 +127,7 @@ export class PageImportsRepository {
   async listInSite(
     siteId: string,
     limit: number,
-    after?: { startedAt: string; id: string },
+    after?: TimeAndId<'startedAt'>,
   ): Promise<PageImportRecord[]> {
     const params: unknown[] = [siteId, limit];
     let where = 'site_id = $1';

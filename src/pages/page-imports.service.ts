@@ -3,8 +3,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
+import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { isId, newId } from '../common/ids/ids';
+import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { AppConfig } from '../config/app-config';
 import { siteHosts } from '../sites/site-address';
 import { SitesService } from '../sites/sites.service';
@@ -22,6 +24,8 @@ export interface StartImport {
   clientAddress: string;
 }
 
+const IMPORT_ORDER = newestFirst('startedAt', 'imp');
+
 @Injectable()
 export class PageImportsService {
   private readonly logger = new Logger(PageImportsService.name);
@@ -34,6 +38,7 @@ export class PageImportsService {
     private readonly pages: PagesRepository,
     private readonly audit: AuditLog,
     @InjectQueue(PAGE_IMPORT_QUEUE) private readonly queue: Queue<PageImportJob>,
+    private readonly paging: KeysetPaging,
   ) {}
 
   /**
@@ -136,14 +141,18 @@ export class PageImportsService {
     return record;
   }
 
+  /** A page of the site's imports, newest first. */
   async list(
     organizationId: string,
     siteId: string,
-    limit: number,
-    after?: { startedAt: string; id: string },
-  ): Promise<PageImportRecord[]> {
+    request: PageRequest,
+  ): Promise<KeysetPage<PageImportRecord>> {
     const site = await this.sites.getOwned(organizationId, siteId);
-    return this.imports.listInSite(site.id, limit, after);
+    const list = {
+      binding: { resource: 'page_imports', scope: site.id, filters: canonicalFilters({}) },
+      order: IMPORT_ORDER,
+    };
+    return this.paging.page(list, request, (limit, after) => this.imports.listInSite(site.id, limit, after));
   }
 }
 

@@ -2,10 +2,9 @@ import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/com
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
-import { canonicalFilters, CursorCodec } from '../common/cursor/cursor-codec';
+import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { ParamFault, params, parseQuery } from '../common/query/query-params';
-import { clientAddress } from '../rate-limit/rate-limit.module';
 import { DiscoverPagesDto } from './dto/discover.dto';
 import { NO_LANGUAGE } from './import-counts';
 import { presentImport } from './page-import.presenter';
@@ -37,7 +36,6 @@ export class PagesController {
   constructor(
     private readonly imports: PageImportsService,
     private readonly pages: PagesService,
-    private readonly cursors: CursorCodec,
   ) {}
 
   @Post('discover')
@@ -74,20 +72,8 @@ export class PagesController {
     @Query() query: Record<string, unknown>,
   ) {
     const { limit = 25, cursor } = parseQuery(query, IMPORT_LIST_PARAMS);
-    const binding = { resource: 'page_imports', scope: siteId, filters: canonicalFilters({}) };
-    let after: { startedAt: string; id: string } | undefined;
-    if (cursor) {
-      const [startedAt, id] = this.cursors.decode(cursor, binding) as [string, string];
-      after = { startedAt, id };
-    }
-    const rows = await this.imports.list(auth.organizationId, siteId, limit + 1, after);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextCursor =
-      rows.length > limit && last
-        ? this.cursors.encode(binding, [new Date(last.startedAt).toISOString(), last.id])
-        : null;
-    return { data: page.map(presentImport), meta: { nextCursor } };
+    const page = await this.imports.list(auth.organizationId, siteId, { limit, cursor });
+    return { data: page.items.map(presentImport), meta: { nextCursor: page.nextCursor } };
   }
 
   @Get('imports/:importId')
@@ -113,24 +99,12 @@ export class PagesController {
     @Query() query: Record<string, unknown>,
   ) {
     const { limit = 25, cursor, status, type, languageHint } = parseQuery(query, PAGE_LIST_PARAMS);
-    const binding = {
-      resource: 'pages',
-      scope: siteId,
-      filters: canonicalFilters({ status, type, languageHint }),
-    };
-    let after: { createdAt: string; id: string } | undefined;
-    if (cursor) {
-      const [createdAt, id] = this.cursors.decode(cursor, binding) as [string, string];
-      after = { createdAt, id };
-    }
-    const filters = { status, type, languageHint: languageHint === NO_LANGUAGE ? null : languageHint };
-    const rows = await this.pages.list(auth.organizationId, siteId, filters, limit + 1, after);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextCursor =
-      rows.length > limit && last
-        ? this.cursors.encode(binding, [new Date(last.createdAt).toISOString(), last.id])
-        : null;
-    return { data: page.map(presentPage), meta: { nextCursor } };
+    const page = await this.pages.list(
+      auth.organizationId,
+      siteId,
+      { status, type, languageHint },
+      { limit, cursor },
+    );
+    return { data: page.items.map(presentPage), meta: { nextCursor: page.nextCursor } };
   }
 }

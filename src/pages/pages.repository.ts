@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { newId } from '../common/ids/ids';
+import type { TimeAndId } from '../common/paging/keyset-page';
 import type { PageType } from './page-rules';
 
 export interface PageRecord {
@@ -90,7 +91,7 @@ export class PagesRepository {
     siteId: string,
     filters: PageFilters,
     limit: number,
-    after?: { createdAt: string; id: string },
+    after?: TimeAndId<'createdAt'>,
   ): Promise<PageRecord[]> {
     const params: unknown[] = [siteId, limit];
     const where = ['site_id = $1'];

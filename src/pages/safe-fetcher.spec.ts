@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Readable } from 'node:stream';
 import { SitemapServer } from '../../test/fixtures/sitemap-server';
 import { FetcherSettings, Resolver, SafeFetcher } from './safe-fetcher';
 
-const readText = async (body: Readable) => {
+const readText = async (body: AsyncIterable<Buffer>) => {
   let text = '';
   for await (const chunk of body) text += chunk.toString();
   return text;
@@ -34,6 +33,12 @@ describe('safe fetching', () => {
     server.redirect('/to-ftp', 'ftp://127.0.0.1/sitemap.xml');
     server.redirect('/no-location', '');
     server.route('/hang', () => undefined);
+    server.route('/three-parts', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('one,');
+      setTimeout(() => res.write('two,'), 20);
+      setTimeout(() => res.end('three'), 40);
+    });
     server.route('/drip', (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       const timer = setInterval(() => res.write('.'), 50);
@@ -221,6 +226,42 @@ describe('safe fetching', () => {
       readText,
     );
     expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
+  });
+
+  describe("the request timeout measures the network only (time waiting for bytes), not the reader's own work", () => {
+    it('reads a document whose reader works longer than the request timeout', async () => {
+      const slowReader = async (body: AsyncIterable<Buffer>) => {
+        let text = '';
+        for await (const chunk of body) {
+          text += chunk.toString();
+          await new Promise((resolve) => setTimeout(resolve, 300)); // 3 × 300 ms > the 500 ms timeout
+        }
+        return text;
+      };
+      const result = await new SafeFetcher(loose).fetch(
+        { url: new URL(server.url('/three-parts')), ...anyHost },
+        slowReader,
+      );
+      expect(result).toMatchObject({ ok: true, value: 'one,two,three' });
+    });
+
+    it('still times out when the waits for bytes add up past the timeout (a slow drip)', async () => {
+      const started = Date.now();
+      const result = await new SafeFetcher(loose).fetch(
+        { url: new URL(server.url('/drip')), ...anyHost },
+        readText,
+      );
+      expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+
+    it("stops at the import's deadline whatever the reader does, and says so", async () => {
+      const result = await new SafeFetcher({ ...loose, requestTimeoutMs: 60_000 }).fetch(
+        { url: new URL(server.url('/hang')), ...anyHost, deadline: Date.now() + 300 },
+        readText,
+      );
+      expect(result).toMatchObject({ ok: false, failure: 'timed_out', importDeadline: true });
+    });
   });
 
   it('timed_out: a name lookup that never answers', async () => {

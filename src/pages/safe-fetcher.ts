@@ -2,7 +2,6 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { Readable } from 'node:stream';
 import { AddressPolicy, connectionAllowed, hostAddress } from './address-guard';
 
 /** Why a document could not be fetched (the fetch-side reasons of counts.documentsFailed). */
@@ -60,8 +59,10 @@ class Refused extends Error {
  *   the connection is then pinned to those checked addresses (custom `lookup`, no shared agent),
  *   so a second DNS answer cannot swap in another address (DNS rebinding);
  * - redirects are followed by hand, each hop checked again (scheme, host on the site, addresses);
- * - one deadline covers the whole request, from connecting to the last body byte.
- * `consume` reads the body; its errors propagate unless the deadline caused them.
+ * - the request timeout bounds the time spent waiting on the network (name lookup, connecting,
+ *   the response head, each body chunk), summed over the request; the import's deadline bounds
+ *   everything.
+ * `consume` reads the body; its errors propagate unless a timeout caused them.
  */
 export class SafeFetcher {
   constructor(
@@ -71,32 +72,34 @@ export class SafeFetcher {
 
   async fetch<T>(
     request: FetchRequest,
-    consume: (body: Readable, url: URL) => Promise<T>,
+    consume: (body: AsyncIterable<Buffer>, url: URL) => Promise<T>,
   ): Promise<FetchResult<T>> {
-    const now = Date.now();
-    const requestDeadline = now + this.settings.requestTimeoutMs;
-    const deadline =
-      request.deadline !== undefined ? Math.min(requestDeadline, request.deadline) : requestDeadline;
-    const byImport = request.deadline !== undefined && request.deadline < requestDeadline;
-
     let current: { req?: http.ClientRequest; res?: http.IncomingMessage } = {};
     let timedOut = false;
+    let byImport = false;
     let expire: (error: Timeout) => void = () => undefined;
-    // Rejects when the deadline passes: a name lookup that hangs cannot outlive the request.
+    // Rejects when time runs out: a name lookup that hangs cannot outlive the request.
     const expired = new Promise<never>((_, reject) => {
       expire = reject;
     });
     expired.catch(() => undefined);
-    const timer = setTimeout(
-      () => {
-        timedOut = true;
-        const error = new Timeout('deadline');
-        expire(error);
-        current.req?.destroy(error);
-        current.res?.destroy(error);
-      },
-      Math.max(0, deadline - now),
-    );
+    const stop = (importDeadline: boolean) => {
+      if (timedOut) return;
+      timedOut = true;
+      byImport = importDeadline;
+      const error = new Timeout('deadline');
+      expire(error);
+      current.req?.destroy(error);
+      current.res?.destroy(error);
+    };
+    // The request's own time counts only while we wait on the network, never while the consumer
+    // works on what arrived (writing pages): a large sitemap is not cut short by our own writes.
+    const clock = new NetworkClock(this.settings.requestTimeoutMs, () => stop(false));
+    const importTimer =
+      request.deadline !== undefined
+        ? setTimeout(() => stop(true), Math.max(0, request.deadline - Date.now()))
+        : undefined;
+    clock.start();
 
     let url = request.url;
     let consuming = false;
@@ -150,7 +153,8 @@ export class SafeFetcher {
         }
         try {
           consuming = true;
-          const value = await consume(res, url);
+          clock.stop();
+          const value = await consume(metered(res, clock), url);
           return { ok: true, value, url };
         } finally {
           res.destroy();
@@ -164,7 +168,8 @@ export class SafeFetcher {
       if (!consuming || isNetworkError(error)) return { ok: false, failure: 'unreachable', url };
       throw error;
     } finally {
-      clearTimeout(timer);
+      clock.stop();
+      clearTimeout(importTimer);
       current.req?.destroy();
       current.res?.destroy();
       current = {};
@@ -210,6 +215,49 @@ export class SafeFetcher {
       req.on('error', reject);
       req.end();
     });
+  }
+}
+
+/** A budget of waiting time: runs only between start() and stop(), calls onExpired when spent. */
+class NetworkClock {
+  private remaining: number;
+  private since?: number;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    budgetMs: number,
+    private readonly onExpired: () => void,
+  ) {
+    this.remaining = budgetMs;
+  }
+
+  start(): void {
+    if (this.since !== undefined) return;
+    this.since = Date.now();
+    this.timer = setTimeout(this.onExpired, Math.max(0, this.remaining));
+  }
+
+  stop(): void {
+    if (this.since === undefined) return;
+    clearTimeout(this.timer);
+    this.remaining -= Date.now() - this.since;
+    this.since = undefined;
+  }
+}
+
+/** The response body, with the clock running only while the reader waits for the next chunk. */
+async function* metered(res: http.IncomingMessage, clock: NetworkClock): AsyncGenerator<Buffer> {
+  const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  for (;;) {
+    clock.start();
+    let next: IteratorResult<Buffer>;
+    try {
+      next = await chunks.next();
+    } finally {
+      clock.stop();
+    }
+    if (next.done) return;
+    yield next.value;
   }
 }
 

@@ -11,8 +11,15 @@ import {
   UNDECLARED_ENTITY,
   WRONG_NAMESPACE,
 } from '../../test/fixtures/hostile-documents';
-import { sitemapIndex, urlset } from '../../test/fixtures/sitemap-server';
-import { readSitemap, SitemapEntry, SitemapKind } from './sitemap-reader';
+import { SITEMAP_NS, sitemapIndex, urlset } from '../../test/fixtures/sitemap-server';
+import {
+  MAX_ATTRIBUTE_CHARS,
+  MAX_ATTRIBUTES,
+  MAX_XML_DEPTH,
+  readSitemap,
+  SitemapEntry,
+  SitemapKind,
+} from './sitemap-reader';
 
 async function read(
   doc: string | Buffer,
@@ -191,5 +198,72 @@ describe('unreadable: malformed XML, entity tricks, broken gzip or encoding', ()
   it('truncated gzip', async () => {
     const gz = gzipSync(urlset(Array.from({ length: 50 }, (_, i) => `https://shop.example/${i}`)));
     await expect(read(gz.subarray(0, gz.length - 30))).rejects.toMatchObject({ failure: 'unreadable' });
+  });
+});
+
+describe('parsing bounds: depth, attributes per element, bytes per token; cost linear in the input', () => {
+  const open = `<urlset xmlns="${SITEMAP_NS}">`;
+
+  it(`refuses elements nested deeper than ${MAX_XML_DEPTH} levels as unreadable, at once (100,000 levels)`, async () => {
+    const levels = 100_000;
+    const doc = `${open}${'<url>'.repeat(levels)}${'</url>'.repeat(levels)}</urlset>`;
+    // Before the bound, saxes' namespace lookup made this quadratic: over a minute of blocked thread.
+    await expect(read(doc, { chunk: 64 * 1024 })).rejects.toMatchObject({
+      failure: 'unreadable',
+      message: expect.stringMatching(/nested deeper than 16 levels/),
+    });
+  });
+
+  it(`reads a document nested exactly ${MAX_XML_DEPTH} levels deep`, async () => {
+    const inner = MAX_XML_DEPTH - 3;
+    const doc = `${open}<url><loc>https://shop.example/a</loc>${'<x:e xmlns:x="urn:x">'.repeat(inner)}${'</x:e>'.repeat(inner)}</url></urlset>`;
+    const { entries } = await read(doc);
+    expect(entries.map((e) => e.loc)).toEqual(['https://shop.example/a']);
+  });
+
+  it(`refuses an element with more than ${MAX_ATTRIBUTES} attributes (2,000,000 attributes)`, async () => {
+    const attributes = Array.from({ length: 2_000_000 }, (_, i) => ` a${i}="1"`).join('');
+    const doc = `${open}<url${attributes}><loc>https://shop.example/a</loc></url></urlset>`;
+    await expect(read(doc, { chunk: 64 * 1024 })).rejects.toMatchObject({
+      failure: 'unreadable',
+      message: expect.stringMatching(/more than 64 attributes/),
+    });
+  });
+
+  it(`accepts ${MAX_ATTRIBUTES} attributes on an element`, async () => {
+    const attributes = Array.from({ length: MAX_ATTRIBUTES - 1 }, (_, i) => ` a${i}="1"`).join('');
+    const { entries } = await read(
+      `<urlset xmlns="${SITEMAP_NS}"${attributes}><url><loc>https://shop.example/a</loc></url></urlset>`,
+    );
+    expect(entries).toHaveLength(1);
+  });
+
+  it(`refuses attributes of one element over ${MAX_ATTRIBUTE_CHARS} characters in all`, async () => {
+    const attributes = Array.from({ length: 40 }, (_, i) => ` a${i}="${'v'.repeat(2000)}"`).join('');
+    await expect(
+      read(`${open}<url${attributes}><loc>https://shop.example/a</loc></url></urlset>`, { chunk: 64 * 1024 }),
+    ).rejects.toMatchObject({
+      failure: 'unreadable',
+      message: expect.stringMatching(/attributes of an element/),
+    });
+  });
+
+  it('refuses a name over 1 MiB (element names are tokens too)', async () => {
+    await expect(
+      read(`${open}<${'n'.repeat(2 * 1024 * 1024)}/></urlset>`, { chunk: 64 * 1024 }),
+    ).rejects.toMatchObject({ failure: 'unreadable' });
+  });
+
+  it('lets the event loop run while it parses a large document', async () => {
+    const doc = urlset(Array.from({ length: 60_000 }, (_, i) => `https://shop.example/p/${i}`));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      // One big in-memory stream: without yielding, no timer could fire until the end.
+      await read(doc, { chunk: 1024 * 1024 });
+    } finally {
+      clearInterval(timer);
+    }
+    expect(ticks).toBeGreaterThan(0);
   });
 });

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { SaxesParser, SaxesTagNS } from 'saxes';
 
@@ -9,6 +8,20 @@ const XHTML_NS = 'http://www.w3.org/1999/xhtml';
 export const MAX_LOC_LENGTH = 2048;
 /** Alternates kept per `<url>` (more are ignored). */
 const MAX_ALTERNATES = 200;
+/**
+ * Deepest element nesting accepted (the root is depth 1). A sitemap is 3 levels deep, 5 with the
+ * image/video/news extensions; anything deeper is refused as soon as it is opened, which also
+ * keeps saxes' namespace lookup (a walk down the open-tag stack per element) constant per element.
+ */
+export const MAX_XML_DEPTH = 16;
+/** Attributes accepted on one element (a urlset root declares about ten namespaces). */
+export const MAX_ATTRIBUTES = 64;
+/** Characters of attribute names and values held for one element (saxes keeps them until the tag ends). */
+export const MAX_ATTRIBUTE_CHARS = 64 * 1024;
+/** Characters handed to the parser in one step; the reader yields to the event loop between steps. */
+const PARSE_SLICE_CHARS = 16 * 1024;
+/** Parsing time after which the reader lets other work (requests, timers) run before going on. */
+const YIELD_AFTER_MS = 10;
 
 export interface SitemapEntry {
   loc: string;
@@ -57,7 +70,7 @@ export interface ReadSummary {
  * HTML page reads as not_a_sitemap. Memory stays flat: only the current chunk and the entries
  * of one chunk are held.
  */
-export async function readSitemap(body: Readable, options: ReadOptions): Promise<ReadSummary> {
+export async function readSitemap(body: AsyncIterable<Buffer>, options: ReadOptions): Promise<ReadSummary> {
   const parser = new SaxesParser({ xmlns: true, position: false });
   // Text handlers are attached only inside <loc> and <lastmod>: saxes does not buffer text
   // nobody listens to, so whitespace or prose elsewhere costs no memory.
@@ -83,12 +96,15 @@ export async function readSitemap(body: Readable, options: ReadOptions): Promise
     if (!/^\s*html\s*$/i.test(doctype))
       throw new SitemapFormatError('unreadable', 'document type declarations are not accepted');
   });
+  parser.on('opentagstart', () => state.startTag());
+  parser.on('attribute', (attr) => state.attribute(attr.name.length + attr.value.length));
   parser.on('opentag', (tag) => state.open(tag as SaxesTagNS));
   parser.on('closetag', () => state.close());
 
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let bytes = 0;
   let stoppedBy: ReadSummary['stoppedBy'];
+  let busySince = performance.now();
   const source = decompressed(body, 2);
   try {
     for await (const raw of source) {
@@ -109,12 +125,22 @@ export async function readSitemap(body: Readable, options: ReadOptions): Promise
       } catch {
         throw new SitemapFormatError('unreadable', 'the document is not valid UTF-8');
       }
-      parser.write(text);
-      if (bufferedLength(parser) > MAX_TOKEN_CHARS) {
-        throw new SitemapFormatError(
-          'unreadable',
-          `a single XML token (text, comment, CDATA or attribute) is over ${MAX_TOKEN_CHARS} characters`,
+      // In slices, yielding between them when parsing has held the thread for a while: one
+      // import never stalls the requests this process serves.
+      for (let at = 0; at < text.length; at += PARSE_SLICE_CHARS) {
+        parser.write(
+          at === 0 && text.length <= PARSE_SLICE_CHARS ? text : text.slice(at, at + PARSE_SLICE_CHARS),
         );
+        if (bufferedLength(parser) > MAX_TOKEN_CHARS) {
+          throw new SitemapFormatError(
+            'unreadable',
+            `a single XML token (text, comment, CDATA or attribute) is over ${MAX_TOKEN_CHARS} characters`,
+          );
+        }
+        if (performance.now() - busySince > YIELD_AFTER_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          busySince = performance.now();
+        }
       }
       if (state.entries.length > 0) {
         const entries = state.entries;
@@ -221,8 +247,30 @@ class ParseState {
   private entry?: SitemapEntry;
   private field?: 'loc' | 'lastmod';
   private buffer = '';
+  private attributes = 0;
+  private attributeChars = 0;
 
   constructor(private readonly capture: (on: boolean) => void) {}
+
+  startTag(): void {
+    // Checked before saxes resolves the tag's namespace, so a deep document costs nothing more.
+    if (this.depth >= MAX_XML_DEPTH)
+      throw new SitemapFormatError('unreadable', `elements are nested deeper than ${MAX_XML_DEPTH} levels`);
+    this.attributes = 0;
+    this.attributeChars = 0;
+  }
+
+  attribute(chars: number): void {
+    this.attributes++;
+    this.attributeChars += chars;
+    if (this.attributes > MAX_ATTRIBUTES)
+      throw new SitemapFormatError('unreadable', `an element has more than ${MAX_ATTRIBUTES} attributes`);
+    if (this.attributeChars > MAX_ATTRIBUTE_CHARS)
+      throw new SitemapFormatError(
+        'unreadable',
+        `the attributes of an element are over ${MAX_ATTRIBUTE_CHARS} characters`,
+      );
+  }
 
   open(tag: SaxesTagNS): void {
     this.depth++;

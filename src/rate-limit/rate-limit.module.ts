@@ -2,22 +2,12 @@ import { createHash } from 'node:crypto';
 import { Module } from '@nestjs/common';
 import { ThrottlerModule, ThrottlerModuleOptions } from '@nestjs/throttler';
 import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
-import * as ipaddr from 'ipaddr.js';
 import type Redis from 'ioredis';
 import { presentedKey } from '../auth/api-key.guard';
+import { clientAddress } from '../common/http/client-address';
 import { AppConfig } from '../config/app-config';
 import { REDIS } from '../redis/redis.module';
 import { FailoverThrottlerStorage } from './failover-storage';
-
-/** The client address, as express computed it under TRUST_PROXY, with IPv4-mapped IPv6 unwrapped. */
-export function clientAddress(req: { ip?: string; socket?: { remoteAddress?: string } }): string {
-  const raw = req.ip ?? req.socket?.remoteAddress ?? 'unknown';
-  try {
-    return ipaddr.process(raw).toString();
-  } catch {
-    return raw;
-  }
-}
 
 /** The presented key, hashed: the secret itself never reaches Redis. */
 function keyTracker(req: { headers: Record<string, string | string[] | undefined> }): string {

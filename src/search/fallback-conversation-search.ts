@@ -96,24 +96,44 @@ export class FallbackConversationSearch implements ConversationSearch {
     return this.run('count', (engine) => engine.count(siteId, filter, cap));
   }
 
-  private async run<T>(what: string, call: (engine: ConversationSearch) => Promise<T>): Promise<T> {
-    if (!this.breaker.allow()) {
-      this.fallbacks++;
-      return call(this.fallback);
-    }
-    let result: T;
-    try {
-      result = await call(this.primary);
-    } catch (error) {
-      const opened = this.breaker.failure();
-      const reason = describeOpenSearchError(error);
-      if (opened)
-        this.logger.warn(`OpenSearch ${what} failed (${reason}); circuit open: listing served by Postgres`);
-      else this.logger.warn(`OpenSearch ${what} failed (${reason}); served by Postgres`);
-      this.fallbacks++;
-      return call(this.fallback);
-    }
-    this.breaker.success();
-    return result;
+  private run<T>(what: string, call: (engine: ConversationSearch) => Promise<T>): Promise<T> {
+    return runWithFallback(
+      { breaker: this.breaker, logger: this.logger, served: 'listing', onFallback: () => this.fallbacks++ },
+      what,
+      [this.primary, this.fallback],
+      call,
+    );
   }
+}
+
+/**
+ * Runs `call` on the primary (OpenSearch) unless the circuit is open, and on the fallback
+ * (Postgres) when it is open or the primary fails. Shared by the listing and the stats
+ * wrappers; `served` names what Postgres then serves in the log.
+ */
+export async function runWithFallback<E, T>(
+  options: { breaker: CircuitBreaker; logger: Logger; served: string; onFallback: () => void },
+  what: string,
+  [primary, fallback]: [E, E],
+  call: (engine: E) => Promise<T>,
+): Promise<T> {
+  const { breaker, logger, served, onFallback } = options;
+  if (!breaker.allow()) {
+    onFallback();
+    return call(fallback);
+  }
+  let result: T;
+  try {
+    result = await call(primary);
+  } catch (error) {
+    const opened = breaker.failure();
+    const reason = describeOpenSearchError(error);
+    if (opened)
+      logger.warn(`OpenSearch ${what} failed (${reason}); circuit open: ${served} served by Postgres`);
+    else logger.warn(`OpenSearch ${what} failed (${reason}); served by Postgres`);
+    onFallback();
+    return call(fallback);
+  }
+  breaker.success();
+  return result;
 }

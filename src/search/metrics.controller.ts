@@ -1,15 +1,18 @@
-import { Controller, Get, Header } from '@nestjs/common';
+import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { MetricsAccessGuard } from '../auth/metrics-access.guard';
 import { Public } from '../auth/public.decorator';
 import { AppConfig } from '../config/app-config';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
 
 /**
- * Prometheus text exposition of the search mirror's lag, for scraping. Public like /health:
- * it shows queue sizes only, no tenant data.
+ * Prometheus text exposition of the search mirror's lag, for scraping. No API key (it shows
+ * queue sizes only, no tenant data), but never public by default: METRICS_TOKEN or loopback
+ * (MetricsAccessGuard).
  */
 @ApiExcludeController()
 @Public()
+@UseGuards(MetricsAccessGuard)
 @Controller('metrics')
 export class MetricsController {
   constructor(

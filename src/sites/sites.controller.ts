@@ -1,7 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
-import { canonicalFilters, CursorCodec } from '../common/cursor/cursor-codec';
 import type { AuthContext } from '../common/http/request-context';
 import { params, parseQuery } from '../common/query/query-params';
 import { CreateSiteDto, UpdateSiteDto } from './dto/site.dto';
@@ -14,10 +13,7 @@ const LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
 @ApiBearerAuth()
 @Controller('api/v1/sites')
 export class SitesController {
-  constructor(
-    private readonly sites: SitesService,
-    private readonly cursors: CursorCodec,
-  ) {}
+  constructor(private readonly sites: SitesService) {}
 
   @Get()
   @ApiOperation({ summary: "List the organization's sites, newest first" })
@@ -25,20 +21,8 @@ export class SitesController {
   @ApiQuery({ name: 'cursor', required: false })
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
     const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
-    const binding = { resource: 'sites', scope: auth.organizationId, filters: canonicalFilters({}) };
-    let after: { createdAt: string; id: string } | undefined;
-    if (cursor) {
-      const [createdAt, id] = this.cursors.decode(cursor, binding) as [string, string];
-      after = { createdAt, id };
-    }
-    const rows = await this.sites.list(auth.organizationId, limit + 1, after);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextCursor =
-      rows.length > limit && last
-        ? this.cursors.encode(binding, [last.createdAt.toISOString(), last.id])
-        : null;
-    return { data: page.map(presentSite), meta: { nextCursor } };
+    const page = await this.sites.list(auth.organizationId, { limit, cursor });
+    return { data: page.items.map(presentSite), meta: { nextCursor: page.nextCursor } };
   }
 
   @Post()

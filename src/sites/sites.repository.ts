@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import type { TimeAndId } from '../common/paging/keyset-page';
 
 export interface SiteRecord {
   id: string;
@@ -36,7 +37,7 @@ export class SitesRepository {
   async listOwned(
     organizationId: string,
     limit: number,
-    after?: { createdAt: string; id: string },
+    after?: TimeAndId<'createdAt'>,
   ): Promise<SiteRecord[]> {
     const params: unknown[] = [organizationId, limit];
     let where = 'organization_id = $1 AND deleted_at IS NULL';

@@ -1,16 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids/ids';
+import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { CreateSiteDto, DEFAULT_PAGE_LIMIT, UpdateSiteDto } from './dto/site.dto';
 import { normalizeHost, normalizeOrigin } from './site-address';
 import { SiteRecord, SitesRepository } from './sites.repository';
+
+const SITE_ORDER = newestFirst('createdAt', 'site');
 
 @Injectable()
 export class SitesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly sites: SitesRepository,
+    private readonly paging: KeysetPaging,
   ) {}
 
   /** The organization's live site; 404 not_found for absent, deleted or another organization's. */
@@ -20,12 +25,15 @@ export class SitesService {
     return site;
   }
 
-  async list(
-    organizationId: string,
-    limit: number,
-    after?: { createdAt: string; id: string },
-  ): Promise<SiteRecord[]> {
-    return this.sites.listOwned(organizationId, limit, after);
+  /** A page of the organization's live sites, newest first. */
+  async list(organizationId: string, request: PageRequest): Promise<KeysetPage<SiteRecord>> {
+    const list = {
+      binding: { resource: 'sites', scope: organizationId, filters: canonicalFilters({}) },
+      order: SITE_ORDER,
+    };
+    return this.paging.page(list, request, (limit, after) =>
+      this.sites.listOwned(organizationId, limit, after),
+    );
   }
 
   async create(organizationId: string, input: CreateSiteDto, manager?: EntityManager): Promise<SiteRecord> {

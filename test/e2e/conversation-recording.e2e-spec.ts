@@ -25,6 +25,8 @@ describe('recording conversations (product.md §2)', () => {
     if (key) req.set('Idempotency-Key', key);
     return req.send(body as object);
   };
+  const detailOf = (org: Org, id: string) =>
+    t.http().get(`/api/v1/sites/${org.site.id}/conversations/${id}`).set(org.auth).expect(200);
 
   describe('POST /api/v1/sites/{siteId}/conversations', () => {
     it('answers 201 with the conversation in the contract shape', async () => {
@@ -195,6 +197,15 @@ describe('recording conversations (product.md §2)', () => {
       expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
       expect(await conversationsOf(org)).toBe(1);
     });
+
+    it('more concurrent retries than the database pool has connections (10) all get the first answer', async () => {
+      const org = await createOrganization(t.app);
+      const body = conversationBody();
+      const results = await Promise.all(Array.from({ length: 30 }, () => post(org, body, 'race-30')));
+      expect(results.map((r) => r.status)).toEqual(Array.from({ length: 30 }, () => 201));
+      expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
+      expect(await conversationsOf(org)).toBe(1);
+    });
   });
 
   describe('Idempotency-Key', () => {
@@ -267,6 +278,81 @@ describe('recording conversations (product.md §2)', () => {
         [org.organization.id],
       );
       expect(row.kept).toBe(24 * 3600);
+    });
+
+    it('the same key on another route gives 409 conflict, and that route records nothing', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      const engagement = `/api/v1/sites/${org.site.id}/conversations/${c.id}/engagement`;
+      await post(org, conversationBody(), 'one-route').expect(201);
+      const res = await t
+        .http()
+        .post(engagement)
+        .set(org.auth)
+        .set('Idempotency-Key', 'one-route')
+        .send({ impressions: 1, clicks: 1 })
+        .expect(409);
+      expect(res.body.code).toBe('conflict');
+      const detail = await detailOf(org, c.id);
+      expect(detail.body.data.productEngagement).toEqual(c.productEngagement);
+    });
+
+    it('covers engagement: a retry answers 200 with the first body and adds the counts once, even when retries arrive at once', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org, { productEngagement: { impressions: 0, clicks: 0 } });
+      const url = `/api/v1/sites/${org.site.id}/conversations/${c.id}/engagement`;
+      const send = () =>
+        t
+          .http()
+          .post(url)
+          .set(org.auth)
+          .set('Idempotency-Key', 'engage-1')
+          .send({ impressions: 2, clicks: 1 });
+      const results = await Promise.all([send(), send(), send()]);
+      expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(results[1].body).toEqual(results[0].body);
+      expect(results[2].body).toEqual(results[0].body);
+      const again = await send().expect(200);
+      expect(again.body).toEqual(results[0].body);
+      expect(again.body.data.productEngagement).toEqual({ impressions: 2, clicks: 1 });
+    });
+
+    it('covers rating: a retry answers 200 with the first body', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      const detail = await detailOf(org, c.id);
+      const url = `/api/v1/sites/${org.site.id}/conversations/${c.id}/messages/${detail.body.data.messages[0].id}/rating`;
+      const send = () =>
+        t.http().put(url).set(org.auth).set('Idempotency-Key', 'rate-1').send({ rating: 'positive' });
+      const first = await send().expect(200);
+      const again = await send().expect(200);
+      expect(again.body).toEqual(first.body);
+      expect(first.body.data.rating).toBe('positive');
+    });
+
+    it('a request that fails after the key is claimed (unknown conversation) keeps no key', async () => {
+      const org = await createOrganization(t.app);
+      const body = { messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'hello' }] }] };
+      await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/conv_Unknown0000000000000000/messages`)
+        .set(org.auth)
+        .set('Idempotency-Key', 'after-404')
+        .send(body)
+        .expect(404);
+      const c = await recordConversation(t, org);
+      await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
+        .set(org.auth)
+        .set('Idempotency-Key', 'after-404')
+        .send(body)
+        .expect(201);
+      const [row] = await db.query(
+        `SELECT count(*)::int AS n FROM idempotency_keys WHERE organization_id = $1 AND key = 'after-404'`,
+        [org.organization.id],
+      );
+      expect(row.n).toBe(1);
     });
 
     it('a malformed key is refused', async () => {

@@ -207,3 +207,225 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
     ).toEqual(expected.ids.slice(0, 15));
   });
 });
+
+describeParity('the OpenSearch stats engine counts exactly what the Postgres engine counts', () => {
+  let pg: TestApp;
+  let os: TestApp;
+  let org: Awaited<ReturnType<typeof createOrganization>>;
+  let lastWriteAt = 0;
+
+  const ALL_FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels']
+    .map((f) => `facets=${f}`)
+    .join('&');
+  const ALL_SCORES = 'scores=quality&scores=service&scores=trust';
+
+  beforeAll(async () => {
+    pg = await createTestApp(
+      { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
+      { redisKeyPrefixSuffix: 'search-parity:' },
+    );
+    // SEARCH_SYNC_FOR_TESTS (set above): each stats request first drains the site's outbox, and
+    // nothing falls back to Postgres, so a difference cannot hide behind the fallback.
+    os = await createTestApp(
+      {
+        ...OWN_BUDGET,
+        SEARCH_BACKEND: 'opensearch',
+        OPENSEARCH_URL: OPENSEARCH_URL!,
+        OPENSEARCH_TIMEOUT_MS: '10000',
+      },
+      { redisKeyPrefixSuffix: 'search-parity:' },
+    );
+    org = await createOrganization(pg.app);
+    // A month of September plus both 2026 DST changes of Europe/Paris (29 March: 02:00 → 03:00;
+    // 25 October: 03:00 → 02:00, the local hour 02:xx twice), the Chilean one at midnight
+    // (6 September: 00:00 → 01:00 in America/Santiago), and an instant on each side of them.
+    const instants: string[] = [];
+    for (let i = 0; i < 48; i++)
+      instants.push(new Date(Date.UTC(2026, 8, 1) + i * 15 * 3_600_000 + (i % 7) * 60_000).toISOString());
+    instants.push(
+      '2026-03-29T00:30:00.000Z',
+      '2026-03-29T01:00:00.000Z',
+      '2026-03-29T01:30:00.000Z',
+      '2026-10-24T22:00:00.000Z',
+      '2026-10-25T00:30:00.000Z',
+      '2026-10-25T00:59:59.999Z',
+      '2026-10-25T01:00:00.000Z',
+      '2026-10-25T01:30:00.000Z',
+      '2026-10-25T23:00:00.000Z',
+      '2026-09-06T03:59:59.999Z',
+      '2026-09-06T04:00:00.000Z',
+      '2026-09-06T04:30:00.000Z',
+    );
+    for (const [i, createdAt] of instants.entries()) {
+      const c = await recordConversation(pg, org, {
+        title: TITLES[i % TITLES.length],
+        channel: ['web', 'hosted', 'playground'][i % 3],
+        language: ['en', 'fr', 'de', 'it', 'es', 'nl'][i % 6],
+        agent: {
+          id: ['agt_StatsA', 'agt_StatsB', 'agt_StatsC'][i % 3 === 0 ? 0 : i % 5 === 0 ? 1 : 2],
+          name: 'Parity',
+          version: 1,
+          versionId: 'agtv_Stats1',
+        },
+        createdAt,
+        messages: [
+          {
+            role: 'shopper',
+            createdAt,
+            rating: i % 7 === 0 ? 'negative' : i % 5 === 0 ? 'positive' : null,
+            blocks: [{ type: 'text', text: 'hello' }],
+          },
+          {
+            role: 'shopper',
+            createdAt,
+            rating: i % 10 === 0 ? 'positive' : null,
+            blocks: [{ type: 'text', text: 'again' }],
+          },
+          { role: 'agent', createdAt, blocks: [{ type: 'text', text: 'hi' }] },
+        ],
+      });
+      if (i % 4 !== 0) {
+        await label(
+          pg.app,
+          c.id,
+          labeledOutcome({
+            resolution: ['resolved', 'unresolved', 'abandoned', 'partially_resolved'][i % 4],
+            failing: i % 4 === 1 ? ['grounded'] : i % 5 === 0 ? ['on_brand'] : [],
+            raised: i % 6 === 1 ? ['visitor_frustrated'] : [],
+            // Values on the bin edges of 10, 6, 3 and 100 bins, 0 and 1 included.
+            scores: {
+              quality: (i % 11) / 10,
+              service: i % 9 === 0 ? null : (i % 7) / 6,
+              trust: i % 13 === 0 ? 1 : (i % 100) / 100,
+            },
+          }),
+        );
+      }
+    }
+    lastWriteAt = Date.now();
+  }, 180_000);
+  afterAll(async () => {
+    await pg?.close();
+    await os?.close();
+  });
+
+  interface StatsAnswer {
+    status: number;
+    body: { data: Record<string, unknown>; meta: { asOf: string } };
+  }
+  const stats = (t: TestApp, query: string): Promise<StatsAnswer> =>
+    t
+      .http()
+      .get(`/api/v1/sites/${org.site.id}/conversations/stats?${query}`)
+      .set(org.auth) as unknown as Promise<StatsAnswer>;
+
+  /**
+   * Means are sums divided by counts, and the two engines add in different orders: they agree
+   * to about 15 significant digits, not always to the last bit. Every other number (counts,
+   * min, max, bin edges) must be equal. `means` collects the means, in document order, and puts
+   * a marker in their place, so the rest compares with toEqual.
+   */
+  const MEAN_KEYS = new Set(['mean', 'quality', 'service', 'trust']);
+  const withoutMeans = (data: unknown, means: Array<number | null>): unknown =>
+    JSON.parse(JSON.stringify(data), (key, value: unknown) => {
+      if (!MEAN_KEYS.has(key) || (typeof value !== 'number' && value !== null)) return value;
+      means.push(value);
+      return '<mean>';
+    });
+
+  const compare = async (query: string) => {
+    const expected = await stats(pg, query);
+    const actual = await stats(os, query);
+    expect(expected.status).toBe(200);
+    expect(actual.status).toBe(200);
+    const [expectedMeans, actualMeans]: Array<Array<number | null>> = [[], []];
+    expect(withoutMeans(actual.body.data, actualMeans)).toEqual(
+      withoutMeans(expected.body.data, expectedMeans),
+    );
+    expect(actualMeans.length).toBe(expectedMeans.length);
+    expectedMeans.forEach((mean, i) => {
+      if (mean === null) expect(actualMeans[i]).toBeNull();
+      else
+        expect(Math.abs((actualMeans[i] ?? NaN) - mean)).toBeLessThanOrEqual(
+          1e-12 * Math.max(1, Math.abs(mean)),
+        );
+    });
+    return { expected, actual };
+  };
+
+  const FILTERS = [
+    '',
+    'channel=hosted',
+    'language=fr',
+    'agentId=agt_StatsB',
+    'feedback=negative',
+    'feedback=positive',
+    'keywords=order',
+    'keywords=return%20policy',
+    "keywords=l'avion",
+    'labels.all=resolution:unresolved',
+    'labels.any=grounded:fail|on_brand:fail',
+    'labels.none=visitor_frustrated:true&from=2026-09-01T00:00:00Z',
+    'quality.min=0.5',
+    'service.max=0.4',
+    'trust.min=0.25&trust.max=0.75',
+    'labelStatus=pending',
+    'labelStatus=labeled&channel=hosted',
+    'from=2026-09-01T05:00:00%2B02:00&to=2026-09-10T00:00:00Z',
+    'from=2026-09-01T10:00:00.0005Z',
+  ];
+  for (const filter of FILTERS) {
+    it(`same total, facets and scores for ?${filter || '(no filter)'}`, async () => {
+      await compare(`${filter ? `${filter}&` : ''}${ALL_FACETS}&${ALL_SCORES}`);
+    });
+  }
+
+  for (const bins of [1, 3, 6, 7, 10, 100]) {
+    it(`same histograms with ${bins} bins (scores on the edges land in the bin they open)`, async () => {
+      await compare(`${ALL_SCORES}&bins=${bins}`);
+    });
+  }
+
+  const SERIES = [
+    'interval=day&from=2026-09-01T00:00:00Z&to=2026-10-01T00:00:00Z',
+    'interval=hour&from=2026-09-01T00:00:00Z&to=2026-09-03T00:00:00Z',
+    'interval=day&timezone=Europe/Paris&from=2026-09-01T00:00:00%2B02:00&to=2026-10-01T00:00:00%2B02:00',
+    'interval=week&timezone=America/New_York&from=2026-08-01T00:00:00Z&to=2026-11-01T00:00:00Z',
+    'interval=month&timezone=Asia/Kolkata&from=2026-01-01T00:00:00Z&to=2027-01-01T00:00:00Z',
+    'interval=hour&timezone=Asia/Kathmandu&from=2026-09-01T00:00:00Z&to=2026-09-02T00:00:00Z',
+    // DST: the 23-hour and 25-hour local days, and both 02:xx hours of 25 October.
+    'interval=day&timezone=Europe/Paris&from=2026-03-28T00:00:00Z&to=2026-03-31T00:00:00Z',
+    'interval=hour&timezone=Europe/Paris&from=2026-03-28T22:00:00Z&to=2026-03-29T04:00:00Z',
+    'interval=day&timezone=Europe/Paris&from=2026-10-24T00:00:00Z&to=2026-10-27T00:00:00Z',
+    'interval=hour&timezone=Europe/Paris&from=2026-10-24T21:00:00Z&to=2026-10-25T04:00:00Z',
+    // A local midnight that does not exist: the day starts at 01:00.
+    'interval=day&timezone=America/Santiago&from=2026-09-04T00:00:00Z&to=2026-09-08T00:00:00Z',
+    'interval=week&timezone=Europe/Paris&from=2026-03-01T00:00:00Z&to=2026-11-01T00:00:00Z&channel=web',
+  ];
+  for (const series of SERIES) {
+    it(`same series, bucket by bucket, for ?${series}`, async () => {
+      const { expected } = await compare(`${series}&${ALL_SCORES}`);
+      expect((expected.body.data.series as unknown[]).length).toBeGreaterThan(0);
+    });
+  }
+
+  it("asOf on OpenSearch is the mirror's watermark: with the site's outbox drained, not before the last write", async () => {
+    const { actual } = await compare(ALL_FACETS);
+    expect(Date.parse(actual.body.meta.asOf)).toBeGreaterThanOrEqual(lastWriteAt - 1000);
+    expect(Date.parse(actual.body.meta.asOf)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('a conversation recorded, then relabeled, is counted at once by both engines', async () => {
+    const createdAt = '2026-09-15T12:00:00.000Z';
+    const c = await recordConversation(pg, org, { title: 'Late parcel', channel: 'web', createdAt });
+    await compare(`${ALL_FACETS}&${ALL_SCORES}`);
+    await label(
+      pg.app,
+      c.id,
+      labeledOutcome({ resolution: 'unresolved', scores: { quality: 0.2, service: 0.3, trust: 0.4 } }),
+    );
+    await compare(
+      `${ALL_FACETS}&${ALL_SCORES}&interval=day&from=2026-09-14T00:00:00Z&to=2026-09-17T00:00:00Z`,
+    );
+  });
+});

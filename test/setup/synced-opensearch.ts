@@ -6,6 +6,9 @@ import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
 import { CONVERSATIONS_ALIAS, createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
+import type { ConversationStatsEngine } from '../../src/search/stats/conversation-stats';
+import { MirrorWatermark } from '../../src/search/stats/opensearch/mirror-watermark';
+import { OpenSearchConversationStats } from '../../src/search/stats/opensearch/opensearch-conversation-stats';
 
 /** SEARCH_SYNC_FOR_TESTS: OpenSearch only (no fallback), each search sees every committed write. */
 class SyncedOpenSearchForTests extends OpenSearchConversationSearch implements OnApplicationShutdown {
@@ -49,4 +52,44 @@ export function syncedOpenSearch(config: AppConfig, dataSource: DataSource): Con
   };
   const sync = (siteId: string) => (chain = chain.catch(() => undefined).then(() => drainAndRefresh(siteId)));
   return new SyncedOpenSearchForTests([client, bulk], client, CONVERSATIONS_ALIAS, sync);
+}
+
+/** SEARCH_SYNC_FOR_TESTS: the OpenSearch stats engine alone (no fallback), after the site's drain. */
+class SyncedOpenSearchStatsForTests extends OpenSearchConversationStats implements OnApplicationShutdown {
+  constructor(
+    private readonly clients: Array<{ close(): Promise<void> }>,
+    ...args: ConstructorParameters<typeof OpenSearchConversationStats>
+  ) {
+    super(...args);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled(this.clients.map((c) => c.close()));
+  }
+}
+
+/**
+ * The stats engine of a test app run with SEARCH_BACKEND=opensearch and SEARCH_SYNC_FOR_TESTS:
+ * before each request the site's outbox is drained (the engine then refreshes the index itself,
+ * after reading the watermark), and there is no Postgres fallback that could hide a difference.
+ * Installed by createTestApp with overrideProvider(CONVERSATION_STATS).
+ */
+export function syncedOpenSearchStats(config: AppConfig, dataSource: DataSource): ConversationStatsEngine {
+  const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
+  const bulk = createOpenSearchClient(config.search.opensearchUrl!, config.search.bulkTimeoutMs);
+  const indexer = new SearchIndexer(dataSource, new SearchOutboxRepository(dataSource), bulk);
+  let chain: Promise<void> = Promise.resolve();
+  const drain = async (siteId: string) => {
+    let result;
+    do result = await indexer.drain(20, siteId);
+    while (result.taken > 0 && result.targets.length > 0);
+  };
+  const sync = (siteId: string) => (chain = chain.catch(() => undefined).then(() => drain(siteId)));
+  return new SyncedOpenSearchStatsForTests(
+    [client, bulk],
+    client,
+    new MirrorWatermark(dataSource),
+    CONVERSATIONS_ALIAS,
+    sync,
+  );
 }

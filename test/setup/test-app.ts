@@ -4,11 +4,13 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
+import { answerClientErrorsWithProblems } from '../../src/common/http/client-error';
 import { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/config';
 import { configureApp } from '../../src/configure-app';
 import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
-import { syncedOpenSearch, wantsSyncedOpenSearch } from './synced-opensearch';
+import { CONVERSATION_STATS } from '../../src/search/stats/conversation-stats';
+import { syncedOpenSearch, syncedOpenSearchStats, wantsSyncedOpenSearch } from './synced-opensearch';
 import { TEST_RUN_ENV } from './test-run';
 
 export interface TestApp {
@@ -21,8 +23,8 @@ export interface TestApp {
 /**
  * The whole service as `npm start` serves it, on this run's database and Redis prefix.
  * `env` overrides variables (e.g. small rate limits); `keyPrefixSuffix` isolates Redis keys.
- * With SEARCH_BACKEND=opensearch and SEARCH_SYNC_FOR_TESTS, the listing engine is the synced
- * OpenSearch one (test/setup/synced-opensearch.ts).
+ * With SEARCH_BACKEND=opensearch and SEARCH_SYNC_FOR_TESTS, the listing and stats engines are
+ * the synced OpenSearch ones (test/setup/synced-opensearch.ts).
  */
 export async function createTestApp(
   env: Record<string, string> = {},
@@ -45,10 +47,16 @@ export async function createTestApp(
       factory: (dataSource: DataSource) => syncedOpenSearch(config, dataSource),
       inject: [DataSource],
     });
+    // The stats engine likewise (a no-op while no module provides CONVERSATION_STATS).
+    builder.overrideProvider(CONVERSATION_STATS).useFactory({
+      factory: (dataSource: DataSource) => syncedOpenSearchStats(config, dataSource),
+      inject: [DataSource],
+    });
   }
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, config);
+  answerClientErrorsWithProblems(app.getHttpServer(), config.publicBaseUrl);
   await app.init();
   const server = app.getHttpServer();
   return { app, config, http: () => request(server), close: () => app.close() };

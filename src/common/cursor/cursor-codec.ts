@@ -51,7 +51,8 @@ export function canonicalFilters(filters: Record<string, unknown>): string {
   return JSON.stringify(entries);
 }
 
-function invalidCursor(): ApiError {
+/** 400 invalid_cursor: a cursor the API did not issue, altered, or holding no position of its listing. */
+export function invalidCursor(): ApiError {
   return new ApiError(
     'invalid_cursor',
     'The cursor was not issued by the API or was altered; resend it exactly as received, or start without a cursor.',

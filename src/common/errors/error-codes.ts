@@ -46,6 +46,11 @@ export const ERROR_CODES = {
     description:
       'The resource is absent, deleted, under another site or organization, or no route serves the path. Check the ids; retrying will not help.',
   },
+  request_timeout: {
+    status: 408,
+    title: 'Request timeout',
+    description: 'The request was not received whole in time. Retry on a new connection.',
+  },
   conflict: {
     status: 409,
     title: 'Conflict',
@@ -102,6 +107,12 @@ export const ERROR_CODES = {
     title: 'Too many requests',
     description:
       'The allowance of the client address or of the API key is exceeded. Wait the Retry-After seconds, then retry.',
+  },
+  headers_too_large: {
+    status: 431,
+    title: 'Request headers too large',
+    description:
+      'The request line and headers together exceed the server bound (16 KiB). Send fewer or shorter headers.',
   },
   internal_error: {
     status: 500,

@@ -71,6 +71,8 @@ const UNAVAILABLE_CODES = new Set([
   '08003',
   '08004',
   '08006',
+  // statement_timeout: the database did not answer in time, like a connection that timed out.
+  '57014',
   '57P01',
   '57P02',
   '57P03',

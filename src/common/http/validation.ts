@@ -1,4 +1,5 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { registerDecorator } from 'class-validator';
 import { ApiError, ProblemEntry } from '../errors/api-error';
 
 const CODE_BY_CONSTRAINT: Record<string, string> = {
@@ -23,7 +24,31 @@ const CODE_BY_CONSTRAINT: Record<string, string> = {
   matches: 'invalid_format',
   isUrl: 'invalid_format',
   isISO8601: 'invalid_format',
+  eachIsObject: 'invalid_type',
 };
+
+function isPlainObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * Every item of an array property is a JSON object. `@ValidateNested({ each: true })` alone lets
+ * an array item through (it validates the items of the inner array, and `[]` has none), so
+ * `{"messages": [[]]}` reached the service. Reported as one `invalid_type` entry per item at
+ * fault (see validationEntries).
+ */
+export function EachIsObject() {
+  return (target: object, propertyName: string) =>
+    registerDecorator({
+      name: 'eachIsObject',
+      target: target.constructor,
+      propertyName,
+      validator: {
+        validate: (value: unknown) => !Array.isArray(value) || value.every(isPlainObject),
+        defaultMessage: () => 'must be a JSON object.',
+      },
+    });
+}
 
 function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -34,7 +59,18 @@ export function validationEntries(errors: ValidationError[], base = ''): Problem
   const entries: ProblemEntry[] = [];
   for (const error of errors) {
     const pointer = `${base}/${escapePointer(error.property)}`;
-    const constraints = Object.entries(error.constraints ?? {});
+    const { eachIsObject, ...others } = error.constraints ?? {};
+    if (eachIsObject && Array.isArray(error.value)) {
+      error.value.forEach((item: unknown, i: number) => {
+        if (!isPlainObject(item))
+          entries.push({
+            code: 'invalid_type',
+            detail: `The item ${eachIsObject}`,
+            pointer: `${pointer}/${i}`,
+          });
+      });
+    }
+    const constraints = Object.entries(others);
     if (constraints.length > 0) {
       const names = constraints.map(([name]) => name);
       // A wrong type makes the other constraints meaningless: report it alone.
@@ -61,6 +97,17 @@ export function validationEntries(errors: ValidationError[], base = ''): Problem
   return entries;
 }
 
+/** An item that is not an object is reported by EachIsObject and by nested validation: keep one entry. */
+function uniqueEntries(entries: ProblemEntry[]): ProblemEntry[] {
+  const seen = new Set<string>();
+  return entries.filter((e) => {
+    const key = `${e.code} ${'pointer' in e ? e.pointer : e.parameter}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 /** Body validation: unknown fields refused, every field at fault listed in one invalid_request. */
 export function createValidationPipe(): ValidationPipe {
   return new ValidationPipe({
@@ -68,6 +115,8 @@ export function createValidationPipe(): ValidationPipe {
     forbidNonWhitelisted: true,
     transform: true,
     stopAtFirstError: false,
-    exceptionFactory: (errors) => ApiError.invalidRequest(validationEntries(errors)),
+    // Kept on errors with children too (Nest strips it), so EachIsObject can name the items at fault.
+    validationError: { target: false, value: true },
+    exceptionFactory: (errors) => ApiError.invalidRequest(uniqueEntries(validationEntries(errors))),
   });
 }

@@ -17,6 +17,7 @@ import {
   ValidateNested,
   ValidationArguments,
 } from 'class-validator';
+import { EachIsObject } from '../../common/http/validation';
 import { CHANNELS, LANGUAGES } from '../../search/listing/conversation-filter';
 
 /**
@@ -130,6 +131,7 @@ export class BlockDto {
   @ValidateIf((b: BlockDto) => b.type === 'product_cards' || b.products !== undefined)
   @IsArray()
   @ArrayMaxSize(L.productsPerBlock)
+  @EachIsObject()
   @ValidateNested({ each: true })
   @Type(() => ProductCardDto)
   products?: ProductCardDto[];
@@ -141,6 +143,7 @@ export class MessageDto {
   @IsOptional() @IsIn(['positive', 'negative']) rating?: 'positive' | 'negative' | null;
   @IsArray()
   @ArrayMaxSize(L.blocksPerMessage)
+  @EachIsObject()
   @ValidateNested({ each: true })
   @Type(() => BlockDto)
   blocks!: BlockDto[];
@@ -163,6 +166,7 @@ export class CreateConversationDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(L.messagesPerRequest)
+  @EachIsObject()
   @ValidateNested({ each: true })
   @Type(() => MessageDto)
   messages?: MessageDto[];
@@ -172,6 +176,7 @@ export class CreateConversationDto {
 export class AppendMessagesDto {
   @IsArray()
   @ArrayMaxSize(L.messagesPerRequest)
+  @EachIsObject()
   @ValidateNested({ each: true })
   @Type(() => MessageDto)
   messages!: MessageDto[];

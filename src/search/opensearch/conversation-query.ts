@@ -2,12 +2,14 @@ import type { ConversationFilter, ScoreName } from '../listing/conversation-filt
 import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
 
-const SCORE_FIELD: Record<ScoreName, string> = {
+/** Index field of each score (also read by the stats aggregations). */
+export const SCORE_FIELD: Record<ScoreName, string> = {
   quality: 'score_quality',
   service: 'score_service',
   trust: 'score_trust',
 };
-const FEEDBACK_FIELD = { positive: 'feedback_positive', negative: 'feedback_negative' } as const;
+/** Index field counting each kind of rating (also read by the stats aggregations). */
+export const FEEDBACK_FIELD = { positive: 'feedback_positive', negative: 'feedback_negative' } as const;
 
 /** The listing's order: newest first by creation time, id descending as tie-break (as in Postgres). */
 export const LISTING_SORT = [{ created_at: { order: 'desc' } }, { id: { order: 'desc' } }];

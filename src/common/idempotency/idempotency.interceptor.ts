@@ -1,0 +1,63 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import type { Response } from 'express';
+import { from, lastValueFrom, Observable } from 'rxjs';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../errors/api-error';
+import type { ServiceRequest } from '../http/request-context';
+import { parseIdempotencyKey, requestHash } from './idempotency-key';
+import { IdempotencyKeysRepository, StoredAnswer } from './idempotency-keys.repository';
+import { withinIdempotentTransaction } from './idempotent-transaction';
+
+/**
+ * Idempotency-Key semantics (see @Idempotent()): the key (per organization) is claimed in a
+ * transaction that the route's write joins (IdempotentTransaction), and the answer (status and
+ * body) is stored in it, so a retry with the same key and body returns the first answer and
+ * records nothing twice, even when both arrive at once (the second waits on the first's row).
+ * The same key with another body or route is 409 conflict. A failed request rolls back, so it
+ * keeps no key and can be retried with the same key.
+ */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly keys: IdempotencyKeysRepository,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const http = context.switchToHttp();
+    const req = http.getRequest<ServiceRequest>();
+    const key = parseIdempotencyKey(req.headers['idempotency-key']);
+    if (key === undefined) return next.handle();
+    if (!req.auth) throw new Error('@Idempotent() used on a route without ApiKeyGuard');
+    const hash = requestHash(req.method, req.path, req.body);
+    return from(this.answer(req.auth.organizationId, key, hash, next, http.getResponse<Response>()));
+  }
+
+  private async answer(
+    organizationId: string,
+    key: string,
+    hash: string,
+    next: CallHandler,
+    res: Response,
+  ): Promise<unknown> {
+    const first = await this.dataSource.transaction(async (manager): Promise<StoredAnswer | undefined> => {
+      if (!(await this.keys.claim(organizationId, key, hash, manager))) return undefined;
+      // next.handle() is called inside the scope: the handler runs in it and joins this transaction.
+      const body = await withinIdempotentTransaction(manager, () => lastValueFrom(next.handle()));
+      const answer = { status: res.statusCode, body };
+      await this.keys.saveAnswer(organizationId, key, answer, manager);
+      return answer;
+    });
+    if (first) return first.body;
+    const stored = await this.keys.find(organizationId, key);
+    if (!stored) return this.answer(organizationId, key, hash, next, res); // expired or released meanwhile
+    if (stored.hash !== hash) {
+      throw new ApiError(
+        'conflict',
+        'This Idempotency-Key was used with a different request; use a new key for a new request.',
+      );
+    }
+    res.status(stored.status);
+    return stored.body;
+  }
+}

@@ -1,0 +1,20 @@
+import { applyDecorators, UseInterceptors } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
+import { IdempotencyInterceptor } from './idempotency.interceptor';
+
+/**
+ * Makes a write route honour Idempotency-Key: a retry with the same key and body gets the first
+ * answer (same status and body) and records nothing twice; the same key with another request is
+ * 409 conflict; keys are kept 24 hours per organization. The route's service does its write in
+ * IdempotentTransaction#run, and its status comes from the route (@HttpCode).
+ */
+export function Idempotent(): MethodDecorator {
+  return applyDecorators(
+    UseInterceptors(IdempotencyInterceptor),
+    ApiHeader({
+      name: 'Idempotency-Key',
+      required: false,
+      description: '1 to 255 visible ASCII characters; a retry with the same key returns the first answer',
+    }),
+  );
+}

@@ -1,0 +1,53 @@
+import { Logger, OnApplicationShutdown, Provider, Type } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
+import { createOpenSearchClient } from '../opensearch/opensearch-client';
+import { CONVERSATION_STATS, ConversationStatsEngine } from './conversation-stats';
+import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
+import { MirrorWatermark } from './opensearch/mirror-watermark';
+import { OpenSearchConversationStats } from './opensearch/opensearch-conversation-stats';
+
+/** FallbackConversationStats that closes its OpenSearch client when the app stops. */
+class ClosingFallbackStats extends FallbackConversationStats implements OnApplicationShutdown {
+  constructor(
+    primary: ConversationStatsEngine,
+    fallback: ConversationStatsEngine,
+    private readonly close: () => Promise<void>,
+  ) {
+    super(primary, fallback);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+}
+
+/**
+ * The stats engine, chosen by SEARCH_BACKEND as the listing's is: `postgres` (default) or
+ * `opensearch` (OPENSEARCH_URL, falling back to Postgres when OpenSearch fails). The test app
+ * replaces it when SEARCH_SYNC_FOR_TESTS is set (test/setup/synced-opensearch.ts).
+ *
+ * `postgresEngine` is the Postgres engine's class (PostgresConversationStats), registered as a
+ * provider of the same module: `providers: [PostgresConversationStats,
+ * conversationStatsProvider(PostgresConversationStats)]`.
+ */
+export const conversationStatsProvider = (postgresEngine: Type<ConversationStatsEngine>): Provider => ({
+  provide: CONVERSATION_STATS,
+  inject: [AppConfig, postgresEngine, DataSource],
+  useFactory: (
+    config: AppConfig,
+    postgres: ConversationStatsEngine,
+    dataSource: DataSource,
+  ): ConversationStatsEngine => {
+    if (config.search.backend !== 'opensearch') return postgres;
+    const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
+    new Logger('ConversationStats').log(
+      `stats served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
+    );
+    return new ClosingFallbackStats(
+      new OpenSearchConversationStats(client, new MirrorWatermark(dataSource)),
+      postgres,
+      () => client.close(),
+    );
+  },
+});

@@ -1,0 +1,95 @@
+import { binOf, histogramBins, innerEdges } from './histogram-bins';
+import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBuckets } from './series-buckets';
+
+const starts = (interval: 'hour' | 'day' | 'week' | 'month', timezone: string, from: string, to: string) =>
+  seriesBuckets({ interval, timezone, from: new Date(from), to: new Date(to) })?.map((b) => b.start);
+
+describe('series buckets start at local midnight / Monday / the 1st in the timezone, with its offset', () => {
+  it('a local day across the end of summer time lasts 25 hours (Europe/Paris)', () => {
+    const days = seriesBuckets({
+      interval: 'day',
+      timezone: 'Europe/Paris',
+      from: new Date('2026-10-24T12:00:00Z'),
+      to: new Date('2026-10-26T12:00:00Z'),
+    })!;
+    expect(days.map((b) => b.start)).toEqual([
+      '2026-10-24T00:00:00.000+02:00',
+      '2026-10-25T00:00:00.000+02:00',
+      '2026-10-26T00:00:00.000+01:00',
+    ]);
+    expect(days[2].at.getTime() - days[1].at.getTime()).toBe(25 * 3_600_000);
+  });
+
+  it('a local day at the start of summer time lasts 23 hours', () => {
+    const days = seriesBuckets({
+      interval: 'day',
+      timezone: 'Europe/Paris',
+      from: new Date('2026-03-28T12:00:00Z'),
+      to: new Date('2026-03-30T00:00:00Z'),
+    })!;
+    expect(days[2].at.getTime() - days[1].at.getTime()).toBe(23 * 3_600_000);
+  });
+
+  it('weeks start on Monday (ISO week), months on the 1st', () => {
+    expect(starts('week', 'UTC', '2026-11-19T12:00:00Z', '2026-12-01T00:00:00Z')).toEqual([
+      '2026-11-16T00:00:00.000+00:00',
+      '2026-11-23T00:00:00.000+00:00',
+      '2026-11-30T00:00:00.000+00:00',
+    ]);
+    expect(starts('month', 'Europe/Paris', '2026-09-15T00:00:00Z', '2026-11-01T00:00:00Z')).toEqual([
+      '2026-09-01T00:00:00.000+02:00',
+      '2026-10-01T00:00:00.000+02:00',
+      // 2026-10-31T23:59:59.999Z is already November 1st in Paris.
+      '2026-11-01T00:00:00.000+01:00',
+    ]);
+  });
+
+  it('hours follow half-hour offsets (Asia/Kolkata)', () => {
+    expect(starts('hour', 'Asia/Kolkata', '2026-09-05T12:00:00Z', '2026-09-05T13:00:00Z')).toEqual([
+      '2026-09-05T17:00:00.000+05:30',
+      '2026-09-05T18:00:00.000+05:30',
+    ]);
+  });
+
+  it('a local midnight that does not exist starts the day at the first instant that does', () => {
+    // America/Santiago moves from 00:00 to 01:00 on 2026-09-06.
+    expect(starts('day', 'America/Santiago', '2026-09-05T12:00:00Z', '2026-09-07T12:00:00Z')).toEqual([
+      '2026-09-05T00:00:00.000-04:00',
+      '2026-09-06T01:00:00.000-03:00',
+      '2026-09-07T00:00:00.000-03:00',
+    ]);
+  });
+
+  it(`more than ${MAX_SERIES_BUCKETS} buckets gives null; to <= from gives none`, () => {
+    expect(starts('hour', 'UTC', '2026-01-01T00:00:00Z', '2026-02-11T16:00:00Z')).toHaveLength(1000);
+    expect(starts('hour', 'UTC', '2026-01-01T00:00:00Z', '2026-02-11T16:00:00.001Z')).toBeUndefined();
+    expect(starts('day', 'UTC', '2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z')).toEqual([]);
+  });
+});
+
+describe('timezone names', () => {
+  it('IANA names are known and canonically spelled; offsets and unknown names are not', () => {
+    expect(canonicalTimezone('Europe/Paris')).toBe('Europe/Paris');
+    expect(canonicalTimezone('europe/paris')).toBe('Europe/Paris');
+    expect(canonicalTimezone('UTC')).toBe('UTC');
+    expect(canonicalTimezone('Mars/Olympus')).toBeNull();
+    expect(canonicalTimezone('+01:00')).toBeNull();
+    expect(canonicalTimezone('')).toBeNull();
+  });
+});
+
+describe('histogram bins are [k/bins, (k+1)/bins), the last including 1', () => {
+  it('a value on an edge is in the bin that starts there (0.29 with 100 bins)', () => {
+    expect(binOf(0.29, 100)).toBe(29);
+    expect(binOf(0.3, 10)).toBe(3);
+    expect(binOf(1, 10)).toBe(9);
+    expect(binOf(0, 7)).toBe(0);
+    expect(histogramBins(4)).toEqual([
+      { from: 0, to: 0.25 },
+      { from: 0.25, to: 0.5 },
+      { from: 0.5, to: 0.75 },
+      { from: 0.75, to: 1 },
+    ]);
+    expect(innerEdges(4)).toEqual([0.25, 0.5, 0.75]);
+  });
+});
