@@ -88,6 +88,27 @@ describe('routes: …/conversations/exports is the exports resource, never a con
   });
 });
 
+describe('errors: export_not_ready (409) and export_expired (410) are in the vocabulary', () => {
+  it('/docs/api/errors documents both codes with their status', async () => {
+    const res = await t.http().get('/docs/api/errors');
+    expect(res.status).toBe(200);
+    expect(res.text).toMatch(/<section id="export_not_ready">[\s\S]*?&middot; 409/);
+    expect(res.text).toMatch(/<section id="export_expired">[\s\S]*?&middot; 410/);
+  });
+
+  it('the OpenAPI document lists the export routes', async () => {
+    const res = await t.http().get('/api/v1/openapi.json');
+    const paths = Object.keys(res.body.paths);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/api/v1/sites/{siteId}/conversations/exports',
+        '/api/v1/sites/{siteId}/conversations/exports/{exportId}',
+        '/api/v1/sites/{siteId}/conversations/exports/{exportId}/download',
+      ]),
+    );
+  });
+});
+
 describe('POST …/exports: 202 with the export resource, exactly', () => {
   it('answers 202 { data: export } with every field, filters as given and the state queued or later', async () => {
     const org = await createOrganization(t.app);
