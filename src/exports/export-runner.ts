@@ -88,19 +88,22 @@ export class ExportRunner {
       await beat();
 
       const messagesOf = (batch: ConversationRecord[]) => this.messagesOf(runner.query.bind(runner), batch);
-      async function* content(): AsyncGenerator<string> {
-        if (record.format === 'csv') yield CSV_HEADER;
+      async function* content(): AsyncGenerator<Buffer> {
+        if (record.format === 'csv') yield Buffer.from(CSV_HEADER, 'utf8');
         for (;;) {
           if (lost) throw new ExportLost(record.id);
           const batch: ConversationRecord[] = await runner.query(`FETCH ${batchRows} FROM export_rows`);
           if (batch.length === 0) return;
           if (record.format === 'csv') {
-            yield csvText(batch.map(csvRow));
+            yield Buffer.from(csvText(batch.map(csvRow)), 'utf8');
           } else if (withMessages) {
             const byConversation = await messagesOf(batch);
-            yield batch.map((c) => ndjsonLine(c, byConversation.get(c.id) ?? [])).join('');
+            yield Buffer.from(
+              batch.map((c) => ndjsonLine(c, byConversation.get(c.id) ?? [])).join(''),
+              'utf8',
+            );
           } else {
-            yield batch.map((c) => ndjsonLine(c)).join('');
+            yield Buffer.from(batch.map((c) => ndjsonLine(c)).join(''), 'utf8');
           }
           rows += batch.length;
         }
@@ -112,12 +115,10 @@ export class ExportRunner {
           done(null, chunk);
         },
       });
+      // One batch in flight at a time (a high-water mark of 1 byte): memory stays flat whatever
+      // the size of the export, and the database is read only as fast as the storage takes it.
       await pipeline(
-        Readable.from(content()),
-        new Transform({
-          writableObjectMode: true,
-          transform: (text: string, _e, done) => done(null, Buffer.from(text, 'utf8')),
-        }),
+        Readable.from(content(), { objectMode: false, highWaterMark: 1 }),
         counter,
         upload.stream,
       );
