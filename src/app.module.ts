@@ -11,6 +11,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { ErrorsPageController } from './docs/errors-page.controller';
 import { EventFeedJobsModule, EventsModule } from './events/events.module';
+import { ExportsModule } from './exports/exports.module';
 import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
 import { PagesModule } from './pages/pages.module';
@@ -53,6 +54,7 @@ export function backgroundModules(config: AppConfig) {
     PagesModule.register(config),
     SearchMirrorModule.register(config),
     EventFeedJobsModule.register(config),
+    ExportsModule.register(config),
   ];
 }
 
@@ -66,6 +68,8 @@ export class AppModule {
         RateLimitModule,
         AuthModule,
         HealthModule,
+        // Before ConversationsModule: …/conversations/exports must not be read as a conversation id.
+        ExportsModule.register(config),
         SitesModule,
         OrganizationsModule,
         LabelsModule,

@@ -39,6 +39,7 @@ export abstract class AppConfig {
     /** Test-only: searches drain the site's outbox and refresh first, no fallback (env.dto.ts). */
     readonly syncForTests: boolean;
   };
+  abstract readonly exports: ExportSettings;
   /** Bearer token of /metrics; unset: loopback only (src/auth/metrics-access.guard.ts). */
   abstract readonly metricsToken?: string;
   /** The change feed (src/events/). */
@@ -63,6 +64,20 @@ export interface ImportSettings {
   readonly concurrency: number;
   readonly leaseMs: number;
   readonly queueTimeoutMs: number;
+}
+
+/** Background exports (analytics-v1 §2). */
+export interface ExportSettings {
+  /** Local directory of export files, used when no S3 bucket is set. */
+  readonly dir: string;
+  readonly s3Bucket?: string;
+  readonly s3Endpoint?: string;
+  readonly s3Region: string;
+  readonly retentionHours: number;
+  readonly concurrencyPerOrg: number;
+  readonly workerConcurrency: number;
+  readonly leaseMs: number;
+  readonly batchRows: number;
 }
 
 /** How long the service waits on PostgreSQL (src/database/pg-timeouts.ts). */

@@ -65,6 +65,9 @@ export function loadConfig(
     'CURSOR_SECRET_PREVIOUS',
     'JUDGE_URL',
     'OPENSEARCH_URL',
+    'EXPORT_S3_BUCKET',
+    'EXPORT_S3_ENDPOINT',
+    'EXPORT_S3_REGION',
     'METRICS_TOKEN',
   ]) {
     const value = source[key];
@@ -154,6 +157,17 @@ export function loadConfig(
       bulkTimeoutMs: env.OPENSEARCH_BULK_TIMEOUT_MS,
       shards: env.OPENSEARCH_SHARDS,
       syncForTests: env.SEARCH_SYNC_FOR_TESTS,
+    }),
+    exports: Object.freeze({
+      dir: env.EXPORT_DIR,
+      s3Bucket: env.EXPORT_S3_BUCKET,
+      s3Endpoint: env.EXPORT_S3_ENDPOINT?.replace(/\/+$/, ''),
+      s3Region: env.EXPORT_S3_REGION ?? (source.AWS_REGION || 'us-east-1'),
+      retentionHours: env.EXPORT_RETENTION_HOURS,
+      concurrencyPerOrg: env.EXPORT_CONCURRENCY_PER_ORG,
+      workerConcurrency: env.EXPORT_WORKER_CONCURRENCY,
+      leaseMs: env.EXPORT_LEASE_MS,
+      batchRows: env.EXPORT_BATCH_ROWS,
     }),
     metricsToken: env.METRICS_TOKEN,
     events: Object.freeze({ retentionDays: env.EVENT_RETENTION_DAYS }),

@@ -219,6 +219,59 @@ export class EnvDto {
   @Max(600000)
   OPENSEARCH_BULK_TIMEOUT_MS: number = 30000;
 
+  /** Local directory of export files (used unless EXPORT_S3_BUCKET is set). */
+  @IsString()
+  @MinLength(1)
+  EXPORT_DIR: string = './var/exports';
+
+  /** S3-compatible bucket for export files; credentials come from the AWS default chain. */
+  @IsOptional()
+  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { message: 'must be a valid S3 bucket name' })
+  EXPORT_S3_BUCKET?: string;
+
+  /** Endpoint of an S3-compatible service (MinIO, R2, …); AWS S3 itself when absent. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
+  EXPORT_S3_ENDPOINT?: string;
+
+  /** Region of the bucket; AWS_REGION when absent, else us-east-1. */
+  @IsOptional()
+  @IsString()
+  EXPORT_S3_REGION?: string;
+
+  /** Hours a completed export's file is kept before it is deleted (state expired). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(24 * 365)
+  EXPORT_RETENTION_HOURS: number = 168;
+
+  /** Exports of one organization running at once, across all workers; the rest wait queued. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  EXPORT_CONCURRENCY_PER_ORG: number = 3;
+
+  /** Exports one worker process runs at once. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  EXPORT_WORKER_CONCURRENCY: number = 2;
+
+  /** A running export whose worker has been silent this long is taken over (restarted) by another. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  EXPORT_LEASE_MS: number = 30_000;
+
+  /** Rows read from Postgres per round trip while exporting. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(50_000)
+  EXPORT_BATCH_ROWS: number = 2000;
   /**
    * Primary shards of a conversations index built by search:reindex (documents are routed by
    * site, so one site's listing reads one shard whatever the count). Read at index creation only.

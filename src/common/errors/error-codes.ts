@@ -74,6 +74,18 @@ export const ERROR_CODES = {
     description:
       'The change-feed cursor points before the events still kept (EVENT_RETENTION_DAYS): events it had not reached were deleted. Start again without a cursor, and reconcile from the listings if you must not miss a change.',
   },
+  export_not_ready: {
+    status: 409,
+    title: 'Export not ready',
+    description:
+      'The export has not completed (queued or running), or it failed. Poll GET …/exports/{exportId} until its state is completed, then download.',
+  },
+  export_expired: {
+    status: 410,
+    title: 'Export expired',
+    description:
+      'The export is past its expiresAt: its file was deleted (EXPORT_RETENTION_HOURS). Create a new export.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',
@@ -89,6 +101,12 @@ export const ERROR_CODES = {
     title: 'Sitemap address is not on the site',
     description:
       "The sitemap address is not on the site's host or one of its aliases. No request was made to it.",
+  },
+  range_not_satisfiable: {
+    status: 416,
+    title: 'Range not satisfiable',
+    description:
+      'The Range header of a download asks for bytes past the end of the file. Content-Range gives the size; ask again within it.',
   },
   rate_limited: {
     status: 429,

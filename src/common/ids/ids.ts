@@ -16,7 +16,8 @@ export type IdPrefix =
   | 'aud'
   | 'req'
   | 'idem'
-  | 'evt';
+  | 'evt'
+  | 'exp';
 
 /** Random base62 text of `length` characters (unbiased: bytes >= 248 are drawn again). */
 export function randomBase62(length: number): string {

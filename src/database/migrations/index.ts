@@ -6,6 +6,7 @@ import { ScoreCountIndexes1763710000004 } from './1763710000004-ScoreCountIndexe
 import { PageImports1763730000000 } from './1763730000000-PageImports';
 import { SearchOutbox1763740000001 } from './1763740000001-SearchOutbox';
 import { ConversationStatsRollups1763750000000 } from './1763750000000-ConversationStatsRollups';
+import { Exports1763770000000 } from './1763770000000-Exports';
 import { Events1763780000000 } from './1763780000000-Events';
 import { SiteDeletionOutboxRow1763790000000 } from './1763790000000-SiteDeletionOutboxRow';
 import { ByteOrderListingIndex1763790000001 } from './1763790000001-ByteOrderListingIndex';
@@ -20,6 +21,7 @@ export const MIGRATIONS = [
   PageImports1763730000000,
   SearchOutbox1763740000001,
   ConversationStatsRollups1763750000000,
+  Exports1763770000000,
   Events1763780000000,
   SiteDeletionOutboxRow1763790000000,
   ByteOrderListingIndex1763790000001,

@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import {
+  CONVERSATION_COLUMNS,
+  ConversationRecord,
+  MESSAGE_COLUMNS,
+  MessageRecord,
+} from '../conversations/conversation.records';
+import { buildFilterSql, ORDER, whereAll } from '../search/postgres/conversation-sql';
+import { parseExportFilters } from './dto/export-request';
+import { CSV_HEADER, csvRow, csvText, ndjsonLine } from './export-rows';
+import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
+import { ExportRecord, storageKeyOf } from './export.records';
+import { ExportsRepository } from './exports.repository';
+import { EXPORT_STORAGE, ExportStorage } from './storage/export-storage';
+
+/** The export stopped because it is no longer this worker's: deleted (cancelled) or taken over. */
+export class ExportLost extends Error {
+  constructor(id: string) {
+    super(`export ${id} was cancelled or taken over`);
+  }
+}
+
+export type RunOutcome = 'completed' | 'lost';
+
+/**
+ * Writes one export's file: the conversations matching its filters at one instant (`asOf`),
+ * newest first, read in batches through a server-side cursor of one REPEATABLE READ transaction
+ * (one snapshot, nothing held in memory beyond a batch), serialized, hashed and streamed into
+ * the storage under a temporary name, then checked and published, and only then marked completed.
+ */
+@Injectable()
+export class ExportRunner {
+  private readonly logger = new Logger(ExportRunner.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly exports: ExportsRepository,
+    private readonly config: AppConfig,
+    @Inject(EXPORT_STORAGE) private readonly storage: ExportStorage,
+    @Inject(EXPORT_OUTCOME_LISTENER) private readonly outcome: ExportOutcomeListener,
+  ) {}
+
+  async run(record: ExportRecord, owner: string): Promise<RunOutcome> {
+    const key = record.storageKey ?? storageKeyOf(record);
+    // Leftovers of a worker that died on this export before.
+    if (record.attempts > 1) await this.storage.removePartials(key).catch(() => undefined);
+
+    const filter = parseExportFilters(record.filters);
+    const sql = buildFilterSql(record.siteId, filter);
+    const withMessages = record.format === 'ndjson' && record.include.includes('messages');
+    const batchRows = this.config.exports.batchRows;
+
+    let rows = 0;
+    let lost = false;
+    let asOf: Date | undefined;
+    // The lease is renewed on a timer, not per batch: one slow FETCH must not look like a dead worker.
+    const beat = async () => {
+      const mine = await this.exports.heartbeat(record.id, owner, rows, asOf).catch(() => true);
+      if (!mine) lost = true;
+    };
+    const timer = setInterval(() => void beat(), Math.max(250, Math.floor(this.config.exports.leaseMs / 3)));
+
+    const upload = await this.storage.open(key);
+    const runner = this.dataSource.createQueryRunner();
+    const hash = createHash('sha256');
+    let bytes = 0;
+    try {
+      await runner.connect();
+      await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      // A long read of many rows: parallel workers and JIT only add start-up cost here.
+      await runner.query('SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0');
+      // One FETCH of a sparse filter may scan far more rows than a listing page does: it gets a
+      // minute (DATABASE_STATEMENT_TIMEOUT_MS bounds the API's statements). A statement of its own,
+      // so the client-side deadline (src/database/pg-timeouts.ts) follows it.
+      await runner.query('SET LOCAL statement_timeout = 60000');
+      // The snapshot is taken by this first query: asOf is the instant the export sees.
+      const [{ as_of }] = await runner.query('SELECT statement_timestamp() AS as_of');
+      asOf = as_of as Date;
+      await runner.query(
+        `DECLARE export_rows NO SCROLL CURSOR FOR SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${whereAll(sql)} ${ORDER}`,
+        sql.params.values,
+      );
+      await beat();
+
+      const messagesOf = (batch: ConversationRecord[]) => this.messagesOf(runner.query.bind(runner), batch);
+      async function* content(): AsyncGenerator<Buffer> {
+        if (record.format === 'csv') yield Buffer.from(CSV_HEADER, 'utf8');
+        for (;;) {
+          if (lost) throw new ExportLost(record.id);
+          const batch: ConversationRecord[] = await runner.query(`FETCH ${batchRows} FROM export_rows`);
+          if (batch.length === 0) return;
+          if (record.format === 'csv') {
+            yield Buffer.from(csvText(batch.map(csvRow)), 'utf8');
+          } else if (withMessages) {
+            const byConversation = await messagesOf(batch);
+            yield Buffer.from(
+              batch.map((c) => ndjsonLine(c, byConversation.get(c.id) ?? [])).join(''),
+              'utf8',
+            );
+          } else {
+            yield Buffer.from(batch.map((c) => ndjsonLine(c)).join(''), 'utf8');
+          }
+          rows += batch.length;
+        }
+      }
+      const counter = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hash.update(chunk);
+          bytes += chunk.length;
+          done(null, chunk);
+        },
+      });
+      // One batch in flight at a time (a high-water mark of 1 byte): memory stays flat whatever
+      // the size of the export, and the database is read only as fast as the storage takes it.
+      await pipeline(
+        Readable.from(content(), { objectMode: false, highWaterMark: 1 }),
+        counter,
+        upload.stream,
+      );
+      await runner.query('COMMIT');
+    } catch (error) {
+      await runner.query('ROLLBACK').catch(() => undefined);
+      await upload.abort().catch(() => undefined);
+      clearInterval(timer);
+      if (error instanceof ExportLost || lost) return 'lost';
+      throw error;
+    } finally {
+      clearInterval(timer);
+      await runner.release().catch(() => undefined);
+    }
+
+    const sha256 = hash.digest('hex');
+    if (!(await this.exports.heartbeat(record.id, owner, rows, asOf))) {
+      await upload.abort().catch(() => undefined);
+      return 'lost';
+    }
+    await upload.publish({ bytes, sha256 });
+    const completed = await this.dataSource.transaction(async (manager) => {
+      const done = await this.exports.complete(
+        record.id,
+        owner,
+        { asOf: asOf!, rowCount: rows, bytes, sha256, retentionHours: this.config.exports.retentionHours },
+        manager,
+      );
+      if (done) await this.outcome.completed(done, manager);
+      return done;
+    });
+    if (!completed) {
+      // Cancelled (or taken over) between the check and the publish: the file is nobody's.
+      await this.storage.remove(key).catch(() => undefined);
+      return 'lost';
+    }
+    this.logger.log({ exportId: record.id, rows, bytes, msg: 'export completed' });
+    return 'completed';
+  }
+
+  private async messagesOf(
+    query: (text: string, values: unknown[]) => Promise<MessageRecord[]>,
+    batch: ConversationRecord[],
+  ): Promise<Map<string, MessageRecord[]>> {
+    const messages = await query(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ANY($1::text[]) ORDER BY conversation_id, created_at, position`,
+      [batch.map((c) => c.id)],
+    );
+    const by = new Map<string, MessageRecord[]>();
+    for (const m of messages) {
+      const list = by.get(m.conversationId);
+      if (list) list.push(m);
+      else by.set(m.conversationId, [m]);
+    }
+    return by;
+  }
+}

@@ -1,0 +1,157 @@
+import { pipeline } from 'node:stream/promises';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiBody,
+  ApiNoContentResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Auth } from '../auth/auth.decorator';
+import { ApiError } from '../common/errors/api-error';
+import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import { params, parseQuery } from '../common/query/query-params';
+import { clientAddress } from '../common/http/client-address';
+import { CreateExportDto, parseExportRequest } from './dto/export-request';
+import { presentExport } from './export.presenter';
+import { ExportActor, ExportsService } from './exports.service';
+
+const LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
+const CONTENT_TYPE = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
+
+/**
+ * Background exports (analytics-v1 §2). Its routes are registered before the conversations
+ * controller's `:id` routes (ExportsModule comes first in AppModule), so `exports` is never
+ * read as a conversation id.
+ */
+@ApiTags('Exports')
+@ApiBearerAuth()
+@Controller('api/v1/sites/:siteId/conversations/exports')
+export class ExportsController {
+  constructor(private readonly exports: ExportsService) {}
+
+  @Post()
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Export the conversations matching filters, as NDJSON or CSV, in the background' })
+  @ApiBody({ type: CreateExportDto })
+  @ApiAcceptedResponse({ description: '{ data: export } — queued; poll it until completed.' })
+  async create(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Body() body: unknown,
+    @Req() req: ServiceRequest,
+  ) {
+    const request = parseExportRequest(body);
+    return { data: presentExport(await this.exports.create(actor(auth, req), siteId, request)) };
+  }
+
+  @Get()
+  @ApiOperation({ summary: "A site's exports, newest first, one page at a time" })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+  })
+  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
+  async list(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
+    const page = await this.exports.list(auth.organizationId, siteId, { limit, cursor });
+    return { data: page.items.map(presentExport), meta: { nextCursor: page.nextCursor } };
+  }
+
+  @Get(':exportId')
+  @ApiOperation({ summary: 'One export: its state, progress and, once completed, its file facts' })
+  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('exportId') exportId: string) {
+    return { data: presentExport(await this.exports.get(auth.organizationId, siteId, exportId)) };
+  }
+
+  @Delete(':exportId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Cancel a queued or running export, or delete a finished one and its file' })
+  @ApiNoContentResponse()
+  async delete(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('exportId') exportId: string,
+    @Req() req: ServiceRequest,
+  ): Promise<void> {
+    await this.exports.delete(actor(auth, req), siteId, exportId);
+  }
+
+  @Get(':exportId/download')
+  @ApiOperation({
+    summary: "The export's file, streamed; Range honoured (206), ETag the quoted sha256",
+    description:
+      'Not completed yet (or failed): 409 export_not_ready. Past expiresAt: 410 export_expired. An unsatisfiable Range: 416.',
+  })
+  @ApiProduces('application/x-ndjson', 'text/csv')
+  async download(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('exportId') exportId: string,
+    @Req() req: ServiceRequest,
+    @Res() res: Response,
+  ): Promise<void> {
+    const record = await this.exports.downloadable(auth.organizationId, siteId, exportId);
+    const size = Number(record.bytes);
+    const etag = `"${record.sha256}"`;
+    res.setHeader('Content-Type', CONTENT_TYPE[record.format]);
+    res.setHeader('Content-Disposition', `attachment; filename="${record.id}.${record.format}"`);
+    res.setHeader('ETag', etag);
+    res.setHeader('Accept-Ranges', 'bytes');
+    res.setHeader('Cache-Control', 'private, no-cache');
+
+    if (req.headers['if-none-match']?.split(/\s*,\s*/).includes(etag)) {
+      res.status(304).end();
+      return;
+    }
+    // One range is served as 206; several (multipart answers) or a malformed header: the whole file.
+    const ifRange = req.headers['if-range'];
+    const ranges =
+      req.headers.range && (!ifRange || ifRange === etag) ? req.range(size, { combine: true }) : undefined;
+    if (ranges === -1) {
+      res.removeHeader('Content-Disposition');
+      throw new ApiError(
+        'range_not_satisfiable',
+        `The file has ${size} bytes; the Range asks for none of them.`,
+        {
+          headers: { 'Content-Range': `bytes */${size}` },
+        },
+      );
+    }
+    const range = Array.isArray(ranges) && ranges.length === 1 && size > 0 ? ranges[0] : undefined;
+    const body = await this.exports.open(record, range);
+    if (range) {
+      res.status(206);
+      res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
+      res.setHeader('Content-Length', String(range.end - range.start + 1));
+    } else {
+      res.status(200);
+      res.setHeader('Content-Length', String(size));
+    }
+    if (req.method === 'HEAD') {
+      body.destroy();
+      res.end();
+      return;
+    }
+    // A failure mid-stream can only cut the answer short: the client sees fewer bytes than Content-Length.
+    await pipeline(body, res).catch(() => res.destroy());
+  }
+}
+
+function actor(auth: AuthContext, req: ServiceRequest): ExportActor {
+  return {
+    organizationId: auth.organizationId,
+    apiKeyId: auth.apiKeyId,
+    requestId: req.id,
+    clientAddress: clientAddress(req),
+  };
+}

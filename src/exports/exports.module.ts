@@ -1,0 +1,49 @@
+import { BullModule } from '@nestjs/bull';
+import { DynamicModule, Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit-log';
+import { AppConfig } from '../config/app-config';
+import { EventsModule } from '../events/events.module';
+import { SitesModule } from '../sites/sites.module';
+import { ExportEvents } from './export-events';
+import { EXPORT_OUTCOME_LISTENER } from './export-outcome';
+import { EXPORT_QUEUE, ExportScheduler } from './export-queue';
+import { ExportRunner } from './export-runner';
+import { ExportSweep } from './export-sweep';
+import { ExportProcessor } from './export.processor';
+import { ExportsController } from './exports.controller';
+import { ExportsRepository } from './exports.repository';
+import { ExportsService } from './exports.service';
+import { EXPORT_STORAGE, ExportStorage } from './storage/export-storage';
+import { LocalExportStorage } from './storage/local-export-storage';
+import { S3ExportStorage } from './storage/s3-export-storage';
+
+/** The configured storage: the S3 bucket when EXPORT_S3_BUCKET is set, else the local EXPORT_DIR. */
+export function exportStorage(config: AppConfig): ExportStorage {
+  const { s3Bucket, s3Endpoint, s3Region, dir } = config.exports;
+  return s3Bucket
+    ? new S3ExportStorage({ bucket: s3Bucket, endpoint: s3Endpoint, region: s3Region })
+    : new LocalExportStorage(dir);
+}
+
+/** Background exports (analytics-v1 §2). The worker and the sweep run only when WORKERS=on. */
+@Module({})
+export class ExportsModule {
+  static register(config: AppConfig): DynamicModule {
+    return {
+      module: ExportsModule,
+      imports: [SitesModule, AuditModule, EventsModule, BullModule.registerQueue({ name: EXPORT_QUEUE })],
+      controllers: [ExportsController],
+      providers: [
+        ExportsRepository,
+        ExportsService,
+        ExportScheduler,
+        ExportRunner,
+        { provide: EXPORT_STORAGE, useFactory: exportStorage, inject: [AppConfig] },
+        { provide: EXPORT_OUTCOME_LISTENER, useClass: ExportEvents },
+        ExportSweep,
+        ...(config.workers ? [ExportProcessor] : []),
+      ],
+      exports: [ExportsService, ExportRunner, ExportSweep, ExportScheduler, EXPORT_STORAGE],
+    };
+  }
+}

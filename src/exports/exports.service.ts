@@ -1,0 +1,154 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Readable } from 'node:stream';
+import { DataSource } from 'typeorm';
+import { AuditLog } from '../audit/audit-log';
+import { canonicalFilters } from '../common/cursor/cursor-codec';
+import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
+import { ApiError } from '../common/errors/api-error';
+import { isId, newId } from '../common/ids/ids';
+import { SitesService } from '../sites/sites.service';
+import { ExportRequest } from './dto/export-request';
+import { ExportScheduler } from './export-queue';
+import { ExportRecord, storageKeyOf } from './export.records';
+import { ExportsRepository } from './exports.repository';
+import { ByteRange, EXPORT_STORAGE, ExportStorage } from './storage/export-storage';
+
+export interface ExportActor {
+  organizationId: string;
+  apiKeyId: string;
+  requestId: string;
+  clientAddress: string | null;
+}
+
+const EXPORT_ORDER = newestFirst('createdAt', 'exp');
+
+/** Background exports of a site's conversations (analytics-v1 §2). */
+@Injectable()
+export class ExportsService {
+  private readonly logger = new Logger(ExportsService.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly exports: ExportsRepository,
+    private readonly sites: SitesService,
+    private readonly audit: AuditLog,
+    private readonly scheduler: ExportScheduler,
+    private readonly paging: KeysetPaging,
+    @Inject(EXPORT_STORAGE) private readonly storage: ExportStorage,
+  ) {}
+
+  /**
+   * Queues an export. The row and its audit row (who asked for which data) are written in one
+   * transaction; the job is handed to the queue after. If Redis does not take it, the export
+   * stays queued and the workers' sweep hands it later.
+   */
+  async create(actor: ExportActor, siteId: string, request: ExportRequest): Promise<ExportRecord> {
+    const site = await this.sites.getOwned(actor.organizationId, siteId);
+    const id = newId('exp');
+    const record = await this.dataSource.transaction(async (manager) => {
+      const created = await this.exports.insert(
+        {
+          id,
+          organizationId: actor.organizationId,
+          siteId: site.id,
+          apiKeyId: actor.apiKeyId,
+          format: request.format,
+          filters: request.filters,
+          include: request.include,
+          storageKey: storageKeyOf({ id, siteId: site.id, format: request.format }),
+        },
+        manager,
+      );
+      await this.audit.record(
+        {
+          organizationId: actor.organizationId,
+          siteId: site.id,
+          actorType: 'api_key',
+          actorId: actor.apiKeyId,
+          action: 'conversations.export',
+          targetType: 'export',
+          targetId: id,
+          requestId: actor.requestId,
+          clientAddress: actor.clientAddress,
+          details: { format: request.format, filters: request.filters, include: request.include },
+        },
+        manager,
+      );
+      return created;
+    });
+    await this.scheduler.hand(record.id, record.attempts).catch((error: Error) => {
+      this.logger.warn(`export ${record.id} not handed to the queue yet: ${error.message}`);
+    });
+    return record;
+  }
+
+  async get(organizationId: string, siteId: string, exportId: string): Promise<ExportRecord> {
+    const site = await this.sites.getOwned(organizationId, siteId);
+    const record = isId('exp', exportId) ? await this.exports.findInSite(site.id, exportId) : undefined;
+    if (!record) throw ApiError.notFound('export');
+    return record;
+  }
+
+  /** One page of the site's exports, newest first. */
+  async list(
+    organizationId: string,
+    siteId: string,
+    request: PageRequest,
+  ): Promise<KeysetPage<ExportRecord>> {
+    const site = await this.sites.getOwned(organizationId, siteId);
+    const list = {
+      binding: { resource: 'exports', scope: site.id, filters: canonicalFilters({}) },
+      order: EXPORT_ORDER,
+    };
+    return this.paging.page(list, request, (limit, after) => this.exports.listInSite(site.id, limit, after));
+  }
+
+  /**
+   * Cancels a queued or running export, or deletes a finished one, with its file. A running
+   * export's worker sees the deletion at its next heartbeat, stops and removes its partial file.
+   */
+  async delete(actor: ExportActor, siteId: string, exportId: string): Promise<void> {
+    const site = await this.sites.getOwned(actor.organizationId, siteId);
+    const record = isId('exp', exportId) ? await this.exports.markDeleted(site.id, exportId) : undefined;
+    if (!record) throw ApiError.notFound('export');
+    await this.audit.record({
+      organizationId: actor.organizationId,
+      siteId: site.id,
+      actorType: 'api_key',
+      actorId: actor.apiKeyId,
+      action: record.state === 'queued' || record.state === 'running' ? 'exports.cancel' : 'exports.delete',
+      targetType: 'export',
+      targetId: record.id,
+      requestId: actor.requestId,
+      clientAddress: actor.clientAddress,
+    });
+    if (record.state === 'completed') {
+      await this.storage.remove(record.storageKey ?? storageKeyOf(record)).catch((error: Error) => {
+        this.logger.warn(`file of deleted export ${record.id} not removed: ${error.message}`);
+      });
+    }
+  }
+
+  /** The completed export whose file may be downloaded; 409 export_not_ready or 410 export_expired otherwise. */
+  async downloadable(organizationId: string, siteId: string, exportId: string): Promise<ExportRecord> {
+    const record = await this.get(organizationId, siteId, exportId);
+    if (record.state === 'expired' || (record.expiresAt && record.expiresAt.getTime() <= Date.now()))
+      throw new ApiError(
+        'export_expired',
+        `The export expired at ${record.expiresAt?.toISOString() ?? 'an earlier time'}; its file was deleted. Create a new export.`,
+      );
+    if (record.state !== 'completed')
+      throw new ApiError(
+        'export_not_ready',
+        record.state === 'failed'
+          ? `The export failed (${record.failureReason}); it has no file. Create a new export.`
+          : `The export is ${record.state}; poll it until its state is completed.`,
+        { extensions: { state: record.state } },
+      );
+    return record;
+  }
+
+  async open(record: ExportRecord, range?: ByteRange): Promise<Readable> {
+    return this.storage.read(record.storageKey ?? storageKeyOf(record), range);
+  }
+}

@@ -1,0 +1,566 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getQueueToken } from '@nestjs/bull';
+import type { Queue } from 'bull';
+import { parse } from 'csv-parse/sync';
+import { DataSource } from 'typeorm';
+import { ExportSweep } from '../../src/exports/export-sweep';
+import { EXPORT_QUEUE } from '../../src/exports/export-queue';
+import { CSV_COLUMNS } from '../../src/exports/export-rows';
+import { insertManyConversations } from '../factories/bulk-conversations';
+import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
+import { createOrganization } from '../factories/organizations';
+import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
+import { createTestApp, TestApp } from '../setup/test-app';
+
+type Org = Awaited<ReturnType<typeof createOrganization>>;
+
+let t: TestApp;
+let drop: () => Promise<void>;
+const exportDir = mkdtempSync(join(tmpdir(), 'exports-e2e-'));
+
+beforeAll(async () => {
+  const db = await createIsolatedDatabase();
+  drop = db.drop;
+  t = await createTestApp(
+    {
+      DATABASE_URL: db.url,
+      WORKERS: 'on',
+      EXPORT_DIR: exportDir,
+      EXPORT_LEASE_MS: '1500',
+      EXPORT_CONCURRENCY_PER_ORG: '1',
+      EXPORT_BATCH_ROWS: '7',
+    },
+    { redisKeyPrefixSuffix: 'exports:' },
+  );
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+  await drop?.();
+  rmSync(exportDir, { recursive: true, force: true });
+});
+
+const base = (org: Org) => `/api/v1/sites/${org.site.id}/conversations/exports`;
+
+async function createExport(org: Org, body: Record<string, unknown>) {
+  const res = await t.http().post(base(org)).set(org.auth).send(body);
+  if (res.status !== 202) throw new Error(`export not created: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as { id: string; [key: string]: unknown };
+}
+
+async function finished(org: Org, id: string, timeoutMs = 30_000) {
+  return eventually(
+    async () => {
+      const res = await t
+        .http()
+        .get(`${base(org)}/${id}`)
+        .set(org.auth);
+      return ['completed', 'failed'].includes(res.body.data?.state) ? res.body.data : undefined;
+    },
+    `export ${id} finished`,
+    timeoutMs,
+  );
+}
+
+async function download(org: Org, id: string, headers: Record<string, string> = {}) {
+  return t
+    .http()
+    .get(`${base(org)}/${id}/download`)
+    .set({ ...org.auth, ...headers })
+    .buffer(true)
+    .parse((res, done) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+describe('routes: …/conversations/exports is the exports resource, never a conversation id', () => {
+  it('GET …/conversations/exports reaches the exports list, not GET …/conversations/:id', async () => {
+    const org = await createOrganization(t.app);
+    const res = await t.http().get(base(org)).set(org.auth);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: [], meta: { nextCursor: null } });
+  });
+});
+
+describe('errors: export_not_ready (409) and export_expired (410) are in the vocabulary', () => {
+  it('/docs/api/errors documents both codes with their status', async () => {
+    const res = await t.http().get('/docs/api/errors');
+    expect(res.status).toBe(200);
+    expect(res.text).toMatch(/<section id="export_not_ready">[\s\S]*?&middot; 409/);
+    expect(res.text).toMatch(/<section id="export_expired">[\s\S]*?&middot; 410/);
+  });
+
+  it('the OpenAPI document lists the export routes', async () => {
+    const res = await t.http().get('/api/v1/openapi.json');
+    const paths = Object.keys(res.body.paths);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/api/v1/sites/{siteId}/conversations/exports',
+        '/api/v1/sites/{siteId}/conversations/exports/{exportId}',
+        '/api/v1/sites/{siteId}/conversations/exports/{exportId}/download',
+      ]),
+    );
+  });
+});
+
+describe('POST …/exports: 202 with the export resource, exactly', () => {
+  it('answers 202 { data: export } with every field, filters as given and the state queued or later', async () => {
+    const org = await createOrganization(t.app);
+    const res = await t
+      .http()
+      .post(base(org))
+      .set(org.auth)
+      .send({ format: 'ndjson', filters: { channel: 'web', 'quality.min': 0.5 }, include: ['messages'] });
+    expect(res.status).toBe(202);
+    const e = res.body.data;
+    expect(Object.keys(e).sort()).toEqual(
+      [
+        'id',
+        'siteId',
+        'state',
+        'format',
+        'filters',
+        'include',
+        'asOf',
+        'rowCount',
+        'bytes',
+        'sha256',
+        'progress',
+        'failureReason',
+        'createdAt',
+        'completedAt',
+        'expiresAt',
+      ].sort(),
+    );
+    expect(e.id).toMatch(/^exp_/);
+    expect(e).toMatchObject({
+      siteId: org.site.id,
+      format: 'ndjson',
+      filters: { channel: 'web', 'quality.min': 0.5 },
+      include: ['messages'],
+      progress: { rows: expect.any(Number) },
+    });
+    expect(['queued', 'running', 'completed']).toContain(e.state);
+    const done = await finished(org, e.id);
+    expect(done).toMatchObject({ state: 'completed', rowCount: 0, failureReason: null });
+    expect(Date.parse(done.expiresAt) - Date.parse(done.completedAt)).toBe(168 * 3600_000);
+  });
+
+  it('writes an audit row naming the API key, the export and the filters asked for', async () => {
+    const org = await createOrganization(t.app);
+    const e = await createExport(org, { format: 'csv', filters: { language: 'en' } });
+    const rows = await t.app
+      .get(DataSource)
+      .query(`SELECT actor_type, actor_id, action, details FROM audit_events WHERE target_id = $1`, [e.id]);
+    expect(rows).toEqual([
+      {
+        actor_type: 'api_key',
+        actor_id: org.apiKey.id,
+        action: 'conversations.export',
+        details: { format: 'csv', filters: { language: 'en' }, include: [] },
+      },
+    ]);
+  });
+
+  it("another organization's site is a 404 not_found", async () => {
+    const org = await createOrganization(t.app);
+    const other = await createOrganization(t.app);
+    const res = await t.http().post(base(other)).set(org.auth).send({ format: 'csv' });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+  });
+});
+
+describe("filters: the listing's rules, faults located by pointer", () => {
+  let org: Org;
+  beforeAll(async () => {
+    org = await createOrganization(t.app);
+  });
+  const post = (body: unknown) =>
+    t
+      .http()
+      .post(base(org))
+      .set(org.auth)
+      .send(body as object);
+
+  it('an unknown label token is invalid_filter pointing at the array element (/filters/labels.all/1)', async () => {
+    const res = await post({
+      format: 'csv',
+      filters: { 'labels.all': ['resolution:unresolved', 'made:up'] },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_filter');
+    expect(res.body.errors).toEqual([
+      expect.objectContaining({ code: 'invalid_filter', pointer: '/filters/labels.all/1' }),
+    ]);
+  });
+
+  it('limit, cursor and count are not filters: 400 naming each with unknown_field', async () => {
+    const res = await post({ format: 'csv', filters: { limit: 10, cursor: 'x', count: true } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_request');
+    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+      ['/filters/limit', 'unknown_field'],
+      ['/filters/cursor', 'unknown_field'],
+      ['/filters/count', 'unknown_field'],
+    ]);
+  });
+
+  it('repeatable parameters are arrays of strings, bounds JSON numbers, dates strings', async () => {
+    const res = await post({
+      format: 'csv',
+      filters: { keywords: 'shoes', 'labels.none': ['flag:x:true', 3], 'quality.min': '0.5', from: 20260101 },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_request');
+    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+      ['/filters/keywords', 'invalid_type'],
+      ['/filters/labels.none/1', 'invalid_type'],
+      ['/filters/quality.min', 'invalid_type'],
+      ['/filters/from', 'invalid_type'],
+    ]);
+  });
+
+  it('a bad value is located at its element, with the listing code (invalid_value)', async () => {
+    const res = await post({ format: 'csv', filters: { keywords: ['ok', '!!!'], 'quality.max': 1.5 } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+      ['/filters/keywords/1', 'invalid_value'],
+      ['/filters/quality.max', 'invalid_value'],
+    ]);
+  });
+
+  it('the listing rules spanning parameters hold (labelStatus=pending with a score filter)', async () => {
+    const res = await post({ format: 'ndjson', filters: { labelStatus: 'pending', 'quality.min': 0.2 } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_filter');
+    expect(res.body.errors[0].pointer).toBe('/filters/labelStatus');
+  });
+
+  it('include: ["messages"] is allowed with ndjson only; format is required; unknown fields are named', async () => {
+    const res = await post({ format: 'csv', include: ['messages'], extra: 1 });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+      ['/extra', 'unknown_field'],
+      ['/include', 'invalid_value'],
+    ]);
+    const missing = await post({});
+    expect(missing.body.errors).toEqual([expect.objectContaining({ pointer: '/format', code: 'required' })]);
+  });
+
+  it('a refused export stores nothing', async () => {
+    await post({ format: 'xml' });
+    const list = await t.http().get(base(org)).set(org.auth);
+    expect(list.body.data).toEqual([]);
+  });
+});
+
+describe('contents: exactly the matching conversations, newest first, as list items', () => {
+  let org: Org;
+  beforeAll(async () => {
+    org = await createOrganization(t.app);
+    for (let i = 0; i < 9; i++)
+      await recordConversation(t, org, {
+        channel: i % 3 === 0 ? 'hosted' : 'web',
+        title: `Order question ${i}`,
+      });
+    const labeled = await recordConversation(t, org, { title: '=HYPERLINK("http://evil.example")' });
+    await label(t.app, labeled.id, labeledOutcome());
+    await recordConversation(t, org, { title: 'Comma, "quoted" title', channel: 'web' });
+  });
+
+  it('NDJSON lines are the listing items of the same filters, in listing order (rowCount = lines)', async () => {
+    const e = await createExport(org, { format: 'ndjson', filters: { channel: 'web' } });
+    const done = await finished(org, e.id);
+    const file = (await download(org, e.id)).body as Buffer;
+    const lines = file.toString('utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    const listed = await listConversations(t, org, { channel: 'web', limit: 100 });
+    expect(lines.map((l) => JSON.parse(l))).toEqual(listed.body.data);
+    expect(done.rowCount).toBe(listed.body.data.length);
+    expect(done.rowCount).toBe(8);
+    expect(done.progress).toEqual({ rows: 8 });
+    expect(done.bytes).toBe(file.length);
+  });
+
+  it('include: ["messages"] adds each transcript to its line', async () => {
+    const e = await createExport(org, {
+      format: 'ndjson',
+      filters: { channel: 'hosted' },
+      include: ['messages'],
+    });
+    await finished(org, e.id);
+    const lines = ((await download(org, e.id)).body as Buffer)
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      const one = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${line.id}`).set(org.auth);
+      expect(line.messages).toEqual(one.body.data.messages);
+      const { messages: _m, metadata: _d, ...item } = one.body.data;
+      const { messages: _n, ...lineItem } = line;
+      expect(lineItem).toEqual(item);
+    }
+  });
+
+  it('CSV: a header row with the spec columns in order, CRLF line ends, RFC 4180 quoting', async () => {
+    const e = await createExport(org, { format: 'csv' });
+    const done = await finished(org, e.id);
+    const text = ((await download(org, e.id)).body as Buffer).toString('utf8');
+    expect(text.split('\r\n')[0]).toBe(CSV_COLUMNS.join(','));
+    expect(text.endsWith('\r\n')).toBe(true);
+    expect(text.replace(/\r\n/g, '')).not.toMatch(/\n/);
+    const records: string[][] = parse(text, { record_delimiter: '\r\n' });
+    expect(records[0]).toEqual([...CSV_COLUMNS]);
+    expect(records).toHaveLength(done.rowCount + 1);
+    const listed = await listConversations(t, org, { limit: 100 });
+    expect(records.slice(1).map((r) => r[0])).toEqual(listed.body.data.map((c: { id: string }) => c.id));
+    expect(records[1][CSV_COLUMNS.indexOf('title')]).toBe('Comma, "quoted" title');
+    expect(text).toContain('"Comma, ""quoted"" title"');
+  });
+
+  it("CSV: a cell starting with =, +, -, @, tab or CR gets a leading ' ; lists joined with |; null is empty", async () => {
+    const e = await createExport(org, { format: 'csv', filters: { labelStatus: 'labeled' } });
+    await finished(org, e.id);
+    const text = ((await download(org, e.id)).body as Buffer).toString('utf8');
+    const [header, row] = parse(text, { record_delimiter: '\r\n' }) as string[][];
+    const cell = (name: string) => row[header.indexOf(name)];
+    expect(cell('title')).toBe(`'=HYPERLINK("http://evil.example")`);
+    expect(cell('labelStatus')).toBe('labeled');
+    expect(cell('quality')).toBe('0.8');
+    expect(cell('labelTokens').split('|').length).toBeGreaterThan(1);
+    expect(cell('labelTokens')).toContain('resolution:resolved');
+    expect(cell('entryWidgetId')).toBe('');
+    expect(cell('failedCriteria')).toBe('');
+  });
+});
+
+describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
+  let org: Org;
+  let done: { id: string; sha256: string; bytes: number };
+  beforeAll(async () => {
+    org = await createOrganization(t.app);
+    for (let i = 0; i < 5; i++) await recordConversation(t, org);
+    done = await finished(org, (await createExport(org, { format: 'csv' })).id);
+  });
+
+  it('the downloaded bytes hash to the sha256 of the resource; headers per format', async () => {
+    const res = await download(org, done.id);
+    expect(res.status).toBe(200);
+    expect(sha256(res.body)).toBe(done.sha256);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="${done.id}.csv"`);
+    expect(res.headers.etag).toBe(`"${done.sha256}"`);
+    expect(Number(res.headers['content-length'])).toBe(done.bytes);
+  });
+
+  it('Range: 206 with exactly the bytes asked for; the parts put together are the file', async () => {
+    const whole = (await download(org, done.id)).body as Buffer;
+    const first = await download(org, done.id, { Range: 'bytes=0-99' });
+    expect(first.status).toBe(206);
+    expect(first.headers['content-range']).toBe(`bytes 0-99/${done.bytes}`);
+    const rest = await download(org, done.id, { Range: 'bytes=100-' });
+    expect(rest.status).toBe(206);
+    expect(sha256(Buffer.concat([first.body, rest.body]))).toBe(done.sha256);
+    expect(Buffer.concat([first.body, rest.body]).equals(whole)).toBe(true);
+  });
+
+  it('an unsatisfiable Range is a 416 problem with Content-Range: bytes */size', async () => {
+    const res = await t
+      .http()
+      .get(`${base(org)}/${done.id}/download`)
+      .set({ ...org.auth, Range: `bytes=${done.bytes + 10}-` });
+    expect(res.status).toBe(416);
+    expect(res.body.code).toBe('range_not_satisfiable');
+    expect(res.headers['content-range']).toBe(`bytes */${done.bytes}`);
+  });
+
+  it('not completed yet: 409 export_not_ready', async () => {
+    const queue = t.app.get<Queue>(getQueueToken(EXPORT_QUEUE));
+    await queue.pause(true);
+    try {
+      const e = await createExport(org, { format: 'ndjson' });
+      const res = await t
+        .http()
+        .get(`${base(org)}/${e.id}/download`)
+        .set(org.auth);
+      expect(res.status).toBe(409);
+      expect(res.body.code).toBe('export_not_ready');
+      expect(res.body.title).toBe('Export not ready');
+    } finally {
+      await queue.resume(true);
+    }
+  });
+
+  it('past expiresAt: 410 export_expired; the sweep deletes the file and marks it expired', async () => {
+    const e = await finished(org, (await createExport(org, { format: 'ndjson' })).id);
+    const file = join(exportDir, org.site.id, `${e.id}.ndjson`);
+    expect(existsSync(file)).toBe(true);
+    await t.app
+      .get(DataSource)
+      .query(`UPDATE exports SET expires_at = now() - interval '1 second' WHERE id = $1`, [e.id]);
+    const res = await t
+      .http()
+      .get(`${base(org)}/${e.id}/download`)
+      .set(org.auth);
+    expect(res.status).toBe(410);
+    expect(res.body.code).toBe('export_expired');
+    const swept = await t.app.get(ExportSweep).sweep();
+    expect(swept.expired).toContain(e.id);
+    expect(existsSync(file)).toBe(false);
+    const after = await t
+      .http()
+      .get(`${base(org)}/${e.id}`)
+      .set(org.auth);
+    expect(after.body.data.state).toBe('expired');
+  });
+});
+
+describe('list, get and delete', () => {
+  it('GET …/exports pages newest first with cursors', async () => {
+    const org = await createOrganization(t.app);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await createExport(org, { format: 'csv' })).id);
+    const first = await t
+      .http()
+      .get(`${base(org)}?limit=2`)
+      .set(org.auth);
+    expect(first.body.data.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
+    const second = await t
+      .http()
+      .get(`${base(org)}?limit=2&cursor=${first.body.meta.nextCursor}`)
+      .set(org.auth);
+    expect(second.body.data.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
+    expect(second.body.meta.nextCursor).toBeNull();
+    const bad = await t
+      .http()
+      .get(`${base(org)}?limit=0`)
+      .set(org.auth);
+    expect(bad.status).toBe(400);
+  });
+
+  it('DELETE of a completed export: 204, its file removed, then 404', async () => {
+    const org = await createOrganization(t.app);
+    await recordConversation(t, org);
+    const e = await finished(org, (await createExport(org, { format: 'csv' })).id);
+    const file = join(exportDir, org.site.id, `${e.id}.csv`);
+    expect(existsSync(file)).toBe(true);
+    const res = await t
+      .http()
+      .delete(`${base(org)}/${e.id}`)
+      .set(org.auth);
+    expect(res.status).toBe(204);
+    expect(existsSync(file)).toBe(false);
+    expect(
+      (
+        await t
+          .http()
+          .get(`${base(org)}/${e.id}`)
+          .set(org.auth)
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await t
+          .http()
+          .get(`${base(org)}/${e.id}/download`)
+          .set(org.auth)
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await t
+          .http()
+          .delete(`${base(org)}/${e.id}`)
+          .set(org.auth)
+      ).status,
+    ).toBe(404);
+  });
+
+  it('an unknown export id is a 404 not_found', async () => {
+    const org = await createOrganization(t.app);
+    const res = await t
+      .http()
+      .get(`${base(org)}/exp_doesnotexist`)
+      .set(org.auth);
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+  });
+});
+
+describe('background: at most EXPORT_CONCURRENCY_PER_ORG run at once; DELETE of a running export stops it', () => {
+  it('the second export of an organization waits queued while the first runs, then completes', async () => {
+    const org = await createOrganization(t.app);
+    await insertManyConversations(t.app, { id: org.site.id, organizationId: org.organization.id }, 3000);
+    const a = await createExport(org, { format: 'ndjson' });
+    const b = await createExport(org, { format: 'ndjson' });
+    await eventually(async () => {
+      const res = await t
+        .http()
+        .get(`${base(org)}/${a.id}`)
+        .set(org.auth);
+      return res.body.data.state === 'running' ? true : undefined;
+    }, 'first running');
+    const second = await t
+      .http()
+      .get(`${base(org)}/${b.id}`)
+      .set(org.auth);
+    expect(second.body.data.state).toBe('queued');
+    const doneA = await finished(org, a.id, 60_000);
+    const doneB = await finished(org, b.id, 60_000);
+    expect(doneA.rowCount).toBe(3000);
+    expect(doneB.rowCount).toBe(3000);
+    expect(Date.parse(doneB.asOf)).toBeGreaterThanOrEqual(Date.parse(doneA.completedAt) - 5);
+  }, 120_000);
+
+  it('DELETE while running: 204, the worker stops and no file (partial or whole) is left', async () => {
+    const org = await createOrganization(t.app);
+    await insertManyConversations(t.app, { id: org.site.id, organizationId: org.organization.id }, 6000, {
+      messages: true,
+    });
+    const e = await createExport(org, { format: 'ndjson', include: ['messages'] });
+    await eventually(async () => {
+      const res = await t
+        .http()
+        .get(`${base(org)}/${e.id}`)
+        .set(org.auth);
+      return res.body.data.state === 'running' && res.body.data.progress.rows > 0 ? true : undefined;
+    }, 'export running');
+    expect(
+      (
+        await t
+          .http()
+          .delete(`${base(org)}/${e.id}`)
+          .set(org.auth)
+      ).status,
+    ).toBe(204);
+    const dir = join(exportDir, org.site.id);
+    await eventually(
+      async () => {
+        const [row] = await t.app
+          .get(DataSource)
+          .query(`SELECT lease_owner FROM exports WHERE id = $1`, [e.id]);
+        const files = existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith(e.id)) : [];
+        return files.length === 0 && row ? row : undefined;
+      },
+      'partial file removed',
+      30_000,
+    );
+    // The worker stopped: the row never became completed.
+    await new Promise((r) => setTimeout(r, 1500));
+    const [row] = await t.app
+      .get(DataSource)
+      .query(`SELECT state, sha256 FROM exports WHERE id = $1`, [e.id]);
+    expect(row.state).not.toBe('completed');
+    expect(row.sha256).toBeNull();
+    expect(existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith(e.id)) : []).toEqual([]);
+  }, 120_000);
+});
