@@ -20,6 +20,7 @@ import { RedisModule } from './redis/redis.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { LabelingQueueModule } from './labeling-queue/labeling-queue.module';
 import { LabelsModule } from './labels/labels.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
 
@@ -63,6 +64,7 @@ export class AppModule {
         RateLimitModule,
         AuthModule,
         HealthModule,
+        MetricsModule,
         SitesModule,
         OrganizationsModule,
         LabelsModule,
