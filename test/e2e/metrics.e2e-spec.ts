@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { insertConversation } from '../factories/conversation-rows';
 import { createOrganization } from '../factories/organizations';
@@ -137,21 +138,27 @@ describe('GET /metrics (WORKERS=off)', () => {
   });
 
   describe('a failing source does not fail the scrape', () => {
-    it('with Postgres unreachable for the SQL gauges, they are NaN, the error is counted, the rest answers', async () => {
-      const dataSource = t.app.get(DataSource);
-      const query = dataSource.transaction.bind(dataSource);
-      dataSource.transaction = (() => Promise.reject(new Error('connection refused'))) as never;
+    it('with page_imports locked, its gauges are NaN after the 2 s timeout, the error is counted, the rest answers', async () => {
+      const locker = new Client({ connectionString: t.config.databaseUrl });
+      await locker.connect();
       try {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE page_imports IN ACCESS EXCLUSIVE MODE');
+        const started = Date.now();
         const text = await scrape(t);
-        expect(sample(text, 'labeling_lag_seconds')).toBeNaN();
-        expect(sample(text, 'metrics_collect_errors_total', { source: 'labeling' })).toBeGreaterThanOrEqual(
-          1,
-        );
+        expect(Date.now() - started).toBeLessThan(10_000);
+        expect(sample(text, 'page_imports_running')).toBeNaN();
         expect(sample(text, 'page_imports_closed', { outcome: 'completed' })).toBeUndefined();
+        expect(
+          sample(text, 'metrics_collect_errors_total', { source: 'page_imports' }),
+        ).toBeGreaterThanOrEqual(1);
+        expect(sample(text, 'labeling_lag_seconds')).not.toBeNaN();
         expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
       } finally {
-        dataSource.transaction = query as never;
+        await locker.query('ROLLBACK');
+        await locker.end();
       }
+      expect(sample(await scrape(t), 'page_imports_running')).toBe(0);
     });
   });
 });
