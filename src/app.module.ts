@@ -22,6 +22,7 @@ import { RedisModule } from './redis/redis.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { LabelingQueueModule } from './labeling-queue/labeling-queue.module';
 import { LabelsModule } from './labels/labels.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
 import { StatsModule } from './stats/stats.module';
@@ -70,6 +71,7 @@ export class AppModule {
         HealthModule,
         // Before ConversationsModule: …/conversations/exports must not be read as a conversation id.
         ExportsModule.register(config),
+        MetricsModule,
         SitesModule,
         OrganizationsModule,
         LabelsModule,

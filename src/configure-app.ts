@@ -6,6 +6,7 @@ import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { createValidationPipe } from './common/http/validation';
 import { AppConfig } from './config/app-config';
 import { setupOpenApi } from './docs/openapi/openapi-document';
+import { httpMetricsMiddleware, MetricsService } from './metrics';
 
 /**
  * Everything the HTTP app needs besides its modules, in order. Shared by main.ts and the tests,
@@ -15,6 +16,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Ne
   app.useLogger(app.get(Logger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
+  app.use(httpMetricsMiddleware(app.get(MetricsService)));
   const trust = app.getHttpAdapter().getInstance().get('trust proxy fn') as (
     addr: string,
     hop: number,

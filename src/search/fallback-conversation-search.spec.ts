@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { ConversationFilter, emptyFilter } from './listing/conversation-filter';
 import { ConversationSearch, listWithPageAndCount, SearchPage } from './listing/conversation-search';
@@ -12,9 +12,12 @@ const page = (id: string): SearchPage => ({
 class Engine implements ConversationSearch {
   calls = 0;
   failing = false;
+  /** When set, page() waits for it (a request in flight). */
+  pending?: Promise<void>;
   constructor(private readonly id: string) {}
   async page(): Promise<SearchPage> {
     this.calls++;
+    if (this.pending) await this.pending;
     if (this.failing) throw new Error('down');
     return page(this.id);
   }
@@ -31,15 +34,35 @@ class Engine implements ConversationSearch {
 
 describe('circuit breaker around the OpenSearch engine', () => {
   beforeAll(() => Logger.overrideLogger(false));
+  // Only the clock is faked (the breaker reads Date.now()); promises and timers run as usual.
+  beforeEach(() => {
+    jest.useFakeTimers({
+      now: 0,
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+    });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   const setup = () => {
-    let now = 0;
     const primary = new Engine('conv_os');
     const fallback = new Engine('conv_pg');
-    const breaker = new CircuitBreaker({ failureThreshold: 3, openMs: 1000, now: () => now });
+    const breaker = new CircuitBreaker({ failureThreshold: 3, openMs: 1000 });
     const search = new FallbackConversationSearch(primary, fallback, breaker);
     const list = () => search.page('site_x', emptyFilter(), { limit: 1 });
-    return { primary, fallback, breaker, list, advance: (ms: number) => (now += ms) };
+    return { primary, fallback, breaker, list, advance: (ms: number) => jest.setSystemTime(Date.now() + ms) };
   };
 
   it('a failure is answered by the fallback; the circuit stays closed below the threshold', async () => {
@@ -86,14 +109,38 @@ describe('circuit breaker around the OpenSearch engine', () => {
     expect(s.breaker.state).toBe('half-open');
   });
 
-  it('while the trial is in flight, other requests use the fallback', () => {
+  it('while the trial is in flight, other requests use the fallback', async () => {
     const s = setup();
-    s.breaker.failure();
-    s.breaker.failure();
-    s.breaker.failure();
+    s.primary.failing = true;
+    for (let i = 0; i < 3; i++) await s.list();
     s.advance(1000);
-    expect(s.breaker.allow()).toBe(true);
-    expect(s.breaker.allow()).toBe(false);
+    s.primary.failing = false;
+    let answer!: () => void;
+    s.primary.pending = new Promise<void>((resolve) => (answer = resolve));
+    const calls = s.primary.calls;
+    const trial = s.list();
+    expect(s.primary.calls).toBe(calls + 1);
+    // Answered by the fallback at once, not after the trial: the primary is not called again.
+    expect(await s.list()).toEqual(page('conv_pg'));
+    expect(s.primary.calls).toBe(calls + 1);
+    answer();
+    expect(await trial).toEqual(page('conv_os'));
+    expect(s.breaker.state).toBe('closed');
+  });
+
+  it('a failure while closed but below the threshold does not count once a success came between', async () => {
+    const s = setup();
+    s.primary.failing = true;
+    await s.list();
+    await s.list();
+    s.primary.failing = false;
+    await s.list();
+    s.primary.failing = true;
+    await s.list();
+    await s.list();
+    expect(s.breaker.state).toBe('closed');
+    await s.list();
+    expect(s.breaker.state).toBe('open');
   });
 });
 

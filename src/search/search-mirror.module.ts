@@ -11,7 +11,6 @@ import {
 } from '@nestjs/common';
 import type { Client } from '@opensearch-project/opensearch';
 import { AppConfig } from '../config/app-config';
-import { MetricsController } from './metrics.controller';
 import { SearchIndexer } from './mirror/search-indexer.service';
 import { SearchMirrorProcessor } from './mirror/search-mirror.processor';
 import { SEARCH_MIRROR_QUEUE, SearchMirrorScheduler } from './mirror/search-mirror.scheduler';
@@ -84,7 +83,6 @@ export class SearchMirrorModule {
     return {
       module: SearchMirrorModule,
       imports,
-      controllers: options.controllers === false ? [] : [MetricsController],
       providers,
       exports,
     };

@@ -86,7 +86,7 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
     os.searchHandler = undefined;
     os.searches.length = 0;
     os.searchParams.length = 0;
-    breaker.success();
+    breaker.reset();
   });
 
   const list = (query = '') =>
@@ -141,7 +141,7 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
       os.mode = { status: 500 };
       const first = await list('?limit=1');
       expect(first.body.data.map((c: { id: string }) => c.id)).toEqual([convs[2].id]);
-      breaker.success();
+      breaker.reset();
 
       os.mode = 'ok';
       os.searchHandler = () => hitsOf([convs[1]]);

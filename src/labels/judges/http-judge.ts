@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { withRetry } from '../../common/resilience';
 import { checkVerdict } from '../label-outcome';
 import type { TaxonomyShape } from '../taxonomy';
 import { Judge, JudgeError, JudgeInput, JudgeVerdict } from './judge';
@@ -66,67 +66,61 @@ export class HttpJudge implements Judge {
       conversation: input.conversation,
       messages: input.messages,
     });
-    let last: AttemptError | undefined;
-    for (let attempt = 1; attempt <= this.options.attempts; attempt++) {
-      if (attempt > 1) await sleep(this.options.backoffMs * 2 ** (attempt - 2));
-      try {
-        return await this.attempt(body);
-      } catch (error) {
-        last = error instanceof AttemptError ? error : new AttemptError((error as Error).message, true);
-        if (!last.retry) break;
-      }
-    }
     const tries = this.options.attempts;
-    throw new JudgeError(
-      `http judge failed${last?.retry === false ? '' : ` after ${tries} attempt${tries === 1 ? '' : 's'}`}: ${last?.message ?? 'no attempt made'}`,
-    );
+    try {
+      return await withRetry(
+        {
+          attempts: tries,
+          backoffMs: this.options.backoffMs,
+          timeoutMs: this.options.timeoutMs,
+          retryable: (error) => !(error instanceof AttemptError) || error.retry,
+        },
+        (signal) => this.attempt(body, signal),
+      );
+    } catch (error) {
+      const last = error instanceof AttemptError ? error : new AttemptError((error as Error).message, true);
+      throw new JudgeError(
+        `http judge failed${last.retry ? ` after ${tries} attempt${tries === 1 ? '' : 's'}` : ''}: ${last.message}`,
+      );
+    }
   }
 
-  private async attempt(body: string): Promise<JudgeVerdict> {
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () =>
-        controller.abort(new AttemptError(`no complete answer within ${this.options.timeoutMs} ms`, true)),
-      this.options.timeoutMs,
-    );
+  /** One attempt; `signal` aborts when JUDGE_TIMEOUT_MS has passed. */
+  private async attempt(body: string, signal: AbortSignal): Promise<JudgeVerdict> {
+    const timedOut = () => new AttemptError(`no complete answer within ${this.options.timeoutMs} ms`, true);
+    let response: Response;
     try {
-      let response: Response;
-      try {
-        response = await fetch(this.options.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json' },
-          body,
-          signal: controller.signal,
-          redirect: 'error',
-        });
-      } catch (error) {
-        if (controller.signal.aborted) throw controller.signal.reason;
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        throw new AttemptError(
-          `request failed: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
-          true,
-        );
-      }
-      const text = await readCapped(response, controller.signal).catch((error) => {
-        throw controller.signal.aborted ? controller.signal.reason : error;
+      response = await fetch(this.options.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body,
+        signal,
+        redirect: 'error',
       });
-      if (response.status !== 200) {
-        const retry = response.status >= 500 || response.status === 408 || response.status === 429;
-        throw new AttemptError(`answered HTTP ${response.status}`, retry);
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        throw new AttemptError('the answer is not valid JSON', true);
-      }
-      const checked = checkVerdict(parsed, this.options.taxonomy);
-      if ('problems' in checked)
-        throw new AttemptError(`invalid label: ${checked.problems.join('; ')}`, true);
-      const { verdict, model, version } = checked;
-      return { ...verdict, judge: { kind: 'http', model, version } };
-    } finally {
-      clearTimeout(timer);
+    } catch (error) {
+      if (signal.aborted) throw timedOut();
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new AttemptError(
+        `request failed: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+        true,
+      );
     }
+    const text = await readCapped(response, signal).catch((error) => {
+      throw signal.aborted ? timedOut() : error;
+    });
+    if (response.status !== 200) {
+      const retry = response.status >= 500 || response.status === 408 || response.status === 429;
+      throw new AttemptError(`answered HTTP ${response.status}`, retry);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AttemptError('the answer is not valid JSON', true);
+    }
+    const checked = checkVerdict(parsed, this.options.taxonomy);
+    if ('problems' in checked) throw new AttemptError(`invalid label: ${checked.problems.join('; ')}`, true);
+    const { verdict, model, version } = checked;
+    return { ...verdict, judge: { kind: 'http', model, version } };
   }
 }
