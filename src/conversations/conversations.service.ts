@@ -50,7 +50,7 @@ export class ConversationsService {
     siteId: string,
     query: ListingQuery,
   ): Promise<KeysetPage<ConversationRecord> & { count?: SearchCount }> {
-    await this.sites.getOwned(organizationId, siteId);
+    await this.sites.assertOwned(organizationId, siteId);
     const list = {
       binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(query.filter) },
       order: CONVERSATION_ORDER,
@@ -97,7 +97,7 @@ export class ConversationsService {
 
   async create(req: RecordingRequest, dto: CreateConversationDto): Promise<ConversationRecord> {
     return this.transaction.run(async (manager) => {
-      await this.sites.getOwned(req.organizationId, req.siteId, manager);
+      await this.sites.assertOwned(req.organizationId, req.siteId);
       const now = new Date();
       const createdAt = dto.createdAt ? new Date(dto.createdAt) : now;
       const id = newId('conv');
@@ -192,14 +192,14 @@ export class ConversationsService {
     write: (manager: EntityManager) => Promise<T>,
   ): Promise<T> {
     return this.transaction.run(async (manager) => {
-      await this.sites.getOwned(req.organizationId, req.siteId, manager);
+      await this.sites.assertOwned(req.organizationId, req.siteId);
       await this.lockOwned(req, id, manager);
       return write(manager);
     });
   }
 
   private async owned(organizationId: string, siteId: string, id: string): Promise<ConversationRecord> {
-    await this.sites.getOwned(organizationId, siteId);
+    await this.sites.assertOwned(organizationId, siteId);
     const conversation = isId('conv', id)
       ? await this.conversations.findInSite(organizationId, siteId, id)
       : undefined;
