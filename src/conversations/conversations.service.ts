@@ -61,10 +61,12 @@ export class ConversationsService {
       query.count ? this.search.count(siteId, query.filter, COUNT_CAP) : Promise.resolve(undefined),
     ]);
     const { nextCursor } = this.paging.pageOf(list, found.items, found.hasMore);
-    const items = await this.conversations.findManyInSite(
-      siteId,
-      found.items.map((i) => i.id),
-    );
+    const items =
+      found.rows ??
+      (await this.conversations.findManyInSite(
+        siteId,
+        found.items.map((i) => i.id),
+      ));
     return { items, nextCursor, ...(count ? { count } : {}) };
   }
 
