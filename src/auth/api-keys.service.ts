@@ -5,6 +5,7 @@ import { newId } from '../common/ids/ids';
 import type { AuthContext } from '../common/http/request-context';
 import { generateSecret, hashSecret, isWellFormedSecret } from './api-key-secret';
 import { ApiKeyRecord, ApiKeysRepository } from './api-keys.repository';
+import { CacheInvalidation } from './cache-invalidation';
 import { FreshCache } from './fresh-cache';
 
 /** A key's last use is recorded at most this often per instance (the column's own granularity). */
@@ -30,7 +31,13 @@ export class ApiKeysService {
   /** When this instance last recorded each key's use. */
   private readonly touched = new Map<string, number>();
 
-  constructor(private readonly keys: ApiKeysRepository) {}
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    // Optional so the service can be built alone (unit tests); Nest always provides it.
+    private readonly invalidation?: CacheInvalidation,
+  ) {
+    invalidation?.onInvalidate(() => this.byHash.clear());
+  }
 
   /** Validates a presented secret; throws the uniform 401 for every kind of failure. */
   async authenticate(secret: string | undefined, now = new Date()): Promise<AuthContext> {
@@ -69,7 +76,7 @@ export class ApiKeysService {
 
   async revoke(id: string): Promise<ApiKeyRecord | undefined> {
     const key = await this.keys.revoke(id);
-    this.byHash.clear();
+    if (key) await (this.invalidation?.publish() ?? this.byHash.clear());
     return key;
   }
 

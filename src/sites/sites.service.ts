@@ -4,6 +4,7 @@ import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
+import { CacheInvalidation } from '../auth/cache-invalidation';
 import { FreshCache } from '../auth/fresh-cache';
 import { CreateSiteDto, DEFAULT_PAGE_LIMIT, UpdateSiteDto } from './dto/site.dto';
 import { normalizeHost, normalizeOrigin } from './site-address';
@@ -26,7 +27,10 @@ export class SitesService {
     private readonly dataSource: DataSource,
     private readonly sites: SitesRepository,
     private readonly paging: KeysetPaging,
-  ) {}
+    private readonly invalidation: CacheInvalidation,
+  ) {
+    invalidation.onInvalidate(() => this.owners.clear());
+  }
 
   /** The organization's live site; 404 not_found for absent, deleted or another organization's. */
   async getOwned(organizationId: string, siteId: string, manager?: EntityManager): Promise<SiteRecord> {
@@ -98,7 +102,7 @@ export class SitesService {
       }
       await this.sites.markDeleted(siteId, manager);
     });
-    this.owners.clear();
+    await this.invalidation.publish();
   }
 }
 
