@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
+import { CacheInvalidation } from './cache-invalidation';
 
 @Module({
-  providers: [ApiKeysRepository, ApiKeysService],
-  exports: [ApiKeysService],
+  providers: [ApiKeysRepository, ApiKeysService, CacheInvalidation],
+  exports: [ApiKeysService, CacheInvalidation],
 })
 export class AuthModule {}

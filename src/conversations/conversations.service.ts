@@ -52,7 +52,7 @@ export class ConversationsService {
     siteId: string,
     query: ListingQuery,
   ): Promise<KeysetPage<ConversationRecord> & { count?: SearchCount }> {
-    await this.sites.getOwned(organizationId, siteId);
+    await this.sites.assertOwned(organizationId, siteId);
     const list = {
       binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(query.filter) },
       order: CONVERSATION_ORDER,
@@ -65,10 +65,12 @@ export class ConversationsService {
       countCap: query.count ? COUNT_CAP : undefined,
     });
     const { nextCursor } = this.paging.pageOf(list, found.items, found.hasMore);
-    const items = await this.conversations.findManyInSite(
-      siteId,
-      found.items.map((i) => i.id),
-    );
+    const items =
+      found.rows ??
+      (await this.conversations.findManyInSite(
+        siteId,
+        found.items.map((i) => i.id),
+      ));
     return { items, nextCursor, ...(count ? { count } : {}) };
   }
 
@@ -105,7 +107,7 @@ export class ConversationsService {
     dto: CreateConversationDto,
   ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
     return this.transaction.run(async (manager) => {
-      await this.sites.getOwned(req.organizationId, req.siteId, manager);
+      await this.sites.assertOwned(req.organizationId, req.siteId);
       const now = new Date();
       const createdAt = dto.createdAt ? new Date(dto.createdAt) : now;
       const id = newId('conv');
@@ -207,14 +209,14 @@ export class ConversationsService {
     write: (manager: EntityManager) => Promise<T>,
   ): Promise<T> {
     return this.transaction.run(async (manager) => {
-      await this.sites.getOwned(req.organizationId, req.siteId, manager);
+      await this.sites.assertOwned(req.organizationId, req.siteId);
       await this.lockOwned(req, id, manager);
       return write(manager);
     });
   }
 
   private async owned(organizationId: string, siteId: string, id: string): Promise<ConversationRecord> {
-    await this.sites.getOwned(organizationId, siteId);
+    await this.sites.assertOwned(organizationId, siteId);
     const conversation = isId('conv', id)
       ? await this.conversations.findInSite(organizationId, siteId, id)
       : undefined;

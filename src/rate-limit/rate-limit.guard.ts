@@ -1,9 +1,10 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
+import { ThrottlerGuard } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { IS_PUBLIC } from '../auth/public.decorator';
 import { ApiError } from '../common/errors/api-error';
 import { AppConfig } from '../config/app-config';
+import type { CounterCheck, CountersStorage } from './counters';
 
 interface PolicyState {
   name: string;
@@ -12,8 +13,6 @@ interface PolicyState {
   remaining: number;
   resetSeconds: number;
 }
-
-const STATE = Symbol('rateLimitState');
 
 /**
  * Runs before ApiKeyGuard, so limits apply before the key is validated: the client-address
@@ -29,29 +28,40 @@ export class RateLimitGuard extends ThrottlerGuard {
     );
   }
 
-  protected override async handleRequest({
-    context,
-    limit,
-    ttl,
-    throttler,
-    blockDuration,
-    getTracker,
-    generateKey,
-  }: ThrottlerRequest): Promise<boolean> {
+  /**
+   * Spends every counter of the request (the address's, then the presented key's) in one call
+   * to the store: one Redis round trip per request. The store stops at the first counter over
+   * its allowance, so a request refused for its address does not spend the key's allowance.
+   */
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (await this.shouldSkip(context)) return true;
     const { req, res } = this.getRequestResponse(context) as { req: Request; res: Response };
-    const name = throttler.name ?? 'default';
-    const tracker = await getTracker(req, context);
-    const key = generateKey(context, tracker, name);
-    const record = await this.storageService.increment(key, ttl, limit, blockDuration, name);
+    const checks: CounterCheck[] = [];
+    for (const throttler of this.throttlers) {
+      if (throttler.skipIf?.(context)) continue;
+      const name = throttler.name ?? 'default';
+      const ttl = throttler.ttl as number;
+      const getTracker = throttler.getTracker ?? this.commonOptions.getTracker!;
+      const generateKey = throttler.generateKey ?? this.commonOptions.generateKey!;
+      const key = generateKey(context, await getTracker(req, context), name);
+      checks.push({
+        name,
+        key,
+        ttl,
+        limit: throttler.limit as number,
+        blockDuration: (throttler.blockDuration as number | undefined) ?? ttl,
+      });
+    }
+    const records = await (this.storageService as CountersStorage).incrementAll(checks);
 
-    const states: PolicyState[] = ((res as unknown as Record<symbol, PolicyState[]>)[STATE] ??= []);
-    states.push({
-      name,
-      limit,
-      windowSeconds: Math.round(ttl / 1000),
-      remaining: record.isBlocked ? 0 : Math.max(0, limit - record.totalHits),
+    const states: PolicyState[] = records.map((record, i) => ({
+      name: checks[i].name,
+      limit: checks[i].limit,
+      windowSeconds: Math.round(checks[i].ttl / 1000),
+      remaining: record.isBlocked ? 0 : Math.max(0, checks[i].limit - record.totalHits),
       resetSeconds: Math.max(0, Math.ceil(record.isBlocked ? record.timeToBlockExpire : record.timeToExpire)),
-    });
+    }));
+    if (states.length === 0) return true;
     res.setHeader(
       'RateLimit-Policy',
       states.map((s) => `"${s.name}";q=${s.limit};w=${s.windowSeconds}`).join(', '),
@@ -61,9 +71,10 @@ export class RateLimitGuard extends ThrottlerGuard {
       states.map((s) => `"${s.name}";r=${s.remaining};t=${s.resetSeconds}`).join(', '),
     );
 
-    if (record.isBlocked) {
+    const refused = records.findIndex((record) => record.isBlocked);
+    if (refused !== -1) {
       const retryAfter = String(this.config().rateLimit.retryAfterSeconds);
-      const who = name === 'address' ? 'this client address' : 'this API key';
+      const who = checks[refused].name === 'address' ? 'this client address' : 'this API key';
       throw new ApiError(
         'rate_limited',
         `The request allowance of ${who} is exceeded; retry after ${retryAfter} seconds.`,

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Module } from '@nestjs/common';
 import { ThrottlerModule, ThrottlerModuleOptions } from '@nestjs/throttler';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import type Redis from 'ioredis';
 import { presentedKey } from '../auth/api-key.guard';
 import { clientAddress } from '../common/http/client-address';
 import { AppConfig } from '../config/app-config';
 import { REDIS } from '../redis/redis.module';
+import { RedisCountersStorage } from './counters';
 import { FailoverThrottlerStorage } from './failover-storage';
 
 /** The presented key, hashed: the secret itself never reaches Redis. */
@@ -39,7 +39,7 @@ function keyTracker(req: { headers: Record<string, string | string[] | undefined
             },
           ],
           generateKey: (_ctx, tracker, name) => `ratelimit:${name}:${tracker}`,
-          storage: new FailoverThrottlerStorage(new ThrottlerStorageRedisService(redis)),
+          storage: new FailoverThrottlerStorage(new RedisCountersStorage(redis)),
         } as ThrottlerModuleOptions;
       },
     }),

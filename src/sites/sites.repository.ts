@@ -33,6 +33,15 @@ export class SitesRepository {
     return rows[0];
   }
 
+  /** The owner of a live site, or undefined (absent or deleted). */
+  async findOwner(siteId: string): Promise<{ organizationId: string } | undefined> {
+    const rows = await this.dataSource.query(
+      `SELECT organization_id AS "organizationId" FROM sites WHERE id = $1 AND deleted_at IS NULL`,
+      [siteId],
+    );
+    return rows[0];
+  }
+
   /** A page of the organization's live sites, newest first, after the (createdAt, id) position. */
   async listOwned(
     organizationId: string,

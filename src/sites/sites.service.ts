@@ -4,6 +4,8 @@ import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
+import { CacheInvalidation } from '../auth/cache-invalidation';
+import { FreshCache } from '../auth/fresh-cache';
 import { CreateSiteDto, DEFAULT_PAGE_LIMIT, UpdateSiteDto } from './dto/site.dto';
 import { normalizeHost, normalizeOrigin } from './site-address';
 import { SiteRecord, SitesRepository } from './sites.repository';
@@ -12,17 +14,38 @@ const SITE_ORDER = newestFirst('createdAt', 'site');
 
 @Injectable()
 export class SitesService {
+  /**
+   * Which organization owns each live site, at most FRESH_FOR_MS old: the conversation routes
+   * check ownership without a query per request, and a deleted site is refused on every
+   * instance within that time. Keyed by site id; the value is the owner.
+   */
+  private readonly owners = new FreshCache<{ organizationId: string }>((siteId) =>
+    this.sites.findOwner(siteId),
+  );
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly sites: SitesRepository,
     private readonly paging: KeysetPaging,
-  ) {}
+    private readonly invalidation: CacheInvalidation,
+  ) {
+    invalidation.onInvalidate(() => this.owners.clear());
+  }
 
   /** The organization's live site; 404 not_found for absent, deleted or another organization's. */
   async getOwned(organizationId: string, siteId: string, manager?: EntityManager): Promise<SiteRecord> {
     const site = await this.sites.findOwned(organizationId, siteId, manager);
     if (!site) throw ApiError.notFound('site');
     return site;
+  }
+
+  /**
+   * Throws 404 not_found unless the organization owns this live site, as getOwned does, from the
+   * ownership cache: for routes that need the site to exist, not its current fields.
+   */
+  async assertOwned(organizationId: string, siteId: string): Promise<void> {
+    const owner = await this.owners.get(siteId);
+    if (owner?.organizationId !== organizationId) throw ApiError.notFound('site');
   }
 
   /** A page of the organization's live sites, newest first. */
@@ -79,6 +102,7 @@ export class SitesService {
       }
       await this.sites.markDeleted(siteId, manager);
     });
+    await this.invalidation.publish();
   }
 }
 

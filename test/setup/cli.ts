@@ -8,7 +8,13 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   const code = await runCli(args, {
     stdout: (s) => (stdout += s),
     stderr: (s) => (stderr += s),
-    env: { ...process.env, DATABASE_URL: process.env[TEST_RUN_ENV.database], LOG_LEVEL: 'silent' },
+    // This run's Redis prefix, as the test apps have: a revocation reaches them through it.
+    env: {
+      ...process.env,
+      DATABASE_URL: process.env[TEST_RUN_ENV.database],
+      REDIS_KEY_PREFIX: process.env[TEST_RUN_ENV.prefix],
+      LOG_LEVEL: 'silent',
+    },
   });
   return { code, stdout, stderr };
 }

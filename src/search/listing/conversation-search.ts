@@ -1,3 +1,4 @@
+import type { ConversationRecord } from '../../conversations/conversation.records';
 import type { ConversationFilter } from './conversation-filter';
 
 /** A place in the listing's order (newest first by creation time, then id descending). */
@@ -12,6 +13,11 @@ export interface SearchPage {
   items: ListingPosition[];
   /** Whether more matching conversations follow the last item. */
   hasMore: boolean;
+  /**
+   * The conversations of `items`, in their order, when the engine read them with the page in
+   * the same statement; otherwise the caller loads them.
+   */
+  rows?: ConversationRecord[];
 }
 
 export interface SearchCount {

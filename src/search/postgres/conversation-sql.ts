@@ -249,11 +249,14 @@ export function ginSortedSql(sql: FilterSql, probe: number, limit: number): Stat
   return { text, values: p.values };
 }
 
-/** Unbounded walk of the creation-time index with the filters (matches known to be dense). */
-export function walkSql(sql: FilterSql, limit: number): Statement {
+/**
+ * Unbounded walk of the creation-time index with the filters (matches known to be dense).
+ * `columns` may ask for whole rows, so a page needs no second statement to load them.
+ */
+export function walkSql(sql: FilterSql, limit: number, columns = 'id, created_at'): Statement {
   const p = sql.params;
   return {
-    text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
+    text: `SELECT ${columns} FROM conversations WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
     values: p.values,
   };
 }

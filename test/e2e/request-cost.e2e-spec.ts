@@ -1,0 +1,88 @@
+import { conversationBody, listConversations, recordConversation } from '../factories/conversations';
+import { createOrganization } from '../factories/organizations';
+import { createTestApp, TestApp } from '../setup/test-app';
+import { countRoundTrips } from '../support/round-trips';
+
+/** docs/request-cost.md: what one request costs in round trips, counted on the real clients. */
+describe('Round trips per request (docs/request-cost.md)', () => {
+  let t: TestApp;
+  let org: Awaited<ReturnType<typeof createOrganization>>;
+  beforeAll(async () => {
+    t = await createTestApp();
+    org = await createOrganization(t.app);
+    for (let i = 0; i < 3; i++) await recordConversation(t, org);
+    // The first request of a key and of a site reads them from Postgres; these are warm.
+    await listConversations(t, org).expect(200);
+  });
+  afterAll(() => t.close());
+
+  /** Reads of an API key or a site's owner: at most one per key (site) and second, cached. */
+  const isLookup = (q: string) => /FROM (api_keys|sites) WHERE/.test(q) || /UPDATE api_keys/.test(q);
+
+  /** Runs `n` requests back to back; the statements of the requests and the lookups apart. */
+  async function costOf(n: number, request: () => Promise<unknown>) {
+    const started = performance.now();
+    const trips = await countRoundTrips(t.app, async () => {
+      for (let i = 0; i < n; i++) await request();
+    });
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      own: trips.postgres.filter((q) => !isLookup(q)),
+      lookups: trips.postgres.filter(isLookup),
+      redis: trips.redis,
+      // Each cache may read once per second it runs, and once more for a period begun before.
+      lookupBound: 2 * (Math.ceil(seconds) + 1),
+    };
+  }
+
+  describe('the unfiltered first page of the listing', () => {
+    it('is one Postgres statement (page and rows together, no transaction) and one Redis command', async () => {
+      const cost = await costOf(5, async () => {
+        const res = await listConversations(t, org).expect(200);
+        expect(res.body.data).toHaveLength(3);
+      });
+      expect(cost.own).toHaveLength(5);
+      for (const q of cost.own)
+        expect(q).toMatch(/^SELECT .* FROM conversations WHERE site_id = \$1 ORDER BY/s);
+      // At most one command per request (none while a slow Redis has the limiter on its
+      // in-memory failover, as under a heavily loaded test run).
+      expect(cost.redis.length).toBeLessThanOrEqual(5);
+      expect(cost.redis.filter((c) => c !== 'evalsha')).toEqual([]);
+      expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
+    });
+
+    it('reads the API key and the site from the cache: far fewer lookups than requests', async () => {
+      const cost = await costOf(30, () => listConversations(t, org).expect(200));
+      expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
+      expect(cost.lookups.length).toBeLessThan(30);
+    });
+  });
+
+  describe('recording a conversation (POST)', () => {
+    it('is the write transaction alone (no key or site read in it) and one Redis command', async () => {
+      const cost = await costOf(1, () =>
+        t
+          .http()
+          .post(`/api/v1/sites/${org.site.id}/conversations`)
+          .set(org.auth)
+          .send(conversationBody())
+          .expect(201),
+      );
+      expect(cost.own[0]).toBe('START TRANSACTION');
+      expect(cost.own.at(-1)).toBe('COMMIT');
+      // INSERT conversation, INSERT messages, UPDATE counters, SELECT it back.
+      expect(cost.own).toHaveLength(6);
+      expect(cost.redis.length).toBeLessThanOrEqual(1);
+      expect(cost.redis.filter((c) => c !== 'evalsha')).toEqual([]);
+    });
+  });
+
+  describe('authentication', () => {
+    it("records a key's use at most once a minute, not on every request", async () => {
+      const trips = await countRoundTrips(t.app, async () => {
+        for (let i = 0; i < 3; i++) await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      });
+      expect(trips.postgres.filter((q) => /UPDATE api_keys/.test(q))).toEqual([]);
+    });
+  });
+});
