@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import { PageImportProcessor } from '../../src/pages/page-import.processor';
@@ -8,6 +8,7 @@ import { createOrganization, createSite } from '../factories/organizations';
 import { createRunningImport } from '../factories/page-imports';
 import { SitemapServer, urlset } from '../fixtures/sitemap-server';
 import { createIsolatedDatabase } from '../setup/isolated-database';
+import { sitemapServersPerTest } from '../setup/sitemap-servers';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 const IMPORT_KEYS = [
@@ -55,12 +56,7 @@ function importOf(t: TestApp, org: SiteOwner, importId: string) {
 
 describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages endpoints', () => {
   let t: TestApp;
-  const servers: SitemapServer[] = [];
-  async function newServer(): Promise<SitemapServer> {
-    const server = await new SitemapServer().start();
-    servers.push(server);
-    return server;
-  }
+  const newServer = sitemapServersPerTest();
   async function orgOn(server: SitemapServer) {
     return createOrganization(t.app, { origin: server.origin() });
   }
@@ -90,9 +86,6 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       },
       { redisKeyPrefixSuffix: 'pages-discover:' },
     );
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
   });
   afterAll(async () => {
     await t.close();
