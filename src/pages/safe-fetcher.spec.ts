@@ -187,10 +187,7 @@ describe('safe fetching', () => {
     ['/teapot', 'http_error'],
     ['/no-location', 'http_error'],
   ])('%s fails %s', async (path, failure) => {
-    const result = await new SafeFetcher(loose).fetch(
-      { url: new URL(server.url(path)), ...anyHost },
-      readText,
-    );
+    const result = await fetchText(path);
     expect(result).toMatchObject({ ok: false, failure });
   });
 
