@@ -11,7 +11,7 @@ import { LabelingService } from '../../src/labeling-queue/labeling.service';
 import { answerJson, JudgeServer, validJudgeAnswer } from '../fixtures/judge-server';
 import { insertConversation, labelHistory, labelState, RowMessage } from '../factories/conversation-rows';
 import { eventually } from '../setup/isolated-database';
-import { LabelingApp, startLabelingApp } from '../setup/labeling-app';
+import { LabelingApp, labelingAppPerSuite, startLabelingApp } from '../setup/labeling-app';
 import { TestApp } from '../setup/test-app';
 
 const DAY_MINUTES = 24 * 60;
@@ -31,14 +31,7 @@ async function settled(t: TestApp, conversationId: string, status = 'labeled') {
 describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MINUTES=0)', () => {
   let t: TestApp;
   let site: LabelingApp['site'];
-  let close: LabelingApp['close'];
-
-  beforeAll(async () => {
-    ({ t, site, close } = await startLabelingApp({}, 'labeling-heuristic:'));
-  });
-  afterAll(async () => {
-    await close?.();
-  });
+  labelingAppPerSuite({}, 'labeling-heuristic:', (app) => ({ t, site } = app));
 
   describe('pending → labeled once the conversation goes quiet, with no manual step', () => {
     it.each(['web', 'hosted', 'playground'] as const)(
@@ -168,14 +161,7 @@ describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MIN
 describe('labeling process: the scan enqueues only conversations quiet for LABEL_QUIET_MINUTES', () => {
   let t: TestApp;
   let site: LabelingApp['site'];
-  let close: LabelingApp['close'];
-
-  beforeAll(async () => {
-    ({ t, site, close } = await startLabelingApp({ LABEL_QUIET_MINUTES: '30' }, 'labeling-quiet:'));
-  });
-  afterAll(async () => {
-    await close?.();
-  });
+  labelingAppPerSuite({ LABEL_QUIET_MINUTES: '30' }, 'labeling-quiet:', (app) => ({ t, site } = app));
 
   it('labels a conversation quiet for 31 minutes and leaves one active a minute ago pending', async () => {
     const active = await insertConversation(t.app, site, chat);

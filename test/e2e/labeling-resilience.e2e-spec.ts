@@ -8,7 +8,7 @@ import { LabelingService } from '../../src/labeling-queue/labeling.service';
 import { insertConversation, labelHistory, labelState, RowMessage } from '../factories/conversation-rows';
 import { TcpProxy } from '../fixtures/tcp-proxy';
 import { eventually } from '../setup/isolated-database';
-import { LabelingApp, startLabelingApp } from '../setup/labeling-app';
+import { LabelingApp, labelingAppPerSuite, startLabelingApp } from '../setup/labeling-app';
 import { TestApp } from '../setup/test-app';
 
 const chat: RowMessage[] = [
@@ -81,14 +81,11 @@ describe('resilience: Redis briefly down delays labels but drops none', () => {
 describe('resilience: a worker killed mid-batch loses nothing and labels nothing twice into history', () => {
   let t: TestApp;
   let site: LabelingApp['site'];
-  let close: LabelingApp['close'];
-
-  beforeAll(async () => {
-    ({ t, site, close } = await startLabelingApp({ LABEL_JOB_LOCK_SECONDS: '1' }, 'labeling-killed-worker:'));
-  });
-  afterAll(async () => {
-    await close?.();
-  });
+  labelingAppPerSuite(
+    { LABEL_JOB_LOCK_SECONDS: '1' },
+    'labeling-killed-worker:',
+    (app) => ({ t, site } = app),
+  );
 
   it('jobs a dead worker held are taken over; one it had already written is not written again', async () => {
     const queue = t.app.get<Queue>(getQueueToken(LABELING_QUEUE));

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from '@jest/globals';
 import { createOrganization } from '../factories/organizations';
 import { createIsolatedDatabase } from './isolated-database';
 import { createTestApp, TestApp } from './test-app';
@@ -47,4 +48,23 @@ export async function startLabelingApp(
     await db.drop();
     throw error;
   }
+}
+
+/**
+ * `startLabelingApp` before the tests of the calling `describe`, closed after them; `use`
+ * receives the app (to set the describe's `t` and `site`).
+ */
+export function labelingAppPerSuite(
+  env: Record<string, string>,
+  redisKeyPrefixSuffix: string,
+  use: (app: LabelingApp) => void,
+): void {
+  let app: LabelingApp | undefined;
+  beforeAll(async () => {
+    app = await startLabelingApp(env, redisKeyPrefixSuffix);
+    use(app);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 }
