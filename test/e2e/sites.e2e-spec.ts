@@ -1,13 +1,11 @@
 import { DataSource } from 'typeorm';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import { TestApp } from '../setup/test-app';
 
 describe('Sites (product.md "Sites and pages")', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+  testAppPerSuite((app) => (t = app));
 
   type Org = Awaited<ReturnType<typeof createOrganization>>;
   /** POST /api/v1/sites as the organization, ready for `.send(body)`. */
