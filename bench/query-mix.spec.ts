@@ -28,14 +28,8 @@ const FILTERS = [
   'trust.max',
   'labelStatus',
 ];
-const SCORES = new Set([
-  'quality.min',
-  'quality.max',
-  'service.min',
-  'service.max',
-  'trust.min',
-  'trust.max',
-]);
+/** The score bounds among them (quality, service, trust: min and max). */
+const SCORES = new Set(FILTERS.filter((name) => /^(quality|service|trust)\.(min|max)$/.test(name)));
 
 describe('the query mix covers every filter alone and in combination', () => {
   it('has at least 30 requests with distinct names', () => {

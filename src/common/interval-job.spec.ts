@@ -29,6 +29,13 @@ function job(work: () => Promise<unknown>, options: Partial<IntervalJobOptions> 
   return { job: j, lines };
 }
 
+/** A job whose work only counts its runs. */
+function countingJob(options: Partial<IntervalJobOptions> = {}) {
+  let count = 0;
+  const { job: j } = job(async () => void count++, options);
+  return { job: j, runs: () => count };
+}
+
 /** A promise the test settles itself. */
 function deferred() {
   let resolve!: () => void;
@@ -46,48 +53,44 @@ describe('IntervalJob', () => {
 
   describe('runs the work once every interval', () => {
     it('runs after each interval, not before the first one by default', async () => {
-      let runs = 0;
-      const { job: j } = job(async () => void runs++);
+      const { job: j, runs } = countingJob();
       j.start();
-      expect(runs).toBe(0);
+      expect(runs()).toBe(0);
       await jest.advanceTimersByTimeAsync(999);
-      expect(runs).toBe(0);
+      expect(runs()).toBe(0);
       await jest.advanceTimersByTimeAsync(1);
-      expect(runs).toBe(1);
+      expect(runs()).toBe(1);
       await jest.advanceTimersByTimeAsync(3000);
-      expect(runs).toBe(4);
+      expect(runs()).toBe(4);
       j.stop();
     });
 
     it('with immediately, also runs once at start', async () => {
-      let runs = 0;
-      const { job: j } = job(async () => void runs++, { immediately: true });
+      const { job: j, runs } = countingJob({ immediately: true });
       j.start();
       await jest.advanceTimersByTimeAsync(0);
-      expect(runs).toBe(1);
+      expect(runs()).toBe(1);
       await jest.advanceTimersByTimeAsync(1000);
-      expect(runs).toBe(2);
+      expect(runs()).toBe(2);
       j.stop();
     });
 
     it('a second start does not add a second timer', async () => {
-      let runs = 0;
-      const { job: j } = job(async () => void runs++);
+      const { job: j, runs } = countingJob();
       j.start();
       j.start();
       await jest.advanceTimersByTimeAsync(2000);
-      expect(runs).toBe(2);
+      expect(runs()).toBe(2);
       j.stop();
     });
 
     it('after stop, the work runs no more', async () => {
-      let runs = 0;
-      const { job: j } = job(async () => void runs++);
+      const { job: j, runs } = countingJob();
       j.start();
       await jest.advanceTimersByTimeAsync(1000);
       j.stop();
       await jest.advanceTimersByTimeAsync(5000);
-      expect(runs).toBe(1);
+      expect(runs()).toBe(1);
       expect(jest.getTimerCount()).toBe(0);
     });
   });

@@ -69,21 +69,21 @@ export class ImportBudget {
 
   /** Takes one document fetch; false (max_documents) when none is left. */
   takeDocument(): boolean {
-    if (this.documents >= this.settings.maxDocuments) {
-      this.reached.add('max_documents');
-      return false;
-    }
-    this.documents++;
-    return true;
+    return this.takeOne('documents', this.settings.maxDocuments, 'max_documents');
   }
 
   /** Takes one `<url>` entry; false (max_urls) when none is left. */
   takeUrl(): boolean {
-    if (this.urls >= this.settings.maxUrls) {
-      this.reached.add('max_urls');
+    return this.takeOne('urls', this.settings.maxUrls, 'max_urls');
+  }
+
+  /** Counts one more against `max`, or records `bound` (and counts nothing) when none is left. */
+  private takeOne(counter: 'documents' | 'urls', max: number, bound: Bound): boolean {
+    if (this[counter] >= max) {
+      this.reached.add(bound);
       return false;
     }
-    this.urls++;
+    this[counter]++;
     return true;
   }
 

@@ -15,6 +15,9 @@ const anyHost = { isOnSite: () => true };
 describe('safe fetching', () => {
   let server: SitemapServer;
   const loose: FetcherSettings = { allowLoopback: true, requestTimeoutMs: 500, maxRedirects: 5 };
+  /** Reads a path of the fixture server as text, loopback allowed and every host on the site. */
+  const fetchText = (path: string) =>
+    new SafeFetcher(loose).fetch({ url: new URL(server.url(path)), ...anyHost }, readText);
   const strict: FetcherSettings = { allowLoopback: false, requestTimeoutMs: 500, maxRedirects: 5 };
 
   beforeAll(async () => {
@@ -48,10 +51,7 @@ describe('safe fetching', () => {
   afterAll(() => server.stop());
 
   it('reads a document from an allowed address', async () => {
-    const result = await new SafeFetcher(loose).fetch(
-      { url: new URL(server.url('/ok')), ...anyHost },
-      readText,
-    );
+    const result = await fetchText('/ok');
     expect(result).toMatchObject({ ok: true, value: 'hello' });
   });
 
@@ -115,19 +115,13 @@ describe('safe fetching', () => {
     });
 
     it('checks every redirect hop: a redirect to a private address is refused', async () => {
-      const result = await new SafeFetcher(loose).fetch(
-        { url: new URL(server.url('/to-private')), ...anyHost },
-        readText,
-      );
+      const result = await fetchText('/to-private');
       expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
       expect(result.url.href).toBe('http://10.0.0.1/sitemap.xml');
     });
 
     it('checks every redirect hop: a redirect to the metadata address is refused', async () => {
-      const result = await new SafeFetcher(loose).fetch(
-        { url: new URL(server.url('/to-metadata')), ...anyHost },
-        readText,
-      );
+      const result = await fetchText('/to-metadata');
       expect(result).toMatchObject({ ok: false, failure: 'address_not_allowed' });
     });
   });
@@ -157,10 +151,7 @@ describe('safe fetching', () => {
   });
 
   it('redirected_off_site: a redirect to a scheme other than http(s)', async () => {
-    const result = await new SafeFetcher(loose).fetch(
-      { url: new URL(server.url('/to-ftp')), ...anyHost },
-      readText,
-    );
+    const result = await fetchText('/to-ftp');
     expect(result).toMatchObject({ ok: false, failure: 'redirected_off_site' });
   });
 
@@ -176,24 +167,15 @@ describe('safe fetching', () => {
 
   describe('too_many_redirects: more than 5 redirects', () => {
     it('follows 5 redirects', async () => {
-      const result = await new SafeFetcher(loose).fetch(
-        { url: new URL(server.url('/r3')), ...anyHost },
-        readText,
-      );
+      const result = await fetchText('/r3');
       expect(result).toMatchObject({ ok: true, value: 'end of chain' });
     });
     it('refuses a sixth', async () => {
-      const result = await new SafeFetcher(loose).fetch(
-        { url: new URL(server.url('/r2')), ...anyHost },
-        readText,
-      );
+      const result = await fetchText('/r2');
       expect(result).toMatchObject({ ok: false, failure: 'too_many_redirects' });
     });
     it('ends a redirect loop', async () => {
-      const result = await new SafeFetcher(loose).fetch(
-        { url: new URL(server.url('/loop-a')), ...anyHost },
-        readText,
-      );
+      const result = await fetchText('/loop-a');
       expect(result).toMatchObject({ ok: false, failure: 'too_many_redirects' });
     });
   });
@@ -205,26 +187,17 @@ describe('safe fetching', () => {
     ['/teapot', 'http_error'],
     ['/no-location', 'http_error'],
   ])('%s fails %s', async (path, failure) => {
-    const result = await new SafeFetcher(loose).fetch(
-      { url: new URL(server.url(path)), ...anyHost },
-      readText,
-    );
+    const result = await fetchText(path);
     expect(result).toMatchObject({ ok: false, failure });
   });
 
   it('timed_out: a server that never answers', async () => {
-    const result = await new SafeFetcher(loose).fetch(
-      { url: new URL(server.url('/hang')), ...anyHost },
-      readText,
-    );
+    const result = await fetchText('/hang');
     expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
   });
 
   it('timed_out: a body that trickles past the request deadline', async () => {
-    const result = await new SafeFetcher(loose).fetch(
-      { url: new URL(server.url('/drip')), ...anyHost },
-      readText,
-    );
+    const result = await fetchText('/drip');
     expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
   });
 
@@ -247,10 +220,7 @@ describe('safe fetching', () => {
 
     it('still times out when the waits for bytes add up past the timeout (a slow drip)', async () => {
       const started = Date.now();
-      const result = await new SafeFetcher(loose).fetch(
-        { url: new URL(server.url('/drip')), ...anyHost },
-        readText,
-      );
+      const result = await fetchText('/drip');
       expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
       expect(Date.now() - started).toBeLessThan(5000);
     });

@@ -1,12 +1,10 @@
 import { cli } from '../setup/cli';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import { TestApp } from '../setup/test-app';
 
 describe('Admin CLI (product.md §4)', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+  testAppPerSuite((app) => (t = app));
 
   it('org:create prints {organization, site, apiKey: {id, secret}} as JSON, and the key works', async () => {
     const out = await cli(

@@ -322,20 +322,10 @@ describe('recording conversations (product.md §2)', () => {
       const c = await recordConversation(t, org);
       const url = `/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`;
       const body = { messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'again' }] }] };
-      const first = await t
-        .http()
-        .post(url)
-        .set(org.auth)
-        .set('Idempotency-Key', 'append-1')
-        .send(body)
-        .expect(201);
-      const again = await t
-        .http()
-        .post(url)
-        .set(org.auth)
-        .set('Idempotency-Key', 'append-1')
-        .send(body)
-        .expect(201);
+      const append = () =>
+        t.http().post(url).set(org.auth).set('Idempotency-Key', 'append-1').send(body).expect(201);
+      const first = await append();
+      const again = await append();
       expect(again.body).toEqual(first.body);
       const detail = await t
         .http()

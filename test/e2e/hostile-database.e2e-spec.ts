@@ -39,6 +39,23 @@ describe('Database partition (issue: a silent Postgres outage hangs requests)', 
     org = await createOrganization(t.app);
   });
   afterEach(() => proxy.heal());
+
+  /** POST a conversation (with this title, when given) through the app on the proxied database. */
+  function recordConversation(app: TestApp, title?: string) {
+    return app
+      .http()
+      .post(`/api/v1/sites/${org.site.id}/conversations`)
+      .set(org.auth)
+      .send(conversationBody(title === undefined ? {} : { title }));
+  }
+
+  /** Waits 3 s, heals, waits 3 s more: the held statements have reached the server; none stored. */
+  async function expectNothingStoredAfterHealing(title: string): Promise<void> {
+    await sleep(3000);
+    proxy.heal();
+    await sleep(3000);
+    expect(await storedWithTitle(title)).toBe(0);
+  }
   afterAll(async () => {
     proxy.heal();
     await t?.close();
@@ -56,15 +73,7 @@ describe('Database partition (issue: a silent Postgres outage hangs requests)', 
   describe('while the database is partitioned, requests answer a clean 503 service_unavailable with Retry-After within seconds', () => {
     it.each([
       ['a read', (app: TestApp) => app.http().get('/api/v1/sites').set(org.auth)],
-      [
-        'a write',
-        (app: TestApp) =>
-          app
-            .http()
-            .post(`/api/v1/sites/${org.site.id}/conversations`)
-            .set(org.auth)
-            .send(conversationBody()),
-      ],
+      ['a write', (app: TestApp) => recordConversation(app)],
     ])(
       '%s: 503 within 10 s (it hung 40 s and more before)',
       async (_name, send) => {
@@ -99,11 +108,7 @@ describe('Database partition (issue: a silent Postgres outage hangs requests)', 
       expect((await t.http().get('/api/v1/sites').set(org.auth).timeout(30_000)).status).toBe(503);
       proxy.heal();
       const title = `After heal ${randomBytes(4).toString('hex')}`;
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations`)
-        .set(org.auth)
-        .send(conversationBody({ title }));
+      const res = await recordConversation(t, title);
       expect(res.status).toBe(201);
       expect(await storedWithTitle(title)).toBe(1);
     }, 40_000);
@@ -113,20 +118,10 @@ describe('Database partition (issue: a silent Postgres outage hangs requests)', 
     it('partitioned in the middle of the transaction (at its INSERT): nothing stored after healing', async () => {
       const title = `Abandoned ${randomBytes(4).toString('hex')}`;
       proxy.partitionWhen((chunk) => chunk.includes('INSERT INTO conversations'));
-      await expect(
-        t
-          .http()
-          .post(`/api/v1/sites/${org.site.id}/conversations`)
-          .set(org.auth)
-          .send(conversationBody({ title }))
-          .timeout(500),
-      ).rejects.toThrow(/timeout/i);
+      await expect(recordConversation(t, title).timeout(500)).rejects.toThrow(/timeout/i);
       // Well past the client-side deadline (1 s statement timeout + 1 s grace), then heal: the
       // held INSERT reaches the server, and before the fix the held COMMIT followed it.
-      await sleep(3000);
-      proxy.heal();
-      await sleep(3000);
-      expect(await storedWithTitle(title)).toBe(0);
+      await expectNothingStoredAfterHealing(title);
       const after = await t.http().get('/api/v1/sites').set(org.auth);
       expect(after.status).toBe(200);
     }, 40_000);
@@ -134,18 +129,8 @@ describe('Database partition (issue: a silent Postgres outage hangs requests)', 
     it('partitioned before the request reached the database: nothing stored after healing', async () => {
       const title = `Abandoned early ${randomBytes(4).toString('hex')}`;
       proxy.partition();
-      await expect(
-        t
-          .http()
-          .post(`/api/v1/sites/${org.site.id}/conversations`)
-          .set(org.auth)
-          .send(conversationBody({ title }))
-          .timeout(500),
-      ).rejects.toThrow(/timeout/i);
-      await sleep(3000);
-      proxy.heal();
-      await sleep(3000);
-      expect(await storedWithTitle(title)).toBe(0);
+      await expect(recordConversation(t, title).timeout(500)).rejects.toThrow(/timeout/i);
+      await expectNothingStoredAfterHealing(title);
     }, 40_000);
   });
 });

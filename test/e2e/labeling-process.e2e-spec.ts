@@ -10,9 +10,9 @@ import { LABEL_JOB, LABELING_QUEUE, labelJobId } from '../../src/labeling-queue/
 import { LabelingService } from '../../src/labeling-queue/labeling.service';
 import { answerJson, JudgeServer, validJudgeAnswer } from '../fixtures/judge-server';
 import { insertConversation, labelHistory, labelState, RowMessage } from '../factories/conversation-rows';
-import { createOrganization } from '../factories/organizations';
-import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { eventually } from '../setup/isolated-database';
+import { LabelingApp, labelingAppPerSuite, startLabelingApp } from '../setup/labeling-app';
+import { TestApp } from '../setup/test-app';
 
 const DAY_MINUTES = 24 * 60;
 const chat: RowMessage[] = [
@@ -30,23 +30,8 @@ async function settled(t: TestApp, conversationId: string, status = 'labeled') {
 
 describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MINUTES=0)', () => {
   let t: TestApp;
-  let drop: () => Promise<void>;
-  let site: { id: string; organizationId: string };
-
-  beforeAll(async () => {
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    t = await createTestApp(
-      { DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' },
-      { redisKeyPrefixSuffix: 'labeling-heuristic:' },
-    );
-    const org = await createOrganization(t.app);
-    site = { id: org.site.id, organizationId: org.organization.id };
-  });
-  afterAll(async () => {
-    await t?.close();
-    await drop?.();
-  });
+  let site: LabelingApp['site'];
+  labelingAppPerSuite({}, 'labeling-heuristic:', (app) => ({ t, site } = app));
 
   describe('pending → labeled once the conversation goes quiet, with no manual step', () => {
     it.each(['web', 'hosted', 'playground'] as const)(
@@ -175,23 +160,8 @@ describe('labeling process with the heuristic judge (WORKERS=on, LABEL_QUIET_MIN
 
 describe('labeling process: the scan enqueues only conversations quiet for LABEL_QUIET_MINUTES', () => {
   let t: TestApp;
-  let drop: () => Promise<void>;
-  let site: { id: string; organizationId: string };
-
-  beforeAll(async () => {
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    t = await createTestApp(
-      { DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '30', LABEL_SCAN_INTERVAL_SECONDS: '1' },
-      { redisKeyPrefixSuffix: 'labeling-quiet:' },
-    );
-    const org = await createOrganization(t.app);
-    site = { id: org.site.id, organizationId: org.organization.id };
-  });
-  afterAll(async () => {
-    await t?.close();
-    await drop?.();
-  });
+  let site: LabelingApp['site'];
+  labelingAppPerSuite({ LABEL_QUIET_MINUTES: '30' }, 'labeling-quiet:', (app) => ({ t, site } = app));
 
   it('labels a conversation quiet for 31 minutes and leaves one active a minute ago pending', async () => {
     const active = await insertConversation(t.app, site, chat);
@@ -306,8 +276,8 @@ describe('labeling process: the scan enqueues only conversations quiet for LABEL
 
 describe('labeling process with the http judge (JUDGE=http)', () => {
   let t: TestApp;
-  let drop: () => Promise<void>;
-  let site: { id: string; organizationId: string };
+  let site: LabelingApp['site'];
+  let close: LabelingApp['close'];
   let judge: JudgeServer;
   /** Per conversation id: how the judge answers. */
   const behaviours = new Map<string, (res: import('node:http').ServerResponse) => void>();
@@ -318,29 +288,20 @@ describe('labeling process with the http judge (JUDGE=http)', () => {
       const id = (req.body as { conversation?: { id?: string } }).conversation?.id ?? '';
       (behaviours.get(id) ?? ((r) => r.writeHead(500).end()))(res);
     };
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    t = await createTestApp(
+    ({ t, site, close } = await startLabelingApp(
       {
-        DATABASE_URL: db.url,
-        WORKERS: 'on',
-        LABEL_QUIET_MINUTES: '0',
-        LABEL_SCAN_INTERVAL_SECONDS: '1',
         JUDGE: 'http',
         JUDGE_URL: judge.url,
         JUDGE_TIMEOUT_MS: '300',
         JUDGE_ATTEMPTS: '2',
         JUDGE_BACKOFF_MS: '10',
       },
-      { redisKeyPrefixSuffix: 'labeling-http:' },
-    );
-    const org = await createOrganization(t.app);
-    site = { id: org.site.id, organizationId: org.organization.id };
+      'labeling-http:',
+    ));
   });
   afterAll(async () => {
-    await t?.close();
+    await close?.();
     await judge?.stop();
-    await drop?.();
   });
 
   /** The judge's answer is chosen before the row exists, so the scan can never find it first. */

@@ -6,10 +6,10 @@ import { LabelScanService } from '../../src/labeling-queue/label-scan.service';
 import { LABEL_JOB, LABELING_QUEUE, labelJobId } from '../../src/labeling-queue/labeling-queue';
 import { LabelingService } from '../../src/labeling-queue/labeling.service';
 import { insertConversation, labelHistory, labelState, RowMessage } from '../factories/conversation-rows';
-import { createOrganization } from '../factories/organizations';
 import { TcpProxy } from '../fixtures/tcp-proxy';
-import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { eventually } from '../setup/isolated-database';
+import { LabelingApp, labelingAppPerSuite, startLabelingApp } from '../setup/labeling-app';
+import { TestApp } from '../setup/test-app';
 
 const chat: RowMessage[] = [
   { role: 'shopper', text: 'Is this jacket waterproof?', minutesAgo: 2 },
@@ -27,31 +27,20 @@ async function labeled(t: TestApp, conversationId: string, timeoutMs?: number) {
 
 describe('resilience: Redis briefly down delays labels but drops none', () => {
   let t: TestApp;
-  let drop: () => Promise<void>;
+  let site: LabelingApp['site'];
+  let close: LabelingApp['close'];
   let proxy: TcpProxy;
-  let site: { id: string; organizationId: string };
 
   beforeAll(async () => {
     proxy = await TcpProxy.forUrl(REDIS_URL).start();
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    t = await createTestApp(
-      {
-        DATABASE_URL: db.url,
-        REDIS_URL: proxy.urlFor(REDIS_URL),
-        WORKERS: 'on',
-        LABEL_QUIET_MINUTES: '0',
-        LABEL_SCAN_INTERVAL_SECONDS: '1',
-      },
-      { redisKeyPrefixSuffix: 'labeling-redis-down:' },
-    );
-    const org = await createOrganization(t.app);
-    site = { id: org.site.id, organizationId: org.organization.id };
+    ({ t, site, close } = await startLabelingApp(
+      { REDIS_URL: proxy.urlFor(REDIS_URL) },
+      'labeling-redis-down:',
+    ));
   });
   afterAll(async () => {
-    await t?.close();
+    await close?.();
     await proxy?.stop();
-    await drop?.();
   });
 
   it('conversations that go quiet while Redis is unreachable are labeled once it is back', async () => {
@@ -91,29 +80,12 @@ describe('resilience: Redis briefly down delays labels but drops none', () => {
 
 describe('resilience: a worker killed mid-batch loses nothing and labels nothing twice into history', () => {
   let t: TestApp;
-  let drop: () => Promise<void>;
-  let site: { id: string; organizationId: string };
-
-  beforeAll(async () => {
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    t = await createTestApp(
-      {
-        DATABASE_URL: db.url,
-        WORKERS: 'on',
-        LABEL_QUIET_MINUTES: '0',
-        LABEL_SCAN_INTERVAL_SECONDS: '1',
-        LABEL_JOB_LOCK_SECONDS: '1',
-      },
-      { redisKeyPrefixSuffix: 'labeling-killed-worker:' },
-    );
-    const org = await createOrganization(t.app);
-    site = { id: org.site.id, organizationId: org.organization.id };
-  });
-  afterAll(async () => {
-    await t?.close();
-    await drop?.();
-  });
+  let site: LabelingApp['site'];
+  labelingAppPerSuite(
+    { LABEL_JOB_LOCK_SECONDS: '1' },
+    'labeling-killed-worker:',
+    (app) => ({ t, site } = app),
+  );
 
   it('jobs a dead worker held are taken over; one it had already written is not written again', async () => {
     const queue = t.app.get<Queue>(getQueueToken(LABELING_QUEUE));

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
@@ -19,6 +19,7 @@ import {
   RSS_FEED,
 } from '../fixtures/hostile-documents';
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
+import { sitemapServersPerTest } from '../setup/sitemap-servers';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 describe('the worker holds an import by a lease it renews, saving progress as it goes', () => {
@@ -81,13 +82,7 @@ describe('the worker holds an import by a lease it renews, saving progress as it
 
 describe('page import: reading sitemaps and counting', () => {
   let t: TestApp;
-  const servers: SitemapServer[] = [];
-
-  async function newServer(): Promise<SitemapServer> {
-    const server = await new SitemapServer().start();
-    servers.push(server);
-    return server;
-  }
+  const newServer = sitemapServersPerTest();
 
   /** A fresh organization whose site is the fixture server (plus optional site settings). */
   async function siteOn(
@@ -119,9 +114,6 @@ describe('page import: reading sitemaps and counting', () => {
       { IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_REQUEST_TIMEOUT_MS: '700' },
       { redisKeyPrefixSuffix: 'page-import:' },
     );
-  });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
   });
   afterAll(() => t.close());
 

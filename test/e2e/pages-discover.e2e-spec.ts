@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import { PageImportProcessor } from '../../src/pages/page-import.processor';
@@ -8,6 +8,7 @@ import { createOrganization, createSite } from '../factories/organizations';
 import { createRunningImport } from '../factories/page-imports';
 import { SitemapServer, urlset } from '../fixtures/sitemap-server';
 import { createIsolatedDatabase } from '../setup/isolated-database';
+import { sitemapServersPerTest } from '../setup/sitemap-servers';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 const IMPORT_KEYS = [
@@ -40,25 +41,33 @@ const COUNT_KEYS = [
   'createdByLanguageHintRest',
 ].sort();
 
+/** A site and the credentials of its organization (what `createOrganization` answers). */
+type SiteOwner = { site: { id: string }; auth: Record<string, string> };
+
+/** POST …/pages/discover for the owner's site, ready for `.send(body)`. */
+function discover(t: TestApp, org: SiteOwner) {
+  return t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth);
+}
+
+/** GET one import of the owner's site. */
+function importOf(t: TestApp, org: SiteOwner, importId: string) {
+  return t.http().get(`/api/v1/sites/${org.site.id}/pages/imports/${importId}`).set(org.auth);
+}
+
 describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages endpoints', () => {
   let t: TestApp;
-  const servers: SitemapServer[] = [];
-  async function newServer(): Promise<SitemapServer> {
-    const server = await new SitemapServer().start();
-    servers.push(server);
-    return server;
-  }
+  const newServer = sitemapServersPerTest();
   async function orgOn(server: SitemapServer) {
     return createOrganization(t.app, { origin: server.origin() });
   }
   /** Follows an import until it is closed (the import runs on this app's own Bull worker). */
-  async function untilClosed(path: string, auth: Record<string, string>) {
+  async function untilClosed(org: SiteOwner, importId: string) {
     for (let i = 0; i < 200; i++) {
-      const res = await t.http().get(path).set(auth).expect(200);
+      const res = await importOf(t, org, importId).expect(200);
       if (res.body.data.state === 'closed') return res.body.data;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    throw new Error(`import ${path} still running`);
+    throw new Error(`import ${importId} still running`);
   }
 
   let isolated: { url: string; drop: () => Promise<void> };
@@ -78,9 +87,6 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       { redisKeyPrefixSuffix: 'pages-discover:' },
     );
   });
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
-  });
   afterAll(async () => {
     await t.close();
     await isolated.drop();
@@ -91,10 +97,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const server = await newServer();
       const org = await orgOn(server);
       server.serve('/sitemap.xml', urlset([server.url('/'), server.url('/products/a')]));
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
+      const res = await discover(t, org)
         .send({ sitemapUrl: server.url('/sitemap.xml') })
         .expect(202);
       const created = res.body.data;
@@ -116,7 +119,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       expect(Object.keys(created.counts.documentsFailed)).toHaveLength(10);
       expect(Object.keys(created.counts.refused)).toHaveLength(5);
 
-      const done = await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${created.id}`, org.auth);
+      const done = await untilClosed(org, created.id);
       expect(done).toMatchObject({
         id: created.id,
         state: 'closed',
@@ -144,16 +147,9 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const server = await newServer();
       const org = await orgOn(server);
       server.serve('/sitemap.xml', urlset([server.url('/a')]));
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
-        .expect(202);
+      const res = await discover(t, org).expect(202);
       expect(res.body.data).toMatchObject({ sitemapGiven: false, sitemapUrl: null });
-      const done = await untilClosed(
-        `/api/v1/sites/${org.site.id}/pages/imports/${res.body.data.id}`,
-        org.auth,
-      );
+      const done = await untilClosed(org, res.body.data.id);
       expect(done.counts.sitemapSource).toBe('well_known');
       expect(done.sitemapUrl).toBe(server.url('/sitemap.xml'));
     });
@@ -162,12 +158,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const server = await newServer();
       const org = await orgOn(server);
       server.serve('/sitemap.xml', urlset([server.url('/a')]));
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
-        .send({})
-        .expect(202);
+      const res = await discover(t, org).send({}).expect(202);
       const rows = await t.app
         .get(DataSource)
         .query(
@@ -187,32 +178,29 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
           client_address: '127.0.0.1',
         },
       ]);
-      await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${res.body.data.id}`, org.auth);
+      await untilClosed(org, res.body.data.id);
     });
   });
 
   describe('discovery_already_running (409): only one import per site runs at a time', () => {
-    it('refuses a second import while one runs', async () => {
-      const server = await newServer();
-      const org = await orgOn(server);
+    /** /slow.xml answers after 500 ms, so the first import is still running for the second. */
+    function serveSlowly(server: SitemapServer): void {
       server.route('/slow.xml', (_req, res) => {
         setTimeout(() => {
           res.writeHead(200, { 'content-type': 'application/xml' });
           res.end(urlset([server.url('/a')]));
         }, 500);
       });
-      const first = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
+    }
+
+    it('refuses a second import while one runs', async () => {
+      const server = await newServer();
+      const org = await orgOn(server);
+      serveSlowly(server);
+      const first = await discover(t, org)
         .send({ sitemapUrl: server.url('/slow.xml') })
         .expect(202);
-      const second = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
-        .send({})
-        .expect(409);
+      const second = await discover(t, org).send({}).expect(409);
       expect(second.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(second.body).toMatchObject({
         code: 'discovery_already_running',
@@ -220,38 +208,25 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         title: ERROR_CODES.discovery_already_running.title,
         importId: first.body.data.id,
       });
-      await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${first.body.data.id}`, org.auth);
+      await untilClosed(org, first.body.data.id);
       // Once it is closed, a new import may start.
-      const third = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
+      const third = await discover(t, org)
         .send({ sitemapUrl: server.url('/slow.xml') })
         .expect(202);
-      await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${third.body.data.id}`, org.auth);
+      await untilClosed(org, third.body.data.id);
     });
 
     it('concurrent starts give exactly one import (the database decides)', async () => {
       const server = await newServer();
       const org = await orgOn(server);
-      server.route('/slow.xml', (_req, res) => {
-        setTimeout(() => {
-          res.writeHead(200, { 'content-type': 'application/xml' });
-          res.end(urlset([server.url('/a')]));
-        }, 500);
-      });
+      serveSlowly(server);
       // Two app instances share the database, as two servers would.
       const other = await createTestApp(
         { DATABASE_URL: isolated.url, IMPORT_ALLOW_LOOPBACK: 'true' },
         { redisKeyPrefixSuffix: 'pages-discover:' },
       );
       try {
-        const post = (app: TestApp) =>
-          app
-            .http()
-            .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-            .set(org.auth)
-            .send({ sitemapUrl: server.url('/slow.xml') });
+        const post = (app: TestApp) => discover(app, org).send({ sitemapUrl: server.url('/slow.xml') });
         const responses = await Promise.all([
           post(t),
           post(other),
@@ -272,7 +247,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
           .get(DataSource)
           .query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
         expect(audit).toEqual([{ target_id: rows[0].id }]);
-        await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${rows[0].id}`, org.auth);
+        await untilClosed(org, rows[0].id);
       } finally {
         await other.close();
       }
@@ -283,10 +258,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
     it('refuses a sitemap on another host, pointing at /sitemapUrl', async () => {
       const server = await newServer();
       const org = await orgOn(server);
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
+      const res = await discover(t, org)
         .send({ sitemapUrl: server.url('/sitemap.xml', 'localhost') })
         .expect(422);
       expect(res.body).toMatchObject({
@@ -313,11 +285,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         'https://www.shop-alias.example/sitemap.xml',
         'https://shop-alias.example.co.uk/sitemap.xml',
       ]) {
-        const res = await t
-          .http()
-          .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-          .set(org.auth)
-          .send({ sitemapUrl });
+        const res = await discover(t, org).send({ sitemapUrl });
         expect([200, 202, 409]).toContain(res.status);
         expect(res.body.code).not.toBe('sitemap_not_on_site');
       }
@@ -335,12 +303,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       ['another field', { url: 'https://shop.example/sitemap.xml' }, '/url'],
     ])('%s', async (_label, body, pointer) => {
       const org = await createOrganization(t.app);
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
-        .send(body)
-        .expect(400);
+      const res = await discover(t, org).send(body).expect(400);
       expect(res.body.code).toBe('invalid_request');
       expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual([pointer]);
     });
@@ -355,12 +318,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         .insertDiscovered(org.site.id, null as unknown as string, [
           { url: `${org.site.origin}/held`, type: 'other', languageHint: null, lastmod: null },
         ]);
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
-        .send({})
-        .expect(200);
+      const res = await discover(t, org).send({}).expect(200);
       expect(res.body.data).toMatchObject({
         state: 'closed',
         outcome: 'failed',
@@ -371,11 +329,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         .get(DataSource)
         .query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
       expect(audit).toEqual([{ target_id: res.body.data.id }]);
-      const followed = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/pages/imports/${res.body.data.id}`)
-        .set(org.auth)
-        .expect(200);
+      const followed = await importOf(t, org, res.body.data.id).expect(200);
       expect(followed.body.data).toEqual(res.body.data);
     });
   });
@@ -386,12 +340,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const a = await orgOn(server);
       const b = await createOrganization(t.app);
       server.serve('/sitemap.xml', urlset([server.url('/a')]));
-      const started = await t
-        .http()
-        .post(`/api/v1/sites/${a.site.id}/pages/discover`)
-        .set(a.auth)
-        .send({})
-        .expect(202);
+      const started = await discover(t, a).send({}).expect(202);
       const importId = started.body.data.id;
 
       await t
@@ -400,22 +349,17 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         .set(a.auth)
         .send({})
         .expect(404);
-      const foreign = await t
-        .http()
-        .post(`/api/v1/sites/${a.site.id}/pages/discover`)
-        .set(b.auth)
-        .send({})
-        .expect(404);
+      const foreign = await discover(t, { site: a.site, auth: b.auth }).send({}).expect(404);
       expect(foreign.body.code).toBe('not_found');
-      await t.http().get(`/api/v1/sites/${a.site.id}/pages/imports/${importId}`).set(b.auth).expect(404);
-      await t.http().get(`/api/v1/sites/${b.site.id}/pages/imports/${importId}`).set(b.auth).expect(404);
+      await importOf(t, { site: a.site, auth: b.auth }, importId).expect(404);
+      await importOf(t, b, importId).expect(404);
       await t.http().get(`/api/v1/sites/${a.site.id}/pages/imports`).set(b.auth).expect(404);
       await t.http().get(`/api/v1/sites/${a.site.id}/pages`).set(b.auth).expect(404);
       const sibling = await createSite(t.app, a.organization.id);
       await t.http().get(`/api/v1/sites/${sibling.id}/pages/imports/${importId}`).set(a.auth).expect(404);
       await t.http().get(`/api/v1/sites/${a.site.id}/pages/imports/imp_nope`).set(a.auth).expect(404);
       await t.http().get(`/api/v1/sites/${a.site.id}/pages/imports/not-an-id`).set(a.auth).expect(404);
-      await untilClosed(`/api/v1/sites/${a.site.id}/pages/imports/${importId}`, a.auth);
+      await untilClosed(a, importId);
     });
 
     it('needs the API key', async () => {
@@ -437,12 +381,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         ]);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const res = await t
-          .http()
-          .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-          .set(org.auth)
-          .send({})
-          .expect(200);
+        const res = await discover(t, org).send({}).expect(200);
         ids.push(res.body.data.id);
       }
       const seen: string[] = [];
@@ -483,13 +422,8 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
         server.url('/'),
       ];
       server.serve('/sitemap.xml', urlset(locs));
-      const started = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-        .set(org.auth)
-        .send({})
-        .expect(202);
-      await untilClosed(`/api/v1/sites/${org.site.id}/pages/imports/${started.body.data.id}`, org.auth);
+      const started = await discover(t, org).send({}).expect(202);
+      await untilClosed(org, started.body.data.id);
 
       const list = async (query: Record<string, string | number>) => {
         const urls: string[] = [];
@@ -557,11 +491,7 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
           [record.id],
         );
       await t.app.get(PageImportProcessor).handle({ importId: record.id });
-      const done = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/pages/imports/${record.id}`)
-        .set(org.auth)
-        .expect(200);
+      const done = await importOf(t, org, record.id).expect(200);
       expect(done.body.data).toMatchObject({ state: 'closed', outcome: 'completed' });
       expect(done.body.data.counts.created).toBe(2);
     });
@@ -575,33 +505,17 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const fast = await orgOn(fastServer);
       slowServer.route('/sitemap.xml', () => undefined); // never answers (until the 4 s request bound)
       fastServer.serve('/sitemap.xml', urlset([fastServer.url('/a')]));
-      const a = await t
-        .http()
-        .post(`/api/v1/sites/${slow.site.id}/pages/discover`)
-        .set(slow.auth)
+      const a = await discover(t, slow)
         .send({ sitemapUrl: slowServer.url('/sitemap.xml') })
         .expect(202);
-      const b = await t
-        .http()
-        .post(`/api/v1/sites/${fast.site.id}/pages/discover`)
-        .set(fast.auth)
+      const b = await discover(t, fast)
         .send({ sitemapUrl: fastServer.url('/sitemap.xml') })
         .expect(202);
-      const fastDone = await untilClosed(
-        `/api/v1/sites/${fast.site.id}/pages/imports/${b.body.data.id}`,
-        fast.auth,
-      );
+      const fastDone = await untilClosed(fast, b.body.data.id);
       expect(fastDone.outcome).toBe('completed');
-      const slowNow = await t
-        .http()
-        .get(`/api/v1/sites/${slow.site.id}/pages/imports/${a.body.data.id}`)
-        .set(slow.auth)
-        .expect(200);
+      const slowNow = await importOf(t, slow, a.body.data.id).expect(200);
       expect(slowNow.body.data.state).toBe('running');
-      const slowDone = await untilClosed(
-        `/api/v1/sites/${slow.site.id}/pages/imports/${a.body.data.id}`,
-        slow.auth,
-      );
+      const slowDone = await untilClosed(slow, a.body.data.id);
       expect(slowDone.counts.documentsFailed.timed_out).toBe(1);
     });
   });
@@ -617,12 +531,7 @@ describe('200 queue_unavailable: the import is closed failed when the queue cann
 
   it('answers 200 with the import closed failed (queue_unavailable), and nothing is lost', async () => {
     const org = await createOrganization(t.app);
-    const res = await t
-      .http()
-      .post(`/api/v1/sites/${org.site.id}/pages/discover`)
-      .set(org.auth)
-      .send({})
-      .expect(200);
+    const res = await discover(t, org).send({}).expect(200);
     expect(res.body.data).toMatchObject({
       state: 'closed',
       outcome: 'failed',
@@ -638,6 +547,6 @@ describe('200 queue_unavailable: the import is closed failed when the queue cann
       .query('SELECT target_id FROM audit_events WHERE site_id = $1', [org.site.id]);
     expect(audit).toEqual([{ target_id: res.body.data.id }]);
     // The site is free for the next attempt.
-    await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({}).expect(200);
+    await discover(t, org).send({}).expect(200);
   });
 });

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { listConversations } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { cli } from '../setup/cli';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import { TestApp } from '../setup/test-app';
 
 describe('seed --site ID --conversations N [--days D] [--labeled-share F] (product.md §4)', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
-    t = await createTestApp({}, { redisKeyPrefixSuffix: 'seed-command:' });
-  });
-  afterAll(() => t.close());
+  // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'seed-command:' });
 
   it('writes realistic synthetic conversations the API serves, and prints a JSON summary', async () => {
     const org = await createOrganization(t.app);

@@ -1,21 +1,22 @@
 import { DataSource } from 'typeorm';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import { TestApp } from '../setup/test-app';
 
 describe('Sites (product.md "Sites and pages")', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+  testAppPerSuite((app) => (t = app));
+
+  type Org = Awaited<ReturnType<typeof createOrganization>>;
+  /** POST /api/v1/sites as the organization, ready for `.send(body)`. */
+  const postSite = (org: Org) => t.http().post('/api/v1/sites').set(org.auth);
+  /** PATCH the organization's own site, ready for `.send(body)`. */
+  const patchOwnSite = (org: Org) => t.http().patch(`/api/v1/sites/${org.site.id}`).set(org.auth);
 
   describe('POST /api/v1/sites', () => {
     it('creates a site and returns it as { data } with normalised origin and aliases', async () => {
       const org = await createOrganization(t.app);
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
+      const res = await postSite(org)
         .send({
           name: ' Second shop ',
           origin: 'HTTPS://Second.Example:443',
@@ -39,21 +40,13 @@ describe('Sites (product.md "Sites and pages")', () => {
 
     it('defaults: no aliases, no exclusions, a page limit of 10,000', async () => {
       const org = await createOrganization(t.app);
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
-        .send({ name: 'S', origin: 'http://plain.example' })
-        .expect(201);
+      const res = await postSite(org).send({ name: 'S', origin: 'http://plain.example' }).expect(201);
       expect(res.body.data).toMatchObject({ aliases: [], exclusions: [], pageLimit: 10000 });
     });
 
     it('validation errors list every field at fault and store nothing', async () => {
       const org = await createOrganization(t.app);
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
+      const res = await postSite(org)
         .send({
           origin: 'https://shop.example/path?q=1',
           aliases: ['not a host'],
@@ -81,7 +74,7 @@ describe('Sites (product.md "Sites and pages")', () => {
       ['https://shop.example/#x'],
     ])('refuses the origin %s', async (origin) => {
       const org = await createOrganization(t.app);
-      const res = await t.http().post('/api/v1/sites').set(org.auth).send({ name: 'S', origin }).expect(400);
+      const res = await postSite(org).send({ name: 'S', origin }).expect(400);
       expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/origin' })]);
     });
   });
@@ -134,18 +127,10 @@ describe('Sites (product.md "Sites and pages")', () => {
   describe('PATCH /api/v1/sites/{siteId}', () => {
     it('changes only the fields sent', async () => {
       const org = await createOrganization(t.app);
-      await t
-        .http()
-        .patch(`/api/v1/sites/${org.site.id}`)
-        .set(org.auth)
+      await patchOwnSite(org)
         .send({ exclusions: ['/cart'], pageLimit: 20 })
         .expect(200);
-      const res = await t
-        .http()
-        .patch(`/api/v1/sites/${org.site.id}`)
-        .set(org.auth)
-        .send({ name: 'Renamed' })
-        .expect(200);
+      const res = await patchOwnSite(org).send({ name: 'Renamed' }).expect(200);
       expect(res.body.data).toMatchObject({
         name: 'Renamed',
         exclusions: ['/cart'],
@@ -156,12 +141,7 @@ describe('Sites (product.md "Sites and pages")', () => {
 
     it('refuses bad values with every field listed', async () => {
       const org = await createOrganization(t.app);
-      const res = await t
-        .http()
-        .patch(`/api/v1/sites/${org.site.id}`)
-        .set(org.auth)
-        .send({ name: '', pageLimit: 'many' })
-        .expect(400);
+      const res = await patchOwnSite(org).send({ name: '', pageLimit: 'many' }).expect(400);
       expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
         '/name',
         '/pageLimit',

@@ -15,13 +15,17 @@ function fault(query: Record<string, unknown>): ApiError {
 
 describe('parseListingQuery', () => {
   it('parses every filter into the typed filter object', () => {
-    const q = parseListingQuery({
+    // These filters are kept as given (the instants keep their offsets).
+    const kept = {
       from: '2026-11-01T00:00:00Z',
       to: '2026-11-20T10:00:00.500+01:00',
       channel: 'web',
       agentId: 'agt_abc',
       language: 'fr',
       feedback: 'negative',
+    };
+    const q = parseListingQuery({
+      ...kept,
       keywords: ['  Red   shoes ', 'order'],
       'labels.all': ['resolution:unresolved', 'grounded:fail'],
       'labels.any': 'review_reason:service|review_reason:product',
@@ -36,12 +40,7 @@ describe('parseListingQuery', () => {
     });
     expect(q).toEqual({
       filter: {
-        from: '2026-11-01T00:00:00Z',
-        to: '2026-11-20T10:00:00.500+01:00',
-        channel: 'web',
-        agentId: 'agt_abc',
-        language: 'fr',
-        feedback: 'negative',
+        ...kept,
         keywords: ['Red shoes', 'order'],
         labelsAll: ['resolution:unresolved', 'grounded:fail'],
         labelsAny: [['review_reason:service', 'review_reason:product']],

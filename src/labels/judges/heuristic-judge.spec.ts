@@ -7,6 +7,8 @@ import { HeuristicJudge } from './heuristic-judge';
 import type { JudgeMessage } from './judge';
 
 const judge = new HeuristicJudge();
+/** The judge's verdict on these messages (no impressions or clicks). */
+const judged = (...messages: JudgeMessage[]) => judge.judge(transcript(messages));
 
 const anyMessage = fc
   .record({
@@ -67,11 +69,9 @@ describe('heuristic judge', () => {
 
   describe('resolution rules', () => {
     it('resolved: answered and rated positively', async () => {
-      const v = await judge.judge(
-        transcript([
-          message('shopper', 'Red shoes size 42?'),
-          message('agent', 'Here you go.', { rating: 'positive', products: 2 }),
-        ]),
+      const v = await judged(
+        message('shopper', 'Red shoes size 42?'),
+        message('agent', 'Here you go.', { rating: 'positive', products: 2 }),
       );
       expect(v).toMatchObject({ resolution: 'resolved', reviewReason: 'none' });
       expect(v.criteria).toMatchObject({
@@ -91,25 +91,21 @@ describe('heuristic judge', () => {
         'muchas gracias',
         'bedankt',
       ]) {
-        const v = await judge.judge(
-          transcript([
-            message('shopper', 'Question'),
-            message('agent', 'Answer'),
-            message('shopper', thanks),
-            message('agent', 'You are welcome'),
-          ]),
+        const v = await judged(
+          message('shopper', 'Question'),
+          message('agent', 'Answer'),
+          message('shopper', thanks),
+          message('agent', 'You are welcome'),
         );
         expect(v.resolution).toBe('resolved');
       }
     });
 
     it('resolved: a closing thank-you needs no answer', async () => {
-      const v = await judge.judge(
-        transcript([
-          message('shopper', 'Is it in stock?'),
-          message('agent', 'Yes.'),
-          message('shopper', 'Perfect, thank you'),
-        ]),
+      const v = await judged(
+        message('shopper', 'Is it in stock?'),
+        message('agent', 'Yes.'),
+        message('shopper', 'Perfect, thank you'),
       );
       expect(v.resolution).toBe('resolved');
       expect(v.criteria.answered_question).toBe('pass');
@@ -127,7 +123,7 @@ describe('heuristic judge', () => {
     });
 
     it('unresolved with a technical review: the last shopper message got no answer', async () => {
-      const v = await judge.judge(transcript([message('shopper', 'Hello?')]));
+      const v = await judged(message('shopper', 'Hello?'));
       expect(v).toMatchObject({ resolution: 'unresolved', reviewReason: 'technical' });
       expect(v.criteria).toEqual({
         grounded: 'not_applicable',
@@ -140,11 +136,9 @@ describe('heuristic judge', () => {
     });
 
     it('unresolved with a product review: a negative rating on product cards fails grounding and accuracy', async () => {
-      const v = await judge.judge(
-        transcript([
-          message('shopper', 'Waterproof jacket?'),
-          message('agent', 'This one', { products: 1, rating: 'negative' }),
-        ]),
+      const v = await judged(
+        message('shopper', 'Waterproof jacket?'),
+        message('agent', 'This one', { products: 1, rating: 'negative' }),
       );
       expect(v).toMatchObject({ resolution: 'unresolved', reviewReason: 'product' });
       expect(v.criteria).toMatchObject({
@@ -155,53 +149,43 @@ describe('heuristic judge', () => {
     });
 
     it('partially_resolved: ratings both positive and negative', async () => {
-      const v = await judge.judge(
-        transcript([
-          message('shopper', 'a'),
-          message('agent', 'b', { rating: 'positive' }),
-          message('shopper', 'c'),
-          message('agent', 'd', { rating: 'negative' }),
-        ]),
+      const v = await judged(
+        message('shopper', 'a'),
+        message('agent', 'b', { rating: 'positive' }),
+        message('shopper', 'c'),
+        message('agent', 'd', { rating: 'negative' }),
       );
       expect(v).toMatchObject({ resolution: 'partially_resolved', reviewReason: 'service' });
     });
 
     it('abandoned: one question, one answer, no reaction at all', async () => {
-      const v = await judge.judge(
-        transcript([message('shopper', 'Opening hours?'), message('agent', 'We are online only.')]),
-      );
+      const v = await judged(message('shopper', 'Opening hours?'), message('agent', 'We are online only.'));
       expect(v.resolution).toBe('abandoned');
     });
   });
 
   describe('flags and review reasons', () => {
     it('a shopper asking for a human is flagged and reviewed for service', async () => {
-      const v = await judge.judge(
-        transcript([
-          message('shopper', 'Can I talk to a real person please'),
-          message('agent', 'I can help.'),
-        ]),
+      const v = await judged(
+        message('shopper', 'Can I talk to a real person please'),
+        message('agent', 'I can help.'),
       );
       expect(v.flags.human_requested).toBe(true);
       expect(v).toMatchObject({ resolution: 'partially_resolved', reviewReason: 'service' });
     });
 
     it('a frustrated shopper is flagged, and lowers the service score', async () => {
-      const calm = await judge.judge(
-        transcript([
-          message('shopper', 'a'),
-          message('agent', 'b'),
-          message('shopper', 'c'),
-          message('agent', 'd'),
-        ]),
+      const calm = await judged(
+        message('shopper', 'a'),
+        message('agent', 'b'),
+        message('shopper', 'c'),
+        message('agent', 'd'),
       );
-      const angry = await judge.judge(
-        transcript([
-          message('shopper', 'a'),
-          message('agent', 'b'),
-          message('shopper', 'this is useless'),
-          message('agent', 'd'),
-        ]),
+      const angry = await judged(
+        message('shopper', 'a'),
+        message('agent', 'b'),
+        message('shopper', 'this is useless'),
+        message('agent', 'd'),
       );
       expect(angry.flags.visitor_frustrated).toBe(true);
       expect(calm.flags.visitor_frustrated).toBe(false);
@@ -209,45 +193,38 @@ describe('heuristic judge', () => {
     });
 
     it('an abusive shopper is flagged and reviewed for safety', async () => {
-      const v = await judge.judge(
-        transcript([message('shopper', 'you stupid bot'), message('agent', 'Sorry to hear that.')]),
-      );
+      const v = await judged(message('shopper', 'you stupid bot'), message('agent', 'Sorry to hear that.'));
       expect(v.flags.abusive_visitor).toBe(true);
       expect(v.reviewReason).toBe('safety');
     });
 
     it('a policy question rated negatively fails policy_compliant and is reviewed for policy', async () => {
-      const v = await judge.judge(
-        transcript([
-          message('shopper', 'How do I get a refund?'),
-          message('agent', 'No idea.', { rating: 'negative' }),
-        ]),
+      const v = await judged(
+        message('shopper', 'How do I get a refund?'),
+        message('agent', 'No idea.', { rating: 'negative' }),
       );
       expect(v.criteria.policy_compliant).toBe('fail');
       expect(v.reviewReason).toBe('policy');
     });
 
     it('an agent declining a request is out_of_scope', async () => {
-      const v = await judge.judge(
-        transcript([
-          message('shopper', 'Write my homework'),
-          message('agent', 'Sorry, I can only help with our products.'),
-        ]),
+      const v = await judged(
+        message('shopper', 'Write my homework'),
+        message('agent', 'Sorry, I can only help with our products.'),
       );
       expect(v.flags.out_of_scope).toBe(true);
     });
 
     it('matches whole words only ("domain" is not abuse, "ordering" is not "order")', async () => {
-      const v = await judge.judge(
-        transcript([message('shopper', 'What is the domain of this ordering system'), message('agent', 'x')]),
+      const v = await judged(
+        message('shopper', 'What is the domain of this ordering system'),
+        message('agent', 'x'),
       );
       expect(v.flags).toMatchObject({ abusive_visitor: false, purchase_intent: false });
     });
 
     it('an agent shouting fails on_brand', async () => {
-      const v = await judge.judge(
-        transcript([message('shopper', 'hi'), message('agent', 'WE HAVE THE BEST DEALS TODAY ONLY')]),
-      );
+      const v = await judged(message('shopper', 'hi'), message('agent', 'WE HAVE THE BEST DEALS TODAY ONLY'));
       expect(v.criteria.on_brand).toBe('fail');
     });
   });
@@ -264,12 +241,10 @@ describe('heuristic judge', () => {
           { clicks: 1 },
         ),
       );
-      const bad = await judge.judge(
-        transcript([
-          message('shopper', 'shoes?'),
-          message('agent', 'these', { products: 2, rating: 'negative' }),
-          message('shopper', 'useless'),
-        ]),
+      const bad = await judged(
+        message('shopper', 'shoes?'),
+        message('agent', 'these', { products: 2, rating: 'negative' }),
+        message('shopper', 'useless'),
       );
       for (const name of ['quality', 'service', 'trust'] as const)
         expect(good.scores[name]!).toBeGreaterThan(bad.scores[name]!);

@@ -47,26 +47,10 @@ describe('http judge (POST JUDGE_URL, validated against taxonomy v1.1)', () => {
     it('becomes the verdict, with the judge model and version kept', async () => {
       server.behave = (_req, res) => answerJson(res, 200, validJudgeAnswer());
       const verdict = await judge().judge(input);
+      // The answer's label, word for word; its model and version move into `judge`.
+      const { model: _model, version: _version, ...label } = validJudgeAnswer();
       expect(verdict).toEqual({
-        resolution: 'resolved',
-        reviewReason: 'none',
-        flags: {
-          visitor_frustrated: false,
-          human_requested: false,
-          purchase_intent: true,
-          out_of_scope: false,
-          abusive_visitor: false,
-        },
-        criteria: {
-          grounded: 'pass',
-          answered_question: 'pass',
-          product_accuracy: 'fail',
-          policy_compliant: 'not_applicable',
-          on_brand: 'pass',
-          safe_response: 'pass',
-        },
-        scores: { quality: 0.8, service: 0.9, trust: 0.7 },
-        rationale: 'The shopper found the product.',
+        ...label,
         judge: { kind: 'http', model: 'judge-model-x', version: '2026-11' },
       });
     });
