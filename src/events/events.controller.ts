@@ -1,10 +1,12 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
 import { ApiError } from '../common/errors/api-error';
 import { params, ParamFault, parseQuery } from '../common/query/query-params';
+import { ApiKeyAuth, ApiPageResponse, ApiProblems } from '../docs/openapi';
 import { presentEvent } from './event.presenter';
+import { EventSchema } from './event.schema';
 import { EVENT_TYPES } from './event-types';
 import { EventsService } from './events.service';
 
@@ -22,7 +24,7 @@ const FEED_PARAMS = {
 };
 
 @ApiTags('Events')
-@ApiBearerAuth()
+@ApiKeyAuth()
 @Controller('api/v1/events')
 export class EventsController {
   constructor(private readonly events: EventsService) {}
@@ -31,10 +33,33 @@ export class EventsController {
   @ApiOperation({
     summary: "The organization's change feed, in commit order; poll with meta.nextCursor (never null)",
   })
-  @ApiQuery({ name: 'limit', required: false, description: '1 to 1,000, default 100' })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+  })
   @ApiQuery({ name: 'cursor', required: false, description: 'meta.nextCursor of the previous page' })
-  @ApiQuery({ name: 'types', required: false, isArray: true, enum: EVENT_TYPES })
-  @ApiQuery({ name: 'siteId', required: false, isArray: true, type: String })
+  @ApiQuery({
+    name: 'types',
+    required: false,
+    style: 'form',
+    explode: true,
+    schema: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] } },
+    description:
+      'Repeatable: only these event types (another filter set makes the cursor a cursor_mismatch).',
+  })
+  @ApiQuery({
+    name: 'siteId',
+    required: false,
+    style: 'form',
+    explode: true,
+    schema: { type: 'array', items: { type: 'string' }, maxItems: MAX_SITE_IDS },
+    description: "Repeatable: only these sites' events (another organization's site: 404 not_found).",
+  })
+  @ApiPageResponse(EventSchema, {
+    description: 'Events in commit order; meta.nextCursor is never null: poll with it for what happens next.',
+  })
+  @ApiProblems('invalid_request', 'invalid_cursor', 'cursor_mismatch', 'cursor_expired', 'not_found')
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
     const { limit = 100, cursor, types, siteId } = parseQuery(query, FEED_PARAMS);
     if (siteId && siteId.length > MAX_SITE_IDS) {

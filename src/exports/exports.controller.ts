@@ -1,27 +1,33 @@
 import { pipeline } from 'node:stream/promises';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiBearerAuth,
-  ApiBody,
-  ApiNoContentResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiQuery,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { ApiError } from '../common/errors/api-error';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { params, parseQuery } from '../common/query/query-params';
 import { clientAddress } from '../common/http/client-address';
+import {
+  ApiDataResponse,
+  ApiKeyAuth,
+  ApiNoContentResult,
+  ApiPageResponse,
+  ApiProblems,
+  ApiResourceId,
+  BODY_PROBLEMS,
+  PAGING_PROBLEMS,
+} from '../docs/openapi';
 import { CreateExportDto, parseExportRequest } from './dto/export-request';
+import { ExportSchema } from './dto/export.schema';
 import { presentExport } from './export.presenter';
 import { ExportActor, ExportsService } from './exports.service';
 
 const LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
 const CONTENT_TYPE = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
+const FILE_CONTENT = {
+  'application/x-ndjson': { schema: { type: 'string', format: 'binary' } },
+  'text/csv': { schema: { type: 'string', format: 'binary' } },
+};
 
 /**
  * Background exports (analytics-v1 §2). Its routes are registered before the conversations
@@ -29,7 +35,8 @@ const CONTENT_TYPE = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=u
  * read as a conversation id.
  */
 @ApiTags('Exports')
-@ApiBearerAuth()
+@ApiKeyAuth()
+@ApiResourceId('siteId', 'site')
 @Controller('api/v1/sites/:siteId/conversations/exports')
 export class ExportsController {
   constructor(private readonly exports: ExportsService) {}
@@ -38,7 +45,8 @@ export class ExportsController {
   @HttpCode(202)
   @ApiOperation({ summary: 'Export the conversations matching filters, as NDJSON or CSV, in the background' })
   @ApiBody({ type: CreateExportDto })
-  @ApiAcceptedResponse({ description: '{ data: export } — queued; poll it until completed.' })
+  @ApiDataResponse(202, ExportSchema, 'Queued; poll it until completed.')
+  @ApiProblems(...BODY_PROBLEMS, 'invalid_filter', 'not_found')
   async create(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -57,6 +65,8 @@ export class ExportsController {
     schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
   })
   @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
+  @ApiPageResponse(ExportSchema)
+  @ApiProblems(...PAGING_PROBLEMS, 'not_found')
   async list(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -69,6 +79,9 @@ export class ExportsController {
 
   @Get(':exportId')
   @ApiOperation({ summary: 'One export: its state, progress and, once completed, its file facts' })
+  @ApiResourceId('exportId', 'exp')
+  @ApiDataResponse(200, ExportSchema)
+  @ApiProblems('not_found')
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('exportId') exportId: string) {
     return { data: presentExport(await this.exports.get(auth.organizationId, siteId, exportId)) };
   }
@@ -76,7 +89,9 @@ export class ExportsController {
   @Delete(':exportId')
   @HttpCode(204)
   @ApiOperation({ summary: 'Cancel a queued or running export, or delete a finished one and its file' })
-  @ApiNoContentResponse()
+  @ApiResourceId('exportId', 'exp')
+  @ApiNoContentResult('Cancelled, or deleted with its file.')
+  @ApiProblems('not_found')
   async delete(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -92,7 +107,14 @@ export class ExportsController {
     description:
       'Not completed yet (or failed): 409 export_not_ready. Past expiresAt: 410 export_expired. An unsatisfiable Range: 416.',
   })
-  @ApiProduces('application/x-ndjson', 'text/csv')
+  @ApiResourceId('exportId', 'exp')
+  @ApiResponse({ status: 200, description: 'The whole file.', content: FILE_CONTENT })
+  @ApiResponse({
+    status: 206,
+    description: 'The one byte range asked for with Range.',
+    content: FILE_CONTENT,
+  })
+  @ApiProblems('not_found', 'export_not_ready', 'export_expired', 'range_not_satisfiable')
   async download(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
