@@ -3,8 +3,6 @@ import type { EntityManager } from 'typeorm';
 import { presentConversation } from '../conversations/conversation.presenter';
 import { CONVERSATION_COLUMNS, ConversationRecord } from '../conversations/conversation.records';
 import { newId } from '../common/ids/ids';
-import { presentImport } from '../pages/page-import.presenter';
-import type { PageImportRecord } from '../pages/page-imports.repository';
 import type { ConversationEventType, EventType } from './event-types';
 
 /** An event to append: what happened, to whom, and the resource as the API shows it now. */
@@ -14,16 +12,6 @@ export interface NewEvent {
   siteId: string | null;
   /** The resource right after the change, in its public representation (data.object). */
   object: object;
-}
-
-/** The page_import.closed event of an import that has just closed. */
-export function pageImportClosedEvent(record: PageImportRecord): NewEvent {
-  return {
-    type: 'page_import.closed',
-    organizationId: record.organizationId,
-    siteId: record.siteId,
-    object: presentImport(record),
-  };
 }
 
 /**

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
-import { EventsWriter, pageImportClosedEvent } from '../events/events.writer';
+import { EventsWriter } from '../events/events.writer';
+import { pageImportClosedEvent } from './page-import-events';
 import { Bound, FailureReason, ImportCounts } from './import-counts';
 
 export interface PageImportRecord {
