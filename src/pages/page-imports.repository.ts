@@ -75,7 +75,10 @@ export class PageImportsRepository {
     return this.insert(row, reason, manager);
   }
 
-  /** Inserts a running import, or (with a failure reason) one closed at once as failed. */
+  /**
+   * Inserts a running import, or (with a failure reason) one closed at once as failed, whose
+   * page_import.closed event is appended in the same transaction.
+   */
   private async insert(
     row: NewImport,
     failure: FailureReason | null,
@@ -101,7 +104,7 @@ export class PageImportsRepository {
         JSON.stringify(row.counts),
       ],
     );
-    await this.events.append(manager, pageImportClosedEvent(rows[0]));
+    if (closed) await this.events.append(manager, pageImportClosedEvent(rows[0]));
     return rows[0];
   }
 
