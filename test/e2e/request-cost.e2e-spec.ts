@@ -70,8 +70,10 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       );
       expect(cost.own[0]).toBe('START TRANSACTION');
       expect(cost.own.at(-1)).toBe('COMMIT');
-      // INSERT conversation, INSERT messages, UPDATE counters, SELECT it back.
-      expect(cost.own).toHaveLength(6);
+      // INSERT conversation, INSERT messages, UPDATE counters; the conversation.created event
+      // (SELECT the row, INSERT the event); the answer (SELECT the conversation, its messages).
+      expect(cost.own).toHaveLength(9);
+      expect(cost.own.filter((sql) => /\b(api_keys|sites)\b/.test(sql))).toEqual([]);
       expect(cost.redis.length).toBeLessThanOrEqual(1);
       expect(cost.redis.filter((c) => c !== 'evalsha')).toEqual([]);
     });
