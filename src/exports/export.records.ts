@@ -2,7 +2,8 @@ export const EXPORT_FORMATS = ['ndjson', 'csv'] as const;
 export const EXPORT_INCLUDES = ['messages'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export type ExportInclude = (typeof EXPORT_INCLUDES)[number];
-export type ExportState = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
+export const EXPORT_STATES = ['queued', 'running', 'completed', 'failed', 'expired'] as const;
+export type ExportState = (typeof EXPORT_STATES)[number];
 
 /**
  * Why an export failed (`failureReason`): `interrupted` (its worker died three times),

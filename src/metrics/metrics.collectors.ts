@@ -4,6 +4,7 @@ import { ModuleRef } from '@nestjs/core';
 import type { Job, Queue } from 'bull';
 import type { Counter, Gauge } from 'prom-client';
 import { AppConfig } from '../config/app-config';
+import { EXPORT_STATES } from '../exports/export.records';
 import { LABELING_QUEUE } from '../labeling-queue/labeling-queue';
 import { PAGE_IMPORT_QUEUE } from '../pages/page-import-queue';
 import { SEARCH_MIRROR_QUEUE } from '../search/mirror/search-mirror.scheduler';
@@ -50,12 +51,13 @@ export class MetricsCollectors implements OnApplicationBootstrap {
   ) {
     this.errors = metrics.counter({
       name: 'metrics_collect_errors_total',
-      help: 'Scrapes in which a source (search_outbox, labeling, page_imports, queues) failed or timed out.',
+      help: 'Scrapes in which a source (search_outbox, labeling, page_imports, exports, queues) failed or timed out.',
       labelNames: ['source'],
     });
     this.registerSearchMirror();
     this.registerLabeling();
     this.registerImports();
+    this.registerExports();
     this.registerQueues();
   }
 
@@ -136,6 +138,22 @@ export class MetricsCollectors implements OnApplicationBootstrap {
       (counts) => {
         running.set(counts.running);
         for (const [outcome, n] of Object.entries(counts.closed)) closed.set({ outcome }, n);
+      },
+    );
+  }
+
+  private registerExports(): void {
+    const exports = this.metrics.gauge({
+      name: 'exports',
+      help: 'Exports by state (queued, running, completed, failed, expired), as stored in the database.',
+      labelNames: ['state'],
+    });
+    this.onScrape(
+      'exports',
+      [exports],
+      () => this.repository.exportCounts(SCRAPE_TIMEOUT_MS),
+      (counts) => {
+        for (const state of EXPORT_STATES) exports.set({ state }, counts[state] ?? 0);
       },
     );
   }

@@ -46,6 +46,16 @@ export class MetricsRepository {
     });
   }
 
+  /** Exports by state (queued, running, completed, failed, expired); states with none are absent. */
+  exportCounts(timeoutMs: number): Promise<Record<string, number>> {
+    return this.withTimeout(timeoutMs, async (query) => {
+      const rows = await query<{ state: string; n: number }>(
+        `SELECT state, count(*)::int AS n FROM exports GROUP BY state`,
+      );
+      return Object.fromEntries(rows.map((row) => [row.state, row.n]));
+    });
+  }
+
   /** Runs `work` in a read-only transaction whose statements Postgres cancels after `timeoutMs`. */
   private withTimeout<T>(
     timeoutMs: number,

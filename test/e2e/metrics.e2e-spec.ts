@@ -117,6 +117,22 @@ describe('GET /metrics (WORKERS=off)', () => {
     });
   });
 
+  describe('export counts, by state', () => {
+    it('reports every export state, and a new export is counted under one of them', async () => {
+      const states = ['queued', 'running', 'completed', 'failed', 'expired'];
+      const total = (text: string) => states.reduce((n, state) => n + sample(text, 'exports', { state })!, 0);
+      const before = await scrape(t);
+      for (const state of states) expect(sample(before, 'exports', { state })).toBeGreaterThanOrEqual(0);
+      await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/exports`)
+        .set(org.auth)
+        .send({ format: 'ndjson', filters: {} })
+        .expect(202);
+      expect(total(await scrape(t))).toBe(total(before) + 1);
+    });
+  });
+
   describe('queue depths', () => {
     it('reports every state of the page-imports queue', async () => {
       const text = await scrape(t);
