@@ -107,7 +107,7 @@ export class ConversationsService {
     dto: CreateConversationDto,
   ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
     return this.transaction.run(async (manager) => {
-      await this.sites.assertOwned(req.organizationId, req.siteId);
+      await this.sites.assertOwned(req.organizationId, req.siteId, manager);
       const now = new Date();
       const createdAt = dto.createdAt ? new Date(dto.createdAt) : now;
       const id = newId('conv');
@@ -209,7 +209,7 @@ export class ConversationsService {
     write: (manager: EntityManager) => Promise<T>,
   ): Promise<T> {
     return this.transaction.run(async (manager) => {
-      await this.sites.assertOwned(req.organizationId, req.siteId);
+      await this.sites.assertOwned(req.organizationId, req.siteId, manager);
       await this.lockOwned(req, id, manager);
       return write(manager);
     });

@@ -34,8 +34,11 @@ export class SitesRepository {
   }
 
   /** The owner of a live site, or undefined (absent or deleted). */
-  async findOwner(siteId: string): Promise<{ organizationId: string } | undefined> {
-    const rows = await this.dataSource.query(
+  async findOwner(
+    siteId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ organizationId: string } | undefined> {
+    const rows = await manager.query(
       `SELECT organization_id AS "organizationId" FROM sites WHERE id = $1 AND deleted_at IS NULL`,
       [siteId],
     );

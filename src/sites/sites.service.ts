@@ -43,8 +43,10 @@ export class SitesService {
    * Throws 404 not_found unless the organization owns this live site, as getOwned does, from the
    * ownership cache: for routes that need the site to exist, not its current fields.
    */
-  async assertOwned(organizationId: string, siteId: string): Promise<void> {
-    const owner = await this.owners.get(siteId);
+  async assertOwned(organizationId: string, siteId: string, manager?: EntityManager): Promise<void> {
+    // In a transaction (an idempotent write holding its key), read on its own connection: a
+    // cache miss must not wait for a second pooled connection while the key's lock is held.
+    const owner = manager ? await this.sites.findOwner(siteId, manager) : await this.owners.get(siteId);
     if (owner?.organizationId !== organizationId) throw ApiError.notFound('site');
   }
 

@@ -59,7 +59,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
   });
 
   describe('recording a conversation (POST)', () => {
-    it('is the write transaction alone (no key or site read in it) and one Redis command', async () => {
+    it('is the write transaction (the site checked on its own connection, the key from the cache) and one Redis command', async () => {
       const cost = await costOf(1, () =>
         t
           .http()
@@ -74,6 +74,10 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       // (SELECT the row, INSERT the event); the answer (SELECT the conversation, its messages).
       expect(cost.own).toHaveLength(9);
       expect(cost.own.filter((sql) => /\b(api_keys|sites)\b/.test(sql))).toEqual([]);
+      // The site is read inside the transaction, on its connection: a retry holding its
+      // Idempotency-Key must never wait for a second pooled connection. The key is not read.
+      expect(cost.lookups.filter((sql) => /FROM sites WHERE/.test(sql))).toHaveLength(1);
+      expect(cost.lookups.filter((sql) => /api_keys/.test(sql)).length).toBeLessThanOrEqual(cost.lookupBound);
       expect(cost.redis.length).toBeLessThanOrEqual(1);
       expect(cost.redis.filter((c) => c !== 'evalsha')).toEqual([]);
     });
