@@ -21,7 +21,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { LabelingQueueModule } from './labeling-queue/labeling-queue.module';
-import { LabelsModule } from './labels/labels.module';
+import { LabelsModule } from './conversations/labels.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';

@@ -1,5 +1,9 @@
 import { TAXONOMY_VERSION } from '../labels/taxonomy';
-import type { ConversationRecord, LabelRecordRow, MessageRecord } from './conversation.records';
+import type {
+  ConversationRecord,
+  LabelRecordRow,
+  MessageRecord,
+} from '../database/records/conversation.records';
 
 /** The one mapping of a conversation row to its public shape (list item and single conversation). */
 export function presentConversation(c: ConversationRecord) {

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
 import { EventsModule } from '../events/events.module';
-import { LabelsModule } from '../labels/labels.module';
+import { LabelsModule } from './labels.module';
 import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
 import { ConversationsController } from './conversations.controller';

@@ -8,7 +8,7 @@ import {
   MESSAGE_COLUMNS,
   MessageBlock,
   MessageRecord,
-} from './conversation.records';
+} from '../database/records/conversation.records';
 
 export interface NewConversation {
   id: string;

@@ -4,10 +4,13 @@ import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst } from '../common/paging/keyset-page';
-import { EventsWriter } from '../events/events.writer';
-import { LabelWriter } from '../labels/label-writer.service';
 import { SitesService } from '../sites/sites.service';
-import type { ConversationRecord, LabelRecordRow, MessageRecord } from './conversation.records';
+import type {
+  ConversationRecord,
+  LabelRecordRow,
+  MessageRecord,
+} from '../database/records/conversation.records';
+import { ConversationEvents } from './conversation-events';
 import { ConversationsRepository, NewMessage } from './conversations.repository';
 import {
   AppendMessagesDto,
@@ -16,6 +19,7 @@ import {
   MessageDto,
   RateMessageDto,
 } from './dto/recording.dto';
+import { LabelWriter } from './label-writer.service';
 import { sanitizePageUrl } from './page-url';
 import type { ListingQuery } from './dto/listing-query';
 import { canonicalFilterText } from '../search/listing/conversation-filter';
@@ -41,7 +45,7 @@ export class ConversationsService {
     private readonly labels: LabelWriter,
     private readonly paging: KeysetPaging,
     @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
-    private readonly events: EventsWriter,
+    private readonly events: ConversationEvents,
   ) {}
 
   // ---- Listing -------------------------------------------------------------------------
@@ -143,7 +147,7 @@ export class ConversationsService {
       );
       // Messages sent without a time are taken as written when the conversation started.
       await this.conversations.appendMessages(id, toNewMessages(dto.messages ?? [], createdAt), manager);
-      await this.events.appendConversation(manager, 'conversation.created', id);
+      await this.events.append(manager, 'conversation.created', id);
       return {
         conversation: await this.reload(req, id, manager),
         messages: await this.conversations.messages(id, manager),
@@ -161,7 +165,7 @@ export class ConversationsService {
       const messages = toNewMessages(dto.messages, new Date());
       await this.conversations.appendMessages(id, messages, manager);
       if (messages.length > 0) await this.labels.returnToPending(id, manager);
-      if (messages.length > 0) await this.events.appendConversation(manager, 'conversation.updated', id);
+      if (messages.length > 0) await this.events.append(manager, 'conversation.updated', id);
       const conversation = await this.reload(req, id, manager);
       const byId = new Set(messages.map((m) => m.id));
       const appended = (await this.conversations.messages(id, manager)).filter((m) => byId.has(m.id));
@@ -185,7 +189,7 @@ export class ConversationsService {
       if (message.rating !== rating) {
         await this.conversations.setRating(message, rating, new Date(), manager);
         await this.labels.returnToPending(id, manager);
-        await this.events.appendConversation(manager, 'conversation.updated', id);
+        await this.events.append(manager, 'conversation.updated', id);
       }
       return { ...message, rating };
     });
@@ -196,7 +200,7 @@ export class ConversationsService {
       if (dto.impressions > 0 || dto.clicks > 0) {
         await this.conversations.addEngagement(id, dto.impressions, dto.clicks, new Date(), manager);
         await this.labels.returnToPending(id, manager);
-        await this.events.appendConversation(manager, 'conversation.updated', id);
+        await this.events.append(manager, 'conversation.updated', id);
       }
       return this.reload(req, id, manager);
     });

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { presentConversation } from '../conversations/conversation.presenter';
-import { CONVERSATION_COLUMNS, ConversationRecord } from '../conversations/conversation.records';
 import { newId } from '../common/ids/ids';
-import type { ConversationEventType, EventType } from './event-types';
+import type { EventType } from './event-types';
 
 /** An event to append: what happened, to whom, and the resource as the API shows it now. */
 export interface NewEvent {
@@ -29,28 +27,5 @@ export class EventsWriter {
       [id, event.organizationId, event.siteId, event.type, JSON.stringify(event.object)],
     );
     return id;
-  }
-
-  /**
-   * Appends a conversation event whose object is the conversation as it stands in this
-   * transaction (the list-item representation, without messages). Call after the change.
-   */
-  async appendConversation(
-    manager: EntityManager,
-    type: ConversationEventType,
-    conversationId: string,
-  ): Promise<void> {
-    const rows: ConversationRecord[] = await manager.query(
-      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = $1`,
-      [conversationId],
-    );
-    const conversation = rows[0];
-    if (!conversation) throw new Error(`conversation ${conversationId} is not in this transaction`);
-    await this.append(manager, {
-      type,
-      organizationId: conversation.organizationId,
-      siteId: conversation.siteId,
-      object: presentConversation(conversation),
-    });
   }
 }

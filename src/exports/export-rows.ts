@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import { presentConversation, presentMessage } from '../conversations/conversation.presenter';
-import type { ConversationRecord, MessageRecord } from '../conversations/conversation.records';
+import type { ConversationRecord, MessageRecord } from '../database/records/conversation.records';
 
 /** The CSV columns, in order (analytics-v1 §2; documented in the README). */
 export const CSV_COLUMNS = [

@@ -9,7 +9,7 @@ import {
   ConversationRecord,
   MESSAGE_COLUMNS,
   MessageRecord,
-} from '../conversations/conversation.records';
+} from '../database/records/conversation.records';
 import { buildFilterSql, ORDER, whereAll } from '../search/postgres/conversation-sql';
 import { parseExportFilters } from './dto/export-request';
 import { CSV_HEADER, csvRow, csvText, ndjsonLine } from './export-rows';

@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { HeuristicJudge } from '../labels/judges/heuristic-judge';
 import { HttpJudge } from '../labels/judges/http-judge';
 import { Judge, JUDGE } from '../labels/judges/judge';
-import { LabelsModule } from '../labels/labels.module';
+import { LabelsModule } from '../conversations/labels.module';
 import { TAXONOMY } from '../labels/taxonomy';
 import { LabelScanService } from './label-scan.service';
 import { LabelingProcessor } from './labeling.processor';

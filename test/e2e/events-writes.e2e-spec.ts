@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { EventsWriter } from '../../src/events/events.writer';
-import { LabelWriter } from '../../src/labels/label-writer.service';
+import { LabelWriter } from '../../src/conversations/label-writer.service';
 import { PageImportsRepository } from '../../src/pages/page-imports.repository';
 import { PagesRepository } from '../../src/pages/pages.repository';
 import {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { newId } from '../../src/common/ids/ids';
-import { LabelWriter } from '../../src/labels/label-writer.service';
+import { LabelWriter } from '../../src/conversations/label-writer.service';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { LabelScanService, SCAN_BATCH_SIZE } from '../../src/labeling-queue/label-scan.service';

@@ -1,4 +1,4 @@
-import type { ConversationRecord } from '../../conversations/conversation.records';
+import type { ConversationRecord } from '../../database/records/conversation.records';
 import type { ConversationFilter } from './conversation-filter';
 
 /** A place in the listing's order (newest first by creation time, then id descending). */

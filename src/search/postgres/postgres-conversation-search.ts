@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CONVERSATION_COLUMNS, ConversationRecord } from '../../conversations/conversation.records';
+import { CONVERSATION_COLUMNS, ConversationRecord } from '../../database/records/conversation.records';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import {

@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../common/ids/ids';
 import { labelOutcomeEventType } from '../events/event-types';
-import { EventsWriter } from '../events/events.writer';
-import { failedCriteria, LabelOutcome, labelTokens, validateLabeledOutcome } from './label-outcome';
-import { LabelRecordsRepository, NewLabelRecord } from './label-records.repository';
-import { TAXONOMY_VERSION } from './taxonomy';
+import { failedCriteria, LabelOutcome, labelTokens, validateLabeledOutcome } from '../labels/label-outcome';
+import { LabelRecordsRepository, NewLabelRecord } from '../labels/label-records.repository';
+import { TAXONOMY_VERSION } from '../labels/taxonomy';
+import { ConversationEvents } from './conversation-events';
 
 export interface WriteLabelOptions {
   /**
@@ -37,7 +37,7 @@ export class LabelWriter {
   constructor(
     private readonly dataSource: DataSource,
     private readonly records: LabelRecordsRepository,
-    private readonly events: EventsWriter,
+    private readonly events: ConversationEvents,
   ) {}
 
   /** Throws InvalidLabelError (writing nothing) when a labeled outcome does not follow the taxonomy. */
@@ -75,7 +75,7 @@ export class LabelWriter {
 
     const labelId = newId('lbl');
     await this.records.addCurrent(manager, conversationId, newRecord(labelId, outcome));
-    await this.events.appendConversation(manager, labelOutcomeEventType(outcome.status), conversationId);
+    await this.events.append(manager, labelOutcomeEventType(outcome.status), conversationId);
     return { written: true, labelId };
   }
 }

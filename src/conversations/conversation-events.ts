@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { CONVERSATION_COLUMNS, ConversationRecord } from '../database/records/conversation.records';
+import type { ConversationEventType } from '../events/event-types';
+import { EventsWriter } from '../events/events.writer';
+import { presentConversation } from './conversation.presenter';
+
+/**
+ * The conversation events (recording and labeling): the event's object is the conversation as it
+ * stands in the change's transaction, in its list-item representation (without messages).
+ */
+@Injectable()
+export class ConversationEvents {
+  constructor(private readonly events: EventsWriter) {}
+
+  /** Appends a conversation event inside `manager`'s transaction. Call after the change. */
+  async append(manager: EntityManager, type: ConversationEventType, conversationId: string): Promise<void> {
+    const rows: ConversationRecord[] = await manager.query(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = $1`,
+      [conversationId],
+    );
+    const conversation = rows[0];
+    if (!conversation) throw new Error(`conversation ${conversationId} is not in this transaction`);
+    await this.events.append(manager, {
+      type,
+      organizationId: conversation.organizationId,
+      siteId: conversation.siteId,
+      object: presentConversation(conversation),
+    });
+  }
+}
