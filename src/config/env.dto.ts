@@ -1,15 +1,5 @@
-import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
-
-const toInt = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
-const toBool = ({ value }: { value: unknown }) => {
-  if (typeof value !== 'string') return value;
-  const v = value.trim().toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(v)) return true;
-  if (['false', '0', 'no', 'off', ''].includes(v)) return false;
-  return value;
-};
+import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { FlagSetting, IntSetting, OptionalHttpUrl, OptionalSecret } from './setting-decorators';
 
 /**
  * Every environment variable the service reads, with its default. Validated once at boot
@@ -19,10 +9,7 @@ export class EnvDto {
   @IsIn(['development', 'test', 'production'])
   NODE_ENV: string = 'development';
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @IntSetting({ min: 0, max: 65535 })
   PORT: number = 3000;
 
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// URL' })
@@ -38,169 +25,108 @@ export class EnvDto {
   @Matches(/^https?:\/\/[^\s/]+(\/[^\s]*)?$/, { message: 'must be an absolute http(s) URL' })
   PUBLIC_BASE_URL: string = 'http://localhost:3000';
 
-  @IsOptional()
-  @IsString()
-  @MinLength(32, { message: 'must be at least 32 characters' })
+  @OptionalSecret()
   CURSOR_SECRET?: string;
 
   /** The secret in use before the last rotation: cursors it signed stay valid. */
-  @IsOptional()
-  @IsString()
-  @MinLength(32, { message: 'must be at least 32 characters' })
+  @OptionalSecret()
   CURSOR_SECRET_PREVIOUS?: string;
 
   /** `none`, a hop count, or a comma-separated list of trusted proxy addresses/CIDRs. */
   @IsString()
   TRUST_PROXY: string = 'none';
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
+  @IntSetting({ min: 1 })
   RATE_LIMIT_IP_MAX: number = 1200;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
+  @IntSetting({ min: 1 })
   RATE_LIMIT_KEY_MAX: number = 600;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(86400)
+  @IntSetting({ min: 1, max: 86400 })
   RATE_LIMIT_WINDOW_SECONDS: number = 60;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(86400)
+  @IntSetting({ min: 1, max: 86400 })
   RATE_LIMIT_RETRY_AFTER_SECONDS: number = 60;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
+  @IntSetting({ min: 0 })
   LABEL_QUIET_MINUTES: number = 30;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
+  @IntSetting({ min: 1 })
   LABEL_SCAN_INTERVAL_SECONDS: number = 60;
 
   @IsIn(['heuristic', 'http'])
   JUDGE: string = 'heuristic';
 
-  @IsOptional()
-  @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
+  @OptionalHttpUrl()
   JUDGE_URL?: string;
 
   /**
    * How long a label job stays locked by the worker running it without a heartbeat; a job whose
    * worker died is taken over by another within about twice this time.
    */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(3600)
+  @IntSetting({ min: 1, max: 3600 })
   LABEL_JOB_LOCK_SECONDS: number = 30;
 
   /** Time allowed for one call to the http judge. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(600000)
+  @IntSetting({ min: 1, max: 600000 })
   JUDGE_TIMEOUT_MS: number = 30000;
 
   /** Calls to the http judge per conversation, the first included, before the label fails. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(10)
+  @IntSetting({ min: 1, max: 10 })
   JUDGE_ATTEMPTS: number = 3;
 
   /** Wait before the second call to the http judge; doubled before each later one. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(600000)
+  @IntSetting({ min: 0, max: 600000 })
   JUDGE_BACKOFF_MS: number = 2000;
 
-  @Transform(toBool)
-  @IsBoolean()
+  @FlagSetting()
   IMPORT_ALLOW_LOOPBACK: boolean = false;
 
   /** Page import bounds (product.md "Page import"); defaults are the product's. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1024)
+  @IntSetting({ min: 1024 })
   IMPORT_MAX_DOCUMENT_BYTES: number = 50 * 1024 * 1024;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1024)
+  @IntSetting({ min: 1024 })
   IMPORT_MAX_TOTAL_BYTES: number = 200 * 1024 * 1024;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
+  @IntSetting({ min: 1 })
   IMPORT_MAX_DOCUMENTS: number = 1000;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
+  @IntSetting({ min: 1 })
   IMPORT_MAX_URLS: number = 500_000;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(20)
+  @IntSetting({ min: 1, max: 20 })
   IMPORT_MAX_DEPTH: number = 4;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(20)
+  @IntSetting({ min: 0, max: 20 })
   IMPORT_MAX_REDIRECTS: number = 5;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(10)
+  @IntSetting({ min: 10 })
   IMPORT_REQUEST_TIMEOUT_MS: number = 15_000;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(100)
+  @IntSetting({ min: 100 })
   IMPORT_MAX_DURATION_MS: number = 15 * 60 * 1000;
 
   /** Imports one worker process runs at once, so one site's huge import does not hold up the others. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(64)
+  @IntSetting({ min: 1, max: 64 })
   IMPORT_CONCURRENCY: number = 4;
 
   /** A running import whose worker has not shown signs of life for this long is resumed or closed. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1000)
+  @IntSetting({ min: 1000 })
   IMPORT_LEASE_MS: number = 60_000;
 
   /** How long starting an import waits for the queue before closing it failed (queue_unavailable). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(50)
+  @IntSetting({ min: 50 })
   IMPORT_QUEUE_TIMEOUT_MS: number = 2000;
 
   @IsIn(['postgres', 'opensearch'])
   SEARCH_BACKEND: string = 'postgres';
 
-  @IsOptional()
-  @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
+  @OptionalHttpUrl()
   OPENSEARCH_URL?: string;
 
   /** Listing searches against OpenSearch give up after this long and fall back to Postgres. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(50)
-  @Max(60000)
+  @IntSetting({ min: 50, max: 60000 })
   OPENSEARCH_TIMEOUT_MS: number = 2000;
 
   /**
@@ -208,15 +134,11 @@ export class EnvDto {
    * outbox rows and refresh the index, and do not fall back to Postgres, so that a suite run
    * against OpenSearch sees its own writes at once and cannot pass through the fallback.
    */
-  @Transform(toBool)
-  @IsBoolean()
+  @FlagSetting()
   SEARCH_SYNC_FOR_TESTS: boolean = false;
 
   /** Bulk writes of the mirror (indexer, reindex) give up after this long; the outbox keeps the rows. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(100)
-  @Max(600000)
+  @IntSetting({ min: 100, max: 600000 })
   OPENSEARCH_BULK_TIMEOUT_MS: number = 30000;
 
   /** Local directory of export files (used unless EXPORT_S3_BUCKET is set). */
@@ -230,8 +152,7 @@ export class EnvDto {
   EXPORT_S3_BUCKET?: string;
 
   /** Endpoint of an S3-compatible service (MinIO, R2, …); AWS S3 itself when absent. */
-  @IsOptional()
-  @Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' })
+  @OptionalHttpUrl()
   EXPORT_S3_ENDPOINT?: string;
 
   /** Region of the bucket; AWS_REGION when absent, else us-east-1. */
@@ -240,55 +161,36 @@ export class EnvDto {
   EXPORT_S3_REGION?: string;
 
   /** Hours a completed export's file is kept before it is deleted (state expired). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(24 * 365)
+  @IntSetting({ min: 1, max: 24 * 365 })
   EXPORT_RETENTION_HOURS: number = 168;
 
   /** Exports of one organization running at once, across all workers; the rest wait queued. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(100)
+  @IntSetting({ min: 1, max: 100 })
   EXPORT_CONCURRENCY_PER_ORG: number = 3;
 
   /** Exports one worker process runs at once. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(64)
+  @IntSetting({ min: 1, max: 64 })
   EXPORT_WORKER_CONCURRENCY: number = 2;
 
   /** A running export whose worker has been silent this long is taken over (restarted) by another. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1000)
+  @IntSetting({ min: 1000 })
   EXPORT_LEASE_MS: number = 30_000;
 
   /** Rows read from Postgres per round trip while exporting. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(50_000)
+  @IntSetting({ min: 1, max: 50_000 })
   EXPORT_BATCH_ROWS: number = 2000;
   /**
    * Primary shards of a conversations index built by search:reindex (documents are routed by
    * site, so one site's listing reads one shard whatever the count). Read at index creation only.
    */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1024)
+  @IntSetting({ min: 1, max: 1024 })
   OPENSEARCH_SHARDS: number = 1;
 
   /**
    * Bearer token that opens /metrics to scrapers anywhere. Unset: /metrics answers only direct
    * loopback connections that no proxy forwarded (see src/auth/metrics-access.guard.ts).
    */
-  @IsOptional()
-  @IsString()
-  @MinLength(32, { message: 'must be at least 32 characters' })
+  @OptionalSecret()
   METRICS_TOKEN?: string;
 
   /**
@@ -296,17 +198,11 @@ export class EnvDto {
    * by the service itself, which then closes the connection: a statement lost in a network
    * partition ends within this bound too (503), and its transaction can never commit later.
    */
-  @Transform(toInt)
-  @IsInt()
-  @Min(100)
-  @Max(600000)
+  @IntSetting({ min: 100, max: 600000 })
   DATABASE_STATEMENT_TIMEOUT_MS: number = 5000;
 
   /** Longest wait for a new connection to PostgreSQL (TCP, TLS and authentication). */
-  @Transform(toInt)
-  @IsInt()
-  @Min(100)
-  @Max(60000)
+  @IntSetting({ min: 100, max: 60000 })
   DATABASE_CONNECT_TIMEOUT_MS: number = 3000;
 
   /**
@@ -314,17 +210,11 @@ export class EnvDto {
    * a partition), releasing its locks. Must exceed the longest pause a transaction of the
    * service makes between statements (the search indexer's bulk write, OPENSEARCH_BULK_TIMEOUT_MS).
    */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1000)
-  @Max(3600000)
+  @IntSetting({ min: 1000, max: 3600000 })
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: number = 60000;
 
   /** Days the change feed keeps an event (GET /api/v1/events); older ones are purged by the workers. */
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(3650)
+  @IntSetting({ min: 1, max: 3650 })
   EVENT_RETENTION_DAYS: number = 30;
 
   @IsIn(['on', 'off'])
