@@ -14,10 +14,22 @@ export interface CounterCheck {
 /**
  * A store that spends several counters of one request together, in order, stopping at the first
  * one over its allowance: the later ones are not spent (an address over its limit does not spend
- * the key's allowance). Returns one record per counter spent.
+ * the key's allowance). `incrementAll` returns one record per counter spent; the throttler's
+ * single `increment` is the same with one counter.
  */
-export interface CountersStorage extends ThrottlerStorage {
-  incrementAll(checks: CounterCheck[]): Promise<ThrottlerStorageRecord[]>;
+export abstract class CountersStorage implements ThrottlerStorage {
+  abstract incrementAll(checks: CounterCheck[]): Promise<ThrottlerStorageRecord[]>;
+
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
+    const [record] = await this.incrementAll([{ name: throttlerName, key, ttl, limit, blockDuration }]);
+    return record;
+  }
 }
 
 /**
@@ -70,23 +82,13 @@ return out
 
 type WithCounters = Redis & { rateLimitCounters(...args: (string | number)[]): Promise<unknown> };
 
-export class RedisCountersStorage implements CountersStorage {
+export class RedisCountersStorage extends CountersStorage {
   private readonly redis: WithCounters;
 
   constructor(redis: Redis) {
+    super();
     if (!('rateLimitCounters' in redis)) redis.defineCommand('rateLimitCounters', { lua: SCRIPT });
     this.redis = redis as WithCounters;
-  }
-
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    throttlerName: string,
-  ): Promise<ThrottlerStorageRecord> {
-    const [record] = await this.incrementAll([{ name: throttlerName, key, ttl, limit, blockDuration }]);
-    return record;
   }
 
   async incrementAll(checks: CounterCheck[]): Promise<ThrottlerStorageRecord[]> {

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
-import type { CounterCheck, CountersStorage } from './counters';
+import { CounterCheck, CountersStorage } from './counters';
 
 /** While the shared store is failing, it is retried at most this often. */
 const RETRY_SHARED_AFTER_MS = 5000;
@@ -12,7 +12,7 @@ const RETRY_SHARED_AFTER_MS = 5000;
  * an outage the shared store is tried again every few seconds, not on every request, so a hanging
  * Redis costs one command timeout per retry period rather than one per request.
  */
-export class FailoverThrottlerStorage implements CountersStorage {
+export class FailoverThrottlerStorage extends CountersStorage {
   private readonly logger = new Logger('RateLimit');
   private readonly local = new ThrottlerStorageService();
   private degradedUntil = 0;
@@ -21,17 +21,8 @@ export class FailoverThrottlerStorage implements CountersStorage {
   constructor(
     private readonly shared: ThrottlerStorage | CountersStorage,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  async increment(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    throttlerName: string,
-  ): Promise<ThrottlerStorageRecord> {
-    const [record] = await this.incrementAll([{ name: throttlerName, key, ttl, limit, blockDuration }]);
-    return record;
+  ) {
+    super();
   }
 
   /** Spends the request's counters in order, in one call to the shared store when it can. */
@@ -58,7 +49,7 @@ export class FailoverThrottlerStorage implements CountersStorage {
 
   private async incrementShared(checks: CounterCheck[]): Promise<ThrottlerStorageRecord[]> {
     const shared = this.shared;
-    if ('incrementAll' in shared) return shared.incrementAll(checks);
+    if (shared instanceof CountersStorage) return shared.incrementAll(checks);
     return spendInOrder(checks, (c) => shared.increment(c.key, c.ttl, c.limit, c.blockDuration, c.name));
   }
 
