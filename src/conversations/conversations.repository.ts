@@ -6,21 +6,24 @@ import {
   LABEL_RECORD_COLUMNS,
   LabelRecordRow,
   MESSAGE_COLUMNS,
-  MessageBlock,
   MessageRecord,
 } from '../database/records/conversation.records';
 
-export interface NewConversation {
-  id: string;
-  organizationId: string;
-  siteId: string;
-  title: string;
-  channel: string;
-  language: string;
-  agentId: string;
-  agentName: string;
-  agentVersion: number;
-  agentVersionId: string;
+/** A conversation to insert: the recorded fields of its row; the counts and label state start empty. */
+export interface NewConversation extends Pick<
+  ConversationRecord,
+  | 'id'
+  | 'organizationId'
+  | 'siteId'
+  | 'title'
+  | 'channel'
+  | 'language'
+  | 'agentId'
+  | 'agentName'
+  | 'agentVersion'
+  | 'agentVersionId'
+  | 'createdAt'
+> {
   entryWidget: object | null;
   pageContext: {
     pageType: string | null;
@@ -29,17 +32,12 @@ export interface NewConversation {
     pageUrl: string | null;
   } | null;
   metadata: object | null;
-  createdAt: Date;
   impressions: number;
   clicks: number;
 }
 
-export interface NewMessage {
-  id: string;
+export interface NewMessage extends Pick<MessageRecord, 'id' | 'createdAt' | 'rating' | 'blocks'> {
   role: string;
-  createdAt: Date;
-  rating: 'positive' | 'negative' | null;
-  blocks: MessageBlock[];
 }
 
 @Injectable()

@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config';
-import { within } from '../pages/page-import-queue';
+import { within } from '../common/resilience';
 import { ExportsRepository } from './exports.repository';
 
 /** The Bull queue of exports: a job asks a worker to try to run one export. */

@@ -8,18 +8,9 @@ import { ApiError } from '../common/errors/api-error';
 import { AppConfig } from '../config/app-config';
 import { REDIS, untilReady } from '../redis/redis.module';
 import { SearchOutboxRepository } from '../search/mirror/search-outbox.repository';
+import { within } from '../common/resilience';
 
 const CHECK_TIMEOUT_MS = 1500;
-
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]);
-}
 
 /**
  * Liveness (the process answers) and readiness (Postgres and Redis answer). With OPENSEARCH_URL

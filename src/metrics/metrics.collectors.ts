@@ -11,6 +11,7 @@ import { SEARCH_MIRROR_QUEUE } from '../search/mirror/search-mirror.scheduler';
 import { SearchOutboxRepository } from '../search/mirror/search-outbox.repository';
 import { MetricsRepository } from './metrics.repository';
 import { MetricsService } from './metrics.service';
+import { within } from '../common/resilience';
 
 /** The Bull queues /metrics reports on, when this process has them (some need WORKERS or OPENSEARCH_URL). */
 export const OBSERVED_QUEUES = [LABELING_QUEUE, PAGE_IMPORT_QUEUE, SEARCH_MIRROR_QUEUE] as const;
@@ -19,16 +20,6 @@ export const OBSERVED_QUEUES = [LABELING_QUEUE, PAGE_IMPORT_QUEUE, SEARCH_MIRROR
 export const SCRAPE_TIMEOUT_MS = 2000;
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'paused'] as const;
-
-function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    }),
-  ]);
-}
 
 /**
  * The metrics read from Postgres and Redis when Prometheus scrapes (never on the request path),

@@ -4,7 +4,8 @@ import type { Queue } from 'bull';
 import { IntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { activeJobTrustedMs, mayBeResumed } from './lease-policy';
-import { PAGE_IMPORT_QUEUE, PageImportJob, within } from './page-import-queue';
+import { within } from '../common/resilience';
+import { PAGE_IMPORT_QUEUE, PageImportJob } from './page-import-queue';
 import { PageImportsRepository } from './page-imports.repository';
 
 /**

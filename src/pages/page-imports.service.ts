@@ -11,7 +11,8 @@ import { AppConfig } from '../config/app-config';
 import { siteHosts } from '../sites/site-address';
 import { SitesService } from '../sites/sites.service';
 import { emptyCounts } from './import-counts';
-import { PAGE_IMPORT_JOB, PAGE_IMPORT_QUEUE, PageImportJob, within } from './page-import-queue';
+import { within } from '../common/resilience';
+import { PAGE_IMPORT_JOB, PAGE_IMPORT_QUEUE, PageImportJob } from './page-import-queue';
 import { isRunningImportConflict, PageImportRecord, PageImportsRepository } from './page-imports.repository';
 import { PagesRepository } from './pages.repository';
 

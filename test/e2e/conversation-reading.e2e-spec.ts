@@ -8,6 +8,8 @@ import { conversationBody, label, labeledOutcome, recordConversation } from '../
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 
+type Org = Awaited<ReturnType<typeof createOrganization>>;
+
 describe('reading conversations, labels and the vocabulary', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -15,6 +17,9 @@ describe('reading conversations, labels and the vocabulary', () => {
     t = await createTestApp({}, { redisKeyPrefixSuffix: 'conv-reading:' });
   });
   afterAll(() => t.close());
+  /** GET of a conversation of the organization's site (`path`: '' or '/labels'). */
+  const read = (org: Org, id: string, path = '') =>
+    t.http().get(`/api/v1/sites/${org.site.id}/conversations/${id}${path}`).set(org.auth);
 
   describe('GET /api/v1/sites/{siteId}/conversations/{id}', () => {
     it('returns { data: conversation } with all conversation fields plus messages (oldest first) and metadata', async () => {
@@ -47,11 +52,7 @@ describe('reading conversations, labels and the vocabulary', () => {
           },
         ],
       });
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const res = await read(org, c.id).expect(200);
       const { messages, metadata, ...fields } = res.body.data;
       // The create answered this same representation (messages and metadata included).
       expect(res.body.data).toEqual(c);
@@ -90,10 +91,7 @@ describe('reading conversations, labels and the vocabulary', () => {
     it('metadata is null when none was recorded; the list never returns messages', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      expect(
-        (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth).expect(200))
-          .body.data.metadata,
-      ).toBeNull();
+      expect((await read(org, c.id).expect(200)).body.data.metadata).toBeNull();
       const list = await t.http().get(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth).expect(200);
       expect(list.body.data[0]).not.toHaveProperty('messages');
       expect(list.body.data[0]).not.toHaveProperty('metadata');
@@ -102,10 +100,7 @@ describe('reading conversations, labels and the vocabulary', () => {
     it('an unknown id gives 404 not_found', async () => {
       const org = await createOrganization(t.app);
       for (const id of ['conv_doesNotExist', 'nonsense']) {
-        expect(
-          (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${id}`).set(org.auth).expect(404))
-            .body.code,
-        ).toBe('not_found');
+        expect((await read(org, id).expect(404)).body.code).toBe('not_found');
       }
     });
   });
@@ -114,11 +109,7 @@ describe('reading conversations, labels and the vocabulary', () => {
     it('for a conversation not yet labeled, returns the status with the label fields null (200, not 404)', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`)
-        .set(org.auth)
-        .expect(200);
+      const res = await read(org, c.id, '/labels').expect(200);
       expect(res.body.data).toEqual({
         id: null,
         conversationId: c.id,
@@ -156,11 +147,7 @@ describe('reading conversations, labels and the vocabulary', () => {
           judge: { kind: 'http', model: 'judge-x', version: '7' },
         }),
       );
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`)
-        .set(org.auth)
-        .expect(200);
+      const res = await read(org, c.id, '/labels').expect(200);
       expect(res.body.data).toEqual({
         id: expect.stringMatching(/^lbl_/),
         conversationId: c.id,
@@ -200,11 +187,7 @@ describe('reading conversations, labels and the vocabulary', () => {
       });
       expect(res.body.data.tokens).toHaveLength(12);
       expect(res.body.data.tokens.some((tk: string) => tk.startsWith('policy_compliant:'))).toBe(false);
-      const conv = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const conv = await read(org, c.id).expect(200);
       expect(conv.body.data.labelStatus).toBe('labeled');
       expect(conv.body.data.labelSummary).toEqual({
         resolution: 'unresolved',
@@ -222,11 +205,7 @@ describe('reading conversations, labels and the vocabulary', () => {
         error: 'judge returned 502 three times',
         judge: { kind: 'http' },
       });
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`)
-        .set(org.auth)
-        .expect(200);
+      const res = await read(org, c.id, '/labels').expect(200);
       expect(res.body.data).toMatchObject({
         status: 'failed',
         error: 'judge returned 502 three times',
@@ -234,11 +213,7 @@ describe('reading conversations, labels and the vocabulary', () => {
         scores: null,
         tokens: null,
       });
-      const conv = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const conv = await read(org, c.id).expect(200);
       expect(conv.body.data).toMatchObject({ labelStatus: 'failed', labelSummary: null });
     });
   });
@@ -285,10 +260,7 @@ describe('reading conversations, labels and the vocabulary', () => {
           .get(LabelWriter)
           .write(c.id, labeledOutcome({ resolution: 'fixed', scores: { quality: 2, service: 0, trust: 0 } })),
       ).rejects.toBeInstanceOf(InvalidLabelError);
-      expect(
-        (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body.data
-          .labelStatus,
-      ).toBe('pending');
+      expect((await read(org, c.id)).body.data.labelStatus).toBe('pending');
     });
   });
 
@@ -348,11 +320,7 @@ describe('reading conversations, labels and the vocabulary', () => {
       const intruder = await createOrganization(t.app);
       const secondSite = await createSite(t.app, owner.organization.id);
       const c = await recordConversation(t, owner);
-      const detail = await t
-        .http()
-        .get(`/api/v1/sites/${owner.site.id}/conversations/${c.id}`)
-        .set(owner.auth)
-        .expect(200);
+      const detail = await read(owner, c.id).expect(200);
       const messageId = detail.body.data.messages[0].id;
       const attempts = (siteId: string, auth: Record<string, string>) => [
         t.http().get(`/api/v1/sites/${siteId}/conversations`).set(auth),
@@ -385,11 +353,7 @@ describe('reading conversations, labels and the vocabulary', () => {
       for (const res of sameOrg.slice(2)) expect([res.status, res.body.code]).toEqual([404, 'not_found']);
       expect(sameOrg[0].body.data).toEqual([]);
       // Nothing changed on the conversation.
-      const after = await t
-        .http()
-        .get(`/api/v1/sites/${owner.site.id}/conversations/${c.id}`)
-        .set(owner.auth)
-        .expect(200);
+      const after = await read(owner, c.id).expect(200);
       expect(after.body.data).toEqual(detail.body.data);
       // And the intruder's listing of its own site does not show it.
       expect(

@@ -30,6 +30,18 @@ describe('recording conversations (product.md §2)', () => {
 
   describe('POST /api/v1/sites/{siteId}/conversations', () => {
     it('answers 201 with the conversation in the contract shape', async () => {
+      // Sent, and answered as sent.
+      const productCards = {
+        type: 'product_cards',
+        products: [
+          {
+            productId: 'sku-1',
+            name: 'Shoe',
+            url: 'https://shop.example/p/1',
+            price: { amount: '19.90', currency: 'EUR' },
+          },
+        ],
+      };
       const org = await createOrganization(t.app);
       const res = await post(
         org,
@@ -57,19 +69,7 @@ describe('recording conversations (product.md §2)', () => {
               role: 'agent',
               createdAt: '2026-11-01T10:00:09.250Z',
               rating: 'positive',
-              blocks: [
-                {
-                  type: 'product_cards',
-                  products: [
-                    {
-                      productId: 'sku-1',
-                      name: 'Shoe',
-                      url: 'https://shop.example/p/1',
-                      price: { amount: '19.90', currency: 'EUR' },
-                    },
-                  ],
-                },
-              ],
+              blocks: [productCards],
             },
           ],
         }),
@@ -112,19 +112,7 @@ describe('recording conversations (product.md §2)', () => {
             role: 'agent',
             createdAt: '2026-11-01T10:00:09.250Z',
             rating: 'positive',
-            blocks: [
-              {
-                type: 'product_cards',
-                products: [
-                  {
-                    productId: 'sku-1',
-                    name: 'Shoe',
-                    url: 'https://shop.example/p/1',
-                    price: { amount: '19.90', currency: 'EUR' },
-                  },
-                ],
-              },
-            ],
+            blocks: [productCards],
           },
         ],
         metadata: { scenario: 'smoke' },

@@ -27,6 +27,14 @@ const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000'
  */
 const OPENSEARCH_URL = process.env.TEST_OPENSEARCH_URL;
 const describeParity = OPENSEARCH_URL ? describe : describe.skip;
+const ON_OPENSEARCH = {
+  SEARCH_BACKEND: 'opensearch',
+  OPENSEARCH_URL: OPENSEARCH_URL!,
+  OPENSEARCH_TIMEOUT_MS: '10000',
+};
+/** The service on this suite's own budget and Redis prefix, with `env` on top. */
+const parityApp = (env: Record<string, string> = {}) =>
+  createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'search-parity:' });
 if (OPENSEARCH_URL) {
   Object.assign(process.env, {
     SEARCH_BACKEND: 'opensearch',
@@ -36,7 +44,7 @@ if (OPENSEARCH_URL) {
   });
   beforeAll(async () => {
     // The alias must exist before the first search: build the index once.
-    const t = await createTestApp(OWN_BUDGET, { redisKeyPrefixSuffix: 'search-parity:' });
+    const t = await parityApp();
     try {
       await t.app.get(ReindexService).reindex({ deletePrevious: true });
     } finally {
@@ -76,19 +84,8 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
   let org: Awaited<ReturnType<typeof createOrganization>>;
 
   beforeAll(async () => {
-    pg = await createTestApp(
-      { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-      { redisKeyPrefixSuffix: 'search-parity:' },
-    );
-    os = await createTestApp(
-      {
-        ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        OPENSEARCH_URL: OPENSEARCH_URL!,
-        OPENSEARCH_TIMEOUT_MS: '10000',
-      },
-      { redisKeyPrefixSuffix: 'search-parity:' },
-    );
+    pg = await parityApp({ SEARCH_BACKEND: 'postgres' });
+    os = await parityApp(ON_OPENSEARCH);
     org = await createOrganization(pg.app);
     const base = Date.UTC(2026, 8, 1);
     recorded.length = 0;
@@ -233,7 +230,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
   let t: TestApp;
   beforeAll(async () => {
     client = createOpenSearchClient(OPENSEARCH_URL!, 60_000);
-    t = await createTestApp(OWN_BUDGET, { redisKeyPrefixSuffix: 'search-parity:' });
+    t = await parityApp();
   });
   afterAll(async () => {
     await t?.close();
@@ -353,16 +350,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
     await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
     // Relabeled in Postgres; the mirror is not drained: it still says resolved.
     await label(t.app, c.id, labeledOutcome({ resolution: 'unresolved' }));
-    const lagging = await createTestApp(
-      {
-        ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        OPENSEARCH_URL: OPENSEARCH_URL!,
-        SEARCH_SYNC_FOR_TESTS: 'false',
-        OPENSEARCH_TIMEOUT_MS: '10000',
-      },
-      { redisKeyPrefixSuffix: 'search-parity:' },
-    );
+    const lagging = await parityApp({ ...ON_OPENSEARCH, SEARCH_SYNC_FOR_TESTS: 'false' });
     try {
       const res = await lagging
         .http()
@@ -395,21 +383,10 @@ describeParity('the OpenSearch stats engine counts exactly what the Postgres eng
   const ALL_SCORES = 'scores=quality&scores=service&scores=trust';
 
   beforeAll(async () => {
-    pg = await createTestApp(
-      { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-      { redisKeyPrefixSuffix: 'search-parity:' },
-    );
+    pg = await parityApp({ SEARCH_BACKEND: 'postgres' });
     // SEARCH_SYNC_FOR_TESTS (set above): each stats request first drains the site's outbox, and
     // nothing falls back to Postgres, so a difference cannot hide behind the fallback.
-    os = await createTestApp(
-      {
-        ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        OPENSEARCH_URL: OPENSEARCH_URL!,
-        OPENSEARCH_TIMEOUT_MS: '10000',
-      },
-      { redisKeyPrefixSuffix: 'search-parity:' },
-    );
+    os = await parityApp(ON_OPENSEARCH);
     org = await createOrganization(pg.app);
     // A month of September plus both 2026 DST changes of Europe/Paris (29 March: 02:00 → 03:00;
     // 25 October: 03:00 → 02:00, the local hour 02:xx twice), the Chilean one at midnight
