@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { CONTRACT_FILTER_PARAMETERS } from '../test/factories/contract-filters';
 import { buildMix, queryString } from './query-mix';
 
 const ctx = {
@@ -9,25 +10,7 @@ const ctx = {
 const mix = buildMix(ctx);
 
 /** The contract's filter parameters (GET /api/v1/sites/{siteId}/conversations). */
-const FILTERS = [
-  'from',
-  'to',
-  'channel',
-  'agentId',
-  'language',
-  'feedback',
-  'keywords',
-  'labels.all',
-  'labels.any',
-  'labels.none',
-  'quality.min',
-  'quality.max',
-  'service.min',
-  'service.max',
-  'trust.min',
-  'trust.max',
-  'labelStatus',
-];
+const FILTERS: readonly string[] = CONTRACT_FILTER_PARAMETERS;
 /** The score bounds among them (quality, service, trust: min and max). */
 const SCORES = new Set(FILTERS.filter((name) => /^(quality|service|trust)\.(min|max)$/.test(name)));
 

@@ -3,7 +3,8 @@ import { generateSecret, hashSecret } from '../../src/auth/api-key-secret';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { newId } from '../../src/common/ids/ids';
 import { createApiKey, createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 /** The body of a 401 without the parts that identify the request. */
 function stable(body: Record<string, unknown>) {
@@ -14,10 +15,7 @@ function stable(body: Record<string, unknown>) {
 describe('Authentication (contract "Authentication")', () => {
   let t: TestApp;
 
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+  testAppPerSuite((app) => (t = app));
 
   describe('every request carries Authorization: Bearer <API_KEY>', () => {
     it('a valid organization key is accepted, whatever the case of "Bearer"', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   ago,
   AGENT,
@@ -8,6 +8,7 @@ import {
   recordConversation,
 } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
+import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { SeedService } from '../../src/conversations/seed/seed.service';
 
@@ -16,11 +17,8 @@ const ids = (res: { body: { data: Array<{ id: string }> } }) => res.body.data.ma
 
 describe('GET /api/v1/sites/{siteId}/conversations', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
-    t = await createTestApp({}, { redisKeyPrefixSuffix: 'conv-listing:' });
-  });
-  afterAll(() => t.close());
+  // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'conv-listing:' });
   /** The ids of a listing answered 200, in order. */
   const listed = async (org: Org, query: Parameters<typeof listConversations>[2] = {}) =>
     ids(await listConversations(t, org, query).expect(200));

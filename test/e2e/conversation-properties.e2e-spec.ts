@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { CursorCodec } from '../../src/common/cursor/cursor-codec';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
@@ -130,14 +131,12 @@ const order = (a: Known, b: Known) =>
 
 describe('properties of the listing', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    // Hundreds of requests: the rate limits are not under test here.
-    t = await createTestApp(
-      { RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' },
-      { redisKeyPrefixSuffix: 'conv-properties:' },
-    );
-  });
-  afterAll(() => t.close());
+  // Hundreds of requests: the rate limits are not under test here.
+  testAppPerSuite(
+    (app) => (t = app),
+    { RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' },
+    { redisKeyPrefixSuffix: 'conv-properties:' },
+  );
 
   describe('paging rule 7: no altered cursor is ever accepted', () => {
     let org: Org;

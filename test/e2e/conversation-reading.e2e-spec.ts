@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { InvalidLabelError } from '../../src/labels/label-outcome';
 import { LabelWriter } from '../../src/conversations/label-writer.service';
@@ -6,17 +6,15 @@ import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { labelMask } from '../../src/search/postgres/conversation-sql';
 import { conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 describe('reading conversations, labels and the vocabulary', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
-    t = await createTestApp({}, { redisKeyPrefixSuffix: 'conv-reading:' });
-  });
-  afterAll(() => t.close());
+  // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'conv-reading:' });
   /** GET of a conversation of the organization's site (`path`: '' or '/labels'). */
   const read = (org: Org, id: string, path = '') =>
     t.http().get(`/api/v1/sites/${org.site.id}/conversations/${id}${path}`).set(org.auth);

@@ -1,20 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ago, conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 describe('recording conversations (product.md §2)', () => {
   let t: TestApp;
   let db: DataSource;
-  beforeAll(async () => {
-    // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
-    t = await createTestApp({}, { redisKeyPrefixSuffix: 'conv-recording:' });
-    db = t.app.get(DataSource);
-  });
-  afterAll(() => t.close());
+  // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
+  testAppPerSuite(
+    (app) => {
+      t = app;
+      db = app.app.get(DataSource);
+    },
+    {},
+    { redisKeyPrefixSuffix: 'conv-recording:' },
+  );
 
   const conversationsOf = async (org: Org) =>
     Number(

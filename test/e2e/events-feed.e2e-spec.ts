@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import type { EventType } from '../../src/events/event-types';
 import { EventsWriter } from '../../src/events/events.writer';
 import { FeedEvent, getEvents, readFeed } from '../factories/events';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
@@ -13,11 +14,14 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
 describe('GET /api/v1/events', () => {
   let t: TestApp;
   let db: DataSource;
-  beforeAll(async () => {
-    t = await createTestApp({}, { redisKeyPrefixSuffix: 'events-feed:' });
-    db = t.app.get(DataSource);
-  });
-  afterAll(() => t.close());
+  testAppPerSuite(
+    (app) => {
+      t = app;
+      db = app.app.get(DataSource);
+    },
+    {},
+    { redisKeyPrefixSuffix: 'events-feed:' },
+  );
 
   /** Appends `n` events of the type on the site, committed together; returns their object ids in order. */
   const appendEvents = (

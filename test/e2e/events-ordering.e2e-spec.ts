@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource, QueryRunner } from 'typeorm';
 import { EventsWriter } from '../../src/events/events.writer';
 import { FeedEvent, getEvents, readFeed } from '../factories/events';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
@@ -16,12 +17,15 @@ describe('events: commit order, every event exactly once', () => {
   let t: TestApp;
   let db: DataSource;
   let writer: EventsWriter;
-  beforeAll(async () => {
-    t = await createTestApp({}, { redisKeyPrefixSuffix: 'events-ordering:' });
-    db = t.app.get(DataSource);
-    writer = t.app.get(EventsWriter);
-  });
-  afterAll(() => t.close());
+  testAppPerSuite(
+    (app) => {
+      t = app;
+      db = app.app.get(DataSource);
+      writer = app.app.get(EventsWriter);
+    },
+    {},
+    { redisKeyPrefixSuffix: 'events-ordering:' },
+  );
 
   /** A transaction of its own, holding a pooled connection until commit or rollback. */
   async function begin(): Promise<QueryRunner> {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { EventsWriter } from '../../src/events/events.writer';
 import { LabelWriter } from '../../src/conversations/label-writer.service';
@@ -14,7 +14,8 @@ import {
 import { FeedEvent, readFeed } from '../factories/events';
 import { createOrganization } from '../factories/organizations';
 import { createRunningImport } from '../factories/page-imports';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
@@ -25,11 +26,14 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
 describe('events: written with the change they describe', () => {
   let t: TestApp;
   let db: DataSource;
-  beforeAll(async () => {
-    t = await createTestApp({}, { redisKeyPrefixSuffix: 'events-writes:' });
-    db = t.app.get(DataSource);
-  });
-  afterAll(() => t.close());
+  testAppPerSuite(
+    (app) => {
+      t = app;
+      db = app.app.get(DataSource);
+    },
+    {},
+    { redisKeyPrefixSuffix: 'events-writes:' },
+  );
 
   const conv = (org: Org, id: string, path = '') => `/api/v1/sites/${org.site.id}/conversations/${id}${path}`;
   /** Every event of the organization so far, oldest first. */

@@ -1,6 +1,7 @@
 import { createConnection } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createOrganization } from '../factories/organizations';
+import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 /** One raw HTTP/1.1 request (supertest cannot repeat a header); resolves with status and body. */
@@ -66,10 +67,7 @@ describe('Hostile requests on authentication and /metrics', () => {
 
   describe('/metrics is not public by default: without METRICS_TOKEN only direct loopback connections read it', () => {
     let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp();
-    });
-    afterAll(() => t.close());
+    testAppPerSuite((app) => (t = app));
 
     it('a direct loopback scraper reads it, content unchanged', async () => {
       const res = await t.http().get('/metrics');
@@ -92,10 +90,7 @@ describe('Hostile requests on authentication and /metrics', () => {
   describe('with METRICS_TOKEN set, /metrics needs Authorization: Bearer <METRICS_TOKEN>', () => {
     const token = 'metrics-token-0123456789abcdef-0123456789';
     let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp({ METRICS_TOKEN: token });
-    });
-    afterAll(() => t.close());
+    testAppPerSuite((app) => (t = app), { METRICS_TOKEN: token });
 
     it('the token reads it', async () => {
       const res = await t.http().get('/metrics').set('Authorization', `Bearer ${token}`);

@@ -7,6 +7,7 @@ import { ApiProblems, servedRoutes, ServedRoute } from '../../src/docs/openapi';
 import { conversationBody, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
+import { CONTRACT_FILTER_PARAMETERS } from '../factories/contract-filters';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is plain JSON read field by field */
 type Doc = any;
@@ -15,28 +16,7 @@ const OPENAPI_JSON = '/api/v1/openapi.json';
 const LISTING = '/api/v1/sites/{siteId}/conversations';
 
 /** The listing's query parameters, as contract-v1 lists them (its 17 rows; score rows name two each). */
-const CONTRACT_LISTING_PARAMETERS = [
-  'from',
-  'to',
-  'channel',
-  'agentId',
-  'language',
-  'feedback',
-  'keywords',
-  'labels.all',
-  'labels.any',
-  'labels.none',
-  'quality.min',
-  'quality.max',
-  'service.min',
-  'service.max',
-  'trust.min',
-  'trust.max',
-  'labelStatus',
-  'limit',
-  'cursor',
-  'count',
-];
+const CONTRACT_LISTING_PARAMETERS = [...CONTRACT_FILTER_PARAMETERS, 'limit', 'cursor', 'count'];
 
 /** What the API serves under /api/v1 that is not an operation of the API: the document itself. */
 const NOT_OPERATIONS = new Set([`GET ${OPENAPI_JSON}`]);

@@ -1,11 +1,9 @@
+import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 describe('Operations', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+  testAppPerSuite((app) => (t = app));
 
   it('/health/live answers 200 without a key', async () => {
     await t.http().get('/health/live').expect(200, { status: 'ok' });

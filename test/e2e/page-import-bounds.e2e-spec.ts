@@ -1,8 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { SitesService } from '../../src/sites/sites.service';
 import { createOrganization } from '../factories/organizations';
 import { runImport } from '../factories/page-imports';
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
+import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 /** Each bound of product.md, configured small, is reached and recorded in boundsReached. */
@@ -23,16 +24,13 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
 
   describe('documents, URLs, depth and bytes per document', () => {
     let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp({
-        IMPORT_ALLOW_LOOPBACK: 'true',
-        IMPORT_MAX_DOCUMENTS: '3',
-        IMPORT_MAX_URLS: '10',
-        IMPORT_MAX_DEPTH: '2',
-        IMPORT_MAX_DOCUMENT_BYTES: '2048',
-      });
+    testAppPerSuite((app) => (t = app), {
+      IMPORT_ALLOW_LOOPBACK: 'true',
+      IMPORT_MAX_DOCUMENTS: '3',
+      IMPORT_MAX_URLS: '10',
+      IMPORT_MAX_DEPTH: '2',
+      IMPORT_MAX_DOCUMENT_BYTES: '2048',
     });
-    afterAll(() => t.close());
 
     it('max_documents: stops fetching after the document bound', async () => {
       const server = await newServer();
@@ -91,10 +89,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
 
   describe('bytes per import', () => {
     let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp({ IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_MAX_TOTAL_BYTES: '3000' });
-    });
-    afterAll(() => t.close());
+    testAppPerSuite((app) => (t = app), { IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_MAX_TOTAL_BYTES: '3000' });
 
     it('max_total_bytes: stops when the import has read its byte bound', async () => {
       const server = await newServer();
@@ -117,10 +112,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
 
   describe('time per import', () => {
     let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp({ IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_MAX_DURATION_MS: '400' });
-    });
-    afterAll(() => t.close());
+    testAppPerSuite((app) => (t = app), { IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_MAX_DURATION_MS: '400' });
 
     it('time_limit: an import over its time bound is closed failed with max_duration, keeping the pages it created', async () => {
       const server = await newServer();

@@ -20,6 +20,7 @@ import {
 } from '../fixtures/hostile-documents';
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
 import { sitemapServersPerTest } from '../setup/sitemap-servers';
+import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 describe('the worker holds an import by a lease it renews, saving progress as it goes', () => {
@@ -108,14 +109,12 @@ describe('page import: reading sitemaps and counting', () => {
       );
   }
 
-  beforeAll(async () => {
-    // Own queue keys: the job this suite puts in the queue must not reach another suite's worker.
-    t = await createTestApp(
-      { IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_REQUEST_TIMEOUT_MS: '700' },
-      { redisKeyPrefixSuffix: 'page-import:' },
-    );
-  });
-  afterAll(() => t.close());
+  // Own queue keys: the job this suite puts in the queue must not reach another suite's worker.
+  testAppPerSuite(
+    (app) => (t = app),
+    { IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_REQUEST_TIMEOUT_MS: '700' },
+    { redisKeyPrefixSuffix: 'page-import:' },
+  );
 
   describe('pages are created discovered, with type, language hint and lastmod', () => {
     it('reads a given sitemap and creates its pages', async () => {

@@ -9,6 +9,7 @@ import { createRunningImport } from '../factories/page-imports';
 import { SitemapServer, urlset } from '../fixtures/sitemap-server';
 import { createIsolatedDatabase } from '../setup/isolated-database';
 import { sitemapServersPerTest } from '../setup/sitemap-servers';
+import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 const IMPORT_KEYS = [
@@ -523,11 +524,8 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
 
 describe('200 queue_unavailable: the import is closed failed when the queue cannot be reached', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    // Nothing listens on port 1: Bull's add() would wait forever; the start gives up after the queue timeout.
-    t = await createTestApp({ REDIS_URL: 'redis://127.0.0.1:1', IMPORT_QUEUE_TIMEOUT_MS: '300' });
-  });
-  afterAll(() => t.close());
+  // Nothing listens on port 1: Bull's add() would wait forever; the start gives up after the queue timeout.
+  testAppPerSuite((app) => (t = app), { REDIS_URL: 'redis://127.0.0.1:1', IMPORT_QUEUE_TIMEOUT_MS: '300' });
 
   it('answers 200 with the import closed failed (queue_unavailable), and nothing is lost', async () => {
     const org = await createOrganization(t.app);

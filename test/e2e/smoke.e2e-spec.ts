@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 describe('service smoke', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+  testAppPerSuite((app) => (t = app));
 
   it('serves the organization its sites with a valid key', async () => {
     const org = await createOrganization(t.app);

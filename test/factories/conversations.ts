@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { CriterionResult, CRITERIA, FLAGS } from '../../src/labels/taxonomy';
 import { LabeledOutcome } from '../../src/labels/label-outcome';
 import { LabelWriter } from '../../src/conversations/label-writer.service';
+import { QueryValues, queryString } from './query-string';
 import type { TestApp } from '../setup/test-app';
 
 export const AGENT = {
@@ -84,18 +85,12 @@ export async function label(
 export function listConversations(
   t: TestApp,
   org: { site: { id: string }; auth: Record<string, string> },
-  query: Record<string, string | number | boolean | string[] | undefined> = {},
+  query: QueryValues = {},
   siteId = org.site.id,
 ) {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
-  }
-  const qs = search.toString();
   return t
     .http()
-    .get(`/api/v1/sites/${siteId}/conversations${qs ? `?${qs}` : ''}`)
+    .get(`/api/v1/sites/${siteId}/conversations${queryString(query)}`)
     .set(org.auth);
 }
 

@@ -1,4 +1,5 @@
 import type { TestApp } from '../setup/test-app';
+import { QueryValues, queryString } from './query-string';
 
 /** An event as GET /api/v1/events answers it. */
 export interface FeedEvent {
@@ -10,20 +11,10 @@ export interface FeedEvent {
 }
 
 /** GET /api/v1/events with a query object (arrays repeat the parameter). */
-export function getEvents(
-  t: TestApp,
-  org: { auth: Record<string, string> },
-  query: Record<string, string | number | string[] | undefined> = {},
-) {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
-  }
-  const qs = search.toString();
+export function getEvents(t: TestApp, org: { auth: Record<string, string> }, query: QueryValues = {}) {
   return t
     .http()
-    .get(`/api/v1/events${qs ? `?${qs}` : ''}`)
+    .get(`/api/v1/events${queryString(query)}`)
     .set(org.auth);
 }
 
