@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
 import { ago, conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
@@ -9,20 +8,12 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 describe('recording conversations (product.md §2)', () => {
   let t: TestApp;
-  let db: DataSource;
   // Own rate-limit counters: this suite's requests must not use up other suites' allowance.
-  testAppPerSuite(
-    (app) => {
-      t = app;
-      db = app.app.get(DataSource);
-    },
-    {},
-    { redisKeyPrefixSuffix: 'conv-recording:' },
-  );
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'conv-recording:' });
 
   const conversationsOf = async (org: Org) =>
     Number(
-      (await db.query('SELECT count(*) AS n FROM conversations WHERE site_id = $1', [org.site.id]))[0].n,
+      (await t.db.query('SELECT count(*) AS n FROM conversations WHERE site_id = $1', [org.site.id]))[0].n,
     );
   const post = (org: Org, body: unknown, key?: string) => {
     const req = t.http().post(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth);
@@ -272,7 +263,7 @@ describe('recording conversations (product.md §2)', () => {
     it('a conversation of another channel stored with metadata (recorded before the rule) is presented with metadata null', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org, { channel: 'web' });
-      await db.query(`UPDATE conversations SET metadata = '{"legacy": true}' WHERE id = $1`, [c.id]);
+      await t.db.query(`UPDATE conversations SET metadata = '{"legacy": true}' WHERE id = $1`, [c.id]);
       const res = await t
         .http()
         .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
@@ -331,13 +322,13 @@ describe('recording conversations (product.md §2)', () => {
     it('is kept 24 hours: an expired key is free again', async () => {
       const org = await createOrganization(t.app);
       await post(org, conversationBody({ title: 'first' }), 'old-key').expect(201);
-      await db.query(
+      await t.db.query(
         `UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE organization_id = $1`,
         [org.organization.id],
       );
       await post(org, conversationBody({ title: 'second' }), 'old-key').expect(201);
       expect(await conversationsOf(org)).toBe(2);
-      const [row] = await db.query(
+      const [row] = await t.db.query(
         `SELECT round(extract(epoch FROM expires_at - created_at))::int AS kept FROM idempotency_keys WHERE organization_id = $1`,
         [org.organization.id],
       );
@@ -412,7 +403,7 @@ describe('recording conversations (product.md §2)', () => {
         .set('Idempotency-Key', 'after-404')
         .send(body)
         .expect(201);
-      const [row] = await db.query(
+      const [row] = await t.db.query(
         `SELECT count(*)::int AS n FROM idempotency_keys WHERE organization_id = $1 AND key = 'after-404'`,
         [org.organization.id],
       );
@@ -484,7 +475,7 @@ describe('recording conversations (product.md §2)', () => {
         .set(org.auth)
         .expect(200);
       expect(labels.body.data).toMatchObject({ status: 'pending', resolution: null, tokens: null });
-      const history = await db.query(
+      const history = await t.db.query(
         'SELECT status, is_current FROM label_records WHERE conversation_id = $1',
         [c.id],
       );

@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import type { EventType } from '../../src/events/event-types';
 import { EventsWriter } from '../../src/events/events.writer';
@@ -13,15 +12,7 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
 /** analytics-v1 §3: GET /api/v1/events, its parameters, answer and errors. */
 describe('GET /api/v1/events', () => {
   let t: TestApp;
-  let db: DataSource;
-  testAppPerSuite(
-    (app) => {
-      t = app;
-      db = app.app.get(DataSource);
-    },
-    {},
-    { redisKeyPrefixSuffix: 'events-feed:' },
-  );
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'events-feed:' });
 
   /** Appends `n` events of the type on the site, committed together; returns their object ids in order. */
   const appendEvents = (
@@ -30,7 +21,7 @@ describe('GET /api/v1/events', () => {
     type: EventType = 'conversation.created',
     siteId = org.site.id,
   ) =>
-    db.transaction(async (manager) => {
+    t.db.transaction(async (manager) => {
       const names: string[] = [];
       for (let i = 0; i < n; i++) {
         const name = `${type}-${siteId}-${i}`;

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
+import { describe, expect, it } from '@jest/globals';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import { EventFeedJobs } from '../../src/events/event-feed-jobs';
 import { EventsWriter } from '../../src/events/events.writer';
 import { getEvents, readFeed } from '../factories/events';
 import { createOrganization } from '../factories/organizations';
-import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { eventually } from '../setup/isolated-database';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
@@ -17,24 +17,14 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
  */
 describe('events: retention and the workers', () => {
   let t: TestApp;
-  let db: DataSource;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const isolated = await createIsolatedDatabase();
-    drop = isolated.drop;
-    t = await createTestApp(
-      { DATABASE_URL: isolated.url, WORKERS: 'on', EVENT_RETENTION_DAYS: '30' },
-      { redisKeyPrefixSuffix: 'events-retention:' },
-    );
-    db = t.app.get(DataSource);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await drop?.();
-  });
+  testAppPerSuite(
+    (app) => (t = app),
+    { WORKERS: 'on', EVENT_RETENTION_DAYS: '30' },
+    { ownDatabase: true, redisKeyPrefixSuffix: 'events-retention:' },
+  );
 
   const append = (org: Org, name: string) =>
-    db.transaction((manager) =>
+    t.db.transaction((manager) =>
       t.app.get(EventsWriter).append(manager, {
         type: 'conversation.created',
         organizationId: org.organization.id,
@@ -44,7 +34,7 @@ describe('events: retention and the workers', () => {
     );
   /** Makes the events look positioned `days` ago (as if committed then). */
   const age = (ids: string[], days: number) =>
-    db.query(`UPDATE events SET sequenced_at = now() - make_interval(days => $2) WHERE id = ANY($1)`, [
+    t.db.query(`UPDATE events SET sequenced_at = now() - make_interval(days => $2) WHERE id = ANY($1)`, [
       ids,
       days,
     ]);
@@ -100,7 +90,7 @@ describe('events: retention and the workers', () => {
       const committed = Date.now();
       await eventually(
         async () =>
-          (await db.query(`SELECT position FROM events WHERE id = $1`, [id]))[0].position !== null
+          (await t.db.query(`SELECT position FROM events WHERE id = $1`, [id]))[0].position !== null
             ? true
             : undefined,
         'the event is positioned',

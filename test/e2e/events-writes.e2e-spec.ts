@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
 import { EventsWriter } from '../../src/events/events.writer';
 import { LabelWriter } from '../../src/conversations/label-writer.service';
 import { PageImportsRepository } from '../../src/pages/page-imports.repository';
@@ -25,15 +24,7 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
  */
 describe('events: written with the change they describe', () => {
   let t: TestApp;
-  let db: DataSource;
-  testAppPerSuite(
-    (app) => {
-      t = app;
-      db = app.app.get(DataSource);
-    },
-    {},
-    { redisKeyPrefixSuffix: 'events-writes:' },
-  );
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'events-writes:' });
 
   const conv = (org: Org, id: string, path = '') => `/api/v1/sites/${org.site.id}/conversations/${id}${path}`;
   /** Every event of the organization so far, oldest first. */
@@ -224,7 +215,7 @@ describe('events: written with the change they describe', () => {
           { url: `${org.site.origin}/p/1`, type: 'product', languageHint: null, lastmod: null },
         ]);
       await t.app.get(PageImportsRepository).failIfRunning(running.id, 'interrupted');
-      await db.query(`UPDATE sites SET page_limit = 1 WHERE id = $1`, [org.site.id]);
+      await t.db.query(`UPDATE sites SET page_limit = 1 WHERE id = $1`, [org.site.id]);
       const res = await t.http().post(`/api/v1/sites/${org.site.id}/pages/discover`).set(org.auth).send({});
       if (res.status !== 200)
         throw new Error(`expected an import closed at once: ${res.status} ${JSON.stringify(res.body)}`);
@@ -282,7 +273,7 @@ describe('events: written with the change they describe', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       await expect(
-        db.transaction(async (manager) => {
+        t.db.transaction(async (manager) => {
           const result = await t.app.get(LabelWriter).write(c.id, labeledOutcome(), { manager });
           expect(result.written).toBe(true);
           throw new Error('the caller fails after writing');
@@ -303,12 +294,12 @@ describe('events: written with the change they describe', () => {
         object: { id: 'exp_Example', siteId: org.site.id, state },
       });
       await expect(
-        db.transaction(async (manager) => {
+        t.db.transaction(async (manager) => {
           await writer.append(manager, exportEvent('failed'));
           throw new Error('rolled back');
         }),
       ).rejects.toThrow('rolled back');
-      const id = await db.transaction((manager) => writer.append(manager, exportEvent('completed')));
+      const id = await t.db.transaction((manager) => writer.append(manager, exportEvent('completed')));
       const events = await feed(org);
       expect(events.map((e) => [e.id, e.type, e.data.object])).toEqual([
         [id, 'export.completed', { id: 'exp_Example', siteId: org.site.id, state: 'completed' }],

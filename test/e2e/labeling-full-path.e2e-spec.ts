@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { eventually } from '../setup/isolated-database';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 const text = (t: string) => [{ type: 'text', text: t }];
@@ -10,21 +11,14 @@ const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString(
 
 describe('record → quiet → labeled → listed by labels.all and score filters, with no manual step', () => {
   let t: TestApp;
-  let drop: () => Promise<void>;
   let org: Org;
-
+  testAppPerSuite(
+    (app) => (t = app),
+    { WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' },
+    { ownDatabase: true, redisKeyPrefixSuffix: 'labeling-full-path:' },
+  );
   beforeAll(async () => {
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    t = await createTestApp(
-      { DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' },
-      { redisKeyPrefixSuffix: 'labeling-full-path:' },
-    );
     org = await createOrganization(t.app);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await drop?.();
   });
 
   const get = (path: string) => t.http().get(`/api/v1/sites/${org.site.id}${path}`).set(org.auth);

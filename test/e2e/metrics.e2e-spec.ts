@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { insertConversation } from '../factories/conversation-rows';
 import { createOrganization } from '../factories/organizations';
 import { runImport } from '../factories/page-imports';
-import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { eventually } from '../setup/isolated-database';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 /** The value of one sample of the exposition `text`, or undefined when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -31,21 +32,14 @@ async function scrape(t: TestApp): Promise<string> {
 
 describe('GET /metrics (WORKERS=off)', () => {
   let t: TestApp;
-  let drop: () => Promise<void>;
   let org: Awaited<ReturnType<typeof createOrganization>>;
-
+  testAppPerSuite(
+    (app) => (t = app),
+    { LABEL_QUIET_MINUTES: '30' },
+    { ownDatabase: true, redisKeyPrefixSuffix: 'metrics:' },
+  );
   beforeAll(async () => {
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    t = await createTestApp(
-      { DATABASE_URL: db.url, LABEL_QUIET_MINUTES: '30' },
-      { redisKeyPrefixSuffix: 'metrics:' },
-    );
     org = await createOrganization(t.app);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await drop?.();
   });
 
   describe('HTTP request durations by route template and status, never by raw path', () => {
@@ -181,20 +175,11 @@ describe('GET /metrics (WORKERS=off)', () => {
 
 describe('job outcomes (WORKERS=on)', () => {
   let t: TestApp;
-  let drop: () => Promise<void>;
-
-  beforeAll(async () => {
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    t = await createTestApp(
-      { DATABASE_URL: db.url, WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' },
-      { redisKeyPrefixSuffix: 'metrics-workers:' },
-    );
-  });
-  afterAll(async () => {
-    await t?.close();
-    await drop?.();
-  });
+  testAppPerSuite(
+    (app) => (t = app),
+    { WORKERS: 'on', LABEL_QUIET_MINUTES: '0', LABEL_SCAN_INTERVAL_SECONDS: '1' },
+    { ownDatabase: true, redisKeyPrefixSuffix: 'metrics-workers:' },
+  );
 
   it('a label job this process ran is counted completed, with its duration', async () => {
     const org = await createOrganization(t.app);

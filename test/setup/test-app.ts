@@ -11,11 +11,14 @@ import { configureApp } from '../../src/configure-app';
 import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { CONVERSATION_STATS } from '../../src/search/stats/conversation-stats';
 import { syncedOpenSearch, syncedOpenSearchStats, wantsSyncedOpenSearch } from './synced-opensearch';
+import { createIsolatedDatabase } from './isolated-database';
 import { TEST_RUN_ENV } from './test-run';
 
 export interface TestApp {
   app: NestExpressApplication;
   config: AppConfig;
+  /** The app's PostgreSQL connection, for reading or arranging rows directly. */
+  db: DataSource;
   http: () => ReturnType<typeof request>;
   close: () => Promise<void>;
 }
@@ -24,15 +27,33 @@ export interface TestApp {
  * The whole service as `npm start` serves it, on this run's database and Redis prefix.
  * `env` overrides variables (e.g. small rate limits); `keyPrefixSuffix` isolates Redis keys.
  * With SEARCH_BACKEND=opensearch and SEARCH_SYNC_FOR_TESTS, the listing and stats engines are
- * the synced OpenSearch ones (test/setup/synced-opensearch.ts).
+ * the synced OpenSearch ones (test/setup/synced-opensearch.ts). `ownDatabase` runs it on a
+ * database of its own (created and migrated first, dropped by close()): for apps whose background
+ * workers scan every conversation, so that they never touch other suites' rows.
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { redisKeyPrefixSuffix?: string; extraControllers?: Type<unknown>[] } = {},
+  options: { redisKeyPrefixSuffix?: string; extraControllers?: Type<unknown>[]; ownDatabase?: boolean } = {},
+): Promise<TestApp> {
+  if (!options.ownDatabase) return startTestApp(process.env[TEST_RUN_ENV.database]!, env, options);
+  const database = await createIsolatedDatabase();
+  try {
+    const t = await startTestApp(database.url, env, options);
+    return { ...t, close: () => t.close().finally(database.drop) };
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+}
+
+async function startTestApp(
+  databaseUrl: string,
+  env: Record<string, string>,
+  options: { redisKeyPrefixSuffix?: string; extraControllers?: Type<unknown>[] },
 ): Promise<TestApp> {
   const config = loadConfig({
     ...process.env,
-    DATABASE_URL: process.env[TEST_RUN_ENV.database],
+    DATABASE_URL: databaseUrl,
     REDIS_KEY_PREFIX: `${process.env[TEST_RUN_ENV.prefix]}${options.redisKeyPrefixSuffix ?? ''}`,
     CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789',
     WORKERS: 'off',
@@ -59,5 +80,5 @@ export async function createTestApp(
   answerClientErrorsWithProblems(app.getHttpServer(), config.publicBaseUrl);
   await app.init();
   const server = app.getHttpServer();
-  return { app, config, http: () => request(server), close: () => app.close() };
+  return { app, config, db: app.get(DataSource), http: () => request(server), close: () => app.close() };
 }
