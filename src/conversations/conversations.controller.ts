@@ -1,4 +1,15 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Type,
+} from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
@@ -53,13 +64,13 @@ export class ConversationsController {
   }
 
   @Post()
-  @HttpCode(201)
-  @Idempotent()
+  @RecordingWrite(
+    201,
+    CreateConversationDto,
+    ConversationDetailSchema,
+    'Recorded: the conversation as GET answers it.',
+  )
   @ApiOperation({ summary: 'Record a conversation (with its messages)' })
-  @ApiIdempotencyKey()
-  @ApiBody({ type: CreateConversationDto })
-  @ApiDataResponse(201, ConversationDetailSchema, 'Recorded: the conversation as GET answers it.')
-  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async create(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -91,14 +102,14 @@ export class ConversationsController {
   }
 
   @Post(':id/messages')
-  @HttpCode(201)
-  @Idempotent()
+  @RecordingWrite(
+    201,
+    AppendMessagesDto,
+    AppendedMessagesSchema,
+    'Appended: the conversation and the messages added.',
+  )
   @ApiOperation({ summary: 'Append messages to a conversation' })
   @ApiResourceId('id', 'conv')
-  @ApiIdempotencyKey()
-  @ApiBody({ type: AppendMessagesDto })
-  @ApiDataResponse(201, AppendedMessagesSchema, 'Appended: the conversation and the messages added.')
-  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async append(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -116,15 +127,10 @@ export class ConversationsController {
   }
 
   @Put(':id/messages/:messageId/rating')
-  @HttpCode(200)
-  @Idempotent()
+  @RecordingWrite(200, RateMessageDto, MessageSchema, 'The message with its rating.')
   @ApiOperation({ summary: "Set (or clear with null) a message's rating" })
   @ApiResourceId('id', 'conv')
   @ApiResourceId('messageId', 'msg')
-  @ApiIdempotencyKey()
-  @ApiBody({ type: RateMessageDto })
-  @ApiDataResponse(200, MessageSchema, 'The message with its rating.')
-  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async rate(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -140,14 +146,9 @@ export class ConversationsController {
   }
 
   @Post(':id/engagement')
-  @HttpCode(200)
-  @Idempotent()
+  @RecordingWrite(200, EngagementDto, ConversationSchema, 'The conversation with its new counts.')
   @ApiOperation({ summary: "Add product-card impressions and clicks to a conversation's counts" })
   @ApiResourceId('id', 'conv')
-  @ApiIdempotencyKey()
-  @ApiBody({ type: EngagementDto })
-  @ApiDataResponse(200, ConversationSchema, 'The conversation with its new counts.')
-  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async engagement(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -158,6 +159,23 @@ export class ConversationsController {
       data: presentConversation(await this.conversations.addEngagement(recording(auth, siteId), id, body)),
     };
   }
+}
+
+/**
+ * A recording write: answers `status` with `schema`, honours Idempotency-Key (a retry gets the
+ * first answer; the same key with another request is 409 conflict), and documents its body and
+ * problems.
+ */
+function RecordingWrite(status: 200 | 201, body: Type<unknown>, schema: Type<unknown>, description: string) {
+  // Applied in this order: ApiIdempotencyKey's description of the header is the one documented.
+  return applyDecorators(
+    ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict'),
+    ApiDataResponse(status, schema, description),
+    ApiBody({ type: body }),
+    ApiIdempotencyKey(),
+    Idempotent(),
+    HttpCode(status),
+  );
 }
 
 function recording(auth: AuthContext, siteId: string): RecordingRequest {
