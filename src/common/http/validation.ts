@@ -1,5 +1,6 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
-import { registerDecorator } from 'class-validator';
+import { Type, ValidationError, ValidationPipe } from '@nestjs/common';
+import { Type as TransformType } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsObject, registerDecorator, ValidateNested } from 'class-validator';
 import { ApiError, ProblemEntry } from '../errors/api-error';
 
 const CODE_BY_CONSTRAINT: Record<string, string> = {
@@ -48,6 +49,31 @@ export function EachIsObject() {
         defaultMessage: () => 'must be a JSON object.',
       },
     });
+}
+
+type FieldDecorator = (target: object, propertyName: string) => void;
+
+/** The decorators applied as if stacked in this order above the property (the last runs first). */
+function stacked(...decorators: FieldDecorator[]): FieldDecorator {
+  return (target, key) => {
+    for (const decorator of [...decorators].reverse()) decorator(target, key);
+  };
+}
+
+/** A JSON object validated as a `type` (a DTO class). */
+export function NestedObject(type: () => Type<unknown>): FieldDecorator {
+  return stacked(IsObject(), ValidateNested(), TransformType(type));
+}
+
+/** An array of at most `maxItems` JSON objects, each validated as a `type` (a DTO class). */
+export function NestedList(type: () => Type<unknown>, maxItems: number): FieldDecorator {
+  return stacked(
+    IsArray(),
+    ArrayMaxSize(maxItems),
+    EachIsObject(),
+    ValidateNested({ each: true }),
+    TransformType(type),
+  );
 }
 
 function escapePointer(segment: string): string {

@@ -1,12 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
-  IsArray,
   IsIn,
   IsInt,
   IsNotEmpty,
-  IsObject,
   IsOptional,
   IsString,
   Matches,
@@ -15,10 +11,9 @@ import {
   Min,
   registerDecorator,
   ValidateIf,
-  ValidateNested,
   ValidationArguments,
 } from 'class-validator';
-import { EachIsObject } from '../../common/http/validation';
+import { NestedList, NestedObject } from '../../common/http/validation';
 import { CHANNELS, LANGUAGES } from '../../search/listing/conversation-filter';
 
 /**
@@ -188,9 +183,7 @@ export class ProductCardDto {
   @ApiProperty({ maxLength: L.urlLength }) @IsString() @MaxLength(L.urlLength) url!: string;
   @ApiPropertyOptional({ type: () => PriceDto, nullable: true })
   @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => PriceDto)
+  @NestedObject(() => PriceDto)
   price?: PriceDto | null;
 }
 
@@ -213,11 +206,7 @@ export class BlockDto {
     description: 'Required when type is product_cards.',
   })
   @ValidateIf((b: BlockDto) => b.type === 'product_cards' || b.products !== undefined)
-  @IsArray()
-  @ArrayMaxSize(L.productsPerBlock)
-  @EachIsObject()
-  @ValidateNested({ each: true })
-  @Type(() => ProductCardDto)
+  @NestedList(() => ProductCardDto, L.productsPerBlock)
   products?: ProductCardDto[];
 }
 
@@ -237,11 +226,7 @@ export class MessageDto {
   @IsIn(['positive', 'negative'])
   rating?: 'positive' | 'negative' | null;
   @ApiProperty({ type: () => [BlockDto], maxItems: L.blocksPerMessage })
-  @IsArray()
-  @ArrayMaxSize(L.blocksPerMessage)
-  @EachIsObject()
-  @ValidateNested({ each: true })
-  @Type(() => BlockDto)
+  @NestedList(() => BlockDto, L.blocksPerMessage)
   blocks!: BlockDto[];
 }
 
@@ -269,21 +254,15 @@ export class CreateConversationDto {
   @IsIn(LANGUAGES)
   language!: (typeof LANGUAGES)[number];
   @ApiProperty({ type: () => AgentDto })
-  @IsObject()
-  @ValidateNested()
-  @Type(() => AgentDto)
+  @NestedObject(() => AgentDto)
   agent!: AgentDto;
   @ApiPropertyOptional({ type: () => EntryWidgetDto, nullable: true })
   @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => EntryWidgetDto)
+  @NestedObject(() => EntryWidgetDto)
   entryWidget?: EntryWidgetDto | null;
   @ApiPropertyOptional({ type: () => PageContextDto, nullable: true })
   @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => PageContextDto)
+  @NestedObject(() => PageContextDto)
   pageContext?: PageContextDto | null;
   @ApiPropertyOptional({
     type: 'object',
@@ -305,30 +284,20 @@ export class CreateConversationDto {
   createdAt?: string;
   @ApiPropertyOptional({ type: () => [MessageDto], maxItems: L.messagesPerRequest })
   @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(L.messagesPerRequest)
-  @EachIsObject()
-  @ValidateNested({ each: true })
-  @Type(() => MessageDto)
+  @NestedList(() => MessageDto, L.messagesPerRequest)
   messages?: MessageDto[];
   @ApiPropertyOptional({
     type: () => EngagementDto,
     description: 'Initial product-card impressions and clicks.',
   })
   @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => EngagementDto)
+  @NestedObject(() => EngagementDto)
   productEngagement?: EngagementDto;
 }
 
 export class AppendMessagesDto {
   @ApiProperty({ type: () => [MessageDto], maxItems: L.messagesPerRequest })
-  @IsArray()
-  @ArrayMaxSize(L.messagesPerRequest)
-  @EachIsObject()
-  @ValidateNested({ each: true })
-  @Type(() => MessageDto)
+  @NestedList(() => MessageDto, L.messagesPerRequest)
   messages!: MessageDto[];
 }
 
