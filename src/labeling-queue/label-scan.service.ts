@@ -3,6 +3,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import type { Queue } from 'bull';
 import { IntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
+import { addOncePerInterval } from '../queue/once-per-interval';
 import { LABEL_JOB, LabelJobData, labelJobId, LABELING_QUEUE, SCAN_JOB } from './labeling-queue';
 import { LabelingQueueRepository } from './labeling-queue.repository';
 
@@ -52,17 +53,7 @@ export class LabelScanService implements OnApplicationBootstrap, OnApplicationSh
 
   /** Enqueues this interval's scan job (once per interval across processes). */
   async enqueueScan(now: Date = new Date()): Promise<void> {
-    const every = this.config.labeling.scanIntervalSeconds * 1000;
-    await this.queue.add(
-      SCAN_JOB,
-      {},
-      {
-        jobId: `${SCAN_JOB}:${Math.floor(now.getTime() / every)}`,
-        removeOnComplete: 10,
-        removeOnFail: 10,
-        attempts: 1,
-      },
-    );
+    await addOncePerInterval(this.queue, SCAN_JOB, this.config.labeling.scanIntervalSeconds * 1000, now);
   }
 
   /**

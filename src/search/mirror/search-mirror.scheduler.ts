@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { IntervalJob } from '../../common/interval-job';
+import { addOncePerInterval } from '../../queue/once-per-interval';
 
 export const SEARCH_MIRROR_QUEUE = 'search-mirror';
 export const DRAIN_JOB = 'drain';
@@ -41,15 +42,6 @@ export class SearchMirrorScheduler implements OnApplicationBootstrap, OnApplicat
 
   /** Enqueues this interval's drain job (once per interval across processes). */
   async enqueueDrain(now: Date = new Date()): Promise<void> {
-    await this.queue.add(
-      DRAIN_JOB,
-      {},
-      {
-        jobId: `${DRAIN_JOB}:${Math.floor(now.getTime() / DRAIN_INTERVAL_MS)}`,
-        removeOnComplete: 10,
-        removeOnFail: 10,
-        attempts: 1,
-      },
-    );
+    await addOncePerInterval(this.queue, DRAIN_JOB, DRAIN_INTERVAL_MS, now);
   }
 }
