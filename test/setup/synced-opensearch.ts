@@ -36,22 +36,30 @@ export function wantsSyncedOpenSearch(config: AppConfig): boolean {
  * createTestApp with overrideProvider(CONVERSATION_SEARCH).
  */
 export function syncedOpenSearch(config: AppConfig, dataSource: DataSource): ConversationSearch {
+  const { client, bulk, sync } = siteSync(config, dataSource, { refresh: true });
+  return new SyncedOpenSearchForTests([client, bulk], client, CONVERSATIONS_ALIAS, sync);
+}
+
+/**
+ * The OpenSearch clients of a synced engine, and `sync(siteId)`: drains the site's outbox until
+ * none of its rows is due (rows postponed after an error are not: the search then misses them
+ * and the parity test fails, as it should), then refreshes the index when `refresh`. Serialized:
+ * the listing runs page and count at once, and two drains splitting the rows (SKIP LOCKED) could
+ * let one search start before the other's rows are written.
+ */
+function siteSync(config: AppConfig, dataSource: DataSource, { refresh }: { refresh: boolean }) {
   const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
   const bulk = createOpenSearchClient(config.search.opensearchUrl!, config.search.bulkTimeoutMs);
   const indexer = new SearchIndexer(dataSource, new SearchOutboxRepository(dataSource), bulk);
-  // Serialized: the listing runs page and count at once, and two drains splitting the rows
-  // (SKIP LOCKED) could let one search start before the other's rows are written.
   let chain: Promise<void> = Promise.resolve();
-  const drainAndRefresh = async (siteId: string) => {
-    // Until none of the site's rows is due (rows postponed after an error are not: the
-    // search then misses them and the parity test fails, as it should).
+  const drain = async (siteId: string) => {
     let result;
     do result = await indexer.drain(20, siteId);
     while (result.taken > 0 && result.targets.length > 0);
-    await bulk.indices.refresh({ index: CONVERSATIONS_ALIAS });
+    if (refresh) await bulk.indices.refresh({ index: CONVERSATIONS_ALIAS });
   };
-  const sync = (siteId: string) => (chain = chain.catch(() => undefined).then(() => drainAndRefresh(siteId)));
-  return new SyncedOpenSearchForTests([client, bulk], client, CONVERSATIONS_ALIAS, sync);
+  const sync = (siteId: string) => (chain = chain.catch(() => undefined).then(() => drain(siteId)));
+  return { client, bulk, sync };
 }
 
 /** SEARCH_SYNC_FOR_TESTS: the OpenSearch stats engine alone (no fallback), after the site's drain. */
@@ -75,16 +83,8 @@ class SyncedOpenSearchStatsForTests extends OpenSearchConversationStats implemen
  * Installed by createTestApp with overrideProvider(CONVERSATION_STATS).
  */
 export function syncedOpenSearchStats(config: AppConfig, dataSource: DataSource): ConversationStatsEngine {
-  const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
-  const bulk = createOpenSearchClient(config.search.opensearchUrl!, config.search.bulkTimeoutMs);
-  const indexer = new SearchIndexer(dataSource, new SearchOutboxRepository(dataSource), bulk);
-  let chain: Promise<void> = Promise.resolve();
-  const drain = async (siteId: string) => {
-    let result;
-    do result = await indexer.drain(20, siteId);
-    while (result.taken > 0 && result.targets.length > 0);
-  };
-  const sync = (siteId: string) => (chain = chain.catch(() => undefined).then(() => drain(siteId)));
+  // The engine refreshes the index itself, after reading the watermark.
+  const { client, bulk, sync } = siteSync(config, dataSource, { refresh: false });
   return new SyncedOpenSearchStatsForTests(
     [client, bulk],
     client,
