@@ -214,27 +214,25 @@ export class ConversationsService {
   ): Promise<T> {
     return this.transaction.run(async (manager) => {
       await this.sites.assertOwned(req.organizationId, req.siteId, manager);
-      await this.lockOwned(req, id, manager);
+      await this.find(req, id, manager, true);
       return write(manager);
     });
   }
 
   private async owned(organizationId: string, siteId: string, id: string): Promise<ConversationRecord> {
     await this.sites.assertOwned(organizationId, siteId);
-    const conversation = isId('conv', id)
-      ? await this.conversations.findInSite(organizationId, siteId, id)
-      : undefined;
-    if (!conversation) throw ApiError.notFound('conversation');
-    return conversation;
+    return this.find({ organizationId, siteId }, id);
   }
 
-  private async lockOwned(
-    req: RecordingRequest,
+  /** The site's conversation (404 not_found for a malformed or unknown id), locked when `lock`. */
+  private async find(
+    where: RecordingRequest,
     id: string,
-    manager: EntityManager,
+    manager?: EntityManager,
+    lock = false,
   ): Promise<ConversationRecord> {
     const conversation = isId('conv', id)
-      ? await this.conversations.findInSite(req.organizationId, req.siteId, id, manager, true)
+      ? await this.conversations.findInSite(where.organizationId, where.siteId, id, manager, lock)
       : undefined;
     if (!conversation) throw ApiError.notFound('conversation');
     return conversation;
