@@ -28,6 +28,10 @@ describe('Errors (contract "Errors")', () => {
   });
   afterAll(() => t.close());
 
+  /** POST /api/v1/sites with this raw body, as `headers` (default: the suite's organization). */
+  const postSite = (contentType: string, body: string, headers: Record<string, string> = auth) =>
+    t.http().post('/api/v1/sites').set(headers).set('Content-Type', contentType).send(body);
+
   function expectProblem(
     res: { status: number; headers: Record<string, string>; body: Record<string, unknown> },
     code: keyof typeof ERROR_CODES,
@@ -100,45 +104,29 @@ describe('Errors (contract "Errors")', () => {
 
   describe('request bodies', () => {
     it('a malformed JSON body gives 400 invalid_request with an entry pointing at the whole body (pointer "")', async () => {
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(auth)
-        .set('Content-Type', 'application/json')
-        .send('{"name": ');
+      const res = await postSite('application/json', '{"name": ');
       expectProblem(res, 'invalid_request', '/api/v1/sites');
       expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '', code: 'malformed_json' })]);
     });
 
     it('a JSON body that is not an object gives 400 invalid_request (pointer "")', async () => {
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(auth)
-        .set('Content-Type', 'application/json')
-        .send('[1,2]');
+      const res = await postSite('application/json', '[1,2]');
       expectProblem(res, 'invalid_request', '/api/v1/sites');
       expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '' })]);
     });
 
     it('a body of another content type gives 415 unsupported_media_type', async () => {
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(auth)
-        .set('Content-Type', 'application/x-www-form-urlencoded')
-        .send('name=a');
+      const res = await postSite('application/x-www-form-urlencoded', 'name=a');
       expectProblem(res, 'unsupported_media_type', '/api/v1/sites');
     });
 
     it('a body over 1 MiB gives 413 payload_too_large and stores nothing', async () => {
       const org = await createOrganization(t.app);
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
-        .set('Content-Type', 'application/json')
-        .send(JSON.stringify({ name: 'x'.repeat(1024 * 1024), origin: 'https://big.example' }));
+      const res = await postSite(
+        'application/json',
+        JSON.stringify({ name: 'x'.repeat(1024 * 1024), origin: 'https://big.example' }),
+        org.auth,
+      );
       expectProblem(res, 'payload_too_large', '/api/v1/sites');
       const list = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       expect(list.body.data).toHaveLength(1);
