@@ -1,6 +1,6 @@
 import type { NewEvent } from '../events/events.writer';
 import { presentImport } from './page-import.presenter';
-import type { PageImportRecord } from './page-imports.repository';
+import type { PageImportRecord } from './page-import.records';
 
 /** The page_import.closed event of an import that has just closed. */
 export function pageImportClosedEvent(record: PageImportRecord): NewEvent {

@@ -1,5 +1,5 @@
 import { completeCounts, ImportCounts } from './import-counts';
-import type { PageImportRecord } from './page-imports.repository';
+import type { PageImportRecord } from './page-import.records';
 
 export interface PageImportResponse {
   id: string;

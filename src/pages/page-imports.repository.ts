@@ -4,26 +4,7 @@ import type { TimeAndId } from '../common/paging/keyset-page';
 import { EventsWriter } from '../events/events.writer';
 import { pageImportClosedEvent } from './page-import-events';
 import { Bound, FailureReason, ImportCounts } from './import-counts';
-
-export interface PageImportRecord {
-  id: string;
-  organizationId: string;
-  siteId: string;
-  state: 'running' | 'closed';
-  outcome: 'completed' | 'failed' | null;
-  failureReason: FailureReason | null;
-  startedBy: 'member' | 'api_key' | 'schedule';
-  apiKeyId: string | null;
-  sitemapUrl: string | null;
-  sitemapGiven: boolean;
-  counts: ImportCounts;
-  boundsReached: Bound[];
-  startedAt: Date;
-  endedAt: Date | null;
-  leaseOwner: string | null;
-  heartbeatAt: Date;
-  attempts: number;
-}
+import type { PageImportRecord } from './page-import.records';
 
 const COLUMNS = `id, organization_id AS "organizationId", site_id AS "siteId", state, outcome,
   failure_reason AS "failureReason", started_by AS "startedBy", api_key_id AS "apiKeyId",

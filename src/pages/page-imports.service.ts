@@ -13,7 +13,8 @@ import { SitesService } from '../sites/sites.service';
 import { emptyCounts } from './import-counts';
 import { within } from '../common/resilience';
 import { PAGE_IMPORT_JOB, PAGE_IMPORT_QUEUE, PageImportJob } from './page-import-queue';
-import { isRunningImportConflict, PageImportRecord, PageImportsRepository } from './page-imports.repository';
+import type { PageImportRecord } from './page-import.records';
+import { isRunningImportConflict, PageImportsRepository } from './page-imports.repository';
 import { PagesRepository } from './pages.repository';
 
 export interface StartImport {

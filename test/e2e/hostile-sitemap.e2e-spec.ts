@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
-import { PageImportRecord } from '../../src/pages/page-imports.repository';
+import type { PageImportRecord } from '../../src/pages/page-import.records';
 import { createOrganization } from '../factories/organizations';
 import { runImport } from '../factories/page-imports';
 import { BILLION_LAUGHS, externalEntity, gzipBomb } from '../fixtures/hostile-documents';

@@ -2,7 +2,8 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { newId } from '../../src/common/ids/ids';
 import { emptyCounts } from '../../src/pages/import-counts';
-import { PageImportRecord, PageImportsRepository } from '../../src/pages/page-imports.repository';
+import type { PageImportRecord } from '../../src/pages/page-import.records';
+import { PageImportsRepository } from '../../src/pages/page-imports.repository';
 import { PageImporter } from '../../src/pages/page-importer';
 
 /** A running import row for a site, as POST …/pages/discover would create it (no queue involved). */
