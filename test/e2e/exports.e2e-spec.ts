@@ -177,6 +177,74 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
   });
 });
 
+describe('POST …/exports with Idempotency-Key: a retry replays the first answer and queues nothing twice', () => {
+  const exportsOf = (org: Org) =>
+    t.app.get(DataSource).query(`SELECT id FROM exports WHERE site_id = $1`, [org.site.id]) as Promise<
+      Array<{ id: string }>
+    >;
+
+  it('the same key and body answer the same 202 and export; one export row and one audit row', async () => {
+    const org = await createOrganization(t.app);
+    const body = { format: 'csv', filters: { channel: 'web' } };
+    const first = await t
+      .http()
+      .post(base(org))
+      .set(org.auth)
+      .set('Idempotency-Key', 'exp-retry-1')
+      .send(body);
+    const retry = await t
+      .http()
+      .post(base(org))
+      .set(org.auth)
+      .set('Idempotency-Key', 'exp-retry-1')
+      .send(body);
+    expect(first.status).toBe(202);
+    expect(retry.status).toBe(202);
+    expect(retry.body).toEqual(first.body);
+    expect(await exportsOf(org)).toEqual([{ id: first.body.data.id }]);
+    const audits = await t.app
+      .get(DataSource)
+      .query(`SELECT count(*)::int AS n FROM audit_events WHERE target_id = $1`, [first.body.data.id]);
+    expect(audits).toEqual([{ n: 1 }]);
+    // The job was handed once the key's transaction committed: the export runs to the end.
+    expect(await finished(org, first.body.data.id)).toMatchObject({ state: 'completed' });
+  });
+
+  it('concurrent requests with one key make one export', async () => {
+    const org = await createOrganization(t.app);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.http().post(base(org)).set(org.auth).set('Idempotency-Key', 'exp-race').send({ format: 'ndjson' }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(new Set(answers.map((a) => a.body.data.id)).size).toBe(1);
+    expect(await exportsOf(org)).toHaveLength(1);
+  });
+
+  it('the same key with another body is 409 conflict and stores nothing', async () => {
+    const org = await createOrganization(t.app);
+    const key = { 'Idempotency-Key': 'exp-reused' };
+    const first = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'csv' });
+    expect(first.status).toBe(202);
+    const other = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'ndjson' });
+    expect(other.status).toBe(409);
+    expect(other.body.code).toBe('conflict');
+    expect(await exportsOf(org)).toEqual([{ id: first.body.data.id }]);
+  });
+
+  it('a refused request keeps no key: the corrected request with the same key is queued', async () => {
+    const org = await createOrganization(t.app);
+    const key = { 'Idempotency-Key': 'exp-fix-me' };
+    const bad = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'xlsx' });
+    expect(bad.status).toBe(400);
+    expect(await exportsOf(org)).toEqual([]);
+    const good = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'csv' });
+    expect(good.status).toBe(202);
+    expect(await exportsOf(org)).toEqual([{ id: good.body.data.id }]);
+  });
+});
+
 describe("filters: the listing's rules, faults located by pointer", () => {
   let org: Org;
   beforeAll(async () => {
