@@ -139,6 +139,7 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
       ].sort(),
     );
     expect(e.id).toMatch(/^exp_/);
+    expect(e.filters).toEqual({ channel: 'web', 'quality.min': 0.5 }); // as given, no key added
     expect(e).toMatchObject({
       siteId: org.site.id,
       format: 'ndjson',
@@ -409,6 +410,95 @@ describe('contents: exactly the matching conversations, newest first, as list it
     expect(cell('entryWidgetId')).toBe('');
     expect(cell('failedCriteria')).toBe('');
   });
+});
+
+describe('filters: an export holds exactly the conversations the listing shows for the same filters', () => {
+  let org: Org;
+  beforeAll(async () => {
+    org = await createOrganization(t.app);
+    const outcomes = [
+      labeledOutcome({ resolution: 'unresolved', scores: { quality: 0.3, service: 0.4, trust: 0.5 } }),
+      labeledOutcome({ resolution: 'resolved', failing: ['grounded'] }),
+      labeledOutcome({ resolution: 'resolved', raised: ['visitor_frustrated'] }),
+      labeledOutcome({ resolution: 'abandoned', scores: { quality: 0.45, service: 0.9, trust: 0.9 } }),
+      labeledOutcome(),
+    ];
+    for (let i = 0; i < 10; i++) {
+      const c = await recordConversation(t, org, {
+        channel: i % 2 ? 'web' : 'hosted',
+        title: i % 3 === 0 ? `Refund for order ${i}` : `Size question ${i}`,
+      });
+      if (i < 8) await label(t.app, c.id, outcomes[i % outcomes.length]);
+    }
+  });
+
+  const listingQuery = (filters: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(filters).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : String(v)]),
+    ) as Record<string, string | string[]>;
+
+  it.each([
+    [{ 'labels.all': ['resolution:unresolved'] }],
+    [{ 'labels.all': ['resolution:resolved', 'grounded:fail'] }],
+    [{ 'labels.any': ['resolution:unresolved|grounded:fail', 'resolution:abandoned|resolution:unresolved'] }],
+    [{ 'labels.all': ['resolution:resolved'], 'labels.none': ['visitor_frustrated:true'] }],
+    [{ keywords: ['refund'] }],
+    [{ keywords: ['refund', 'order'], channel: 'web' }],
+    [{ 'quality.max': 0.5 }],
+    [{ labelStatus: 'pending' }],
+  ])('%j: the same conversations, in the same order', async (filters) => {
+    const listed = await listConversations(t, org, { ...listingQuery(filters), limit: 100 });
+    expect(listed.status).toBe(200);
+    const ids = listed.body.data.map((c: { id: string }) => c.id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.length).toBeLessThan(10);
+    const e = await createExport(org, { format: 'ndjson', filters });
+    const done = await finished(org, e.id);
+    expect(done).toMatchObject({ state: 'completed', rowCount: ids.length, filters });
+    const lines = ((await download(org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).id)).toEqual(ids);
+  });
+});
+
+describe('one consistent snapshot: the rows that matched at asOf, whatever is written meanwhile', () => {
+  it('conversations recorded while the export runs are not in it; rowCount equals the stats total at asOf', async () => {
+    const org = await createOrganization(t.app);
+    const site = { id: org.site.id, organizationId: org.organization.id };
+    await insertManyConversations(t.app, site, 3000, { messages: true });
+    const before = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/stats`).set(org.auth);
+    expect(before.body.data.total).toBe(3000);
+    // Batches of 7 rows with transcripts: the export takes a while, and reads the oldest rows last.
+    const e = await createExport(org, { format: 'ndjson', include: ['messages'] });
+    await eventually(async () => {
+      const res = await t
+        .http()
+        .get(`${base(org)}/${e.id}`)
+        .set(org.auth);
+      return res.body.data.state === 'running' && res.body.data.progress.rows > 0 ? true : undefined;
+    }, 'export running');
+    // Older than every row (where the walk has not been yet) and newer than every row.
+    await t.app.get(DataSource).query(
+      `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name,
+         agent_version, agent_version_id, created_at, updated_at)
+       SELECT 'conv_late' || g || substr(md5($1), 1, 8), $2, $1, 'Late ' || g, 'web', 'en', 'agt_bulk', 'Bulk agent', 1,
+         'agtv_bulk', now() - make_interval(days => 30 * (g % 2)), now() - make_interval(days => 30 * (g % 2))
+       FROM generate_series(1, 40) g`,
+      [site.id, site.organizationId],
+    );
+    await t.app
+      .get(DataSource)
+      .query(
+        `DELETE FROM conversations WHERE site_id = $1 AND id IN (SELECT id FROM conversations WHERE site_id = $1 ORDER BY created_at LIMIT 5)`,
+        [site.id],
+      );
+    const done = await finished(org, e.id, 120_000);
+    expect(done.state).toBe('completed');
+    const lines = ((await download(org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    expect(done.rowCount).toBe(before.body.data.total);
+    expect(lines).toHaveLength(3000);
+    expect(lines.filter((l) => JSON.parse(l).id.startsWith('conv_late'))).toEqual([]);
+    expect(Date.parse(done.asOf)).toBeLessThanOrEqual(Date.parse(done.completedAt));
+  }, 180_000);
 });
 
 describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
