@@ -9,6 +9,7 @@ import { presentMessage } from '../conversations/conversation.presenter';
 import { MESSAGE_COLUMNS, MessageRecord } from '../conversations/conversation.records';
 import { buildFilterSql, ORDER, whereAll } from '../search/postgres/conversation-sql';
 import { parseExportFilters } from './dto/export-request';
+import { ByteChunks } from './byte-chunks';
 import { CSV_HEADER, csvCells, csvRecord, exportSelect, ndjsonLine, RAW_TEXT, RawRow } from './export-rows';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
 import { ExportRecord, storageKeyOf } from './export.records';
@@ -92,7 +93,8 @@ export class ExportRunner {
       const messagesOf = (batch: RawRow[]) => this.messagesOf(runner.query.bind(runner), batch);
       const siteIdJson = JSON.stringify(record.siteId);
       async function* content(): AsyncGenerator<Buffer> {
-        if (record.format === 'csv') yield Buffer.from(CSV_HEADER, 'utf8');
+        const out = new ByteChunks();
+        if (record.format === 'csv') out.add(CSV_HEADER);
         // The next batch is asked for before this one is written out: PostgreSQL reads it while
         // this process turns the current one into text (two cores busy, not one at a time).
         let next = fetchBatch();
@@ -100,20 +102,21 @@ export class ExportRunner {
           next.catch(() => undefined); // awaited below; never an unhandled rejection if we stop first
           if (lost) throw new ExportLost(record.id);
           const batch = await next;
-          if (batch.length === 0) return;
+          if (batch.length === 0) break;
           next = batch.length < batchRows ? Promise.resolve([]) : fetchBatch();
-          let text = '';
           if (record.format === 'csv') {
-            for (const row of batch) text += csvRecord(csvCells(row));
+            for (const row of batch) out.add(csvRecord(csvCells(row)));
           } else if (withMessages) {
             const byConversation = await messagesOf(batch);
-            for (const row of batch) text += ndjsonLine(row, siteIdJson, byConversation.get(row[0]!) ?? '[]');
+            for (const row of batch)
+              out.add(ndjsonLine(row, siteIdJson, byConversation.get(row[0]!) ?? '[]'));
           } else {
-            for (const row of batch) text += ndjsonLine(row, siteIdJson);
+            for (const row of batch) out.add(ndjsonLine(row, siteIdJson));
           }
-          yield Buffer.from(text, 'utf8');
+          yield* out.take();
           rows += batch.length;
         }
+        yield* out.end();
       }
       const counter = new Transform({
         transform(chunk: Buffer, _encoding, done) {
@@ -122,7 +125,7 @@ export class ExportRunner {
           done(null, chunk);
         },
       });
-      // One batch in flight at a time (a high-water mark of 1 byte): memory stays flat whatever
+      // One chunk (1 MiB) in flight at a time (a high-water mark of 1 byte): memory stays flat whatever
       // the size of the export, and the database is read only as fast as the storage takes it.
       await pipeline(
         Readable.from(content(), { objectMode: false, highWaterMark: 1 }),
