@@ -654,6 +654,40 @@ describe('list, get and delete', () => {
   });
 });
 
+describe("a dead worker's export is restarted, or failed interrupted after three workers died on it; never left running", () => {
+  async function deadWorkersExport(org: Org, attempts: number): Promise<string> {
+    const id = `exp_dead${attempts}${org.site.id.slice(-8)}`;
+    await t.app.get(DataSource).query(
+      `INSERT INTO exports (id, organization_id, site_id, format, storage_key, state, lease_owner, heartbeat_at, attempts)
+       VALUES ($1, $2, $3, 'ndjson', $4, 'running', 'dead-worker', now() - interval '1 hour', $5)`,
+      [id, org.organization.id, org.site.id, `${org.site.id}/${id}.ndjson`, attempts],
+    );
+    return id;
+  }
+
+  it('silent past the lease with fewer than three attempts: taken over from a fresh snapshot and completed', async () => {
+    const org = await createOrganization(t.app);
+    await recordConversation(t, org);
+    const id = await deadWorkersExport(org, 1);
+    const done = await finished(org, id);
+    expect(done).toMatchObject({ state: 'completed', rowCount: 1, failureReason: null });
+  });
+
+  it('the third dead worker: failed with failureReason interrupted, no file', async () => {
+    const org = await createOrganization(t.app);
+    const id = await deadWorkersExport(org, 3);
+    const swept = await t.app.get(ExportSweep).sweep();
+    const res = await t
+      .http()
+      .get(`${base(org)}/${id}`)
+      .set(org.auth);
+    expect(res.body.data).toMatchObject({ state: 'failed', failureReason: 'interrupted', sha256: null });
+    // The sweep of this test or the app's own (every half lease) closed it, exactly once.
+    if (!swept.interrupted.includes(id)) expect(swept.restarted).not.toContain(id);
+    expect((await download(org, id)).status).toBe(409);
+  });
+});
+
 describe('background: at most EXPORT_CONCURRENCY_PER_ORG run at once; DELETE of a running export stops it', () => {
   it('the second export of an organization waits queued while the first runs, then completes', async () => {
     const org = await createOrganization(t.app);
