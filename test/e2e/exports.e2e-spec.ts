@@ -464,9 +464,9 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
   it('conversations recorded while the export runs are not in it; rowCount equals the stats total at asOf', async () => {
     const org = await createOrganization(t.app);
     const site = { id: org.site.id, organizationId: org.organization.id };
-    await insertManyConversations(t.app, site, 3000, { messages: true });
+    await insertManyConversations(t.app, site, 6000, { messages: true });
     const before = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/stats`).set(org.auth);
-    expect(before.body.data.total).toBe(3000);
+    expect(before.body.data.total).toBe(6000);
     // Batches of 7 rows with transcripts: the export takes a while, and reads the oldest rows last.
     const e = await createExport(org, { format: 'ndjson', include: ['messages'] });
     await eventually(async () => {
@@ -474,8 +474,9 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
         .http()
         .get(`${base(org)}/${e.id}`)
         .set(org.auth);
-      return res.body.data.state === 'running' && res.body.data.progress.rows > 0 ? true : undefined;
-    }, 'export running');
+      // asOf is set once the snapshot is taken: what is written from now on is not in it.
+      return res.body.data.state === 'running' && res.body.data.asOf ? true : undefined;
+    }, 'export running with its snapshot taken');
     // Older than every row (where the walk has not been yet) and newer than every row.
     await t.app.get(DataSource).query(
       `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name,
@@ -495,7 +496,7 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
     expect(done.state).toBe('completed');
     const lines = ((await download(org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
     expect(done.rowCount).toBe(before.body.data.total);
-    expect(lines).toHaveLength(3000);
+    expect(lines).toHaveLength(6000);
     expect(lines.filter((l) => JSON.parse(l).id.startsWith('conv_late'))).toEqual([]);
     expect(Date.parse(done.asOf)).toBeLessThanOrEqual(Date.parse(done.completedAt));
   }, 180_000);
