@@ -4,15 +4,13 @@ import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import {
-  CONVERSATION_COLUMNS,
-  ConversationRecord,
-  MESSAGE_COLUMNS,
-  MessageRecord,
-} from '../database/records/conversation.records';
+import type { PoolClient } from 'pg';
+import { presentMessage } from '../conversations/conversation.presenter';
+import { MESSAGE_COLUMNS, MessageRecord } from '../database/records/conversation.records';
 import { buildFilterSql, ORDER, whereAll } from '../search/postgres/conversation-sql';
 import { parseExportFilters } from './dto/export-request';
-import { CSV_HEADER, csvRow, csvText, ndjsonLine } from './export-rows';
+import { ByteChunks } from './byte-chunks';
+import { CSV_HEADER, csvCells, csvRecord, exportSelect, ndjsonLine, RAW_TEXT, RawRow } from './export-rows';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
 import { ExportRecord, storageKeyOf } from './export.records';
 import { ExportsRepository } from './exports.repository';
@@ -70,10 +68,13 @@ export class ExportRunner {
     const hash = createHash('sha256');
     let bytes = 0;
     try {
-      await runner.connect();
+      const client = (await runner.connect()) as PoolClient;
       await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      // A long read of many rows: parallel workers and JIT only add start-up cost here.
-      await runner.query('SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0');
+      // A long read of many rows: parallel workers and JIT only add start-up cost here. Timestamps
+      // as UTC text, the shape export-rows turns into ISO strings without parsing dates.
+      await runner.query(
+        `SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL TimeZone = 'UTC'`,
+      );
       // One FETCH of a sparse filter may scan far more rows than a listing page does: it gets a
       // minute (DATABASE_STATEMENT_TIMEOUT_MS bounds the API's statements). A statement of its own,
       // so the client-side deadline (src/database/pg-timeouts.ts) follows it.
@@ -82,31 +83,40 @@ export class ExportRunner {
       const [{ as_of }] = await runner.query('SELECT statement_timestamp() AS as_of');
       asOf = as_of as Date;
       await runner.query(
-        `DECLARE export_rows NO SCROLL CURSOR FOR SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${whereAll(sql)} ${ORDER}`,
+        `DECLARE export_rows NO SCROLL CURSOR FOR SELECT ${exportSelect(record.format)} FROM conversations WHERE ${whereAll(sql)} ${ORDER}`,
         sql.params.values,
       );
       await beat();
 
-      const messagesOf = (batch: ConversationRecord[]) => this.messagesOf(runner.query.bind(runner), batch);
+      const fetchBatch = async (): Promise<RawRow[]> =>
+        (await client.query<RawRow>({ text: `FETCH ${batchRows} FROM export_rows`, ...RAW_TEXT })).rows;
+      const messagesOf = (batch: RawRow[]) => this.messagesOf(runner.query.bind(runner), batch);
+      const siteIdJson = JSON.stringify(record.siteId);
       async function* content(): AsyncGenerator<Buffer> {
-        if (record.format === 'csv') yield Buffer.from(CSV_HEADER, 'utf8');
+        const out = new ByteChunks();
+        if (record.format === 'csv') out.add(CSV_HEADER);
+        // The next batch is asked for before this one is written out: PostgreSQL reads it while
+        // this process turns the current one into text (two cores busy, not one at a time).
+        let next = fetchBatch();
         for (;;) {
+          next.catch(() => undefined); // awaited below; never an unhandled rejection if we stop first
           if (lost) throw new ExportLost(record.id);
-          const batch: ConversationRecord[] = await runner.query(`FETCH ${batchRows} FROM export_rows`);
-          if (batch.length === 0) return;
+          const batch = await next;
+          if (batch.length === 0) break;
+          next = batch.length < batchRows ? Promise.resolve([]) : fetchBatch();
           if (record.format === 'csv') {
-            yield Buffer.from(csvText(batch.map(csvRow)), 'utf8');
+            for (const row of batch) out.add(csvRecord(csvCells(row)));
           } else if (withMessages) {
             const byConversation = await messagesOf(batch);
-            yield Buffer.from(
-              batch.map((c) => ndjsonLine(c, byConversation.get(c.id) ?? [])).join(''),
-              'utf8',
-            );
+            for (const row of batch)
+              out.add(ndjsonLine(row, siteIdJson, byConversation.get(row[0]!) ?? '[]'));
           } else {
-            yield Buffer.from(batch.map((c) => ndjsonLine(c)).join(''), 'utf8');
+            for (const row of batch) out.add(ndjsonLine(row, siteIdJson));
           }
+          yield* out.take();
           rows += batch.length;
         }
+        yield* out.end();
       }
       const counter = new Transform({
         transform(chunk: Buffer, _encoding, done) {
@@ -115,7 +125,7 @@ export class ExportRunner {
           done(null, chunk);
         },
       });
-      // One batch in flight at a time (a high-water mark of 1 byte): memory stays flat whatever
+      // One chunk (1 MiB) in flight at a time (a high-water mark of 1 byte): memory stays flat whatever
       // the size of the export, and the database is read only as fast as the storage takes it.
       await pipeline(
         Readable.from(content(), { objectMode: false, highWaterMark: 1 }),
@@ -159,13 +169,14 @@ export class ExportRunner {
     return 'completed';
   }
 
+  /** The transcripts of a batch's conversations, each as the JSON of its presented messages. */
   private async messagesOf(
     query: (text: string, values: unknown[]) => Promise<MessageRecord[]>,
-    batch: ConversationRecord[],
-  ): Promise<Map<string, MessageRecord[]>> {
+    batch: RawRow[],
+  ): Promise<Map<string, string>> {
     const messages = await query(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ANY($1::text[]) ORDER BY conversation_id, created_at, position`,
-      [batch.map((c) => c.id)],
+      [batch.map((row) => row[0])],
     );
     const by = new Map<string, MessageRecord[]>();
     for (const m of messages) {
@@ -173,6 +184,8 @@ export class ExportRunner {
       if (list) list.push(m);
       else by.set(m.conversationId, [m]);
     }
-    return by;
+    const json = new Map<string, string>();
+    for (const [id, list] of by) json.set(id, JSON.stringify(list.map(presentMessage)));
+    return json;
   }
 }

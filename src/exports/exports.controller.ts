@@ -7,8 +7,10 @@ import { ApiError } from '../common/errors/api-error';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { params, parseQuery } from '../common/query/query-params';
 import { clientAddress } from '../common/http/client-address';
+import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import {
   ApiDataResponse,
+  ApiIdempotencyKey,
   ApiKeyAuth,
   ApiNoContentResult,
   ApiPageResponse,
@@ -43,10 +45,12 @@ export class ExportsController {
 
   @Post()
   @HttpCode(202)
+  @Idempotent()
   @ApiOperation({ summary: 'Export the conversations matching filters, as NDJSON or CSV, in the background' })
+  @ApiIdempotencyKey()
   @ApiBody({ type: CreateExportDto })
   @ApiDataResponse(202, ExportSchema, 'Queued; poll it until completed.')
-  @ApiProblems(...BODY_PROBLEMS, 'invalid_filter', 'not_found')
+  @ApiProblems(...BODY_PROBLEMS, 'invalid_filter', 'not_found', 'conflict')
   async create(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,

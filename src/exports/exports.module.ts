@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
+import { IdempotencyModule } from '../common/idempotency/idempotency.module';
 import { AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { SitesModule } from '../sites/sites.module';
@@ -31,7 +32,13 @@ export class ExportsModule {
   static register(config: AppConfig): DynamicModule {
     return {
       module: ExportsModule,
-      imports: [SitesModule, AuditModule, EventsModule, BullModule.registerQueue({ name: EXPORT_QUEUE })],
+      imports: [
+        SitesModule,
+        AuditModule,
+        EventsModule,
+        IdempotencyModule,
+        BullModule.registerQueue({ name: EXPORT_QUEUE }),
+      ],
       controllers: [ExportsController],
       providers: [
         ExportsRepository,

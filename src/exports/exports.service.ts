@@ -5,6 +5,7 @@ import { AuditLog } from '../audit/audit-log';
 import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { ApiError } from '../common/errors/api-error';
+import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
 import { SitesService } from '../sites/sites.service';
 import { ExportRequest } from './dto/export-request';
@@ -34,18 +35,21 @@ export class ExportsService {
     private readonly audit: AuditLog,
     private readonly scheduler: ExportScheduler,
     private readonly paging: KeysetPaging,
+    private readonly tx: IdempotentTransaction,
     @Inject(EXPORT_STORAGE) private readonly storage: ExportStorage,
   ) {}
 
   /**
    * Queues an export. The row and its audit row (who asked for which data) are written in one
-   * transaction; the job is handed to the queue after. If Redis does not take it, the export
-   * stays queued and the workers' sweep hands it later.
+   * transaction (with an Idempotency-Key, the one holding the key); the job is handed to the
+   * queue once it is committed, so a worker never looks for a row it cannot see yet. If Redis
+   * does not take it, the export stays queued and the workers' sweep hands it later.
    */
   async create(actor: ExportActor, siteId: string, request: ExportRequest): Promise<ExportRecord> {
-    const site = await this.sites.getOwned(actor.organizationId, siteId);
     const id = newId('exp');
-    const record = await this.dataSource.transaction(async (manager) => {
+    const record = await this.tx.run(async (manager) => {
+      // On the transaction's connection: see SitesService#assertOwned.
+      const site = await this.sites.getOwned(actor.organizationId, siteId, manager);
       const created = await this.exports.insert(
         {
           id,
@@ -76,9 +80,11 @@ export class ExportsService {
       );
       return created;
     });
-    await this.scheduler.hand(record.id, record.attempts).catch((error: Error) => {
-      this.logger.warn(`export ${record.id} not handed to the queue yet: ${error.message}`);
-    });
+    await this.tx.afterCommit(() =>
+      this.scheduler.hand(record.id, record.attempts).catch((error: Error) => {
+        this.logger.warn(`export ${record.id} not handed to the queue yet: ${error.message}`);
+      }),
+    );
     return record;
   }
 

@@ -139,6 +139,7 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
       ].sort(),
     );
     expect(e.id).toMatch(/^exp_/);
+    expect(e.filters).toEqual({ channel: 'web', 'quality.min': 0.5 }); // as given, no key added
     expect(e).toMatchObject({
       siteId: org.site.id,
       format: 'ndjson',
@@ -174,6 +175,74 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
     const res = await t.http().post(base(other)).set(org.auth).send({ format: 'csv' });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
+  });
+});
+
+describe('POST …/exports with Idempotency-Key: a retry replays the first answer and queues nothing twice', () => {
+  const exportsOf = (org: Org) =>
+    t.app.get(DataSource).query(`SELECT id FROM exports WHERE site_id = $1`, [org.site.id]) as Promise<
+      Array<{ id: string }>
+    >;
+
+  it('the same key and body answer the same 202 and export; one export row and one audit row', async () => {
+    const org = await createOrganization(t.app);
+    const body = { format: 'csv', filters: { channel: 'web' } };
+    const first = await t
+      .http()
+      .post(base(org))
+      .set(org.auth)
+      .set('Idempotency-Key', 'exp-retry-1')
+      .send(body);
+    const retry = await t
+      .http()
+      .post(base(org))
+      .set(org.auth)
+      .set('Idempotency-Key', 'exp-retry-1')
+      .send(body);
+    expect(first.status).toBe(202);
+    expect(retry.status).toBe(202);
+    expect(retry.body).toEqual(first.body);
+    expect(await exportsOf(org)).toEqual([{ id: first.body.data.id }]);
+    const audits = await t.app
+      .get(DataSource)
+      .query(`SELECT count(*)::int AS n FROM audit_events WHERE target_id = $1`, [first.body.data.id]);
+    expect(audits).toEqual([{ n: 1 }]);
+    // The job was handed once the key's transaction committed: the export runs to the end.
+    expect(await finished(org, first.body.data.id)).toMatchObject({ state: 'completed' });
+  });
+
+  it('concurrent requests with one key make one export', async () => {
+    const org = await createOrganization(t.app);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.http().post(base(org)).set(org.auth).set('Idempotency-Key', 'exp-race').send({ format: 'ndjson' }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
+    expect(new Set(answers.map((a) => a.body.data.id)).size).toBe(1);
+    expect(await exportsOf(org)).toHaveLength(1);
+  });
+
+  it('the same key with another body is 409 conflict and stores nothing', async () => {
+    const org = await createOrganization(t.app);
+    const key = { 'Idempotency-Key': 'exp-reused' };
+    const first = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'csv' });
+    expect(first.status).toBe(202);
+    const other = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'ndjson' });
+    expect(other.status).toBe(409);
+    expect(other.body.code).toBe('conflict');
+    expect(await exportsOf(org)).toEqual([{ id: first.body.data.id }]);
+  });
+
+  it('a refused request keeps no key: the corrected request with the same key is queued', async () => {
+    const org = await createOrganization(t.app);
+    const key = { 'Idempotency-Key': 'exp-fix-me' };
+    const bad = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'xlsx' });
+    expect(bad.status).toBe(400);
+    expect(await exportsOf(org)).toEqual([]);
+    const good = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'csv' });
+    expect(good.status).toBe(202);
+    expect(await exportsOf(org)).toEqual([{ id: good.body.data.id }]);
   });
 });
 
@@ -343,6 +412,96 @@ describe('contents: exactly the matching conversations, newest first, as list it
   });
 });
 
+describe('filters: an export holds exactly the conversations the listing shows for the same filters', () => {
+  let org: Org;
+  beforeAll(async () => {
+    org = await createOrganization(t.app);
+    const outcomes = [
+      labeledOutcome({ resolution: 'unresolved', scores: { quality: 0.3, service: 0.4, trust: 0.5 } }),
+      labeledOutcome({ resolution: 'resolved', failing: ['grounded'] }),
+      labeledOutcome({ resolution: 'resolved', raised: ['visitor_frustrated'] }),
+      labeledOutcome({ resolution: 'abandoned', scores: { quality: 0.45, service: 0.9, trust: 0.9 } }),
+      labeledOutcome(),
+    ];
+    for (let i = 0; i < 10; i++) {
+      const c = await recordConversation(t, org, {
+        channel: i % 2 ? 'web' : 'hosted',
+        title: i % 3 === 0 ? `Refund for order ${i}` : `Size question ${i}`,
+      });
+      if (i < 8) await label(t.app, c.id, outcomes[i % outcomes.length]);
+    }
+  });
+
+  const listingQuery = (filters: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(filters).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : String(v)]),
+    ) as Record<string, string | string[]>;
+
+  it.each([
+    [{ 'labels.all': ['resolution:unresolved'] }],
+    [{ 'labels.all': ['resolution:resolved', 'grounded:fail'] }],
+    [{ 'labels.any': ['resolution:unresolved|grounded:fail', 'resolution:abandoned|resolution:unresolved'] }],
+    [{ 'labels.all': ['resolution:resolved'], 'labels.none': ['visitor_frustrated:true'] }],
+    [{ keywords: ['refund'] }],
+    [{ keywords: ['refund', 'order'], channel: 'web' }],
+    [{ 'quality.max': 0.5 }],
+    [{ labelStatus: 'pending' }],
+  ])('%j: the same conversations, in the same order', async (filters) => {
+    const listed = await listConversations(t, org, { ...listingQuery(filters), limit: 100 });
+    expect(listed.status).toBe(200);
+    const ids = listed.body.data.map((c: { id: string }) => c.id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.length).toBeLessThan(10);
+    const e = await createExport(org, { format: 'ndjson', filters });
+    const done = await finished(org, e.id);
+    expect(done).toMatchObject({ state: 'completed', rowCount: ids.length, filters });
+    const lines = ((await download(org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).id)).toEqual(ids);
+  });
+});
+
+describe('one consistent snapshot: the rows that matched at asOf, whatever is written meanwhile', () => {
+  it('conversations recorded while the export runs are not in it; rowCount equals the stats total at asOf', async () => {
+    const org = await createOrganization(t.app);
+    const site = { id: org.site.id, organizationId: org.organization.id };
+    await insertManyConversations(t.app, site, 6000, { messages: true });
+    const before = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/stats`).set(org.auth);
+    expect(before.body.data.total).toBe(6000);
+    // Batches of 7 rows with transcripts: the export takes a while, and reads the oldest rows last.
+    const e = await createExport(org, { format: 'ndjson', include: ['messages'] });
+    await eventually(async () => {
+      const res = await t
+        .http()
+        .get(`${base(org)}/${e.id}`)
+        .set(org.auth);
+      // asOf is set once the snapshot is taken: what is written from now on is not in it.
+      return res.body.data.state === 'running' && res.body.data.asOf ? true : undefined;
+    }, 'export running with its snapshot taken');
+    // Older than every row (where the walk has not been yet) and newer than every row.
+    await t.app.get(DataSource).query(
+      `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name,
+         agent_version, agent_version_id, created_at, updated_at)
+       SELECT 'conv_late' || g || substr(md5($1), 1, 8), $2, $1, 'Late ' || g, 'web', 'en', 'agt_bulk', 'Bulk agent', 1,
+         'agtv_bulk', now() - make_interval(days => 30 * (g % 2)), now() - make_interval(days => 30 * (g % 2))
+       FROM generate_series(1, 40) g`,
+      [site.id, site.organizationId],
+    );
+    await t.app
+      .get(DataSource)
+      .query(
+        `DELETE FROM conversations WHERE site_id = $1 AND id IN (SELECT id FROM conversations WHERE site_id = $1 ORDER BY created_at LIMIT 5)`,
+        [site.id],
+      );
+    const done = await finished(org, e.id, 120_000);
+    expect(done.state).toBe('completed');
+    const lines = ((await download(org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    expect(done.rowCount).toBe(before.body.data.total);
+    expect(lines).toHaveLength(6000);
+    expect(lines.filter((l) => JSON.parse(l).id.startsWith('conv_late'))).toEqual([]);
+    expect(Date.parse(done.asOf)).toBeLessThanOrEqual(Date.parse(done.completedAt));
+  }, 180_000);
+});
+
 describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
   let org: Org;
   let done: { id: string; sha256: string; bytes: number };
@@ -493,6 +652,40 @@ describe('list, get and delete', () => {
       .set(org.auth);
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
+  });
+});
+
+describe("a dead worker's export is restarted, or failed interrupted after three workers died on it; never left running", () => {
+  async function deadWorkersExport(org: Org, attempts: number): Promise<string> {
+    const id = `exp_dead${attempts}${org.site.id.slice(-8)}`;
+    await t.app.get(DataSource).query(
+      `INSERT INTO exports (id, organization_id, site_id, format, storage_key, state, lease_owner, heartbeat_at, attempts)
+       VALUES ($1, $2, $3, 'ndjson', $4, 'running', 'dead-worker', now() - interval '1 hour', $5)`,
+      [id, org.organization.id, org.site.id, `${org.site.id}/${id}.ndjson`, attempts],
+    );
+    return id;
+  }
+
+  it('silent past the lease with fewer than three attempts: taken over from a fresh snapshot and completed', async () => {
+    const org = await createOrganization(t.app);
+    await recordConversation(t, org);
+    const id = await deadWorkersExport(org, 1);
+    const done = await finished(org, id);
+    expect(done).toMatchObject({ state: 'completed', rowCount: 1, failureReason: null });
+  });
+
+  it('the third dead worker: failed with failureReason interrupted, no file', async () => {
+    const org = await createOrganization(t.app);
+    const id = await deadWorkersExport(org, 3);
+    const swept = await t.app.get(ExportSweep).sweep();
+    const res = await t
+      .http()
+      .get(`${base(org)}/${id}`)
+      .set(org.auth);
+    expect(res.body.data).toMatchObject({ state: 'failed', failureReason: 'interrupted', sha256: null });
+    // The sweep of this test or the app's own (every half lease) closed it, exactly once.
+    if (!swept.interrupted.includes(id)) expect(swept.restarted).not.toContain(id);
+    expect((await download(org, id)).status).toBe(409);
   });
 });
 

@@ -40,15 +40,23 @@ export class IdempotencyInterceptor implements NestInterceptor {
     next: CallHandler,
     res: Response,
   ): Promise<unknown> {
+    const afterCommit: Array<() => Promise<void>> = [];
     const first = await this.dataSource.transaction(async (manager): Promise<StoredAnswer | undefined> => {
       if (!(await this.keys.claim(organizationId, key, hash, manager))) return undefined;
       // next.handle() is called inside the scope: the handler runs in it and joins this transaction.
-      const body = await withinIdempotentTransaction(manager, () => lastValueFrom(next.handle()));
+      const body = await withinIdempotentTransaction(
+        manager,
+        () => lastValueFrom(next.handle()),
+        afterCommit,
+      );
       const answer = { status: res.statusCode, body };
       await this.keys.saveAnswer(organizationId, key, answer, manager);
       return answer;
     });
-    if (first) return first.body;
+    if (first) {
+      for (const work of afterCommit) await work().catch(() => undefined);
+      return first.body;
+    }
     const stored = await this.keys.find(organizationId, key);
     if (!stored) return this.answer(organizationId, key, hash, next, res); // expired or released meanwhile
     if (stored.hash !== hash) {

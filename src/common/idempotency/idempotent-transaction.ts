@@ -5,6 +5,8 @@ import { DataSource, EntityManager } from 'typeorm';
 interface Scope {
   manager: EntityManager;
   open: boolean;
+  /** Work that must see the write committed (handing a job to a queue): run after the commit. */
+  afterCommit: Array<() => Promise<void>>;
 }
 
 const scopes = new AsyncLocalStorage<Scope>();
@@ -16,8 +18,9 @@ const scopes = new AsyncLocalStorage<Scope>();
 export async function withinIdempotentTransaction<T>(
   manager: EntityManager,
   work: () => Promise<T>,
+  afterCommit: Array<() => Promise<void>>,
 ): Promise<T> {
-  const scope: Scope = { manager, open: true };
+  const scope: Scope = { manager, open: true, afterCommit };
   try {
     return await scopes.run(scope, work);
   } finally {
@@ -39,5 +42,17 @@ export class IdempotentTransaction {
   run<T>(write: (manager: EntityManager) => Promise<T>): Promise<T> {
     const scope = scopes.getStore();
     return scope?.open ? write(scope.manager) : this.dataSource.transaction(write);
+  }
+
+  /**
+   * Runs `work` once the write of run() is committed: at once when run() used a transaction of its
+   * own (call this after run() returned), else when the idempotent request's transaction commits
+   * (never if it rolls back, nor on a replay). For work another process must see the write for,
+   * such as handing a job to a queue. `work` should not throw (its error is only logged).
+   */
+  async afterCommit(work: () => Promise<void>): Promise<void> {
+    const scope = scopes.getStore();
+    if (scope?.open) scope.afterCommit.push(work);
+    else await work();
   }
 }

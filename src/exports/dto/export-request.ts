@@ -110,6 +110,7 @@ export function parseExportFilters(
     const spec = FILTER_PARAMS[name as FilterName];
     const list = Array.isArray(raw) ? raw : [raw];
     const parsed: unknown[] = [];
+    let whole = true;
     for (const [i, item] of list.entries()) {
       const { values: one, faults: itemFaults } = collectQuery({ [name]: item }, { [name]: spec });
       for (const f of itemFaults)
@@ -118,9 +119,12 @@ export function parseExportFilters(
           detail: f.detail,
           pointer: Array.isArray(raw) ? `${base}/${escape(name)}/${i}` : `${base}/${escape(name)}`,
         });
-      if (itemFaults.length === 0) parsed.push((one as Record<string, unknown>)[name]);
+      // A repeatable parameter parses to a list even from one value: keep its items, not the list.
+      const value = (one as Record<string, unknown>)[name];
+      if (itemFaults.length) whole = false;
+      else parsed.push(...(Array.isArray(raw) && Array.isArray(value) ? value : [value]));
     }
-    if (parsed.length === list.length) values[name] = Array.isArray(raw) ? parsed : parsed[0];
+    if (whole) values[name] = Array.isArray(raw) ? parsed : parsed[0];
   }
 
   const built = buildFilter(values, (name) => given[name] !== undefined);
