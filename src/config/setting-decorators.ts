@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 
@@ -11,29 +12,32 @@ const toBool = ({ value }: { value: unknown }) => {
   return value;
 };
 
-/** The decorators applied as if stacked in this order above the property (the last runs first). */
-function stacked(...decorators: PropertyDecorator[]): PropertyDecorator {
-  return (target, key) => {
-    for (const decorator of [...decorators].reverse()) decorator(target, key);
-  };
-}
+// Each setting's decorators are listed in the order they apply (as they would stack above the
+// property, bottom first): class-validator reports a bad value's constraints in that order.
 
 /** A whole number read from its decimal text, at least `min` and, when given, at most `max`. */
 export function IntSetting({ min, max }: { min: number; max?: number }): PropertyDecorator {
-  return stacked(Transform(toInt), IsInt(), Min(min), ...(max === undefined ? [] : [Max(max)]));
+  return applyDecorators(...(max === undefined ? [] : [Max(max)]), Min(min), IsInt(), Transform(toInt));
 }
 
 /** On or off: true/1/yes/on, false/0/no/off (any case; empty is off). */
 export function FlagSetting(): PropertyDecorator {
-  return stacked(Transform(toBool), IsBoolean());
+  return applyDecorators(IsBoolean(), Transform(toBool));
 }
 
 /** An optional absolute http(s) URL. */
 export function OptionalHttpUrl(): PropertyDecorator {
-  return stacked(IsOptional(), Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' }));
+  return applyDecorators(
+    Matches(/^https?:\/\/\S+$/, { message: 'must be an absolute http(s) URL' }),
+    IsOptional(),
+  );
 }
 
 /** An optional secret of at least 32 characters. */
 export function OptionalSecret(): PropertyDecorator {
-  return stacked(IsOptional(), IsString(), MinLength(32, { message: 'must be at least 32 characters' }));
+  return applyDecorators(
+    MinLength(32, { message: 'must be at least 32 characters' }),
+    IsString(),
+    IsOptional(),
+  );
 }

@@ -1,4 +1,4 @@
-import { Type, ValidationError, ValidationPipe } from '@nestjs/common';
+import { applyDecorators, Type, ValidationError, ValidationPipe } from '@nestjs/common';
 import { Type as TransformType } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, registerDecorator, ValidateNested } from 'class-validator';
 import { ApiError, ProblemEntry } from '../errors/api-error';
@@ -38,12 +38,12 @@ function isPlainObject(value: unknown): boolean {
  * `{"messages": [[]]}` reached the service. Reported as one `invalid_type` entry per item at
  * fault (see validationEntries).
  */
-export function EachIsObject() {
-  return (target: object, propertyName: string) =>
+export function EachIsObject(): PropertyDecorator {
+  return (target, propertyName) =>
     registerDecorator({
       name: 'eachIsObject',
       target: target.constructor,
-      propertyName,
+      propertyName: String(propertyName),
       validator: {
         validate: (value: unknown) => !Array.isArray(value) || value.every(isPlainObject),
         defaultMessage: () => 'must be a JSON object.',
@@ -51,28 +51,22 @@ export function EachIsObject() {
     });
 }
 
-type FieldDecorator = (target: object, propertyName: string) => void;
-
-/** The decorators applied as if stacked in this order above the property (the last runs first). */
-function stacked(...decorators: FieldDecorator[]): FieldDecorator {
-  return (target, key) => {
-    for (const decorator of [...decorators].reverse()) decorator(target, key);
-  };
-}
+// Listed in the order they apply (as they would stack above the property, bottom first):
+// class-validator reports a bad value's constraints in that order.
 
 /** A JSON object validated as a `type` (a DTO class). */
-export function NestedObject(type: () => Type<unknown>): FieldDecorator {
-  return stacked(IsObject(), ValidateNested(), TransformType(type));
+export function NestedObject(type: () => Type<unknown>): PropertyDecorator {
+  return applyDecorators(TransformType(type), ValidateNested(), IsObject());
 }
 
 /** An array of at most `maxItems` JSON objects, each validated as a `type` (a DTO class). */
-export function NestedList(type: () => Type<unknown>, maxItems: number): FieldDecorator {
-  return stacked(
-    IsArray(),
-    ArrayMaxSize(maxItems),
-    EachIsObject(),
-    ValidateNested({ each: true }),
+export function NestedList(type: () => Type<unknown>, maxItems: number): PropertyDecorator {
+  return applyDecorators(
     TransformType(type),
+    ValidateNested({ each: true }),
+    EachIsObject(),
+    ArrayMaxSize(maxItems),
+    IsArray(),
   );
 }
 
