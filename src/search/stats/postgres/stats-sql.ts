@@ -137,7 +137,11 @@ export function seriesSql(sql: FilterSql, scores: ScoreName[], starts: Date[]): 
   };
 }
 
-/** Rollup kinds of conversation_stats_daily (migration ConversationStatsRollups). */
+/**
+ * Rollup kinds of conversation_stats_daily (migration ConversationStatsRollups). The rollup
+ * tables are append-only (AppendOnlyStatsRollups): a key may have several rows until the
+ * compaction folds them, so every read sums the rows of a key.
+ */
 export const KIND = {
   all: 0,
   channel: 1,
@@ -186,7 +190,8 @@ export function dailySql(
 /** Rollup: the site's all-time rows of the asked kinds. */
 export function siteRollupSql(siteId: string, kinds: number[]): Statement {
   return {
-    text: `SELECT kind, key, n FROM conversation_stats_site WHERE site_id = $1 AND kind = ANY($2::smallint[]) AND n <> 0`,
+    text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE site_id = $1 AND kind = ANY($2::smallint[])
+      GROUP BY kind, key HAVING sum(n) <> 0`,
     values: [siteId, kinds],
   };
 }
@@ -362,7 +367,8 @@ export function cellStraddleSql(
 /** The site's all-time counts: conversations, per agent, per label token (selectivity estimates). */
 export function siteCountsSql(siteId: string): Statement {
   return {
-    text: `SELECT kind, key, n FROM conversation_stats_site WHERE site_id = $1 AND kind IN (0, 3, 6)`,
+    text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE site_id = $1 AND kind IN (0, 3, 6)
+      GROUP BY kind, key`,
     values: [siteId],
   };
 }
