@@ -21,19 +21,17 @@ import {
   cellScoreEdgesSql,
   cellSql,
   cellStraddleSql,
-  cellsSql,
   dailySql,
   daySpanSql,
   filterOver,
-  histogramSql,
   hourlySeriesSql,
   KIND,
-  labelBitsSql,
   scoreEdgesSql,
   scoreSumsSql,
   siteCountsSql,
   siteRollupSql,
   seriesSql,
+  scanSql,
   straddleSql,
   TimeRange,
 } from './stats-sql';
@@ -174,19 +172,23 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     forIndex = query.filter.keywords.length > 0,
   ): Promise<StatsPart> {
     const part = emptyPartial(query, Math.max(0, starts.length - 1));
-    const filter = query.filter;
-    const over = (r: TimeRange) => filterOver(siteId, filter, r, forIndex);
-    const cells = cellsSql(over(range), query.facets, query.scores);
-    const rows = await run(m, cells.statement);
-    for (const row of rows) {
+    const series = withSeries ? starts : [];
+    const { statement, groups } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
+      facets: query.facets,
+      scores: query.scores,
+      edges: innerEdges(query.bins),
+      starts: series,
+    });
+    const [result] = await run(m, statement);
+    for (const row of result.cells as Array<Record<string, unknown>>) {
       const n = num(row.n);
       part.total += n;
       let g = 0;
       for (const facet of query.facets) {
         if (facet === 'labels') continue;
         if (facet === 'feedback') {
-          if (row[`g${cells.groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
-          if (row[`g${cells.groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
+          if (row[`g${groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
+          if (row[`g${groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
           continue;
         }
         add(part, facet, String(row[`g${g}`]), n);
@@ -200,17 +202,13 @@ export class PostgresConversationStats implements ConversationStatsEngine {
         s.max = highest(s.max, row[`${name}_max`]);
       }
     }
-    if (query.facets.includes('labels')) {
-      for (const row of await run(m, labelBitsSql(over(range))))
-        add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
-    }
-    if (query.scores.length) {
-      const rows = await run(m, histogramSql(over(range), query.scores, innerEdges(query.bins)));
-      // Rows without that score form the set's NULL bucket.
-      for (const row of rows)
-        if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
-    }
-    if (withSeries && starts.length) await this.scanSeries(m, siteId, query, range, starts, part, forIndex);
+    for (const row of (result.labels ?? []) as Array<Record<string, unknown>>)
+      add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
+    // Rows without that score form the set's NULL bucket.
+    for (const row of (result.hist ?? []) as Array<Record<string, unknown>>)
+      if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
+    for (const row of (result.series ?? []) as Array<Record<string, unknown>>)
+      addSeries(part, query.scores, num(row.b) - 1, row);
     return part;
   }
 
