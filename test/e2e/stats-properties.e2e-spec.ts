@@ -57,6 +57,7 @@ const statsArb = fc.record({
   spanMinutes: fc.integer({ min: 30, max: 6 * 24 * 60 }),
   /** Extra filters: none often, so that the rollup plan is taken. */
   channel: rarely(fc.constantFrom('web', 'hosted')),
+  agent: rarely(fc.constantFrom(...AGENTS.map((a) => a.id))),
   labelsAll: rarely(fc.constantFrom('resolution:resolved', 'grounded:fail')),
   qualityMin: rarely(fc.constantFrom('0.29', '0.5')),
   keyword: rarely(fc.constantFrom(...WORDS)),
@@ -64,9 +65,10 @@ const statsArb = fc.record({
   labelStatus: rarely(fc.constantFrom('labeled', 'pending')),
   /**
    * cells: only the dimensions of the per-cell rollup (channel, language, labelStatus,
-   * feedback), no window; bare: only the window; any: as drawn.
+   * feedback), no window; agent: only an agent (the per-agent rollup); bare: only the window;
+   * any: as drawn.
    */
-  shape: fc.constantFrom('cells', 'bare', 'any', 'any'),
+  shape: fc.constantFrom('cells', 'agent', 'bare', 'any', 'any'),
   bins: fc.integer({ min: 1, max: 100 }),
   interval: fc.option(fc.constantFrom('hour', 'day', 'week'), { nil: undefined }),
   timezone: fc.constantFrom('UTC', 'Europe/Paris', 'Asia/Kolkata', 'America/Santiago'),
@@ -102,6 +104,7 @@ function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
     if (f.from && t < Date.parse(f.from)) return false;
     if (f.to && t >= Date.parse(f.to)) return false;
     if (f.channel && r.channel !== f.channel) return false;
+    if (f.agentId && r.agent_id !== f.agentId) return false;
     if (f.language && r.language !== f.language) return false;
     if (f.labelStatus && r.label_status !== f.labelStatus) return false;
     if (f.feedback === 'positive' && !(r.feedback_positive > 0)) return false;
@@ -307,16 +310,30 @@ describe('stats equal a brute-force count over random data, random filters and c
     if (q.interval === 'hour' && Date.parse(q.to as string) - Date.parse(q.from as string) > 900 * HOUR)
       delete q.interval;
     if (s.channel) q.channel = s.channel;
+    if (s.agent) q.agentId = s.agent;
     if (s.labelsAll) q['labels.all'] = s.labelsAll;
     if (s.qualityMin) q['quality.min'] = s.qualityMin;
     if (s.keyword) q.keywords = s.keyword;
     if (s.feedback) q.feedback = s.feedback;
     if (s.labelStatus && !s.labelsAll && !s.qualityMin) q.labelStatus = s.labelStatus;
     if (s.shape === 'bare')
-      for (const k of ['channel', 'labels.all', 'quality.min', 'keywords', 'feedback', 'labelStatus'])
+      for (const k of [
+        'channel',
+        'agentId',
+        'labels.all',
+        'quality.min',
+        'keywords',
+        'feedback',
+        'labelStatus',
+      ])
         delete q[k];
+    if (s.shape === 'agent') {
+      for (const k of Object.keys(q)) if (!['facets', 'scores', 'bins', 'timezone'].includes(k)) delete q[k];
+      q.agentId = AGENTS[s.fromMinutes % 2].id;
+    }
     if (s.shape === 'cells') {
-      for (const k of ['from', 'to', 'interval', 'labels.all', 'quality.min', 'keywords']) delete q[k];
+      for (const k of ['from', 'to', 'interval', 'agentId', 'labels.all', 'quality.min', 'keywords'])
+        delete q[k];
       q.language = s.fromMinutes % 2 ? 'en' : 'fr';
     }
     return q;
@@ -362,8 +379,8 @@ describe('stats equal a brute-force count over random data, random filters and c
       // (shrinking would re-run hundreds of writes per step for minutes).
       { numRuns: 25, endOnFailure: true },
     );
-    // Every plan was exercised (cells, rollup alone, rollup with scanned partial days, scan).
-    expect([...plans].sort()).toEqual(['cells', 'rollup', 'rollup+scan', 'scan']);
+    // Every plan was exercised (cells, agent, rollup alone, rollup with scanned partial days, scan).
+    expect([...plans].sort()).toEqual(['agent', 'cells', 'rollup', 'rollup+scan', 'scan']);
     // Hundreds of requests and writes: about 15-20 s alone, a few times that on a loaded machine.
   }, 300_000);
 
@@ -398,7 +415,14 @@ describe('stats equal a brute-force count over random data, random filters and c
         SELECT site_id, sum(n)::bigint AS n FROM conversation_stats_cell WHERE kind = 0 GROUP BY 1 HAVING sum(n) <> 0) x
       FULL JOIN (SELECT site_id, count(*) AS n FROM conversations GROUP BY 1) c USING (site_id)
       WHERE coalesce(x.n, 0) <> coalesce(c.n, 0)`);
-    return [...daily, ...site, ...hourly, ...cells];
+    const agents = await dataSource.query(`
+      SELECT 'agent' AS t, site_id, agent_id FROM (
+        SELECT site_id, agent_id, sum(n)::bigint AS n, sum(total) FILTER (WHERE kind = 7) AS qs
+        FROM conversation_stats_agent WHERE kind IN (0, 7) GROUP BY 1, 2) x
+      FULL JOIN (SELECT site_id, agent_id, count(*) + count(score_quality) AS n, sum(score_quality::numeric) AS qs
+                 FROM conversations GROUP BY 1, 2) c USING (site_id, agent_id)
+      WHERE coalesce(x.n, 0) <> coalesce(c.n, 0) OR coalesce(x.qs, 0) <> coalesce(c.qs, 0)`);
+    return [...daily, ...site, ...hourly, ...cells, ...agents];
   }
 
   it('the rollups equal a recount of the rows after all those writes, before and after folding their appended rows', async () => {

@@ -35,7 +35,7 @@ export const ROLLUP_SUMS: Record<keyof typeof ROLLUP_KEYS, string[]> = {
 };
 
 /** Daily and per-site deltas of a statement, appended. */
-function dailyAppend(changed: string): string {
+export function dailyAppend(changed: string): string {
   return `
     WITH delta AS MATERIALIZED (
       SELECT site_id, day, kind, key, sum(sign)::int AS n FROM (${contributions(changed)}) x
@@ -49,7 +49,7 @@ function dailyAppend(changed: string): string {
 }
 
 /** Per-cell deltas of a statement, appended (cells as in ConversationStatsRollups). */
-function cellAppend(changed: string): string {
+export function cellAppend(changed: string): string {
   const bin = (column: string, kind: number) =>
     `UNION ALL SELECT ${kind}, (width_bucket(c.${column}, ${CELL_BIN_EDGES}))::text, c.${column} WHERE c.${column} IS NOT NULL`;
   return `
@@ -74,7 +74,7 @@ function cellAppend(changed: string): string {
 }
 
 /** Hourly deltas of a statement, appended. */
-function hourlyAppend(changed: string): string {
+export function hourlyAppend(changed: string): string {
   const score = (name: string) =>
     `coalesce(sum(sign) FILTER (WHERE score_${name} IS NOT NULL), 0) AS ${name}_n, coalesce(sum(sign * score_${name}::numeric), 0) AS ${name}_sum`;
   return `
@@ -97,8 +97,16 @@ function hourlyAppend(changed: string): string {
  * meanwhile stay fresh for the next run.
  */
 export function compactSql(table: keyof typeof ROLLUP_KEYS, oneSite: boolean): string {
-  const keys = ROLLUP_KEYS[table];
-  const sums = ROLLUP_SUMS[table];
+  return foldSql(table, ROLLUP_KEYS[table], ROLLUP_SUMS[table], oneSite);
+}
+
+/** compactSql for any append-only rollup table: its key columns (site_id first) and summed columns. */
+export function foldSql(
+  table: string,
+  keys: readonly string[],
+  sums: readonly string[],
+  oneSite: boolean,
+): string {
   const match = keys.map((k) => `r.${k} = f.${k}`).join(' AND ');
   return `
     WITH folded AS (

@@ -11,6 +11,7 @@ import { Events1763780000000 } from './1763780000000-Events';
 import { SiteDeletionOutboxRow1763790000000 } from './1763790000000-SiteDeletionOutboxRow';
 import { ByteOrderListingIndex1763790000001 } from './1763790000001-ByteOrderListingIndex';
 import { AppendOnlyStatsRollups1763810000000 } from './1763810000000-AppendOnlyStatsRollups';
+import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   SiteDeletionOutboxRow1763790000000,
   ByteOrderListingIndex1763790000001,
   AppendOnlyStatsRollups1763810000000,
+  AgentStatsRollup1763810000001,
 ];

@@ -17,6 +17,7 @@ import {
 import { histogramBins, innerEdges } from '../histogram-bins';
 import { SeriesBucketStart, seriesBuckets } from '../series-buckets';
 import {
+  agentSql,
   CellFilter,
   cellScoreEdgesSql,
   cellSql,
@@ -73,7 +74,16 @@ interface StatsPart {
 }
 
 /** Which plan answered (for the bench and the docs). */
-export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan' | 'cells';
+export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan' | 'cells' | 'agent';
+
+/** The plan a filter takes (with the rollups on): chosen from the filter alone. */
+export function statsPlan(filter: ConversationFilter): StatsPlan {
+  if (cubeFilter(filter)) return 'cells';
+  if (agentFilter(filter)) return 'agent';
+  const ranges = rollupRanges(filter);
+  if (!ranges) return 'scan';
+  return ranges.edges.length ? 'rollup+scan' : 'rollup';
+}
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -135,9 +145,13 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     const parts: StatsPart[] = [];
     const plan = this.tuning.useRollups ? rollupRanges(query.filter) : undefined;
     const cube = this.tuning.useRollups ? cubeFilter(query.filter) : undefined;
+    const agent = this.tuning.useRollups ? agentFilter(query.filter) : undefined;
     if (cube) {
       parts.push(await this.cube(m, siteId, query, cube));
       this.lastPlan = 'cells';
+    } else if (agent && !starts.length) {
+      parts.push(await this.agent(m, siteId, query, agent));
+      this.lastPlan = 'agent';
     } else if (plan) {
       const hourAligned = startDates.every((d) => d.getTime() % HOUR_MS === 0);
       parts.push(await this.rollup(m, siteId, query, plan.days, startDates, hourAligned));
@@ -306,6 +320,84 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     return part;
   }
 
+  // ---- Agent plan -----------------------------------------------------------------------
+
+  private async agent(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    agentId: string,
+  ): Promise<StatsPart> {
+    const part = emptyPartial(query, 0);
+    const kinds = [
+      KIND.all,
+      ...query.facets.filter((f) => f !== 'agentId').map((f) => KIND[f]),
+      ...query.scores.map((s) => KIND[s]),
+    ];
+    const bins = new Map<ScoreName, Map<number, number>>(query.scores.map((s) => [s, new Map()]));
+    for (const row of await run(m, agentSql(siteId, agentId, kinds))) {
+      const kind = num(row.kind);
+      const n = num(row.n);
+      if (kind === KIND.all) {
+        part.total += n;
+        add(part, 'agentId', agentId, n);
+      } else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
+      else if (kind >= KIND.quality) {
+        const name = (['quality', 'service', 'trust'] as const)[kind - KIND.quality];
+        bins.get(name)!.set(Number(row.key), n);
+        part.scores.get(name)!.sum += num(row.total);
+      } else {
+        const facet = (Object.keys(KIND) as Array<keyof typeof KIND>).find(
+          (k) => KIND[k] === kind,
+        ) as StatsFacet;
+        add(part, facet, String(row.key), n);
+      }
+    }
+    await this.scoreEdges(m, siteId, query, part, bins, 100, { agentId });
+    return part;
+  }
+
+  /**
+   * Scores from rollup bins (width 1/width): counts and histograms from the bins, the bins that
+   * straddle an asked edge counted through the score index, and the exact min / max read from
+   * the score index starting at the first / last non-empty bin, under the conditions `f`.
+   */
+  private async scoreEdges(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    part: StatsPart,
+    bins: Map<ScoreName, Map<number, number>>,
+    width: number,
+    f: CellFilter,
+  ): Promise<void> {
+    const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
+    for (const name of query.scores) {
+      const s = part.scores.get(name)!;
+      const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+      const straddling = binIntoHistogram(s, present, width, query.bins);
+      if (straddling.length) {
+        const rows = await run(m, cellStraddleSql(siteId, f, name, straddling, innerEdges(query.bins)));
+        for (const row of rows) s.hist[num(row.b)] += num(row.n);
+      }
+      if (present.length) {
+        const last = present[present.length - 1][0];
+        edges.push(
+          { name, side: 'min', bound: present[0][0] / width },
+          { name, side: 'max', bound: last === width - 1 ? 1 : (last + 1) / width },
+        );
+      }
+    }
+    if (edges.length) {
+      const [row] = await run(m, cellScoreEdgesSql(siteId, f, edges));
+      for (const { name, side } of edges) {
+        const s = part.scores.get(name)!;
+        if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
+        else s.max = highest(s.max, row[`${name}_max`]);
+      }
+    }
+  }
+
   // ---- Rollup plan ----------------------------------------------------------------------
 
   private async rollup(
@@ -435,6 +527,23 @@ function binIntoHistogram(
     else straddling.push({ lo, hi, last: j === width - 1 });
   }
   return straddling;
+}
+
+/** The agent when the per-agent rollup can answer: `agentId` and nothing else (no window). */
+export function agentFilter(filter: ConversationFilter): string | undefined {
+  if (
+    !filter.agentId ||
+    filter.from !== undefined ||
+    filter.to !== undefined ||
+    filter.channel ||
+    filter.language ||
+    filter.labelStatus ||
+    filter.feedback ||
+    filter.keywords.length > 0 ||
+    hasLabelFilter(filter)
+  )
+    return undefined;
+  return filter.agentId;
 }
 
 /** The cell filter when the per-cell rollup can answer: only channel, language, labelStatus, feedback. */

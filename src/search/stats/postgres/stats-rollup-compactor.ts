@@ -1,11 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { compactSql, ROLLUP_KEYS } from '../../../database/migrations/1763810000000-AppendOnlyStatsRollups';
+import {
+  foldSql,
+  ROLLUP_KEYS,
+  ROLLUP_SUMS,
+} from '../../../database/migrations/1763810000000-AppendOnlyStatsRollups';
+import { AGENT_ROLLUP } from '../../../database/migrations/1763810000001-AgentStatsRollup';
 
 /** First key of the compaction's advisory locks (the second is the site id's hash). */
 const COMPACTION_LOCK = 716_220_013;
 
-const TABLES = Object.keys(ROLLUP_KEYS) as Array<keyof typeof ROLLUP_KEYS>;
+/** Every append-only rollup table with its key (site_id first) and summed columns. */
+const TABLES: Array<{ table: string; keys: readonly string[]; sums: readonly string[] }> = [
+  ...(Object.keys(ROLLUP_KEYS) as Array<keyof typeof ROLLUP_KEYS>).map((table) => ({
+    table,
+    keys: ROLLUP_KEYS[table],
+    sums: ROLLUP_SUMS[table],
+  })),
+  AGENT_ROLLUP,
+];
 
 /**
  * Folds the rollups' appended (`fresh`) rows into one row per key (migration
@@ -27,14 +40,14 @@ export class StatsRollupCompactor {
         siteId,
       ])) as Array<{ locked: boolean }>;
       if (!locked) return false;
-      for (const table of TABLES) await m.query(compactSql(table, true), [siteId]);
+      for (const t of TABLES) await m.query(foldSql(t.table, t.keys, t.sums, true), [siteId]);
       return true;
     });
   }
 
   /** Folds every site that has fresh rows; returns how many sites were folded. */
   async compactAll(): Promise<number> {
-    const union = TABLES.map((t) => `SELECT site_id FROM ${t} WHERE fresh`).join(' UNION ');
+    const union = TABLES.map((t) => `SELECT site_id FROM ${t.table} WHERE fresh`).join(' UNION ');
     const sites = (await this.dataSource.query(union)) as Array<{ site_id: string }>;
     let folded = 0;
     for (const { site_id } of sites) if (await this.compactSite(site_id)) folded++;

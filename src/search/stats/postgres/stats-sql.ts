@@ -222,6 +222,8 @@ export interface CellFilter {
   language?: string;
   labelStatus?: string;
   feedback?: 'positive' | 'negative';
+  /** On conversations only (the agent plan reads the score indexes with it). */
+  agentId?: string;
 }
 
 /** Conditions on conversation_stats_cell (or, with `rows`, on conversations) for a cell filter. */
@@ -232,6 +234,7 @@ function cellConditions(f: CellFilter, values: unknown[], rows = false): string[
   if (f.labelStatus !== undefined) where.push(`label_status = $${values.push(f.labelStatus)}`);
   if (f.feedback === 'positive') where.push(rows ? 'feedback_positive > 0' : 'fp');
   if (f.feedback === 'negative') where.push(rows ? 'feedback_negative > 0' : 'fn');
+  if (f.agentId !== undefined) where.push(`agent_id = $${values.push(f.agentId)}`);
   return where;
 }
 
@@ -399,5 +402,18 @@ export function scanSql(sql: FilterSql, asks: ScanAsks): { statement: Statement;
       values: p.values,
     },
     groups,
+  };
+}
+
+/**
+ * Agent plan: the agent's all-time rollup rows of the asked kinds (conversations, channel,
+ * language, label status, feedback, label tokens, 0.01 score bins with their values' sum).
+ */
+export function agentSql(siteId: string, agentId: string, kinds: number[]): Statement {
+  return {
+    text: `SELECT kind, key, sum(n)::bigint AS n, sum(total)::text AS total FROM conversation_stats_agent
+      WHERE site_id = $1 AND agent_id = $2 AND kind = ANY($3::smallint[])
+      GROUP BY kind, key HAVING sum(n) <> 0 OR sum(total) <> 0`,
+    values: [siteId, agentId, kinds],
   };
 }
