@@ -88,13 +88,16 @@ export function statsPlan(filter: ConversationFilter): StatsPlan {
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
 /**
- * The Postgres statistics engine (docs/statistics.md). Exact, two plans:
+ * The Postgres statistics engine (docs/statistics.md). Exact; the plan follows the filter
+ * (statsPlan):
  * - rollup: a filter with no condition besides the creation-time window is summed from the
  *   daily rollups over the whole UTC days of the window (series from the hourly ones when the
  *   buckets start on UTC hours), the partial days at its ends are scanned; min/max are read
  *   from the score indexes starting at the rollup's first/last non-empty bin;
- * - scan: any other filter is aggregated over the matching rows (the listing's own filter SQL,
- *   on the covering index's columns).
+ * - cells / agent: only channel, language, labelStatus, feedback (or only agentId), no
+ *   window: summed from the all-time per-cell (per-agent) rollup;
+ * - scan: any other filter is aggregated over the matching rows in one statement (the
+ *   listing's own filter SQL, on the covering index's columns or the GIN index's terms).
  * Everything is read in one REPEATABLE READ transaction: the parts are one snapshot, `asOf`.
  */
 @Injectable()
