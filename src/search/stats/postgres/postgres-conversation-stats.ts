@@ -115,13 +115,14 @@ export class PostgresConversationStats implements ConversationStatsEngine {
         await m.query(
           `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(this.tuning.statementTimeoutMs))}`,
         );
-        await m.query(`SET LOCAL jit = off`);
-        // A scan of a large share of a site aggregates hundreds of thousands of rows: let it hash
-        // in memory and use parallel workers where there are idle cores.
-        await m.query(`SET LOCAL work_mem = '64MB'`);
-        await m.query(`SET LOCAL max_parallel_workers_per_gather = 2`);
-        // The first statement takes the snapshot: everything below is as of this instant.
-        const [{ as_of }] = (await m.query(`SELECT clock_timestamp() AS as_of`)) as Array<{ as_of: Date }>;
+        // The first query takes the snapshot: everything below is as of this instant. In the same
+        // round trip, for this transaction only (set_config(…, true) is SET LOCAL): no JIT; a scan
+        // of a large share of a site aggregates hundreds of thousands of rows, so let it hash in
+        // memory and use parallel workers where there are idle cores.
+        const [{ as_of }] = (await m.query(
+          `SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true),
+             set_config('max_parallel_workers_per_gather', '2', true), clock_timestamp() AS as_of`,
+        )) as Array<{ as_of: Date }>;
         return this.answer(m, siteId, query, as_of);
       });
     } catch (error) {
