@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { parseStatsQuery } from '../src/stats/stats-query';
-import { cubeFilter, rollupRanges } from '../src/search/stats/postgres/postgres-conversation-stats';
+import { statsPlan } from '../src/search/stats/postgres/postgres-conversation-stats';
 import { getOnce, HttpTarget } from './lib/http-load';
 import { mixContext } from './lib/mix-context';
 import { elapsedMs, summarize, Summary } from './lib/stats';
@@ -172,14 +172,7 @@ export async function runStatsBench(options: {
       while (times.length < 3 || (times.length < maxRuns && elapsedMs(started) < seconds * 1000))
         times.push((await getOnce(target, path)).ms);
       const parsed = parseStatsQuery(r.query as Record<string, unknown>, new Date());
-      const ranges = rollupRanges(parsed.filter);
-      const plan = cubeFilter(parsed.filter)
-        ? 'cells'
-        : !ranges
-          ? 'scan'
-          : ranges.edges.length
-            ? 'rollup+scan'
-            : 'rollup';
+      const plan = statsPlan(parsed.filter);
       const targetMs =
         r.kind === 'dashboard' ? STATS_TARGETS.dashboardMedianMs : STATS_TARGETS.filteredMedianMs;
       const http = summarize(times);

@@ -25,7 +25,7 @@ import { LabelsModule } from './conversations/labels.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
-import { StatsModule } from './stats/stats.module';
+import { StatsModule, StatsRollupJobsModule } from './stats/stats.module';
 
 /** Infrastructure every process (HTTP server, worker, CLI) shares. */
 export function infrastructureModules(config: AppConfig) {
@@ -55,6 +55,7 @@ export function backgroundModules(config: AppConfig) {
     PagesModule.register(config),
     SearchMirrorModule.register(config),
     EventFeedJobsModule.register(config),
+    StatsRollupJobsModule.register(config),
     ExportsModule.register(config),
   ];
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
+import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -331,6 +332,53 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
       } finally {
         engine.tuning.useRollups = true;
       }
+    });
+  });
+
+  describe('writers of one site never wait on each other for the rollups (append-only rollups)', () => {
+    it('a recording commits while another transaction that deleted a conversation of the site is still open', async () => {
+      const org = await createOrganization(t.app);
+      const doomed = await recordConversation(t, org);
+      const open = t.app.get(DataSource).createQueryRunner();
+      await open.connect();
+      await open.startTransaction();
+      try {
+        // Its trigger changed the site's total; with upserted rollups that row stayed locked until
+        // this transaction ended, and the recording below waited for it (a 5 s statement timeout).
+        await open.query(`DELETE FROM conversations WHERE id = $1`, [doomed.id]);
+        const made = await recordConversation(t, org);
+        expect(made.id).toMatch(/^conv_/);
+        // The open transaction's delete is not committed: both conversations count.
+        expect((await stats(t, org).expect(200)).body.data.total).toBe(2);
+      } finally {
+        await open.rollbackTransaction();
+        await open.release();
+      }
+    });
+
+    it('answers are the same before and after the appended rollup rows are folded', async () => {
+      const org = await createOrganization(t.app);
+      for (const channel of ['web', 'hosted', 'web']) await recordConversation(t, org, { channel });
+      const query = { facets: ['channel', 'labelStatus'], from: '2020-01-01T00:00:00Z' };
+      const before = (await stats(t, org, query).expect(200)).body.data;
+      const fresh = (await t.app
+        .get(DataSource)
+        .query(`SELECT count(*)::int AS n FROM conversation_stats_site WHERE site_id = $1 AND fresh`, [
+          org.site.id,
+        ])) as Array<{ n: number }>;
+      expect(fresh[0].n).toBeGreaterThan(0);
+      expect(await t.app.get(StatsRollupCompactor).compactSite(org.site.id)).toBe(true);
+      const after = (await stats(t, org, query).expect(200)).body.data;
+      expect(after).toEqual(before);
+      expect(after.total).toBe(3);
+      const rows = (await t.app
+        .get(DataSource)
+        .query(
+          `SELECT kind, key, count(*)::int AS rows, bool_or(fresh) AS fresh FROM conversation_stats_site WHERE site_id = $1 GROUP BY 1, 2`,
+          [org.site.id],
+        )) as Array<{ rows: number; fresh: boolean }>;
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.every((r) => r.rows === 1 && !r.fresh)).toBe(true);
     });
   });
 

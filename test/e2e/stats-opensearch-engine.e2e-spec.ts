@@ -207,6 +207,52 @@ describe('OpenSearch stats engine', () => {
       await drainAll();
     });
 
+    it('a request soon after a refresh reuses it, with the watermark read before that refresh', async () => {
+      await drainAll();
+      const reusing = new OpenSearchConversationStats(
+        client,
+        new MirrorWatermark(db),
+        CONVERSATIONS_ALIAS,
+        undefined,
+        60_000,
+      );
+      const other = await createSite(t.app, org.organization.id);
+      await recordConversation(t, org, { title: 'other site, waiting' }, other.id);
+      const otherOldest = await outboxOldest(other.id);
+      os.requests.length = 0;
+      const first = await reusing.stats(org.site.id, query());
+      expect(os.requests).toEqual([
+        `GET /${CONVERSATIONS_ALIAS}/_refresh`,
+        `POST /${CONVERSATIONS_ALIAS}/_search`,
+      ]);
+      // Indexed after that refresh: maybe not searchable yet, so not claimed by asOf.
+      await recordConversation(t, org, { title: 'indexed after the refresh' });
+      await drainAll();
+      os.requests.length = 0;
+      const second = await reusing.stats(org.site.id, query());
+      expect(os.requests).toEqual([`POST /${CONVERSATIONS_ALIAS}/_search`]);
+      expect(second.asOf).toEqual(first.asOf);
+      // Every site's watermark was read before the refresh: the other site's waiting row holds it.
+      expect((await reusing.stats(other.id, query())).asOf).toEqual(otherOldest);
+      // A refresh older than the window is not reused.
+      const fresh = new OpenSearchConversationStats(
+        client,
+        new MirrorWatermark(db),
+        CONVERSATIONS_ALIAS,
+        undefined,
+        1,
+      );
+      await fresh.stats(org.site.id, query());
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      os.requests.length = 0;
+      const third = await fresh.stats(org.site.id, query());
+      expect(os.requests).toEqual([
+        `GET /${CONVERSATIONS_ALIAS}/_refresh`,
+        `POST /${CONVERSATIONS_ALIAS}/_search`,
+      ]);
+      expect(third.asOf.getTime()).toBeGreaterThan(first.asOf.getTime());
+    });
+
     it('the outbox switched off: the moment it was switched off (nothing reaches the mirror since)', async () => {
       await drainAll();
       await t.app.get(SearchOutboxRepository).setMirrorEnabled(false);

@@ -1,12 +1,12 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The 99 inner edges of the rollup's 100 score bins: the doubles k/100, as width_bucket takes them. */
-const BIN_EDGES = `ARRAY[${Array.from({ length: 99 }, (_, k) => String((k + 1) / 100)).join(',')}]::float8[]`;
+export const BIN_EDGES = `ARRAY[${Array.from({ length: 99 }, (_, k) => String((k + 1) / 100)).join(',')}]::float8[]`;
 /** Tokens of taxonomy v1.1 in label_bits (a later taxonomy replaces these functions in its migration). */
-const LABEL_BITS = 32;
+export const LABEL_BITS = 32;
 
 /** (kind, key, n) rows of a set of conversation rows `c` carrying a `sign` (+1 added, -1 removed). */
-function contributions(changed: string): string {
+export function contributions(changed: string): string {
   return `
     SELECT c.sign, c.site_id, (c.created_at AT TIME ZONE 'UTC')::date AS day, k.kind, k.key
     FROM (${changed}) c
@@ -27,14 +27,14 @@ function contributions(changed: string): string {
 }
 
 /** The 19 inner edges of the per-cell score bins: the doubles k/20. */
-const CELL_BIN_EDGES = `ARRAY[${Array.from({ length: 19 }, (_, k) => String((k + 1) / 20)).join(',')}]::float8[]`;
+export const CELL_BIN_EDGES = `ARRAY[${Array.from({ length: 19 }, (_, k) => String((k + 1) / 20)).join(',')}]::float8[]`;
 
 /**
  * One statement upserting the all-time per-cell rollup: per site and combination of channel,
  * language, label status and feedback kinds (a "cell", at most 288), the conversations (kind 0),
  * per agent (3), per label token (6) and per 0.05 score bin (7/8/9, with the sum of the values).
  */
-function cellUpsert(changed: string): string {
+export function cellUpsert(changed: string): string {
   const bin = (column: string, kind: number) =>
     `UNION ALL SELECT ${kind}, (width_bucket(c.${column}, ${CELL_BIN_EDGES}))::text, c.${column} WHERE c.${column} IS NOT NULL`;
   return `
@@ -62,7 +62,7 @@ function cellUpsert(changed: string): string {
 }
 
 /** One statement upserting the daily and per-site rollups from the contributions, in key order. */
-function rollupUpsert(changed: string): string {
+export function rollupUpsert(changed: string): string {
   return `
     WITH delta AS MATERIALIZED (
       SELECT site_id, day, kind, key, sum(sign)::int AS n FROM (${contributions(changed)}) x
@@ -78,7 +78,7 @@ function rollupUpsert(changed: string): string {
     ON CONFLICT (site_id, kind, key) DO UPDATE SET n = s.n + excluded.n`;
 }
 
-function hourlyUpsert(changed: string): string {
+export function hourlyUpsert(changed: string): string {
   const score = (name: string) =>
     `coalesce(sum(sign) FILTER (WHERE score_${name} IS NOT NULL), 0), coalesce(sum(sign * score_${name}::numeric), 0)`;
   return `
@@ -98,9 +98,9 @@ function hourlyUpsert(changed: string): string {
       trust_n = h.trust_n + excluded.trust_n, trust_sum = h.trust_sum + excluded.trust_sum`;
 }
 
-const COLUMNS =
+export const COLUMNS =
   'site_id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, label_bits, score_quality, score_service, score_trust';
-const CHANGED = {
+export const CHANGED = {
   insert: `SELECT 1 AS sign, ${COLUMNS} FROM new_rows`,
   delete: `SELECT -1 AS sign, ${COLUMNS} FROM old_rows`,
   update: `SELECT 1 AS sign, ${COLUMNS} FROM new_rows UNION ALL SELECT -1 AS sign, ${COLUMNS} FROM old_rows`,

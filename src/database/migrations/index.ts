@@ -10,6 +10,8 @@ import { Exports1763770000000 } from './1763770000000-Exports';
 import { Events1763780000000 } from './1763780000000-Events';
 import { SiteDeletionOutboxRow1763790000000 } from './1763790000000-SiteDeletionOutboxRow';
 import { ByteOrderListingIndex1763790000001 } from './1763790000001-ByteOrderListingIndex';
+import { AppendOnlyStatsRollups1763810000000 } from './1763810000000-AppendOnlyStatsRollups';
+import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -25,4 +27,6 @@ export const MIGRATIONS = [
   Events1763780000000,
   SiteDeletionOutboxRow1763790000000,
   ByteOrderListingIndex1763790000001,
+  AppendOnlyStatsRollups1763810000000,
+  AgentStatsRollup1763810000001,
 ];

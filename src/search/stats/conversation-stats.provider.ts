@@ -7,6 +7,9 @@ import { FallbackConversationStats } from './opensearch/fallback-conversation-st
 import { MirrorWatermark } from './opensearch/mirror-watermark';
 import { OpenSearchConversationStats } from './opensearch/opensearch-conversation-stats';
 
+/** Stats requests within this long of the engine's last index refresh reuse it (docs/statistics.md). */
+export const REUSE_REFRESH_MS = 1000;
+
 /** FallbackConversationStats that closes its OpenSearch client when the app stops. */
 class ClosingFallbackStats extends FallbackConversationStats implements OnApplicationShutdown {
   constructor(
@@ -45,7 +48,13 @@ export const conversationStatsProvider = (postgresEngine: Type<ConversationStats
       `stats served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
     );
     return new ClosingFallbackStats(
-      new OpenSearchConversationStats(client, new MirrorWatermark(dataSource)),
+      new OpenSearchConversationStats(
+        client,
+        new MirrorWatermark(dataSource),
+        undefined,
+        undefined,
+        REUSE_REFRESH_MS,
+      ),
       postgres,
       () => client.close(),
     );

@@ -7,7 +7,7 @@ import type {
   StatsSeriesRequest,
 } from '../conversation-stats';
 import { SeriesBucketStart, seriesBuckets as sharedSeriesBuckets } from '../series-buckets';
-import { MirrorWatermark } from './mirror-watermark';
+import { MirrorSnapshot, MirrorWatermark, watermarkOf } from './mirror-watermark';
 import { buildStatsBody, parseStatsResponse } from './stats-query';
 
 /**
@@ -20,24 +20,51 @@ import { buildStatsBody, parseStatsResponse } from './stats-query';
  * would not be exact) are thrown; FallbackConversationStats then asks Postgres.
  */
 export class OpenSearchConversationStats implements ConversationStatsEngine {
+  /** The last refresh this engine made, with every site's watermark read just before it. */
+  private lastRefresh?: { doneAt: number; snapshot: MirrorSnapshot };
+
   constructor(
     private readonly client: Client,
-    private readonly watermark: Pick<MirrorWatermark, 'read'>,
+    private readonly watermark: Pick<MirrorWatermark, 'read' | 'snapshot'>,
     private readonly index = CONVERSATIONS_ALIAS,
     /** Runs before each request (SEARCH_SYNC_FOR_TESTS: drain the site's outbox first). */
     private readonly beforeStats?: (siteId: string) => Promise<void>,
+    /**
+     * Requests within this many ms of this engine's last refresh reuse it (no refresh; `asOf`
+     * is the site's watermark read before that refresh). 0: a refresh per request.
+     */
+    private readonly reuseRefreshMs = 0,
   ) {}
 
   async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
     await this.beforeStats?.(siteId);
-    // Order matters: the watermark first, then the refresh, then the search (see MirrorWatermark).
-    const asOf = await this.watermark.read(siteId);
-    await this.client.indices.refresh({ index: this.index });
+    const asOf = await this.visibleUpTo(siteId);
     const { body } = await this.client.search({
       index: this.index,
       body: buildStatsBody(siteId, query) as never,
     });
     return parseStatsResponse(body, query, asOf, query.series ? seriesBuckets(query.series) : undefined);
+  }
+
+  /**
+   * Refreshes the index when needed and returns the instant up to which every committed change
+   * of the site is searchable. Order matters: the watermark first, then the refresh, then the
+   * search (see MirrorWatermark). A reused refresh answers with the watermark read before it:
+   * the site's watermark read now would not do, as a change indexed after that refresh started
+   * may have left the outbox since.
+   */
+  private async visibleUpTo(siteId: string): Promise<Date> {
+    if (this.reuseRefreshMs <= 0) {
+      const asOf = await this.watermark.read(siteId);
+      await this.client.indices.refresh({ index: this.index });
+      return asOf;
+    }
+    const last = this.lastRefresh;
+    if (last && Date.now() - last.doneAt < this.reuseRefreshMs) return watermarkOf(last.snapshot, siteId);
+    const snapshot = await this.watermark.snapshot();
+    await this.client.indices.refresh({ index: this.index });
+    this.lastRefresh = { doneAt: Date.now(), snapshot };
+    return watermarkOf(snapshot, siteId);
   }
 }
 

@@ -17,23 +17,22 @@ import {
 import { histogramBins, innerEdges } from '../histogram-bins';
 import { SeriesBucketStart, seriesBuckets } from '../series-buckets';
 import {
+  agentSql,
   CellFilter,
   cellScoreEdgesSql,
   cellSql,
   cellStraddleSql,
-  cellsSql,
   dailySql,
   daySpanSql,
   filterOver,
-  histogramSql,
   hourlySeriesSql,
   KIND,
-  labelBitsSql,
   scoreEdgesSql,
   scoreSumsSql,
   siteCountsSql,
   siteRollupSql,
   seriesSql,
+  scanSql,
   straddleSql,
   TimeRange,
 } from './stats-sql';
@@ -75,18 +74,30 @@ interface StatsPart {
 }
 
 /** Which plan answered (for the bench and the docs). */
-export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan' | 'cells';
+export type StatsPlan = 'rollup' | 'scan' | 'rollup+scan' | 'cells' | 'agent';
+
+/** The plan a filter takes (with the rollups on): chosen from the filter alone. */
+export function statsPlan(filter: ConversationFilter): StatsPlan {
+  if (cubeFilter(filter)) return 'cells';
+  if (agentFilter(filter)) return 'agent';
+  const ranges = rollupRanges(filter);
+  if (!ranges) return 'scan';
+  return ranges.edges.length ? 'rollup+scan' : 'rollup';
+}
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
 /**
- * The Postgres statistics engine (docs/statistics.md). Exact, two plans:
+ * The Postgres statistics engine (docs/statistics.md). Exact; the plan follows the filter
+ * (statsPlan):
  * - rollup: a filter with no condition besides the creation-time window is summed from the
  *   daily rollups over the whole UTC days of the window (series from the hourly ones when the
  *   buckets start on UTC hours), the partial days at its ends are scanned; min/max are read
  *   from the score indexes starting at the rollup's first/last non-empty bin;
- * - scan: any other filter is aggregated over the matching rows (the listing's own filter SQL,
- *   on the covering index's columns).
+ * - cells / agent: only channel, language, labelStatus, feedback (or only agentId), no
+ *   window: summed from the all-time per-cell (per-agent) rollup;
+ * - scan: any other filter is aggregated over the matching rows in one statement (the
+ *   listing's own filter SQL, on the covering index's columns or the GIN index's terms).
  * Everything is read in one REPEATABLE READ transaction: the parts are one snapshot, `asOf`.
  */
 @Injectable()
@@ -104,13 +115,14 @@ export class PostgresConversationStats implements ConversationStatsEngine {
         await m.query(
           `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(this.tuning.statementTimeoutMs))}`,
         );
-        await m.query(`SET LOCAL jit = off`);
-        // A scan of a large share of a site aggregates hundreds of thousands of rows: let it hash
-        // in memory and use parallel workers where there are idle cores.
-        await m.query(`SET LOCAL work_mem = '64MB'`);
-        await m.query(`SET LOCAL max_parallel_workers_per_gather = 2`);
-        // The first statement takes the snapshot: everything below is as of this instant.
-        const [{ as_of }] = (await m.query(`SELECT clock_timestamp() AS as_of`)) as Array<{ as_of: Date }>;
+        // The first query takes the snapshot: everything below is as of this instant. In the same
+        // round trip, for this transaction only (set_config(…, true) is SET LOCAL): no JIT; a scan
+        // of a large share of a site aggregates hundreds of thousands of rows, so let it hash in
+        // memory and use parallel workers where there are idle cores.
+        const [{ as_of }] = (await m.query(
+          `SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true),
+             set_config('max_parallel_workers_per_gather', '2', true), clock_timestamp() AS as_of`,
+        )) as Array<{ as_of: Date }>;
         return this.answer(m, siteId, query, as_of);
       });
     } catch (error) {
@@ -137,9 +149,13 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     const parts: StatsPart[] = [];
     const plan = this.tuning.useRollups ? rollupRanges(query.filter) : undefined;
     const cube = this.tuning.useRollups ? cubeFilter(query.filter) : undefined;
+    const agent = this.tuning.useRollups ? agentFilter(query.filter) : undefined;
     if (cube) {
       parts.push(await this.cube(m, siteId, query, cube));
       this.lastPlan = 'cells';
+    } else if (agent && !starts.length) {
+      parts.push(await this.agent(m, siteId, query, agent));
+      this.lastPlan = 'agent';
     } else if (plan) {
       const hourAligned = startDates.every((d) => d.getTime() % HOUR_MS === 0);
       parts.push(await this.rollup(m, siteId, query, plan.days, startDates, hourAligned));
@@ -174,19 +190,23 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     forIndex = query.filter.keywords.length > 0,
   ): Promise<StatsPart> {
     const part = emptyPartial(query, Math.max(0, starts.length - 1));
-    const filter = query.filter;
-    const over = (r: TimeRange) => filterOver(siteId, filter, r, forIndex);
-    const cells = cellsSql(over(range), query.facets, query.scores);
-    const rows = await run(m, cells.statement);
-    for (const row of rows) {
+    const series = withSeries ? starts : [];
+    const { statement, groups } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
+      facets: query.facets,
+      scores: query.scores,
+      edges: innerEdges(query.bins),
+      starts: series,
+    });
+    const [result] = await run(m, statement);
+    for (const row of result.cells as Array<Record<string, unknown>>) {
       const n = num(row.n);
       part.total += n;
       let g = 0;
       for (const facet of query.facets) {
         if (facet === 'labels') continue;
         if (facet === 'feedback') {
-          if (row[`g${cells.groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
-          if (row[`g${cells.groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
+          if (row[`g${groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
+          if (row[`g${groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
           continue;
         }
         add(part, facet, String(row[`g${g}`]), n);
@@ -200,17 +220,13 @@ export class PostgresConversationStats implements ConversationStatsEngine {
         s.max = highest(s.max, row[`${name}_max`]);
       }
     }
-    if (query.facets.includes('labels')) {
-      for (const row of await run(m, labelBitsSql(over(range))))
-        add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
-    }
-    if (query.scores.length) {
-      const rows = await run(m, histogramSql(over(range), query.scores, innerEdges(query.bins)));
-      // Rows without that score form the set's NULL bucket.
-      for (const row of rows)
-        if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
-    }
-    if (withSeries && starts.length) await this.scanSeries(m, siteId, query, range, starts, part, forIndex);
+    for (const row of (result.labels ?? []) as Array<Record<string, unknown>>)
+      add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
+    // Rows without that score form the set's NULL bucket.
+    for (const row of (result.hist ?? []) as Array<Record<string, unknown>>)
+      if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
+    for (const row of (result.series ?? []) as Array<Record<string, unknown>>)
+      addSeries(part, query.scores, num(row.b) - 1, row);
     return part;
   }
 
@@ -306,6 +322,84 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       }
     }
     return part;
+  }
+
+  // ---- Agent plan -----------------------------------------------------------------------
+
+  private async agent(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    agentId: string,
+  ): Promise<StatsPart> {
+    const part = emptyPartial(query, 0);
+    const kinds = [
+      KIND.all,
+      ...query.facets.filter((f) => f !== 'agentId').map((f) => KIND[f]),
+      ...query.scores.map((s) => KIND[s]),
+    ];
+    const bins = new Map<ScoreName, Map<number, number>>(query.scores.map((s) => [s, new Map()]));
+    for (const row of await run(m, agentSql(siteId, agentId, kinds))) {
+      const kind = num(row.kind);
+      const n = num(row.n);
+      if (kind === KIND.all) {
+        part.total += n;
+        add(part, 'agentId', agentId, n);
+      } else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
+      else if (kind >= KIND.quality) {
+        const name = (['quality', 'service', 'trust'] as const)[kind - KIND.quality];
+        bins.get(name)!.set(Number(row.key), n);
+        part.scores.get(name)!.sum += num(row.total);
+      } else {
+        const facet = (Object.keys(KIND) as Array<keyof typeof KIND>).find(
+          (k) => KIND[k] === kind,
+        ) as StatsFacet;
+        add(part, facet, String(row.key), n);
+      }
+    }
+    await this.scoreEdges(m, siteId, query, part, bins, 100, { agentId });
+    return part;
+  }
+
+  /**
+   * Scores from rollup bins (width 1/width): counts and histograms from the bins, the bins that
+   * straddle an asked edge counted through the score index, and the exact min / max read from
+   * the score index starting at the first / last non-empty bin, under the conditions `f`.
+   */
+  private async scoreEdges(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    part: StatsPart,
+    bins: Map<ScoreName, Map<number, number>>,
+    width: number,
+    f: CellFilter,
+  ): Promise<void> {
+    const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
+    for (const name of query.scores) {
+      const s = part.scores.get(name)!;
+      const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
+      const straddling = binIntoHistogram(s, present, width, query.bins);
+      if (straddling.length) {
+        const rows = await run(m, cellStraddleSql(siteId, f, name, straddling, innerEdges(query.bins)));
+        for (const row of rows) s.hist[num(row.b)] += num(row.n);
+      }
+      if (present.length) {
+        const last = present[present.length - 1][0];
+        edges.push(
+          { name, side: 'min', bound: present[0][0] / width },
+          { name, side: 'max', bound: last === width - 1 ? 1 : (last + 1) / width },
+        );
+      }
+    }
+    if (edges.length) {
+      const [row] = await run(m, cellScoreEdgesSql(siteId, f, edges));
+      for (const { name, side } of edges) {
+        const s = part.scores.get(name)!;
+        if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
+        else s.max = highest(s.max, row[`${name}_max`]);
+      }
+    }
   }
 
   // ---- Rollup plan ----------------------------------------------------------------------
@@ -437,6 +531,23 @@ function binIntoHistogram(
     else straddling.push({ lo, hi, last: j === width - 1 });
   }
   return straddling;
+}
+
+/** The agent when the per-agent rollup can answer: `agentId` and nothing else (no window). */
+export function agentFilter(filter: ConversationFilter): string | undefined {
+  if (
+    !filter.agentId ||
+    filter.from !== undefined ||
+    filter.to !== undefined ||
+    filter.channel ||
+    filter.language ||
+    filter.labelStatus ||
+    filter.feedback ||
+    filter.keywords.length > 0 ||
+    hasLabelFilter(filter)
+  )
+    return undefined;
+  return filter.agentId;
 }
 
 /** The cell filter when the per-cell rollup can answer: only channel, language, labelStatus, feedback. */

@@ -46,73 +46,6 @@ export function filterOver(
 }
 
 /**
- * Scan: per group of the asked facet columns, the number of matches and each asked score's
- * count, exact sum (numeric), min and max. Without facet columns: one row.
- */
-export function cellsSql(
-  sql: FilterSql,
-  facets: StatsFacet[],
-  scores: ScoreName[],
-): { statement: Statement; groups: string[] } {
-  const groups: string[] = [];
-  for (const facet of facets) {
-    const column = FACET_COLUMN[facet];
-    if (column) groups.push(column);
-  }
-  if (facets.includes('feedback')) groups.push('feedback_positive > 0', 'feedback_negative > 0');
-  const aggregates = ['count(*)::bigint AS n'];
-  for (const name of scores) {
-    const c = SCORE_COLUMN[name];
-    aggregates.push(
-      `count(${c})::bigint AS ${name}_n`,
-      `sum(${c}) AS ${name}_sum`,
-      `min(${c}) AS ${name}_min`,
-      `max(${c}) AS ${name}_max`,
-    );
-  }
-  const select = [...groups.map((g, i) => `${g} AS g${i}`), ...aggregates].join(', ');
-  const groupBy = groups.length ? ` GROUP BY ${groups.map((_, i) => i + 1).join(', ')}` : '';
-  return {
-    statement: {
-      text: `SELECT ${select} FROM conversations WHERE ${whereAll(sql)}${groupBy}`,
-      values: sql.params.values,
-    },
-    groups,
-  };
-}
-
-/** Scan: matches per label token bit, among labeled matches. */
-export function labelBitsSql(sql: FilterSql): Statement {
-  return {
-    text: `WITH g AS (
-      SELECT label_bits, count(*)::bigint AS c FROM conversations
-      WHERE ${whereAll(sql)} AND label_status = 'labeled' GROUP BY label_bits
-    ) SELECT b, sum(c)::bigint AS n FROM g, generate_series(0, ${LABEL_BITS - 1}) b
-      WHERE g.label_bits & (1::bigint << b) <> 0 GROUP BY b`,
-    values: sql.params.values,
-  };
-}
-
-/**
- * Scan: each asked score's histogram (`width_bucket` over the inner edges: bin index 0 …
- * bins-1), all scores in one pass over the matches (grouping sets).
- */
-export function histogramSql(sql: FilterSql, scores: ScoreName[], edges: number[]): Statement {
-  const p = sql.params;
-  const e = p.add(edges, '::float8[]');
-  const columns = scores.map((name, i) => `width_bucket(${SCORE_COLUMN[name]}, ${e}) AS b${i}`);
-  const sets = scores.map((_, i) => `(b${i})`);
-  const which = scores.map((_, i) => `CASE WHEN GROUPING(b${i}) = 0 THEN ${i} END`).join(', ');
-  const bucket = scores.map((_, i) => `b${i}`).join(', ');
-  return {
-    text: `SELECT coalesce(${which}) AS s, coalesce(${bucket}) AS b, count(*)::bigint AS n
-      FROM (SELECT ${columns.join(', ')} FROM conversations WHERE ${whereAll(sql)}) x
-      GROUP BY GROUPING SETS (${sets.join(', ')})`,
-    values: p.values,
-  };
-}
-
-/**
  * Scan: per series bucket (`width_bucket` over the bucket starts: 1 = first bucket), the
  * matches, labeled matches and each asked score's count and exact sum.
  */
@@ -137,7 +70,11 @@ export function seriesSql(sql: FilterSql, scores: ScoreName[], starts: Date[]): 
   };
 }
 
-/** Rollup kinds of conversation_stats_daily (migration ConversationStatsRollups). */
+/**
+ * Rollup kinds of conversation_stats_daily (migration ConversationStatsRollups). The rollup
+ * tables are append-only (AppendOnlyStatsRollups): a key may have several rows until the
+ * compaction folds them, so every read sums the rows of a key.
+ */
 export const KIND = {
   all: 0,
   channel: 1,
@@ -186,7 +123,8 @@ export function dailySql(
 /** Rollup: the site's all-time rows of the asked kinds. */
 export function siteRollupSql(siteId: string, kinds: number[]): Statement {
   return {
-    text: `SELECT kind, key, n FROM conversation_stats_site WHERE site_id = $1 AND kind = ANY($2::smallint[]) AND n <> 0`,
+    text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE site_id = $1 AND kind = ANY($2::smallint[])
+      GROUP BY kind, key HAVING sum(n) <> 0`,
     values: [siteId, kinds],
   };
 }
@@ -284,6 +222,8 @@ export interface CellFilter {
   language?: string;
   labelStatus?: string;
   feedback?: 'positive' | 'negative';
+  /** On conversations only (the agent plan reads the score indexes with it). */
+  agentId?: string;
 }
 
 /** Conditions on conversation_stats_cell (or, with `rows`, on conversations) for a cell filter. */
@@ -294,6 +234,7 @@ function cellConditions(f: CellFilter, values: unknown[], rows = false): string[
   if (f.labelStatus !== undefined) where.push(`label_status = $${values.push(f.labelStatus)}`);
   if (f.feedback === 'positive') where.push(rows ? 'feedback_positive > 0' : 'fp');
   if (f.feedback === 'negative') where.push(rows ? 'feedback_negative > 0' : 'fn');
+  if (f.agentId !== undefined) where.push(`agent_id = $${values.push(f.agentId)}`);
   return where;
 }
 
@@ -362,7 +303,117 @@ export function cellStraddleSql(
 /** The site's all-time counts: conversations, per agent, per label token (selectivity estimates). */
 export function siteCountsSql(siteId: string): Statement {
   return {
-    text: `SELECT kind, key, n FROM conversation_stats_site WHERE site_id = $1 AND kind IN (0, 3, 6)`,
+    text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE site_id = $1 AND kind IN (0, 3, 6)
+      GROUP BY kind, key`,
     values: [siteId],
+  };
+}
+
+/** What a one-pass scan computes besides the total (each part only when asked). */
+export interface ScanAsks {
+  facets: StatsFacet[];
+  scores: ScoreName[];
+  /** Inner edges of the asked histogram bins (with scores). */
+  edges: number[];
+  /** Series bucket edges (every start, then the last end), or none. */
+  starts: Date[];
+}
+
+/**
+ * Scan, in ONE statement and one read of the matching rows: the matches (their columns the
+ * parts need, from the covering index or the bitmap) are materialised once, then aggregated
+ * four ways, each a JSON array in one result row:
+ * - `cells`: per group of the asked facet columns, the count and each asked score's count,
+ *   sum, min and max (one row without facet columns);
+ * - `labels`: per label token bit, the labeled matches holding it (counted per distinct
+ *   `label_bits` first: a few thousand values, then per bit);
+ * - `hist`: each asked score's histogram (`width_bucket` over the inner edges, grouping sets);
+ * - `series`: per series bucket (`width_bucket` over the bucket starts: 1 = first bucket), the
+ *   matches, labeled matches and each asked score's count and sum.
+ */
+export function scanSql(sql: FilterSql, asks: ScanAsks): { statement: Statement; groups: string[] } {
+  const p = sql.params;
+  const groups: string[] = [];
+  for (const facet of asks.facets) {
+    const column = FACET_COLUMN[facet];
+    if (column) groups.push(column);
+  }
+  if (asks.facets.includes('feedback')) groups.push('feedback_positive > 0', 'feedback_negative > 0');
+  const columns = new Set<string>(['label_status']);
+  for (const facet of asks.facets) if (FACET_COLUMN[facet]) columns.add(FACET_COLUMN[facet]!);
+  if (asks.facets.includes('feedback')) columns.add('feedback_positive').add('feedback_negative');
+  if (asks.facets.includes('labels')) columns.add('label_bits');
+  for (const name of asks.scores) columns.add(SCORE_COLUMN[name]);
+  if (asks.starts.length) columns.add('created_at');
+
+  const scoreAggregates = (withEdges: boolean) =>
+    asks.scores.flatMap((name) => {
+      const c = SCORE_COLUMN[name];
+      return [
+        `count(${c})::bigint AS ${name}_n`,
+        `sum(${c}) AS ${name}_sum`,
+        ...(withEdges ? [`min(${c}) AS ${name}_min`, `max(${c}) AS ${name}_max`] : []),
+      ];
+    });
+  const json = (query: string) => `(SELECT coalesce(json_agg(x), '[]') FROM (${query}) x)`;
+
+  const select = [
+    ...groups.map((g, i) => `${g} AS g${i}`),
+    'count(*)::bigint AS n',
+    ...scoreAggregates(true),
+  ];
+  const groupBy = groups.length ? ` GROUP BY ${groups.map((_, i) => i + 1).join(', ')}` : '';
+  const parts = [`${json(`SELECT ${select.join(', ')} FROM m${groupBy}`)} AS cells`];
+  if (asks.facets.includes('labels'))
+    parts.push(
+      `${json(`SELECT b, sum(c)::bigint AS n FROM (
+        SELECT label_bits, count(*)::bigint AS c FROM m WHERE label_status = 'labeled' GROUP BY label_bits
+      ) g, generate_series(0, ${LABEL_BITS - 1}) b WHERE g.label_bits & (1::bigint << b) <> 0 GROUP BY b`)} AS labels`,
+    );
+  if (asks.scores.length) {
+    const e = p.add(asks.edges, '::float8[]');
+    const buckets = asks.scores.map((name, i) => `width_bucket(${SCORE_COLUMN[name]}, ${e}) AS b${i}`);
+    const sets = asks.scores.map((_, i) => `(b${i})`);
+    const which = asks.scores.map((_, i) => `CASE WHEN GROUPING(b${i}) = 0 THEN ${i} END`).join(', ');
+    const bucket = asks.scores.map((_, i) => `b${i}`).join(', ');
+    parts.push(
+      `${json(`SELECT coalesce(${which}) AS s, coalesce(${bucket}) AS b, count(*)::bigint AS n
+        FROM (SELECT ${buckets.join(', ')} FROM m) y GROUP BY GROUPING SETS (${sets.join(', ')})`)} AS hist`,
+    );
+  }
+  if (asks.starts.length) {
+    const e = p.add(
+      asks.starts.map((s) => s.toISOString()),
+      '::timestamptz[]',
+    );
+    const aggregates = [
+      'count(*)::bigint AS n',
+      `count(*) FILTER (WHERE label_status = 'labeled')::bigint AS labeled`,
+      ...scoreAggregates(false),
+    ];
+    parts.push(
+      `${json(`SELECT width_bucket(created_at, ${e}) AS b, ${aggregates.join(', ')} FROM m GROUP BY 1`)} AS series`,
+    );
+  }
+  return {
+    statement: {
+      text: `WITH m AS MATERIALIZED (SELECT ${[...columns].join(', ')} FROM conversations WHERE ${whereAll(sql)})
+        SELECT ${parts.join(', ')}`,
+      values: p.values,
+    },
+    groups,
+  };
+}
+
+/**
+ * Agent plan: the agent's all-time rollup rows of the asked kinds (conversations, channel,
+ * language, label status, feedback, label tokens, 0.01 score bins with their values' sum).
+ */
+export function agentSql(siteId: string, agentId: string, kinds: number[]): Statement {
+  return {
+    text: `SELECT kind, key, sum(n)::bigint AS n, sum(total)::text AS total FROM conversation_stats_agent
+      WHERE site_id = $1 AND agent_id = $2 AND kind = ANY($3::smallint[])
+      GROUP BY kind, key HAVING sum(n) <> 0 OR sum(total) <> 0`,
+    values: [siteId, agentId, kinds],
   };
 }

@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import {
+  foldSql,
+  ROLLUP_KEYS,
+  ROLLUP_SUMS,
+} from '../../../database/migrations/1763810000000-AppendOnlyStatsRollups';
+import { AGENT_ROLLUP } from '../../../database/migrations/1763810000001-AgentStatsRollup';
+
+/** First key of the compaction's advisory locks (the second is the site id's hash). */
+const COMPACTION_LOCK = 716_220_013;
+
+/** Every append-only rollup table with its key (site_id first) and summed columns. */
+const TABLES: Array<{ table: string; keys: readonly string[]; sums: readonly string[] }> = [
+  ...(Object.keys(ROLLUP_KEYS) as Array<keyof typeof ROLLUP_KEYS>).map((table) => ({
+    table,
+    keys: ROLLUP_KEYS[table],
+    sums: ROLLUP_SUMS[table],
+  })),
+  AGENT_ROLLUP,
+];
+
+/**
+ * Folds the rollups' appended (`fresh`) rows into one row per key (migration
+ * AppendOnlyStatsRollups, docs/statistics.md). Writers only append and never wait on each
+ * other; readers sum the rows of a key whether folded or not, so folding changes no answer, it
+ * only keeps the rows few. A site is folded by one transaction at a time (an advisory lock
+ * taken with a try: a second compactor skips the site); rows appended while it runs stay fresh
+ * for the next run.
+ */
+@Injectable()
+export class StatsRollupCompactor {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Folds one site's fresh rows; false when another compactor holds the site. */
+  async compactSite(siteId: string): Promise<boolean> {
+    return this.dataSource.transaction(async (m) => {
+      const [{ locked }] = (await m.query(`SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS locked`, [
+        COMPACTION_LOCK,
+        siteId,
+      ])) as Array<{ locked: boolean }>;
+      if (!locked) return false;
+      for (const t of TABLES) await m.query(foldSql(t.table, t.keys, t.sums, true), [siteId]);
+      return true;
+    });
+  }
+
+  /** Folds every site that has fresh rows; returns how many sites were folded. */
+  async compactAll(): Promise<number> {
+    const union = TABLES.map((t) => `SELECT site_id FROM ${t.table} WHERE fresh`).join(' UNION ');
+    const sites = (await this.dataSource.query(union)) as Array<{ site_id: string }>;
+    let folded = 0;
+    for (const { site_id } of sites) if (await this.compactSite(site_id)) folded++;
+    return folded;
+  }
+}
