@@ -205,7 +205,7 @@ async function main(): Promise<void> {
     formats.flatMap((format) => {
       const runs = results.filter((r) => r.build === build && r.format === format);
       if (!runs.length) return [];
-      const seconds = median(runs.map((r) => r.seconds));
+      const seconds = Math.round(median(runs.map((r) => r.seconds)) * 10) / 10;
       const growthMiB = Math.max(...runs.map((r) => r.growthMiB));
       return [
         {
