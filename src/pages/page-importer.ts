@@ -11,7 +11,7 @@ import { ImportProgress, PageImportRecord, PageImportsRepository } from './page-
 import { PagesRepository } from './pages.repository';
 import { PageWriter } from './page-writer';
 import { readRobotsSitemaps } from './robots-reader';
-import { SafeFetcher } from './safe-fetcher';
+import { SafeFetcher } from '../common/net/safe-fetcher';
 import { readSitemap, SitemapEntry, SitemapFormatError, SitemapKind } from './sitemap-reader';
 
 export const WELL_KNOWN_SITEMAPS = [
