@@ -1,8 +1,21 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+} from 'class-validator';
 
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+const toNumber = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^\d+(\.\d+)?(e-?\d+)?$/i.test(value.trim()) ? Number(value.trim()) : value;
 const toBool = ({ value }: { value: unknown }) => {
   if (typeof value !== 'string') return value;
   const v = value.trim().toLowerCase();
@@ -326,6 +339,60 @@ export class EnvDto {
   @Min(1)
   @Max(3650)
   EVENT_RETENTION_DAYS: number = 30;
+
+  /**
+   * Key that encrypts webhook signing secrets at rest (AES-256-GCM; the key is derived from it
+   * with HKDF-SHA256). Required in production; elsewhere a development-only key is used.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'must be at least 32 characters' })
+  WEBHOOK_SECRET_KEY?: string;
+
+  /** Webhook URLs may be plain http:// (refused in production). */
+  @Transform(toBool)
+  @IsBoolean()
+  WEBHOOK_ALLOW_HTTP: boolean = false;
+
+  /** Test only (refused in production): webhook deliveries may reach loopback addresses on any port. */
+  @Transform(toBool)
+  @IsBoolean()
+  WEBHOOK_ALLOW_LOOPBACK: boolean = false;
+
+  /** Time allowed for one delivery attempt (connect, send, answer); analytics-v1 §4 says 10 s. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(60_000)
+  WEBHOOK_TIMEOUT_MS: number = 10_000;
+
+  /** Test only (refused in production unless 1): multiplies the retry schedule's delays. */
+  @Transform(toNumber)
+  @IsNumber()
+  @Min(0.000001)
+  @Max(1)
+  WEBHOOK_RETRY_SCALE: number = 1;
+
+  /** A delivery worker's lease on an attempt; a dead worker's attempt is made again after it. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(600_000)
+  WEBHOOK_LEASE_MS: number = 30_000;
+
+  /** Delivery attempts one worker process makes at once, across endpoints. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  WEBHOOK_CONCURRENCY: number = 32;
+
+  /** Attempts in flight to one endpoint at once, across every worker: a slow endpoint holds no more. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: number = 4;
 
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';

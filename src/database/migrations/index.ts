@@ -10,6 +10,7 @@ import { Exports1763770000000 } from './1763770000000-Exports';
 import { Events1763780000000 } from './1763780000000-Events';
 import { SiteDeletionOutboxRow1763790000000 } from './1763790000000-SiteDeletionOutboxRow';
 import { ByteOrderListingIndex1763790000001 } from './1763790000001-ByteOrderListingIndex';
+import { Webhooks1763800000000 } from './1763800000000-Webhooks';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   Events1763780000000,
   SiteDeletionOutboxRow1763790000000,
   ByteOrderListingIndex1763790000001,
+  Webhooks1763800000000,
 ];
