@@ -89,7 +89,9 @@ export function loadConfig(
   if (production && env.IMPORT_ALLOW_LOOPBACK)
     problems.push('IMPORT_ALLOW_LOOPBACK: must not be true when NODE_ENV=production');
   if (production && !env.WEBHOOK_SECRET_KEY)
-    problems.push('WEBHOOK_SECRET_KEY: is required when NODE_ENV=production (it encrypts webhook secrets at rest)');
+    problems.push(
+      'WEBHOOK_SECRET_KEY: is required when NODE_ENV=production (it encrypts webhook secrets at rest)',
+    );
   if (production && env.WEBHOOK_ALLOW_HTTP)
     problems.push('WEBHOOK_ALLOW_HTTP: must not be true when NODE_ENV=production');
   if (production && env.WEBHOOK_ALLOW_LOOPBACK)
@@ -97,7 +99,9 @@ export function loadConfig(
   if (production && env.WEBHOOK_RETRY_SCALE !== 1)
     problems.push('WEBHOOK_RETRY_SCALE: must be 1 when NODE_ENV=production');
   if (env.WEBHOOK_LEASE_MS <= env.WEBHOOK_TIMEOUT_MS)
-    problems.push('WEBHOOK_LEASE_MS: must be greater than WEBHOOK_TIMEOUT_MS (a lease outlives the attempt it covers)');
+    problems.push(
+      'WEBHOOK_LEASE_MS: must be greater than WEBHOOK_TIMEOUT_MS (a lease outlives the attempt it covers)',
+    );
   if (env.JUDGE === 'http' && !env.JUDGE_URL) problems.push('JUDGE_URL: is required when JUDGE=http');
   if (production && env.SEARCH_SYNC_FOR_TESTS)
     problems.push('SEARCH_SYNC_FOR_TESTS: must not be true when NODE_ENV=production');

@@ -27,7 +27,11 @@ export const DISABLE_AFTER_MS = 5 * 24 * 3_600_000;
  * left (the message has failed). `scale` shrinks the schedule for tests (WEBHOOK_RETRY_SCALE);
  * `random` is in [0, 1).
  */
-export function retryDelayMs(attempts: number, scale = 1, random: () => number = Math.random): number | undefined {
+export function retryDelayMs(
+  attempts: number,
+  scale = 1,
+  random: () => number = Math.random,
+): number | undefined {
   if (attempts < 1 || attempts >= MAX_ATTEMPTS) return undefined;
   const base = RETRY_DELAYS_MS[attempts - 1] * scale;
   return Math.round(base * (1 - JITTER + 2 * JITTER * random()));

@@ -22,7 +22,12 @@ export interface SignatureHeaders {
  * "<id>.<timestamp>.<body>">` per secret, space-separated, so a receiver holding either verifies.
  * The HMAC is the `standardwebhooks` package's own (the Standard Webhooks reference library).
  */
-export function signDelivery(eventId: string, at: Date, body: string, secrets: readonly string[]): SignatureHeaders {
+export function signDelivery(
+  eventId: string,
+  at: Date,
+  body: string,
+  secrets: readonly string[],
+): SignatureHeaders {
   return {
     'webhook-id': eventId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),

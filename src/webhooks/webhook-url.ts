@@ -1,9 +1,4 @@
-import {
-  canonicalHost,
-  hostAddress,
-  isLoopbackAddress,
-  isPublicAddress,
-} from '../common/net/address-guard';
+import { canonicalHost, hostAddress, isLoopbackAddress, isPublicAddress } from '../common/net/address-guard';
 
 export interface WebhookUrlPolicy {
   allowHttp: boolean;
@@ -28,10 +23,11 @@ export function webhookUrlFault(value: string, policy: WebhookUrlPolicy): string
     return policy.allowHttp ? 'must be an http(s) URL.' : 'must be an https:// URL.';
   if (url.username || url.password) return 'must not carry credentials.';
   if (url.hash) return 'must not have a fragment.';
-  const host = canonicalHost(url.host.replace(/:\d+$/, ''));
+  const host = canonicalHost(url.hostname)?.replace(/\.$/, '');
   if (!host) return 'has no valid host.';
   const literal = hostAddress(host);
-  const loopbackAllowed = policy.allowLoopback && (literal ? isLoopbackAddress(literal) : host === 'localhost');
+  const loopbackAllowed =
+    policy.allowLoopback && (literal ? isLoopbackAddress(literal) : host === 'localhost');
   if (literal && !loopbackAllowed && !isPublicAddress(literal))
     return 'points to a loopback, private, link-local or otherwise non-public address.';
   if (!literal && !loopbackAllowed && (host === 'localhost' || host.endsWith('.localhost')))

@@ -54,7 +54,10 @@ export class WebhooksRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   async insert(
-    webhook: Pick<WebhookRecord, 'id' | 'organizationId' | 'url' | 'events' | 'siteIds' | 'description' | 'secretSealed'>,
+    webhook: Pick<
+      WebhookRecord,
+      'id' | 'organizationId' | 'url' | 'events' | 'siteIds' | 'description' | 'secretSealed'
+    >,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<WebhookRecord> {
     const rows = await manager.query(
@@ -92,7 +95,11 @@ export class WebhooksRepository {
     return rows[0];
   }
 
-  async listOwned(organizationId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<WebhookRecord[]> {
+  async listOwned(
+    organizationId: string,
+    limit: number,
+    after?: TimeAndId<'createdAt'>,
+  ): Promise<WebhookRecord[]> {
     const params: unknown[] = [organizationId, limit];
     let where = 'organization_id = $1';
     if (after) {
@@ -160,17 +167,25 @@ export class WebhooksRepository {
   }
 
   /** Deletes the webhook with its messages and deliveries log; false when it was not there. */
-  async delete(organizationId: string, id: string, manager: EntityManager = this.dataSource.manager): Promise<boolean> {
-    const rows = await manager.query(`DELETE FROM webhooks WHERE id = $1 AND organization_id = $2 RETURNING id`, [
-      id,
-      organizationId,
-    ]);
+  async delete(
+    organizationId: string,
+    id: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<boolean> {
+    const rows = await manager.query(
+      `DELETE FROM webhooks WHERE id = $1 AND organization_id = $2 RETURNING id`,
+      [id, organizationId],
+    );
     const [deleted] = rows as [unknown[], number];
     return deleted.length > 0;
   }
 
   /** A page of a webhook's delivery attempts, newest first. */
-  async listDeliveries(webhookId: string, limit: number, after?: TimeAndId<'attemptedAt'>): Promise<DeliveryRecord[]> {
+  async listDeliveries(
+    webhookId: string,
+    limit: number,
+    after?: TimeAndId<'attemptedAt'>,
+  ): Promise<DeliveryRecord[]> {
     const params: unknown[] = [webhookId, limit];
     let where = 'webhook_id = $1';
     if (after) {
@@ -185,7 +200,12 @@ export class WebhooksRepository {
   }
 
   /** Queues a message whose body is given (the webhook.test event). */
-  async enqueuePayload(webhookId: string, eventId: string, payload: string, manager: EntityManager): Promise<void> {
+  async enqueuePayload(
+    webhookId: string,
+    eventId: string,
+    payload: string,
+    manager: EntityManager,
+  ): Promise<void> {
     await manager.query(`INSERT INTO webhook_messages (webhook_id, event_id, payload) VALUES ($1, $2, $3)`, [
       webhookId,
       eventId,
@@ -194,7 +214,11 @@ export class WebhooksRepository {
   }
 
   /** The feed position of one of the organization's events still kept, or undefined. */
-  async eventPosition(organizationId: string, eventId: string, manager: EntityManager): Promise<string | undefined> {
+  async eventPosition(
+    organizationId: string,
+    eventId: string,
+    manager: EntityManager,
+  ): Promise<string | undefined> {
     const rows = await manager.query(
       `SELECT position::text AS position FROM events WHERE id = $1 AND organization_id = $2 AND position IS NOT NULL`,
       [eventId, organizationId],

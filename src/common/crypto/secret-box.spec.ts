@@ -20,7 +20,11 @@ describe('SecretBox: secrets encrypted at rest with AES-256-GCM', () => {
     const parts = sealed.split('.');
     parts[3] = Buffer.from('tampered').toString('base64url');
     expect(() => box.open(parts.join('.'), 'wh_1')).toThrow();
-    expect(() => new SecretBox('another-configuration-secret-of-length', 'webhook-secrets').open(sealed, 'wh_1')).toThrow();
-    expect(() => new SecretBox('a-configuration-secret-of-enough-length', 'other').open(sealed, 'wh_1')).toThrow();
+    expect(() =>
+      new SecretBox('another-configuration-secret-of-length', 'webhook-secrets').open(sealed, 'wh_1'),
+    ).toThrow();
+    expect(() =>
+      new SecretBox('a-configuration-secret-of-enough-length', 'other').open(sealed, 'wh_1'),
+    ).toThrow();
   });
 });

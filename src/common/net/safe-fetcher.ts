@@ -230,7 +230,8 @@ export class SafeFetcher {
       current.res?.destroy(error);
     }, this.settings.requestTimeoutMs);
     try {
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, failure: 'address_not_allowed' };
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        return { ok: false, failure: 'address_not_allowed' };
       if (url.username || url.password) return { ok: false, failure: 'address_not_allowed' };
       const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
       const literal = hostAddress(url.hostname);
@@ -243,7 +244,8 @@ export class SafeFetcher {
           return { ok: false, failure: timedOut ? 'timed_out' : 'unreachable' };
         }
       }
-      if (!connectionAllowed(addresses, port, this.settings)) return { ok: false, failure: 'address_not_allowed' };
+      if (!connectionAllowed(addresses, port, this.settings))
+        return { ok: false, failure: 'address_not_allowed' };
       const res = await Promise.race([
         this.request(url, port, addresses, literal !== undefined, current, {
           method: 'POST',

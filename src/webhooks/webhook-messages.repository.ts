@@ -1,0 +1,223 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { EventRow } from '../events/events.repository';
+
+/** A message a delivery worker holds the lease of, with what it needs to send it. */
+export interface ClaimedMessage {
+  seq: string;
+  webhookId: string;
+  eventId: string;
+  /** The body, for webhook.test messages; the others' is their event as the feed shows it. */
+  payload: string | null;
+  /** Attempts made before this one. */
+  attempts: number;
+  url: string;
+  secretSealed: string;
+  previousSecretSealed: string | null;
+  previousSecretExpiresAt: Date | null;
+}
+
+/** How one attempt ended. */
+export interface AttemptOutcome {
+  deliveryId: string;
+  attemptedAt: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  delivered: boolean;
+  /** When to try again; undefined: no retry left (or none wanted), the message has failed. */
+  retryAt?: Date;
+  /** An endpoint failing since before this is disabled by this failure. */
+  disableIfFailingSince: Date;
+}
+
+/** Serializes claims, so the per-endpoint bound is exact across worker processes. */
+const CLAIM_LOCK = 0x5748_4b31; // "WHK1"
+
+/** The SQL of webhook delivery: the dispatcher's walk of the feed, claims, attempts and cleanup. */
+@Injectable()
+export class WebhookMessagesRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Moves the dispatcher through up to `batch` positioned events after its position, queuing
+   * one message per (event, enabled webhook whose types and sites match), in one transaction
+   * with the new position: each event is dispatched exactly once. Undefined when another
+   * dispatcher holds the position (it is at work).
+   */
+  async dispatch(batch: number): Promise<{ events: number; queued: number } | undefined> {
+    return this.dataSource.transaction(async (manager) => {
+      const held = await manager.query(
+        `SELECT position::text AS position FROM webhook_dispatch WHERE singleton FOR UPDATE SKIP LOCKED`,
+      );
+      if (held.length === 0) return undefined;
+      const rows = await manager.query(
+        `WITH batch AS (
+           SELECT position, id, organization_id, site_id, type FROM events
+           WHERE position > $1::bigint ORDER BY position LIMIT $2
+         ), queued AS (
+           INSERT INTO webhook_messages (webhook_id, event_id)
+           SELECT w.id, b.id FROM batch b
+           JOIN webhooks w ON w.organization_id = b.organization_id AND w.status = 'enabled'
+             AND b.type = ANY(w.events) AND (w.site_ids IS NULL OR b.site_id = ANY(w.site_ids))
+           ORDER BY b.position
+           ON CONFLICT (webhook_id, event_id) DO NOTHING
+           RETURNING 1
+         )
+         SELECT (SELECT max(position)::text FROM batch) AS last, (SELECT count(*)::int FROM batch) AS events,
+                (SELECT count(*)::int FROM queued) AS queued`,
+        [held[0].position, batch],
+      );
+      const { last, events, queued } = rows[0];
+      if (last !== null)
+        await manager.query(`UPDATE webhook_dispatch SET position = $1 WHERE singleton`, [last]);
+      return { events, queued };
+    });
+  }
+
+  /**
+   * Leases up to `slots` due messages to `owner` for `leaseMs`: pending, due, not leased (or
+   * their lease expired: a worker died mid-attempt), of an enabled webhook (test messages go
+   * to disabled ones too), and never more than `perEndpoint` leased to one webhook at once.
+   */
+  async claim(owner: string, leaseMs: number, slots: number, perEndpoint: number): Promise<ClaimedMessage[]> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock($1)`, [CLAIM_LOCK]);
+      const rows = await manager.query(
+        `WITH due AS (
+           SELECT seq, webhook_id, payload,
+                  row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, seq) AS rn
+           FROM (
+             SELECT seq, webhook_id, payload, next_attempt_at FROM webhook_messages
+             WHERE state = 'pending' AND next_attempt_at <= clock_timestamp()
+               AND (lease_expires_at IS NULL OR lease_expires_at <= clock_timestamp())
+             ORDER BY next_attempt_at LIMIT 1000
+           ) d
+         ), busy AS (
+           SELECT webhook_id, count(*)::int AS n FROM webhook_messages
+           WHERE state = 'pending' AND lease_expires_at > clock_timestamp() GROUP BY webhook_id
+         ), chosen AS (
+           SELECT d.seq FROM due d
+           JOIN webhooks w ON w.id = d.webhook_id
+           LEFT JOIN busy b ON b.webhook_id = d.webhook_id
+           WHERE (w.status = 'enabled' OR d.payload IS NOT NULL) AND d.rn + COALESCE(b.n, 0) <= $4
+           ORDER BY d.rn, d.seq LIMIT $3
+         ), leased AS (
+           UPDATE webhook_messages m SET lease_owner = $1,
+             lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
+           FROM (SELECT seq FROM webhook_messages WHERE seq IN (SELECT seq FROM chosen) FOR UPDATE SKIP LOCKED) c
+           WHERE m.seq = c.seq
+           RETURNING m.seq, m.webhook_id, m.event_id, m.payload, m.attempts
+         )
+         SELECT l.seq::text AS seq, l.webhook_id AS "webhookId", l.event_id AS "eventId", l.payload, l.attempts,
+                w.url, w.secret_sealed AS "secretSealed", w.previous_secret_sealed AS "previousSecretSealed",
+                w.previous_secret_expires_at AS "previousSecretExpiresAt"
+         FROM leased l JOIN webhooks w ON w.id = l.webhook_id`,
+        [owner, leaseMs, slots, perEndpoint],
+      );
+      return rows;
+    });
+  }
+
+  /** The events of these ids still kept, as the feed reads them. */
+  async events(ids: string[]): Promise<Map<string, EventRow>> {
+    if (ids.length === 0) return new Map();
+    const rows: EventRow[] = await this.dataSource.query(
+      `SELECT position::text AS position, id, type, site_id AS "siteId", created_at AS "createdAt", object
+       FROM events WHERE id = ANY($1)`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /**
+   * Records an attempt in the deliveries log and moves its message on (delivered, due again,
+   * or failed) if this worker still holds its lease; keeps the endpoint's health: a success
+   * clears its failure record, a failure starts it, and one failing since before
+   * `disableIfFailingSince` is disabled, its waiting messages failed. Returns whether this
+   * attempt disabled the webhook.
+   */
+  async record(
+    message: ClaimedMessage,
+    owner: string,
+    outcome: AttemptOutcome,
+  ): Promise<{ disabled: boolean }> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempted_at, status_code, error, duration_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [
+          outcome.deliveryId,
+          message.webhookId,
+          message.eventId,
+          outcome.attemptedAt,
+          outcome.statusCode,
+          outcome.error,
+          outcome.durationMs,
+        ],
+      );
+      const state = outcome.delivered ? 'delivered' : outcome.retryAt ? 'pending' : 'failed';
+      await manager.query(
+        `UPDATE webhook_messages SET state = $3, attempts = attempts + 1, next_attempt_at = COALESCE($4, next_attempt_at),
+           lease_owner = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
+         WHERE seq = $1 AND lease_owner = $2 AND state = 'pending'`,
+        [message.seq, owner, state, outcome.retryAt ?? null],
+      );
+      if (outcome.delivered) {
+        await manager.query(`UPDATE webhooks SET failing_since = NULL, last_success_at = $2 WHERE id = $1`, [
+          message.webhookId,
+          outcome.attemptedAt,
+        ]);
+        return { disabled: false };
+      }
+      const disabled = await manager.query(
+        `UPDATE webhooks SET failing_since = COALESCE(failing_since, $2),
+           status = CASE WHEN COALESCE(failing_since, $2) <= $3 THEN 'disabled' ELSE status END,
+           disabled_reason = CASE WHEN COALESCE(failing_since, $2) <= $3
+             THEN 'No delivery succeeded for 5 days (failing since '
+                  || to_char(COALESCE(failing_since, $2) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || ').'
+             ELSE disabled_reason END,
+           updated_at = CASE WHEN COALESCE(failing_since, $2) <= $3
+             THEN date_trunc('milliseconds', clock_timestamp()) ELSE updated_at END
+         WHERE id = $1 AND status = 'enabled'
+         RETURNING status`,
+        [message.webhookId, outcome.attemptedAt, outcome.disableIfFailingSince],
+      );
+      const [changed] = disabled as [Array<{ status: string }>, number];
+      if (changed[0]?.status !== 'disabled') return { disabled: false };
+      await manager.query(
+        `UPDATE webhook_messages SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,
+           updated_at = clock_timestamp()
+         WHERE webhook_id = $1 AND state = 'pending' AND payload IS NULL`,
+        [message.webhookId],
+      );
+      return { disabled: true };
+    });
+  }
+
+  /** Gives a lease back without an attempt (the worker is stopping before sending). */
+  async release(message: ClaimedMessage, owner: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE webhook_messages SET lease_owner = NULL, lease_expires_at = NULL WHERE seq = $1 AND lease_owner = $2`,
+      [message.seq, owner],
+    );
+  }
+
+  /** Deletes finished messages and delivery log entries older than `cutoff`; returns how many rows. */
+  async purge(cutoff: Date, batch: number): Promise<number> {
+    const rows = await this.dataSource.query(
+      `WITH old_messages AS (
+         DELETE FROM webhook_messages WHERE seq IN (
+           SELECT seq FROM webhook_messages WHERE state <> 'pending' AND updated_at < $1 LIMIT $2)
+         RETURNING 1
+       ), old_deliveries AS (
+         DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT id FROM webhook_deliveries WHERE attempted_at < $1 LIMIT $2)
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM old_messages)::int + (SELECT count(*) FROM old_deliveries)::int AS n`,
+      [cutoff, batch],
+    );
+    return rows[0].n;
+  }
+}
