@@ -8,6 +8,7 @@ import {
   ApiDataResponse,
   ApiKeyAuth,
   ApiNoContentResult,
+  ApiNoRequestBody,
   ApiPageResponse,
   ApiPaging,
   ApiProblems,
@@ -97,8 +98,9 @@ export class WebhooksController {
     summary: 'A new signing secret; the previous one keeps signing beside it for 24 hours',
   })
   @ApiResourceId('webhookId', 'wh')
+  @ApiNoRequestBody()
   @ApiDataResponse(200, WebhookWithSecretSchema, 'The webhook with its new secret (shown once).')
-  @ApiProblems('not_found', 'conflict')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async rotateSecret(@Auth() auth: AuthContext, @Param('webhookId') id: string) {
     const { webhook, secret } = await this.webhooks.rotateSecret(auth.organizationId, id);
     return { data: { ...presentWebhook(webhook), secret } };
@@ -140,8 +142,9 @@ export class WebhooksController {
   @Idempotent()
   @ApiOperation({ summary: 'Send a webhook.test event (object { webhookId }) to the webhook' })
   @ApiResourceId('webhookId', 'wh')
+  @ApiNoRequestBody()
   @ApiDataResponse(202, WebhookTestEventSchema, 'Queued; its attempts appear under deliveries.')
-  @ApiProblems('not_found', 'conflict')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
   async test(@Auth() auth: AuthContext, @Param('webhookId') id: string) {
     return { data: await this.webhooks.sendTest(auth.organizationId, id) };
   }

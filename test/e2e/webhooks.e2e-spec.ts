@@ -8,7 +8,7 @@ import { getEvents } from '../factories/events';
 import { createOrganization, createSite } from '../factories/organizations';
 import { answer, hang, WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
