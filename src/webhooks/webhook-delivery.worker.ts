@@ -19,6 +19,8 @@ export const POLL_INTERVAL_MS = 200;
 const DISPATCH_BATCH = 2000;
 /** Response bytes read at most (the rest is never read). */
 export const MAX_RESPONSE_BYTES = 1024;
+/** Wakes of the sender this close together make one claim. */
+const WAKE_DELAY_MS = 20;
 const PURGE_INTERVAL_MS = 10 * 60_000;
 const PURGE_BATCH = 5000;
 const USER_AGENT = 'ShoppingAnalyticsWebhooks/1.0';
@@ -50,6 +52,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   private readonly inFlight = new Set<Promise<void>>();
   private readonly fetcher: SafeFetcher;
   private stopping = false;
+  /** Set when a slot freed up or messages were queued while a claim was running: claim again. */
+  private claimAgain = false;
+  private wakeTimer?: NodeJS.Timeout;
   private readonly attemptsTotal?: Counter<'outcome'>;
   private readonly attemptSeconds?: Histogram<'outcome'>;
   private readonly lagSeconds?: Histogram;
@@ -129,6 +134,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     this.dispatchJob.stop();
     this.sendJob.stop();
     this.purgeJob.stop();
+    clearTimeout(this.wakeTimer);
     // Attempts in flight end within WEBHOOK_TIMEOUT_MS; their outcomes are recorded.
     await Promise.allSettled([...this.inFlight]);
   }
@@ -139,13 +145,36 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     for (;;) {
       const moved = await this.messages.dispatch(DISPATCH_BATCH);
       if (!moved) return;
-      if (moved.queued > 0) void this.sendJob.tick();
+      if (moved.queued > 0) this.wake();
       if (moved.events < DISPATCH_BATCH) return;
     }
   }
 
-  /** Leases as many due messages as there are free slots, and starts their attempts (not awaited). */
+  /**
+   * Claims soon (or right after the claim running now): a slot freed up or messages were
+   * queued. Wakes within WAKE_DELAY_MS coalesce, so a burst of finished attempts costs one claim.
+   */
+  private wake(): void {
+    this.claimAgain = true;
+    if (this.wakeTimer) return;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      void this.sendJob.tick();
+    }, WAKE_DELAY_MS);
+  }
+
+  /**
+   * Leases as many due messages as there are free slots and starts their attempts (not
+   * awaited); again while something woke it meanwhile.
+   */
   async claimAndSend(): Promise<void> {
+    do {
+      this.claimAgain = false;
+      await this.claimOnce();
+    } while (this.claimAgain && !this.stopping);
+  }
+
+  private async claimOnce(): Promise<void> {
     if (this.stopping) return;
     const free = this.config.webhooks.concurrency - this.inFlight.size;
     if (free <= 0) return;
@@ -156,11 +185,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
       this.config.webhooks.concurrencyPerEndpoint,
     );
     if (claimed.length === 0) return;
-    const events = await this.messages.events(
-      claimed.filter((m) => m.payload === null).map((m) => m.eventId),
-    );
     for (const message of claimed) {
-      const event = events.get(message.eventId);
+      const event = message.event;
       const body = message.payload ?? (event ? JSON.stringify(presentEvent(event)) : undefined);
       const attempt: Promise<void> = this.attempt(message, body, event?.createdAt)
         .catch((error: Error) =>
@@ -168,7 +194,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
             `webhook attempt not recorded (${error.message}); its lease will expire and it is sent again`,
           ),
         )
-        .finally(() => this.inFlight.delete(attempt));
+        .finally(() => {
+          this.inFlight.delete(attempt);
+          // Its slot (and its endpoint's) is free: the next due message need not wait for the tick.
+          if (!this.stopping) this.wake();
+        });
       this.inFlight.add(attempt);
     }
   }

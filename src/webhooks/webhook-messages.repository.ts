@@ -15,6 +15,8 @@ export interface ClaimedMessage {
   secretSealed: string;
   previousSecretSealed: string | null;
   previousSecretExpiresAt: Date | null;
+  /** The event as the feed reads it (null for test messages, or when retention deleted it). */
+  event: EventRow | null;
 }
 
 /** How one attempt ended. */
@@ -83,25 +85,24 @@ export class WebhookMessagesRepository {
   async claim(owner: string, leaseMs: number, slots: number, perEndpoint: number): Promise<ClaimedMessage[]> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query(`SELECT pg_advisory_xact_lock($1)`, [CLAIM_LOCK]);
+      // Per webhook (LATERAL, by index), its oldest due messages up to its free slots: a slow
+      // endpoint's backlog can never crowd the others' messages out of a claim.
       const rows = await manager.query(
-        `WITH due AS (
-           SELECT seq, webhook_id, payload,
-                  row_number() OVER (PARTITION BY webhook_id ORDER BY next_attempt_at, seq) AS rn
-           FROM (
-             SELECT seq, webhook_id, payload, next_attempt_at FROM webhook_messages
-             WHERE state = 'pending' AND next_attempt_at <= clock_timestamp()
-               AND (lease_expires_at IS NULL OR lease_expires_at <= clock_timestamp())
-             ORDER BY next_attempt_at LIMIT 1000
-           ) d
-         ), busy AS (
+        `WITH busy AS (
            SELECT webhook_id, count(*)::int AS n FROM webhook_messages
-           WHERE state = 'pending' AND lease_expires_at > clock_timestamp() GROUP BY webhook_id
+           WHERE state = 'pending' AND lease_owner IS NOT NULL AND lease_expires_at > clock_timestamp()
+           GROUP BY webhook_id
          ), chosen AS (
-           SELECT d.seq FROM due d
-           JOIN webhooks w ON w.id = d.webhook_id
-           LEFT JOIN busy b ON b.webhook_id = d.webhook_id
-           WHERE (w.status = 'enabled' OR d.payload IS NOT NULL) AND d.rn + COALESCE(b.n, 0) <= $4
-           ORDER BY d.rn, d.seq LIMIT $3
+           SELECT d.seq FROM webhooks w
+           LEFT JOIN busy b ON b.webhook_id = w.id
+           CROSS JOIN LATERAL (
+             SELECT m.seq, m.next_attempt_at FROM webhook_messages m
+             WHERE m.webhook_id = w.id AND m.state = 'pending' AND m.next_attempt_at <= clock_timestamp()
+               AND (m.lease_expires_at IS NULL OR m.lease_expires_at <= clock_timestamp())
+               AND (w.status = 'enabled' OR m.payload IS NOT NULL)
+             ORDER BY m.next_attempt_at LIMIT GREATEST($4 - COALESCE(b.n, 0), 0)
+           ) d
+           ORDER BY d.next_attempt_at LIMIT $3
          ), leased AS (
            UPDATE webhook_messages m SET lease_owner = $1,
              lease_expires_at = clock_timestamp() + make_interval(secs => $2::double precision / 1000)
@@ -111,23 +112,16 @@ export class WebhookMessagesRepository {
          )
          SELECT l.seq::text AS seq, l.webhook_id AS "webhookId", l.event_id AS "eventId", l.payload, l.attempts,
                 w.url, w.secret_sealed AS "secretSealed", w.previous_secret_sealed AS "previousSecretSealed",
-                w.previous_secret_expires_at AS "previousSecretExpiresAt"
-         FROM leased l JOIN webhooks w ON w.id = l.webhook_id`,
+                w.previous_secret_expires_at AS "previousSecretExpiresAt",
+                CASE WHEN e.id IS NULL THEN NULL ELSE json_build_object(
+                  'position', e.position::text, 'id', e.id, 'type', e.type, 'siteId', e.site_id,
+                  'createdAt', e.created_at, 'object', e.object) END AS event
+         FROM leased l JOIN webhooks w ON w.id = l.webhook_id
+         LEFT JOIN events e ON l.payload IS NULL AND e.id = l.event_id`,
         [owner, leaseMs, slots, perEndpoint],
       );
       return rows;
     });
-  }
-
-  /** The events of these ids still kept, as the feed reads them. */
-  async events(ids: string[]): Promise<Map<string, EventRow>> {
-    if (ids.length === 0) return new Map();
-    const rows: EventRow[] = await this.dataSource.query(
-      `SELECT position::text AS position, id, type, site_id AS "siteId", created_at AS "createdAt", object
-       FROM events WHERE id = ANY($1)`,
-      [ids],
-    );
-    return new Map(rows.map((r) => [r.id, r]));
   }
 
   /**
@@ -156,7 +150,7 @@ export class WebhookMessagesRepository {
           outcome.durationMs,
         ],
       );
-      const state = outcome.delivered ? 'delivered' : outcome.retryAt ? 'pending' : 'failed';
+      const state = outcome.retryAt ? 'pending' : 'failed';
       await manager.query(
         `UPDATE webhook_messages SET state = $3, attempts = attempts + 1, next_attempt_at = COALESCE($4, next_attempt_at),
            lease_owner = NULL, lease_expires_at = NULL, updated_at = clock_timestamp()
@@ -193,14 +187,6 @@ export class WebhookMessagesRepository {
       );
       return { disabled: true };
     });
-  }
-
-  /** Gives a lease back without an attempt (the worker is stopping before sending). */
-  async release(message: ClaimedMessage, owner: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE webhook_messages SET lease_owner = NULL, lease_expires_at = NULL WHERE seq = $1 AND lease_owner = $2`,
-      [message.seq, owner],
-    );
   }
 
   /** Deletes finished messages and delivery log entries older than `cutoff`; returns how many rows. */

@@ -67,9 +67,14 @@ export class Webhooks1763800000000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         UNIQUE (webhook_id, event_id)
       )`);
-    // The workers' work list: pending messages by due time.
+    // The workers' work list: each webhook's pending messages by due time (claims read it per
+    // webhook, so one endpoint's backlog never hides another's), and the leases in flight.
     await q.query(
-      `CREATE INDEX webhook_messages_due_idx ON webhook_messages (next_attempt_at) WHERE state = 'pending'`,
+      `CREATE INDEX webhook_messages_due_idx ON webhook_messages (webhook_id, next_attempt_at) WHERE state = 'pending'`,
+    );
+    await q.query(
+      `CREATE INDEX webhook_messages_leased_idx ON webhook_messages (webhook_id)
+       WHERE state = 'pending' AND lease_owner IS NOT NULL`,
     );
     // Finished messages, for the cleanup of old ones.
     await q.query(
