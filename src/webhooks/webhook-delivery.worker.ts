@@ -20,7 +20,7 @@ const DISPATCH_BATCH = 2000;
 /** Response bytes read at most (the rest is never read). */
 export const MAX_RESPONSE_BYTES = 1024;
 /** Wakes of the sender this close together make one claim. */
-const WAKE_DELAY_MS = 20;
+const WAKE_DELAY_MS = 10;
 const PURGE_INTERVAL_MS = 10 * 60_000;
 const PURGE_BATCH = 5000;
 const USER_AGENT = 'ShoppingAnalyticsWebhooks/1.0';

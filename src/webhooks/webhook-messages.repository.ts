@@ -136,6 +136,35 @@ export class WebhookMessagesRepository {
     owner: string,
     outcome: AttemptOutcome,
   ): Promise<{ disabled: boolean }> {
+    if (outcome.delivered) {
+      // The common case in one statement (atomic on its own). The endpoint's row is written only
+      // when its health changes or its last success is a minute old: concurrent deliveries to
+      // one endpoint do not queue on its row lock.
+      await this.dataSource.query(
+        `WITH logged AS (
+           INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempted_at, status_code, error, duration_ms)
+           VALUES ($1, $2, $3, $4, $5, NULL, $6)
+         ), done AS (
+           UPDATE webhook_messages SET state = 'delivered', attempts = attempts + 1, lease_owner = NULL,
+             lease_expires_at = NULL, updated_at = clock_timestamp()
+           WHERE seq = $7 AND lease_owner = $8 AND state = 'pending'
+         )
+         UPDATE webhooks SET failing_since = NULL, last_success_at = $4
+         WHERE id = $2 AND (failing_since IS NOT NULL OR last_success_at IS NULL
+           OR last_success_at < $4::timestamptz - interval '1 minute')`,
+        [
+          outcome.deliveryId,
+          message.webhookId,
+          message.eventId,
+          outcome.attemptedAt,
+          outcome.statusCode,
+          outcome.durationMs,
+          message.seq,
+          owner,
+        ],
+      );
+      return { disabled: false };
+    }
     return this.dataSource.transaction(async (manager) => {
       await manager.query(
         `INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempted_at, status_code, error, duration_ms)
@@ -157,13 +186,6 @@ export class WebhookMessagesRepository {
          WHERE seq = $1 AND lease_owner = $2 AND state = 'pending'`,
         [message.seq, owner, state, outcome.retryAt ?? null],
       );
-      if (outcome.delivered) {
-        await manager.query(`UPDATE webhooks SET failing_since = NULL, last_success_at = $2 WHERE id = $1`, [
-          message.webhookId,
-          outcome.attemptedAt,
-        ]);
-        return { disabled: false };
-      }
       const disabled = await manager.query(
         `UPDATE webhooks SET failing_since = COALESCE(failing_since, $2),
            status = CASE WHEN COALESCE(failing_since, $2) <= $3 THEN 'disabled' ELSE status END,

@@ -68,7 +68,10 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
 
   beforeAll(async () => {
     receiver = await new WebhookReceiver().start();
-    w = await startWebhookApp({ WEBHOOK_ALLOW_LOOPBACK: 'true' }, 'webhooks:');
+    w = await startWebhookApp(
+      { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_CONCURRENCY_PER_ENDPOINT: '2' },
+      'webhooks:',
+    );
   }, 60_000);
   afterAll(async () => {
     await w?.close();
@@ -228,6 +231,10 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
         const d = await deliveries(org, hook.id);
         return d.length > 0 ? d : undefined;
       }, 'the attempt logged');
+      const [message] = await w.db.query(`SELECT state, attempts FROM webhook_messages WHERE event_id = $1`, [
+        eventId,
+      ]);
+      expect(message).toEqual({ state: 'delivered', attempts: 1 });
       expect(log).toEqual([
         {
           id: expect.stringMatching(/^whd_/),
@@ -312,6 +319,31 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
       expect(log[1]).toMatchObject({ statusCode: null, error: 'timed_out' });
       expect(log[1].durationMs).toBeGreaterThanOrEqual(900);
       expect(log[0]).toMatchObject({ statusCode: 200, error: null });
+    });
+  });
+
+  describe('bounded concurrency per endpoint: a slow or hostile receiver cannot stall other endpoints', () => {
+    it('keeps at most WEBHOOK_CONCURRENCY_PER_ENDPOINT (2) attempts open to a hanging endpoint while another is served', async () => {
+      const slow = await createOrganization(w.t.app);
+      const fast = await createOrganization(w.t.app);
+      let open = 0;
+      let most = 0;
+      receiver.respond('/stall', (_req, res) => {
+        open++;
+        most = Math.max(most, open);
+        res.on('close', () => open--);
+      });
+      await create(slow, { url: receiver.url('/stall') }).expect(201);
+      await create(fast, { url: receiver.url('/unaffected') }).expect(201);
+      for (let i = 0; i < 6; i++) await w.appendEvent(slow);
+      await received('/stall', 2);
+      const sentAt = Date.now();
+      await w.appendEvent(fast);
+      await received('/unaffected', 1);
+      expect(Date.now() - sentAt).toBeLessThan(5000);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(receiver.on('/stall').length).toBeGreaterThanOrEqual(2);
+      expect(most).toBe(2);
     });
   });
 
