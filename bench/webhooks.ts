@@ -5,17 +5,16 @@
  * webhooks to a loopback receiver on port 3950 (BENCH_RECEIVER_PORT); `npm run worker`
  * (src/worker.ts) in a child process delivers, as in production; this process commits
  * BENCH_EVENTS_PER_SECOND [100] events a second, one per transaction, for BENCH_SECONDS [60]
- * seconds, notes each commit time, and the receiver notes each arrival and verifies every
- * signature with standardwebhooks. Writes bench/results/webhooks.md and webhooks.json.
+ * seconds, notes each commit time, and the receiver (a process of its own,
+ * bench/lib/webhook-receiver-process.ts) notes each arrival and verifies every signature with
+ * standardwebhooks. Writes bench/results/webhooks.md and webhooks.json.
  */
 import 'reflect-metadata';
 import { ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { loadConfig } from '../src/config/config';
@@ -65,34 +64,24 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, ...sharedEnv, WORKERS: 'off', LOG_LEVEL: 'silent' });
   const app = await NestFactory.createApplicationContext(AppModule.register(config), { logger: false });
 
-  // The receiver: arrival time of every (endpoint, webhook-id), every signature verified.
-  const arrivals = new Map<string, number>();
-  let badSignatures = 0;
-  let duplicates = 0;
-  const verifiers = new Map<string, Webhook>();
-  const receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      const key = `${req.url} ${req.headers['webhook-id']}`;
-      try {
-        verifiers
-          .get(req.url ?? '')!
-          .verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>);
-      } catch {
-        badSignatures++;
-      }
-      if (arrivals.has(key)) duplicates++;
-      else arrivals.set(key, at);
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(receiverPort, '127.0.0.1', resolve));
-
   let worker: ChildProcess | undefined;
-  // Never leave the worker behind, whatever ends this process.
-  process.once('exit', () => worker?.kill('SIGKILL'));
+  let receiver: ChildProcess | undefined;
+  // Never leave the children behind, whatever ends this process.
+  process.once('exit', () => {
+    worker?.kill('SIGKILL');
+    receiver?.kill('SIGKILL');
+  });
+  const secrets: Record<string, string> = {};
+  /** Asks the receiver what arrived: (path webhook-id) → arrival time, and its counts. */
+  const report = () =>
+    new Promise<{ arrivals: Map<string, number>; badSignatures: number; duplicates: number }>((resolve) => {
+      receiver!.once(
+        'message',
+        (m: { arrivals: Array<[string, number]>; badSignatures: number; duplicates: number }) =>
+          resolve({ ...m, arrivals: new Map(m.arrivals) }),
+      );
+      receiver!.send('report');
+    });
   try {
     const db = app.get(DataSource);
     const org = await app.get(OrganizationsService).create({
@@ -106,8 +95,22 @@ async function main(): Promise<void> {
         url: `http://127.0.0.1:${receiverPort}${path}`,
         events: ['conversation.created'],
       });
-      verifiers.set(path, new Webhook(secret));
+      secrets[path] = secret;
     }
+    receiver = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', 'bench/lib/webhook-receiver-process.ts'],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          RECEIVER_PORT: String(receiverPort),
+          RECEIVER_SECRETS: JSON.stringify(secrets),
+        },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      },
+    );
+    await new Promise((resolve) => receiver!.once('message', resolve));
 
     log('starting the worker (src/worker.ts)');
     worker = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/worker.ts'], {
@@ -127,11 +130,15 @@ async function main(): Promise<void> {
         }),
       );
     const warm = await append();
-    for (let waited = 0; ![...arrivals.keys()].some((k) => k.endsWith(warm)); waited += 250) {
+    for (
+      let waited = 0;
+      ![...(await report()).arrivals.keys()].some((k) => k.endsWith(warm));
+      waited += 250
+    ) {
       if (waited > 120_000) throw new Error('the worker delivered nothing within 2 minutes');
       await sleep(250);
     }
-    arrivals.clear();
+    receiver.send('reset');
 
     const total = Math.round(perSecond * seconds);
     log(`committing ${total} events at ${perSecond}/s, one per transaction`);
@@ -146,7 +153,7 @@ async function main(): Promise<void> {
       // At most 8 writers at once (the pool's size is 10): behind schedule, the rate drops instead.
       while (pending.size >= 8) await Promise.race(pending);
       const p: Promise<void> = append()
-        .then((id) => void commits.set(id, performance.now()))
+        .then((id) => void commits.set(id, Date.now()))
         .catch(() => void failedCommits++)
         .finally(() => pending.delete(p));
       pending.add(p);
@@ -156,7 +163,12 @@ async function main(): Promise<void> {
     const loadMid = loadavg()[0];
     log(`committed in ${Math.round(loadMs)} ms; waiting for the last deliveries`);
     const expected = commits.size * endpoints;
-    for (let waited = 0; arrivals.size < expected && waited < 60_000; waited += 250) await sleep(250);
+    let seen = await report();
+    for (let waited = 0; seen.arrivals.size < expected && waited < 60_000; waited += 500) {
+      await sleep(500);
+      seen = await report();
+    }
+    const { arrivals, badSignatures, duplicates } = seen;
 
     const lags: number[] = [];
     for (const [key, at] of arrivals) {
@@ -204,7 +216,7 @@ async function main(): Promise<void> {
         '',
         `Run ${result.at}: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}; machine shared with other work, 1-minute load average ${loadStart.toFixed(1)} at the start, ${loadMid.toFixed(1)} at the end of the load, ${result.machine.loadAverage.end.toFixed(1)} at the end.`,
         '',
-        `${total} events committed one per transaction at ${result.load.eventsPerSecondAchieved}/s (target ${perSecond}/s) for ${seconds} s, to ${endpoints} webhook(s) on a loopback receiver; one worker process (\`src/worker.ts\`, default settings) delivering. Lag = arrival at the receiver − the writer's COMMIT returning, both on this process's clock.`,
+        `${total} events committed one per transaction at ${result.load.eventsPerSecondAchieved}/s (target ${perSecond}/s) for ${seconds} s, to ${endpoints} webhook(s) on a loopback receiver; one worker process (\`src/worker.ts\`, default settings) delivering. Lag = arrival at the receiver (a process of its own) − the writer's COMMIT returning, both by the machine's clock (Date.now()).`,
         '',
         '| measure | value |',
         '|---|---|',
@@ -235,7 +247,7 @@ async function main(): Promise<void> {
           resolve(undefined);
         });
       });
-    receiver.close();
+    receiver?.kill('SIGTERM');
     await app.close();
     if (!env.BENCH_KEEP_DATABASE) await dropDatabase(databaseUrl).catch(() => undefined);
   }

@@ -385,14 +385,14 @@ export class EnvDto {
   @IsInt()
   @Min(1)
   @Max(1000)
-  WEBHOOK_CONCURRENCY: number = 64;
+  WEBHOOK_CONCURRENCY: number = 128;
 
   /** Attempts in flight to one endpoint at once, across every worker: a slow endpoint holds no more. */
   @Transform(toInt)
   @IsInt()
   @Min(1)
   @Max(100)
-  WEBHOOK_CONCURRENCY_PER_ENDPOINT: number = 16;
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: number = 32;
 
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';

@@ -33,9 +33,6 @@ export interface AttemptOutcome {
   disableIfFailingSince: Date;
 }
 
-/** Serializes claims, so the per-endpoint bound is exact across worker processes. */
-const CLAIM_LOCK = 0x5748_4b31; // "WHK1"
-
 /** The SQL of webhook delivery: the dispatcher's walk of the feed, claims, attempts and cleanup. */
 @Injectable()
 export class WebhookMessagesRepository {
@@ -81,13 +78,16 @@ export class WebhookMessagesRepository {
    * Leases up to `slots` due messages to `owner` for `leaseMs`: pending, due, not leased (or
    * their lease expired: a worker died mid-attempt), of an enabled webhook (test messages go
    * to disabled ones too), and never more than `perEndpoint` leased to one webhook at once.
+   * One statement (one round trip: claims are on every delivery's path). A worker process
+   * claims one batch at a time, so the bound is exact per process; two processes claiming in
+   * the same instant may each see the other's leases not yet committed, so across N worker
+   * processes the bound is at most N × perEndpoint for that instant.
    */
   async claim(owner: string, leaseMs: number, slots: number, perEndpoint: number): Promise<ClaimedMessage[]> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock($1)`, [CLAIM_LOCK]);
+    {
       // Per webhook (LATERAL, by index), its oldest due messages up to its free slots: a slow
       // endpoint's backlog can never crowd the others' messages out of a claim.
-      const rows = await manager.query(
+      const rows = await this.dataSource.query(
         `WITH busy AS (
            SELECT webhook_id, count(*)::int AS n FROM webhook_messages
            WHERE state = 'pending' AND lease_owner IS NOT NULL AND lease_expires_at > clock_timestamp()
@@ -121,7 +121,7 @@ export class WebhookMessagesRepository {
         [owner, leaseMs, slots, perEndpoint],
       );
       return rows;
-    });
+    }
   }
 
   /**
