@@ -265,6 +265,27 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
     });
   });
 
+  describe('metrics: delivery attempts by outcome and their durations on /metrics', () => {
+    it('counts delivered attempts and failed ones by error', async () => {
+      const org = await createOrganization(w.t.app);
+      receiver.respond('/metered-fail', answer(500));
+      await create(org, { url: receiver.url('/metered') }).expect(201);
+      await create(org, { url: receiver.url('/metered-fail') }).expect(201);
+      await w.appendEvent(org);
+      await received('/metered', 1);
+      await received('/metered-fail', 1);
+      const text = await eventually(async () => {
+        const res = await http().get('/metrics');
+        return /webhook_delivery_attempts_total\{outcome="unexpected_status"\} [1-9]/.test(res.text)
+          ? res.text
+          : undefined;
+      }, 'the failed attempt counted');
+      expect(text).toMatch(/webhook_delivery_attempts_total\{outcome="delivered"\} [1-9]/);
+      expect(text).toMatch(/webhook_delivery_attempt_seconds_count\{outcome="delivered"\} [1-9]/);
+      expect(text).toMatch(/webhook_delivery_lag_seconds_count [1-9]/);
+    });
+  });
+
   describe('rotate-secret: 200 with the new secret; the old one keeps signing beside it for 24 h', () => {
     it('signs the next delivery twice (v1,… v1,…): a receiver with either secret verifies', async () => {
       const org = await createOrganization(w.t.app);
