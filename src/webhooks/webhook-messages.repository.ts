@@ -45,6 +45,11 @@ export class WebhookMessagesRepository {
    * dispatcher holds the position (it is at work).
    */
   async dispatch(batch: number): Promise<{ events: number; queued: number } | undefined> {
+    // Idle (the usual case between events): one cheap read, no transaction.
+    const [ahead] = await this.dataSource.query(
+      `SELECT (SELECT head FROM event_feed LIMIT 1) > (SELECT position FROM webhook_dispatch LIMIT 1) AS "ahead"`,
+    );
+    if (ahead?.ahead !== true) return { events: 0, queued: 0 };
     return this.dataSource.transaction(async (manager) => {
       const held = await manager.query(
         `SELECT position::text AS position FROM webhook_dispatch WHERE singleton FOR UPDATE SKIP LOCKED`,
