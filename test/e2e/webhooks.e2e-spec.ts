@@ -201,6 +201,17 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
         '/url',
       );
 
+      const stranger = await createOrganization(w.t.app);
+      expectProblem(
+        await http()
+          .patch(`/api/v1/webhooks/${a.id}`)
+          .set(org.auth)
+          .send({ siteIds: [stranger.site.id] }),
+        'not_found',
+      );
+      const [unchanged] = await w.db.query(`SELECT site_ids FROM webhooks WHERE id = $1`, [a.id]);
+      expect(unchanged.site_ids).toBeNull();
+
       await http().delete(`/api/v1/webhooks/${a.id}`).set(org.auth).expect(204);
       expectProblem(await http().get(`/api/v1/webhooks/${a.id}`).set(org.auth), 'not_found');
       expectProblem(await http().delete(`/api/v1/webhooks/${a.id}`).set(org.auth), 'not_found');
@@ -462,9 +473,15 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
   });
 
   describe('POST /{webhookId}/test: a webhook.test event whose object is { webhookId }', () => {
-    it('sends a signed webhook.test event', async () => {
+    it('sends a signed webhook.test event, also to a disabled webhook', async () => {
       const org = await createOrganization(w.t.app);
       const hook = (await create(org, { url: receiver.url('/test-event') }).expect(201)).body.data;
+      // Sent even while the webhook is disabled: a way to check an endpoint before re-enabling it.
+      await http()
+        .patch(`/api/v1/webhooks/${hook.id}`)
+        .set(org.auth)
+        .send({ status: 'disabled' })
+        .expect(200);
       const res = await http().post(`/api/v1/webhooks/${hook.id}/test`).set(org.auth).expect(202);
       expect(res.body.data).toMatchObject({ id: expect.stringMatching(/^evt_/), type: 'webhook.test' });
       const [req] = await received('/test-event', 1);
