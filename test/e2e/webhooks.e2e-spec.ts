@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import type { EventType } from '../../src/events/event-types';
 import { EventsWriter } from '../../src/events/events.writer';
+import { WebhookDeliveryWorker } from '../../src/webhooks/webhook-delivery.worker';
 import { getEvents } from '../factories/events';
 import { createOrganization, createSite } from '../factories/organizations';
 import { answer, hang, WebhookReceiver } from '../fixtures/webhook-receiver';
@@ -492,6 +493,41 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
         siteId: null,
         data: { object: { webhookId: hook.id } },
       });
+    });
+  });
+
+  describe('housekeeping: finished messages and log entries older than the event retention are deleted', () => {
+    it('purges what is older than EVENT_RETENTION_DAYS and keeps the rest, pending messages included', async () => {
+      const org = await createOrganization(w.t.app);
+      const hook = (await create(org, { url: receiver.url('/purged') }).expect(201)).body.data;
+      await w.appendEvent(org);
+      await received('/purged', 1);
+      await eventually(
+        async () => ((await deliveries(org, hook.id)).length === 1 ? true : undefined),
+        'logged',
+      );
+      await w.db.query(
+        `INSERT INTO webhook_messages (webhook_id, event_id, state, updated_at, next_attempt_at)
+         VALUES ($1, 'evt_oldDelivered', 'delivered', now() - interval '40 days', now()),
+                ($1, 'evt_oldPending', 'pending', now() - interval '40 days', now() + interval '1 day')`,
+        [hook.id],
+      );
+      await w.db.query(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempted_at, status_code, error, duration_ms)
+         VALUES ('whd_old', $1, 'evt_oldDelivered', now() - interval '40 days', 200, NULL, 5)`,
+        [hook.id],
+      );
+      await w.t.app.get(WebhookDeliveryWorker).purge();
+      const messages = await w.db.query(
+        `SELECT event_id FROM webhook_messages WHERE webhook_id = $1 ORDER BY 1`,
+        [hook.id],
+      );
+      expect(messages.map((m: { event_id: string }) => m.event_id)).not.toContain('evt_oldDelivered');
+      expect(messages.map((m: { event_id: string }) => m.event_id)).toContain('evt_oldPending');
+      expect(messages).toHaveLength(2);
+      const log = await deliveries(org, hook.id);
+      expect(log.map((d: { id: string }) => d.id)).not.toContain('whd_old');
+      expect(log).toHaveLength(1);
     });
   });
 
