@@ -15,8 +15,8 @@ import { ClaimedMessage, WebhookMessagesRepository } from './webhook-messages.re
 
 /** How often a worker looks for due messages and moves the dispatcher along the feed. */
 export const POLL_INTERVAL_MS = 200;
-/** Events the dispatcher reads from the feed per transaction. */
-const DISPATCH_BATCH = 2000;
+/** Events the dispatcher reads from the feed per transaction (× at most 20 webhooks each: ≤ 10,000 messages). */
+const DISPATCH_BATCH = 500;
 /** Response bytes read at most (the rest is never read). */
 export const MAX_RESPONSE_BYTES = 1024;
 /** Wakes of the sender this close together make one claim. */

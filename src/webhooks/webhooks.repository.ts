@@ -76,6 +76,15 @@ export class WebhooksRepository {
     return rows[0];
   }
 
+  /** How many webhooks the organization has, its row locked so concurrent creates count in turn. */
+  async countLocked(organizationId: string, manager: EntityManager): Promise<number> {
+    await manager.query(`SELECT id FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
+    const rows = await manager.query(`SELECT count(*)::int AS n FROM webhooks WHERE organization_id = $1`, [
+      organizationId,
+    ]);
+    return rows[0].n;
+  }
+
   async findOwned(
     organizationId: string,
     id: string,

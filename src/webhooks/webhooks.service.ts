@@ -19,6 +19,12 @@ const DELIVERY_ORDER = newestFirst('attemptedAt', 'whd');
 /** After a rotation, the previous secret keeps signing beside the new one this long. */
 export const PREVIOUS_SECRET_TTL_MS = 24 * 3_600_000;
 
+/**
+ * Webhooks an organization may have (Stripe allows 16): every event is one message per
+ * matching webhook, so this also bounds the dispatcher's work per event.
+ */
+export const MAX_WEBHOOKS_PER_ORGANIZATION = 20;
+
 /** Events one replay queues at most; `hasMore` says to replay again from `lastEventId`. */
 export const REPLAY_LIMIT = 10_000;
 
@@ -45,6 +51,11 @@ export class WebhooksService {
     this.checkUrl(input.url);
     return this.transaction.run(async (manager) => {
       const siteIds = await this.ownedSiteIds(organizationId, input.siteIds, manager);
+      if ((await this.webhooks.countLocked(organizationId, manager)) >= MAX_WEBHOOKS_PER_ORGANIZATION)
+        throw new ApiError(
+          'conflict',
+          `The organization has ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks, the most it may have; delete one first (one webhook may take several event types).`,
+        );
       const id = newId('wh');
       const secret = newSigningSecret();
       const webhook = await this.webhooks.insert(

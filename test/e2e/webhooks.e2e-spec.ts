@@ -140,6 +140,20 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
       expect(count[0].n).toBe(1);
     });
 
+    it('allows 20 webhooks per organization: the 21st is 409 conflict, stored nowhere', async () => {
+      const org = await createOrganization(w.t.app);
+      await w.db.query(
+        `INSERT INTO webhooks (id, organization_id, url, events, secret_sealed)
+         SELECT 'wh_limit' || g || $2, $1, 'https://hooks.example.com/', '{export.failed}', 'x' FROM generate_series(1, 20) g`,
+        [org.organization.id, org.organization.id.slice(4)],
+      );
+      expectProblem(await create(org, { url: receiver.url('/21st') }), 'conflict');
+      const count = await w.db.query(`SELECT count(*)::int AS n FROM webhooks WHERE organization_id = $1`, [
+        org.organization.id,
+      ]);
+      expect(count[0].n).toBe(20);
+    });
+
     it('refuses bad input with a problem naming the field, storing nothing', async () => {
       const org = await createOrganization(w.t.app);
       expectProblem(
