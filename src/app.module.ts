@@ -26,6 +26,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
 import { StatsModule, StatsRollupJobsModule } from './stats/stats.module';
+import { WebhookDeliveryModule, WebhooksModule } from './webhooks/webhooks.module';
 
 /** Infrastructure every process (HTTP server, worker, CLI) shares. */
 export function infrastructureModules(config: AppConfig) {
@@ -57,6 +58,7 @@ export function backgroundModules(config: AppConfig) {
     EventFeedJobsModule.register(config),
     StatsRollupJobsModule.register(config),
     ExportsModule.register(config),
+    WebhookDeliveryModule.register(config),
   ];
 }
 
@@ -80,6 +82,7 @@ export class AppModule {
         StatsModule,
         ConversationsModule,
         EventsModule,
+        WebhooksModule,
         PagesModule.register(config),
         ...backgroundModules(config),
       ],

@@ -44,6 +44,8 @@ export abstract class AppConfig {
   abstract readonly metricsToken?: string;
   /** The change feed (src/events/). */
   abstract readonly events: { readonly retentionDays: number };
+  /** Webhook endpoints and their delivery (src/webhooks/). */
+  abstract readonly webhooks: WebhookSettings;
   abstract readonly workers: boolean;
   abstract readonly logLevel: string;
 }
@@ -85,4 +87,17 @@ export interface DatabaseTimeouts {
   readonly statementTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly idleInTransactionTimeoutMs: number;
+}
+
+/** Webhooks (analytics-v1 §4). */
+export interface WebhookSettings {
+  /** Encrypts signing secrets at rest (WEBHOOK_SECRET_KEY; a development-only key outside production). */
+  readonly secretKey: string;
+  readonly allowHttp: boolean;
+  readonly allowLoopback: boolean;
+  readonly timeoutMs: number;
+  readonly retryScale: number;
+  readonly leaseMs: number;
+  readonly concurrency: number;
+  readonly concurrencyPerEndpoint: number;
 }

@@ -12,6 +12,7 @@ export class ConfigError extends Error {
 }
 
 const DEV_CURSOR_SECRET = 'development-only-cursor-secret-do-not-use-in-production';
+const DEV_WEBHOOK_SECRET_KEY = 'development-only-webhook-secret-key-do-not-use-in-production';
 
 function parseTrustProxy(raw: string): false | number | string[] | undefined {
   const value = raw.trim();
@@ -34,7 +35,7 @@ function parseTrustProxy(raw: string): false | number | string[] | undefined {
 }
 
 /** Variables whose values are never echoed, even in a boot error. */
-const SECRETS = new Set(['CURSOR_SECRET', 'CURSOR_SECRET_PREVIOUS', 'METRICS_TOKEN']);
+const SECRETS = new Set(['CURSOR_SECRET', 'CURSOR_SECRET_PREVIOUS', 'METRICS_TOKEN', 'WEBHOOK_SECRET_KEY']);
 
 function describe(errors: ValidationError[]): string[] {
   return errors.map(
@@ -69,6 +70,7 @@ export function loadConfig(
     'EXPORT_S3_ENDPOINT',
     'EXPORT_S3_REGION',
     'METRICS_TOKEN',
+    'WEBHOOK_SECRET_KEY',
   ]) {
     const value = source[key];
     if (value !== undefined && value !== '') raw[key] = value;
@@ -86,6 +88,20 @@ export function loadConfig(
   if (production && !env.CURSOR_SECRET) problems.push('CURSOR_SECRET: is required when NODE_ENV=production');
   if (production && env.IMPORT_ALLOW_LOOPBACK)
     problems.push('IMPORT_ALLOW_LOOPBACK: must not be true when NODE_ENV=production');
+  if (production && !env.WEBHOOK_SECRET_KEY)
+    problems.push(
+      'WEBHOOK_SECRET_KEY: is required when NODE_ENV=production (it encrypts webhook secrets at rest)',
+    );
+  if (production && env.WEBHOOK_ALLOW_HTTP)
+    problems.push('WEBHOOK_ALLOW_HTTP: must not be true when NODE_ENV=production');
+  if (production && env.WEBHOOK_ALLOW_LOOPBACK)
+    problems.push('WEBHOOK_ALLOW_LOOPBACK: must not be true when NODE_ENV=production');
+  if (production && env.WEBHOOK_RETRY_SCALE !== 1)
+    problems.push('WEBHOOK_RETRY_SCALE: must be 1 when NODE_ENV=production');
+  if (env.WEBHOOK_LEASE_MS <= env.WEBHOOK_TIMEOUT_MS)
+    problems.push(
+      'WEBHOOK_LEASE_MS: must be greater than WEBHOOK_TIMEOUT_MS (a lease outlives the attempt it covers)',
+    );
   if (env.JUDGE === 'http' && !env.JUDGE_URL) problems.push('JUDGE_URL: is required when JUDGE=http');
   if (production && env.SEARCH_SYNC_FOR_TESTS)
     problems.push('SEARCH_SYNC_FOR_TESTS: must not be true when NODE_ENV=production');
@@ -101,6 +117,9 @@ export function loadConfig(
 
   if (!env.CURSOR_SECRET && env.NODE_ENV === 'development') {
     warn('CURSOR_SECRET is not set: using a development-only secret. Set it before exposing the service.');
+  }
+  if (!env.WEBHOOK_SECRET_KEY && env.NODE_ENV === 'development') {
+    warn('WEBHOOK_SECRET_KEY is not set: webhook secrets are encrypted with a development-only key.');
   }
   const cursorSecrets = [env.CURSOR_SECRET ?? DEV_CURSOR_SECRET, env.CURSOR_SECRET_PREVIOUS].filter(
     (s): s is string => Boolean(s),
@@ -171,6 +190,16 @@ export function loadConfig(
     }),
     metricsToken: env.METRICS_TOKEN,
     events: Object.freeze({ retentionDays: env.EVENT_RETENTION_DAYS }),
+    webhooks: Object.freeze({
+      secretKey: env.WEBHOOK_SECRET_KEY ?? DEV_WEBHOOK_SECRET_KEY,
+      allowHttp: env.WEBHOOK_ALLOW_HTTP,
+      allowLoopback: env.WEBHOOK_ALLOW_LOOPBACK,
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      retryScale: env.WEBHOOK_RETRY_SCALE,
+      leaseMs: env.WEBHOOK_LEASE_MS,
+      concurrency: env.WEBHOOK_CONCURRENCY,
+      concurrencyPerEndpoint: env.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+    }),
     workers: env.WORKERS === 'on',
     logLevel: env.LOG_LEVEL,
   });

@@ -1,5 +1,11 @@
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
-import { FlagSetting, IntSetting, OptionalHttpUrl, OptionalSecret } from './setting-decorators';
+import {
+  FlagSetting,
+  IntSetting,
+  NumberSetting,
+  OptionalHttpUrl,
+  OptionalSecret,
+} from './setting-decorators';
 
 /**
  * Every environment variable the service reads, with its default. Validated once at boot
@@ -216,6 +222,41 @@ export class EnvDto {
   /** Days the change feed keeps an event (GET /api/v1/events); older ones are purged by the workers. */
   @IntSetting({ min: 1, max: 3650 })
   EVENT_RETENTION_DAYS: number = 30;
+
+  /**
+   * Key that encrypts webhook signing secrets at rest (AES-256-GCM; the key is derived from it
+   * with HKDF-SHA256). Required in production; elsewhere a development-only key is used.
+   */
+  @OptionalSecret()
+  WEBHOOK_SECRET_KEY?: string;
+
+  /** Webhook URLs may be plain http:// (refused in production). */
+  @FlagSetting()
+  WEBHOOK_ALLOW_HTTP: boolean = false;
+
+  /** Test only (refused in production): webhook deliveries may reach loopback addresses on any port. */
+  @FlagSetting()
+  WEBHOOK_ALLOW_LOOPBACK: boolean = false;
+
+  /** Time allowed for one delivery attempt (connect, send, answer); analytics-v1 §4 says 10 s. */
+  @IntSetting({ min: 100, max: 60_000 })
+  WEBHOOK_TIMEOUT_MS: number = 10_000;
+
+  /** Test only (refused in production unless 1): multiplies the retry schedule's delays. */
+  @NumberSetting({ min: 0.000001, max: 1 })
+  WEBHOOK_RETRY_SCALE: number = 1;
+
+  /** A delivery worker's lease on an attempt; a dead worker's attempt is made again after it. */
+  @IntSetting({ min: 1000, max: 600_000 })
+  WEBHOOK_LEASE_MS: number = 30_000;
+
+  /** Delivery attempts one worker process makes at once, across endpoints. */
+  @IntSetting({ min: 1, max: 1000 })
+  WEBHOOK_CONCURRENCY: number = 128;
+
+  /** Attempts in flight to one endpoint at once, across every worker: a slow endpoint holds no more. */
+  @IntSetting({ min: 1, max: 100 })
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: number = 32;
 
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';

@@ -6,15 +6,28 @@ const SECRET = 'a-production-cursor-secret-of-sufficient-length';
 describe('IMPORT_ALLOW_LOOPBACK: test-only, off by default, refused in production', () => {
   it('is off by default', () => {
     expect(loadConfig({ NODE_ENV: 'development' }).importAllowLoopback).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: SECRET }).importAllowLoopback).toBe(false);
+    expect(
+      loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: SECRET, WEBHOOK_SECRET_KEY: SECRET })
+        .importAllowLoopback,
+    ).toBe(false);
   });
 
   it('stops the start when true with NODE_ENV=production', () => {
     expect(() =>
-      loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: SECRET, IMPORT_ALLOW_LOOPBACK: 'true' }),
+      loadConfig({
+        NODE_ENV: 'production',
+        CURSOR_SECRET: SECRET,
+        WEBHOOK_SECRET_KEY: SECRET,
+        IMPORT_ALLOW_LOOPBACK: 'true',
+      }),
     ).toThrow(ConfigError);
     expect(() =>
-      loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: SECRET, IMPORT_ALLOW_LOOPBACK: '1' }),
+      loadConfig({
+        NODE_ENV: 'production',
+        CURSOR_SECRET: SECRET,
+        WEBHOOK_SECRET_KEY: SECRET,
+        IMPORT_ALLOW_LOOPBACK: '1',
+      }),
     ).toThrow(/IMPORT_ALLOW_LOOPBACK/);
   });
 

@@ -1,9 +1,21 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+} from 'class-validator';
 
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+const toNumber = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^\d+(\.\d+)?(e-?\d+)?$/i.test(value.trim()) ? Number(value.trim()) : value;
 const toBool = ({ value }: { value: unknown }) => {
   if (typeof value !== 'string') return value;
   const v = value.trim().toLowerCase();
@@ -18,6 +30,11 @@ const toBool = ({ value }: { value: unknown }) => {
 /** A whole number read from its decimal text, at least `min` and, when given, at most `max`. */
 export function IntSetting({ min, max }: { min: number; max?: number }): PropertyDecorator {
   return applyDecorators(...(max === undefined ? [] : [Max(max)]), Min(min), IsInt(), Transform(toInt));
+}
+
+/** A decimal number (e.g. 0.5 or 1e-3) read from its text, from `min` to `max`. */
+export function NumberSetting({ min, max }: { min: number; max: number }): PropertyDecorator {
+  return applyDecorators(Max(max), Min(min), IsNumber(), Transform(toNumber));
 }
 
 /** On or off: true/1/yes/on, false/0/no/off (any case; empty is off). */

@@ -12,7 +12,7 @@ import { ImportProgress, PageImportsRepository } from './page-imports.repository
 import { PagesRepository } from './pages.repository';
 import { PageWriter } from './page-writer';
 import { readRobotsSitemaps } from './robots-reader';
-import { SafeFetcher } from './safe-fetcher';
+import { SafeFetcher } from '../common/net/safe-fetcher';
 import { readSitemap, SitemapEntry, SitemapFormatError, SitemapKind } from './sitemap-reader';
 
 export const WELL_KNOWN_SITEMAPS = [

@@ -1,4 +1,4 @@
-import { SafeFetcher } from './safe-fetcher';
+import { SafeFetcher } from '../common/net/safe-fetcher';
 
 /** robots.txt is read up to this many bytes (as search engines do). */
 export const MAX_ROBOTS_BYTES = 512 * 1024;

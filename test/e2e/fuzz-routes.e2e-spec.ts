@@ -171,6 +171,7 @@ describe('Fuzz: no input gives a 5xx, crashes the process or stores anything par
   let org: Awaited<ReturnType<typeof createOrganization>>;
   let conversationId: string;
   let messageId: string;
+  let webhookId: string;
 
   beforeAll(async () => {
     t = await createTestApp({ RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' });
@@ -179,6 +180,12 @@ describe('Fuzz: no input gives a 5xx, crashes the process or stores anything par
     conversationId = conv.id;
     const read = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${conv.id}`).set(org.auth);
     messageId = read.body.data.messages[0].id;
+    const hook = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(org.auth)
+      .send({ url: 'https://hooks.example.com/in', events: ['conversation.created'] });
+    webhookId = hook.body.data.id;
   });
   afterAll(() => t.close());
 
@@ -193,7 +200,11 @@ describe('Fuzz: no input gives a 5xx, crashes the process or stores anything par
                 WHERE s.organization_id = $1)::int AS imports,
               (SELECT coalesce(sum(impressions + clicks), 0) FROM conversations WHERE organization_id = $1)::int AS engagement,
               (SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
-                WHERE c.organization_id = $1 AND m.rating IS NOT NULL)::int AS ratings`,
+                WHERE c.organization_id = $1 AND m.rating IS NOT NULL)::int AS ratings,
+              (SELECT count(*) FROM webhooks WHERE organization_id = $1)::int AS webhooks,
+              (SELECT count(*) FROM webhooks WHERE organization_id = $1 AND updated_at > created_at)::int AS webhooksChanged,
+              (SELECT count(*) FROM webhook_messages m JOIN webhooks w ON w.id = m.webhook_id
+                WHERE w.organization_id = $1)::int AS webhookMessages`,
       [org.organization.id],
     );
     return r;
@@ -239,6 +250,24 @@ describe('Fuzz: no input gives a 5xx, crashes the process or stores anything par
       'add engagement',
       () => `/api/v1/sites/${org.site.id}/conversations/${conversationId}/engagement`,
       () => ({ impressions: 1, clicks: 1 }),
+    ],
+    [
+      'POST',
+      'create a webhook',
+      () => '/api/v1/webhooks',
+      () => ({ url: 'https://hooks.example.com/x', events: ['export.completed'], siteIds: [org.site.id] }),
+    ],
+    [
+      'PATCH',
+      'update a webhook',
+      () => `/api/v1/webhooks/${webhookId}`,
+      () => ({ description: 'Fuzzed', events: ['export.failed'] }),
+    ],
+    [
+      'POST',
+      'replay a webhook',
+      () => `/api/v1/webhooks/${webhookId}/replay`,
+      () => ({ from: '2026-01-01T00:00:00Z' }),
     ],
     [
       'POST',
@@ -298,6 +327,8 @@ describe('Fuzz: no input gives a 5xx, crashes the process or stores anything par
     ['the imports listing', () => `/api/v1/sites/${org.site.id}/pages/imports`],
     ['one conversation', () => `/api/v1/sites/${org.site.id}/conversations/${conversationId}`],
     ['the vocabulary', () => '/api/v1/labels/vocabulary'],
+    ['the webhooks listing', () => '/api/v1/webhooks'],
+    ["a webhook's deliveries", () => `/api/v1/webhooks/${webhookId}/deliveries`],
   ];
 
   describe.each(reads)('query of %s', (_name, path) => {
@@ -323,6 +354,8 @@ describe('Fuzz: no input gives a 5xx, crashes the process or stores anything par
           (id: string) => `/api/v1/sites/${org.site.id}/conversations/${id}`,
           (id: string) => `/api/v1/sites/${org.site.id}/conversations/${id}/labels`,
           (id: string) => `/api/v1/sites/${org.site.id}/pages/imports/${id}`,
+          (id: string) => `/api/v1/webhooks/${id}`,
+          (id: string) => `/api/v1/webhooks/${id}/deliveries`,
         ),
         async (id, route) => {
           const res = await t.http().get(route(id)).set(org.auth);

@@ -91,6 +91,11 @@ function bodyFaults(doc: Doc): string[] {
   const faults: string[] = [];
   for (const { method, path, op } of operations(doc)) {
     if (!['POST', 'PUT', 'PATCH'].includes(method)) continue;
+    // An action that reads no body (ApiNoRequestBody) says so; it must then document none.
+    if (op['x-no-request-body'] === true) {
+      if (op.requestBody) faults.push(`${method} ${path}: x-no-request-body with a request body`);
+      continue;
+    }
     const ref = op.requestBody?.content?.['application/json']?.schema?.$ref as string | undefined;
     const schema = ref && doc.components.schemas[ref.split('/').pop()!];
     if (!schema || !Object.keys(schema.properties ?? {}).length)

@@ -1,12 +1,22 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
+import { AppConfig } from '../../config/app-config';
+import { SecretBox } from '../crypto/secret-box';
 import { ApiError } from '../errors/api-error';
 import type { ServiceRequest } from '../http/request-context';
 import { parseIdempotencyKey, requestHash } from './idempotency-key';
 import { IdempotencyKeysRepository, StoredAnswer } from './idempotency-keys.repository';
 import { withinIdempotentTransaction } from './idempotent-transaction';
+
+/**
+ * Route metadata (@Idempotent({ sealAnswer: true })): the stored answer carries a secret shown
+ * once (a webhook's signing secret), so it is kept encrypted (AES-256-GCM under
+ * WEBHOOK_SECRET_KEY) and opened only to answer a retry.
+ */
+export const SEAL_ANSWER = 'idempotency:sealAnswer';
 
 /**
  * Idempotency-Key semantics (see @Idempotent()): the key (per organization) is claimed in a
@@ -18,10 +28,16 @@ import { withinIdempotentTransaction } from './idempotent-transaction';
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  private readonly box: SecretBox;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly keys: IdempotencyKeysRepository,
-  ) {}
+    private readonly reflector: Reflector,
+    config: AppConfig,
+  ) {
+    this.box = new SecretBox(config.webhooks.secretKey, 'idempotent-answers');
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const http = context.switchToHttp();
@@ -30,7 +46,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (key === undefined) return next.handle();
     if (!req.auth) throw new Error('@Idempotent() used on a route without ApiKeyGuard');
     const hash = requestHash(req.method, req.path, req.body);
-    return from(this.answer(req.auth.organizationId, key, hash, next, http.getResponse<Response>()));
+    const seal = this.reflector.get<boolean>(SEAL_ANSWER, context.getHandler()) === true;
+    return from(this.answer(req.auth.organizationId, key, hash, next, http.getResponse<Response>(), seal));
   }
 
   private async answer(
@@ -39,8 +56,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     hash: string,
     next: CallHandler,
     res: Response,
+    seal: boolean,
   ): Promise<unknown> {
     const afterCommit: Array<() => Promise<void>> = [];
+    const context = `${organizationId}:${key}`;
     const first = await this.dataSource.transaction(async (manager): Promise<StoredAnswer | undefined> => {
       if (!(await this.keys.claim(organizationId, key, hash, manager))) return undefined;
       // next.handle() is called inside the scope: the handler runs in it and joins this transaction.
@@ -50,7 +69,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
         afterCommit,
       );
       const answer = { status: res.statusCode, body };
-      await this.keys.saveAnswer(organizationId, key, answer, manager);
+      const stored = seal ? { sealed: this.box.seal(JSON.stringify(body), context) } : body;
+      await this.keys.saveAnswer(organizationId, key, { status: answer.status, body: stored }, manager);
       return answer;
     });
     if (first) {
@@ -58,7 +78,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return first.body;
     }
     const stored = await this.keys.find(organizationId, key);
-    if (!stored) return this.answer(organizationId, key, hash, next, res); // expired or released meanwhile
+    if (!stored) return this.answer(organizationId, key, hash, next, res, seal); // expired or released meanwhile
     if (stored.hash !== hash) {
       throw new ApiError(
         'conflict',
@@ -66,6 +86,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       );
     }
     res.status(stored.status);
-    return stored.body;
+    const sealed = (stored.body as { sealed?: unknown } | null)?.sealed;
+    return seal && typeof sealed === 'string' ? JSON.parse(this.box.open(sealed, context)) : stored.body;
   }
 }

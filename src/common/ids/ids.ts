@@ -17,7 +17,9 @@ export type IdPrefix =
   | 'req'
   | 'idem'
   | 'evt'
-  | 'exp';
+  | 'exp'
+  | 'wh'
+  | 'whd';
 
 /** Random base62 text of `length` characters (unbiased: bytes >= 248 are drawn again). */
 export function randomBase62(length: number): string {

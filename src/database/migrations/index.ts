@@ -10,6 +10,7 @@ import { Exports1763770000000 } from './1763770000000-Exports';
 import { Events1763780000000 } from './1763780000000-Events';
 import { SiteDeletionOutboxRow1763790000000 } from './1763790000000-SiteDeletionOutboxRow';
 import { ByteOrderListingIndex1763790000001 } from './1763790000001-ByteOrderListingIndex';
+import { Webhooks1763800000000 } from './1763800000000-Webhooks';
 import { AppendOnlyStatsRollups1763810000000 } from './1763810000000-AppendOnlyStatsRollups';
 import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup';
 
@@ -27,6 +28,7 @@ export const MIGRATIONS = [
   Events1763780000000,
   SiteDeletionOutboxRow1763790000000,
   ByteOrderListingIndex1763790000001,
+  Webhooks1763800000000,
   AppendOnlyStatsRollups1763810000000,
   AgentStatsRollup1763810000001,
 ];

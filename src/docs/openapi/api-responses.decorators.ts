@@ -1,5 +1,12 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import { ApiExtraModels, ApiHeader, ApiParam, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtension,
+  ApiExtraModels,
+  ApiHeader,
+  ApiParam,
+  ApiResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
 
 /**
  * `{ "data": <Model> }` answered with `status`. `description` says when (e.g. the two answers of
@@ -97,4 +104,13 @@ export function ApiResourceId(name: string, prefix: string): MethodDecorator & C
     description: `The ${prefix}_… id. Unknown, deleted or another organization's: 404 not_found.`,
     schema: { type: 'string', example: `${prefix}_3hT9aQ0cX2mR1vB8nK5wZp` },
   });
+}
+
+/**
+ * A POST action that reads no body (e.g. …/rotate-secret): marked `x-no-request-body`, so the
+ * document's checks do not expect a body schema. A body sent anyway is ignored (still parsed:
+ * document BODY_PROBLEMS).
+ */
+export function ApiNoRequestBody(): MethodDecorator {
+  return ApiExtension('x-no-request-body', true);
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { SitemapServer } from '../../test/fixtures/sitemap-server';
+import { SitemapServer } from '../../../test/fixtures/sitemap-server';
 import { FetcherSettings, Resolver, SafeFetcher } from './safe-fetcher';
 
 const readText = async (body: AsyncIterable<Buffer>) => {

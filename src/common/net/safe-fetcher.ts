@@ -45,6 +45,36 @@ export type FetchResult<T> =
 
 const USER_AGENT = 'ShoppingAnalyticsPageImport/1.0 (+sitemap import)';
 
+interface OutgoingRequest {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+const GET: OutgoingRequest = {
+  method: 'GET',
+  headers: {
+    'user-agent': USER_AGENT,
+    accept: 'application/xml, text/xml;q=0.9, */*;q=0.1',
+    'accept-encoding': 'identity',
+  },
+};
+
+/** A POST made by SafeFetcher#send (a webhook delivery). */
+export interface SendRequest {
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  /** Bytes of the response body read at most; the rest is never read. */
+  maxBodyBytes: number;
+}
+
+/** Why a POST got no answer. */
+export type SendFailure = 'address_not_allowed' | 'timed_out' | 'unreachable' | 'tls_error';
+
+/** The answer of a POST (any status: redirects are answers, not followed), or why there is none. */
+export type SendResult = { ok: true; status: number; body: string } | { ok: false; failure: SendFailure };
+
 class Timeout extends Error {}
 class Refused extends Error {
   constructor(readonly failure: FetchFailure) {
@@ -126,7 +156,7 @@ export class SafeFetcher {
         }
         if (!connectionAllowed(addresses, port, this.settings)) throw new Refused('address_not_allowed');
 
-        const res = await this.request(url, port, addresses, literal !== undefined, current);
+        const res = await this.request(url, port, addresses, literal !== undefined, current, GET);
         const status = res.statusCode ?? 0;
         if (status >= 300 && status < 400 && status !== 304) {
           const location = res.headers.location;
@@ -176,13 +206,83 @@ export class SafeFetcher {
     }
   }
 
-  /** One GET to the checked addresses only; resolves with the response head. */
+  /**
+   * One POST of `body` to `url` through the same guard, for webhook deliveries: the host's
+   * every address checked and the connection pinned to them, redirects NOT followed (a 3xx is
+   * the answer), at most `maxBodyBytes` of the response read, and `requestTimeoutMs` bounding
+   * the whole exchange (lookup, connect, sending, the response head and the bytes read).
+   * Never throws: every failure is a SendResult.
+   */
+  async send(request: SendRequest): Promise<SendResult> {
+    const { url } = request;
+    let current: { req?: http.ClientRequest; res?: http.IncomingMessage } = {};
+    let timedOut = false;
+    let expire: (error: Timeout) => void = () => undefined;
+    const expired = new Promise<never>((_, reject) => {
+      expire = reject;
+    });
+    expired.catch(() => undefined);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      const error = new Timeout('deadline');
+      expire(error);
+      current.req?.destroy(error);
+      current.res?.destroy(error);
+    }, this.settings.requestTimeoutMs);
+    try {
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        return { ok: false, failure: 'address_not_allowed' };
+      if (url.username || url.password) return { ok: false, failure: 'address_not_allowed' };
+      const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+      const literal = hostAddress(url.hostname);
+      let addresses: string[];
+      if (literal) addresses = [literal];
+      else {
+        try {
+          addresses = await Promise.race([this.resolve(url.hostname), expired]);
+        } catch {
+          return { ok: false, failure: timedOut ? 'timed_out' : 'unreachable' };
+        }
+      }
+      if (!connectionAllowed(addresses, port, this.settings))
+        return { ok: false, failure: 'address_not_allowed' };
+      const res = await Promise.race([
+        this.request(url, port, addresses, literal !== undefined, current, {
+          method: 'POST',
+          headers: request.headers,
+          body: request.body,
+        }),
+        expired,
+      ]);
+      const status = res.statusCode ?? 0;
+      let bodyText = '';
+      let read = 0;
+      for await (const chunk of res as AsyncIterable<Buffer>) {
+        const room = request.maxBodyBytes - read;
+        bodyText += chunk.subarray(0, room).toString('utf8');
+        read += Math.min(chunk.length, room);
+        if (read >= request.maxBodyBytes) break;
+      }
+      return { ok: true, status, body: bodyText };
+    } catch (error) {
+      if (timedOut || error instanceof Timeout) return { ok: false, failure: 'timed_out' };
+      return { ok: false, failure: isTlsError(error) ? 'tls_error' : 'unreachable' };
+    } finally {
+      clearTimeout(timer);
+      current.req?.destroy();
+      current.res?.destroy();
+      current = {};
+    }
+  }
+
+  /** One request to the checked addresses only; resolves with the response head. */
   private request(
     url: URL,
     port: number,
     addresses: string[],
     literal: boolean,
     current: { req?: http.ClientRequest; res?: http.IncomingMessage },
+    what: OutgoingRequest,
   ): Promise<http.IncomingMessage> {
     const pinned: LookupFunction = (_hostname, options, callback) => {
       const entries = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
@@ -192,15 +292,11 @@ export class SafeFetcher {
     };
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const options: https.RequestOptions = {
-      method: 'GET',
+      method: what.method,
       hostname,
       port,
       path: `${url.pathname}${url.search}`,
-      headers: {
-        'user-agent': USER_AGENT,
-        accept: 'application/xml, text/xml;q=0.9, */*;q=0.1',
-        'accept-encoding': 'identity',
-      },
+      headers: what.headers,
       // No shared agent: a pooled socket could belong to another (unchecked) resolution.
       agent: false,
       lookup: pinned,
@@ -213,7 +309,7 @@ export class SafeFetcher {
       });
       current.req = req;
       req.on('error', reject);
-      req.end();
+      req.end(what.body);
     });
   }
 }
@@ -259,6 +355,18 @@ async function* metered(res: http.IncomingMessage, clock: NetworkClock): AsyncGe
     if (next.done) return;
     yield next.value;
   }
+}
+
+function isTlsError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return (
+    typeof code === 'string' &&
+    (code.startsWith('ERR_TLS') ||
+      code.startsWith('ERR_SSL') ||
+      code.includes('CERT') ||
+      code === 'DEPTH_ZERO_SELF_SIGNED_CERT' ||
+      code === 'SELF_SIGNED_CERT_IN_CHAIN')
+  );
 }
 
 function isNetworkError(error: unknown): boolean {

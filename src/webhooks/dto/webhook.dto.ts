@@ -1,0 +1,115 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsOptional,
+  IsString,
+  MaxLength,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
+import { WEBHOOK_EVENT_TYPES } from '../webhook-event-types';
+
+export const MAX_SITE_IDS = 100;
+
+const URL_DOC = {
+  example: 'https://hooks.example.com/shopping-analytics',
+  maxLength: 2048,
+  description:
+    'https:// (plain http:// only where WEBHOOK_ALLOW_HTTP is set), port 443 or 80. An address literal in a loopback, private, link-local or metadata range is refused (400 naming /url); names are checked at every delivery.',
+};
+
+export class CreateWebhookDto {
+  @ApiProperty(URL_DOC)
+  @IsString()
+  @MaxLength(2048)
+  url!: string;
+
+  @ApiProperty({
+    type: [String],
+    enum: WEBHOOK_EVENT_TYPES,
+    example: ['conversation.labeled', 'export.completed'],
+    description: 'The event types to send (at least one).',
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length)
+  @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: `each must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` })
+  events!: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['site_3hT9aQ0cX2mR1vB8nK5wZp'],
+    description:
+      "Only these sites' events (an event without a site then never matches). Absent or null: every site. Another organization's site: 404 not_found.",
+    nullable: true,
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_SITE_IDS)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  siteIds?: string[] | null;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: 500, nullable: true, example: 'CRM sync' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+}
+
+/** PATCH: only the fields sent change; `status: "enabled"` re-enables a disabled webhook. */
+export class UpdateWebhookDto {
+  @ApiPropertyOptional(URL_DOC)
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  url?: string;
+
+  @ApiPropertyOptional({ type: [String], enum: WEBHOOK_EVENT_TYPES })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length)
+  @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: `each must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` })
+  events?: string[];
+
+  @ApiPropertyOptional({ type: [String], nullable: true, description: 'null: every site.' })
+  @ValidateIf((_, v) => v !== undefined && v !== null)
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_SITE_IDS)
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  siteIds?: string[] | null;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: 500, nullable: true })
+  @ValidateIf((_, v) => v !== undefined && v !== null)
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+
+  @ApiPropertyOptional({
+    enum: ['enabled', 'disabled'],
+    description:
+      '"enabled" re-enables a disabled webhook (a fresh five days); "disabled" stops its deliveries.',
+  })
+  @IsOptional()
+  @IsIn(['enabled', 'disabled'])
+  status?: 'enabled' | 'disabled';
+}
+
+export class ReplayWebhookDto {
+  @ApiProperty({
+    example: '2026-11-20T10:00:00Z',
+    description:
+      'An ISO 8601 time with a zone (every matching event created at or after it) or an evt_ id (every matching event after it).',
+  })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(64)
+  from!: string;
+}

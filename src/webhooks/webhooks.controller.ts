@@ -1,0 +1,151 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth } from '../auth/auth.decorator';
+import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import type { AuthContext } from '../common/http/request-context';
+import { params, parseQuery } from '../common/query/query-params';
+import {
+  ApiDataResponse,
+  ApiKeyAuth,
+  ApiNoContentResult,
+  ApiNoRequestBody,
+  ApiPageResponse,
+  ApiPaging,
+  ApiProblems,
+  ApiResourceId,
+  BODY_PROBLEMS,
+  PAGING_PROBLEMS,
+} from '../docs/openapi';
+import { CreateWebhookDto, ReplayWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
+import {
+  WebhookDeliverySchema,
+  WebhookReplaySchema,
+  WebhookSchema,
+  WebhookTestEventSchema,
+  WebhookWithSecretSchema,
+} from './dto/webhook.schema';
+import { presentDelivery, presentWebhook } from './webhook.presenter';
+import { WebhooksService } from './webhooks.service';
+
+const LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
+
+/** Webhook endpoints of the organization (analytics-v1 §4; docs/webhooks.md). */
+@ApiTags('Webhooks')
+@ApiKeyAuth()
+@Controller('api/v1/webhooks')
+export class WebhooksController {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  @Post()
+  @Idempotent({ sealAnswer: true })
+  @ApiOperation({ summary: 'Register a webhook endpoint; the answer carries its signing secret, shown once' })
+  @ApiBody({ type: CreateWebhookDto })
+  @ApiDataResponse(
+    201,
+    WebhookWithSecretSchema,
+    'Created, with its secret (shown only here and by rotate-secret).',
+  )
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
+  async create(@Auth() auth: AuthContext, @Body() body: CreateWebhookDto) {
+    const { webhook, secret } = await this.webhooks.create(auth.organizationId, body);
+    return { data: { ...presentWebhook(webhook), secret } };
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The organization's webhooks, newest first" })
+  @ApiPaging()
+  @ApiPageResponse(WebhookSchema)
+  @ApiProblems(...PAGING_PROBLEMS)
+  async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
+    const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
+    const page = await this.webhooks.list(auth.organizationId, { limit, cursor });
+    return { data: page.items.map((w) => presentWebhook(w)), meta: { nextCursor: page.nextCursor } };
+  }
+
+  @Get(':webhookId')
+  @ApiOperation({ summary: 'One webhook (never its secret)' })
+  @ApiResourceId('webhookId', 'wh')
+  @ApiDataResponse(200, WebhookSchema)
+  @ApiProblems('not_found')
+  async get(@Auth() auth: AuthContext, @Param('webhookId') id: string) {
+    return { data: presentWebhook(await this.webhooks.get(auth.organizationId, id)) };
+  }
+
+  @Patch(':webhookId')
+  @ApiOperation({ summary: 'Change a webhook (only the fields sent); status "enabled" re-enables it' })
+  @ApiResourceId('webhookId', 'wh')
+  @ApiBody({ type: UpdateWebhookDto })
+  @ApiDataResponse(200, WebhookSchema, 'The changed webhook.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found')
+  async update(@Auth() auth: AuthContext, @Param('webhookId') id: string, @Body() body: UpdateWebhookDto) {
+    return { data: presentWebhook(await this.webhooks.update(auth.organizationId, id, body)) };
+  }
+
+  @Delete(':webhookId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a webhook, its pending deliveries and its deliveries log' })
+  @ApiResourceId('webhookId', 'wh')
+  @ApiNoContentResult('Deleted.')
+  @ApiProblems('not_found')
+  async delete(@Auth() auth: AuthContext, @Param('webhookId') id: string): Promise<void> {
+    await this.webhooks.delete(auth.organizationId, id);
+  }
+
+  @Post(':webhookId/rotate-secret')
+  @HttpCode(200)
+  @Idempotent({ sealAnswer: true })
+  @ApiOperation({
+    summary: 'A new signing secret; the previous one keeps signing beside it for 24 hours',
+  })
+  @ApiResourceId('webhookId', 'wh')
+  @ApiNoRequestBody()
+  @ApiDataResponse(200, WebhookWithSecretSchema, 'The webhook with its new secret (shown once).')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
+  async rotateSecret(@Auth() auth: AuthContext, @Param('webhookId') id: string) {
+    const { webhook, secret } = await this.webhooks.rotateSecret(auth.organizationId, id);
+    return { data: { ...presentWebhook(webhook), secret } };
+  }
+
+  @Get(':webhookId/deliveries')
+  @ApiOperation({ summary: "The webhook's delivery attempts, newest first" })
+  @ApiResourceId('webhookId', 'wh')
+  @ApiPaging()
+  @ApiPageResponse(WebhookDeliverySchema)
+  @ApiProblems(...PAGING_PROBLEMS, 'not_found')
+  async deliveries(
+    @Auth() auth: AuthContext,
+    @Param('webhookId') id: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
+    const page = await this.webhooks.deliveries(auth.organizationId, id, { limit, cursor });
+    return { data: page.items.map(presentDelivery), meta: { nextCursor: page.nextCursor } };
+  }
+
+  @Post(':webhookId/replay')
+  @HttpCode(202)
+  @Idempotent()
+  @ApiOperation({
+    summary:
+      'Send again every matching event created at or after a time, or after an event (up to 10,000 per call)',
+  })
+  @ApiResourceId('webhookId', 'wh')
+  @ApiBody({ type: ReplayWebhookDto })
+  @ApiDataResponse(202, WebhookReplaySchema, 'Queued.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
+  async replay(@Auth() auth: AuthContext, @Param('webhookId') id: string, @Body() body: ReplayWebhookDto) {
+    return { data: await this.webhooks.replay(auth.organizationId, id, body.from) };
+  }
+
+  @Post(':webhookId/test')
+  @HttpCode(202)
+  @Idempotent()
+  @ApiOperation({ summary: 'Send a webhook.test event (object { webhookId }) to the webhook' })
+  @ApiResourceId('webhookId', 'wh')
+  @ApiNoRequestBody()
+  @ApiDataResponse(202, WebhookTestEventSchema, 'Queued; its attempts appear under deliveries.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
+  async test(@Auth() auth: AuthContext, @Param('webhookId') id: string) {
+    return { data: await this.webhooks.sendTest(auth.organizationId, id) };
+  }
+}

@@ -1,0 +1,32 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { IdempotencyModule } from '../common/idempotency/idempotency.module';
+import { AppConfig } from '../config/app-config';
+import { EventsModule } from '../events/events.module';
+import { SitesModule } from '../sites/sites.module';
+import { WebhookDeliveryWorker } from './webhook-delivery.worker';
+import { WebhookMessagesRepository } from './webhook-messages.repository';
+import { WebhookSecrets } from './webhook-secrets';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksRepository } from './webhooks.repository';
+import { WebhooksService } from './webhooks.service';
+
+/** /api/v1/webhooks: endpoints, secrets, deliveries log, replay and test (analytics-v1 §4). */
+@Module({
+  imports: [SitesModule, IdempotencyModule],
+  controllers: [WebhooksController],
+  providers: [WebhooksService, WebhooksRepository, WebhookSecrets],
+})
+export class WebhooksModule {}
+
+/** The dispatcher and delivery workers: registered only when WORKERS=on. */
+@Module({})
+export class WebhookDeliveryModule {
+  static register(config: AppConfig): DynamicModule {
+    if (!config.workers) return { module: WebhookDeliveryModule };
+    return {
+      module: WebhookDeliveryModule,
+      imports: [EventsModule],
+      providers: [WebhookMessagesRepository, WebhookSecrets, WebhookDeliveryWorker],
+    };
+  }
+}
