@@ -11,16 +11,27 @@ import { parseListingQuery } from '../src/conversations/dto/listing-query';
 import { PostgresConversationSearch } from '../src/search/postgres/postgres-conversation-search';
 import { createDataSource } from '../src/database/data-source';
 import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
-import { getOnce, HttpTarget, load } from './lib/http-load';
+import { getOnce, HttpTarget, load, LoadResult } from './lib/http-load';
 import { describeMachine, listeningPid, MemorySampler } from './lib/machine';
-import { BenchReport, judge, renderMarkdown, RequestResult, TARGETS, Throughput } from './lib/report';
+import {
+  BenchReport,
+  judge,
+  renderMarkdown,
+  RequestResult,
+  TARGETS,
+  Throughput,
+  ThroughputFloor,
+} from './lib/report';
 import { explain, SqlTimer, SqlTiming } from './lib/sql-timing';
 import { mixContext } from './lib/mix-context';
 import { buildMix, MixRequest, queryString } from './query-mix';
+import { poolLoop } from './lib/floor';
 import { runStatsBench } from './stats-bench';
 
 const RESULTS_DIR = join(__dirname, 'results');
 const NOTES_FILE = join(__dirname, 'notes.md');
+/** Concurrency of the throughput measurements (and of their floor). */
+const THROUGHPUT_CONNECTIONS = 32;
 
 function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -36,6 +47,43 @@ async function requestPath(target: HttpTarget, siteId: string, r: MixRequest): P
     cursor = body.meta.nextCursor;
   }
   return base + queryString(r.query, cursor ? { cursor } : {});
+}
+
+/**
+ * The unfiltered first page at THROUGHPUT_CONNECTIONS connections through the service, then, in
+ * the same run, the statements the engine sends for it (recorded from the engine itself) in an
+ * in-process pool loop at the same concurrency: the database's floor, and the share of it the
+ * service serves.
+ */
+async function measureFloor(
+  target: HttpTarget,
+  timer: SqlTimer,
+  siteId: string,
+  databaseUrl: string,
+  seconds: number,
+): Promise<{ firstPage: LoadResult; floor: ThroughputFloor }> {
+  const loadStart = os.loadavg()[0];
+  log(`throughput: unfiltered first page at ${THROUGHPUT_CONNECTIONS} connections`);
+  const firstPage = await load(target, [`/api/v1/sites/${siteId}/conversations`], {
+    connections: THROUGHPUT_CONNECTIONS,
+    seconds,
+  });
+  log(`  ${firstPage.throughput.toFixed(0)} req/s`);
+  const recorded = (await timer.time(siteId, {}, 1, 1)).statements;
+  const pool = await poolLoop(databaseUrl, recorded, { connections: THROUGHPUT_CONNECTIONS, seconds });
+  const floor: ThroughputFloor = {
+    serviceRps: firstPage.throughput,
+    floorTps: pool.tps,
+    ratio: firstPage.throughput / pool.tps,
+    connections: THROUGHPUT_CONNECTIONS,
+    seconds,
+    statements: recorded.map((st) => st.text.replace(/\s+/g, ' ').trim()),
+    serviceLatency: firstPage.latency,
+    floorLatency: pool.latency,
+    loadAverage: (loadStart + os.loadavg()[0]) / 2,
+  };
+  log(`  floor ${pool.tps.toFixed(0)}/s (${recorded.length} statement(s)): ratio ${floor.ratio.toFixed(2)}`);
+  return { firstPage, floor };
 }
 
 async function main(): Promise<void> {
@@ -59,7 +107,8 @@ async function main(): Promise<void> {
   if (!ready || ready.status !== 200)
     throw new Error(`the service at ${baseUrl} is not ready (GET /health/ready): start it with npm start`);
 
-  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
+  const dbUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const dataSource = createDataSource(dbUrl, {
     poolSize: 4,
     applicationName: 'bench',
   });
@@ -69,6 +118,18 @@ async function main(): Promise<void> {
     // The statistics section (bench/stats-bench.ts): after the listing, or alone with BENCH_SECTION=stats.
     const stats = () => runStatsBench({ target, siteId, dataSource, env, outName, log });
     if (env.BENCH_SECTION === 'stats') return await stats();
+    if (env.BENCH_SECTION === 'floor') {
+      // The throughput floor alone (a quick check while working on the request path).
+      const { floor } = await measureFloor(
+        target,
+        new SqlTimer(dataSource),
+        siteId,
+        dbUrl,
+        throughputSeconds,
+      );
+      console.log(JSON.stringify({ ...floor, statements: floor.statements.length }));
+      return;
+    }
     const machine = await describeMachine(dataSource);
     const ctx = await mixContext(dataSource, siteId);
     const siteCounts: Array<{ site_id: string; n: number }> = await dataSource.query(
@@ -85,6 +146,15 @@ async function main(): Promise<void> {
     if (!pid) log('service pid unknown (set BENCH_SERVICE_PID): memory will not be reported');
 
     const mix = buildMix(ctx).filter((r) => !only || only.has(r.name));
+    const toThroughput = (l: Awaited<ReturnType<typeof load>>): Throughput => ({
+      connections: THROUGHPUT_CONNECTIONS,
+      seconds: throughputSeconds,
+      requestsPerSecond: l.throughput,
+      latency: l.latency,
+      non2xx: l.non2xx,
+      errors: l.errors,
+    });
+
     const timer = new SqlTimer(dataSource);
     const engine = new PostgresConversationSearch(dataSource);
     const results: RequestResult[] = [];
@@ -169,23 +239,12 @@ async function main(): Promise<void> {
       write(report(`partial: ${i + 1} of ${mix.length} requests done, throughput not yet measured`));
     }
 
-    const firstPagePath = `/api/v1/sites/${siteId}/conversations`;
-    const toThroughput = (l: Awaited<ReturnType<typeof load>>): Throughput => ({
-      connections: 32,
-      seconds: throughputSeconds,
-      requestsPerSecond: l.throughput,
-      latency: l.latency,
-      non2xx: l.non2xx,
-      errors: l.errors,
-    });
-    log('throughput: unfiltered first page at 32 connections');
-    const firstPage = toThroughput(
-      await load(target, [firstPagePath], { connections: 32, seconds: throughputSeconds }),
-    );
-    log(`  ${firstPage.requestsPerSecond.toFixed(0)} req/s`);
+    const measured = await measureFloor(target, timer, siteId, dbUrl, throughputSeconds);
+    const firstPage = toThroughput(measured.firstPage);
+    const throughputFloor = measured.floor;
     log('throughput: whole mix at 32 connections');
     const mixThroughput = toThroughput(
-      await load(target, paths, { connections: 32, seconds: throughputSeconds }),
+      await load(target, paths, { connections: THROUGHPUT_CONNECTIONS, seconds: throughputSeconds }),
     );
     log(`  ${mixThroughput.requestsPerSecond.toFixed(0)} req/s`);
     const memory = sampler && pid ? { pid, ...sampler.stop() } : undefined;
@@ -204,7 +263,14 @@ async function main(): Promise<void> {
       plans.push({ name: s.name, httpMedian: s.http.median, plans: texts });
     }
     const complete = only ? `subset (${mix.length} requests: ${[...only].join(', ')})` : 'complete';
-    write(report(complete, { throughput: { firstPage, mix: mixThroughput }, memory, slowest: plans }));
+    write(
+      report(complete, {
+        throughput: { firstPage, mix: mixThroughput },
+        throughputFloor,
+        memory,
+        slowest: plans,
+      }),
+    );
     log(`wrote bench/results/${outName}.md and .json`);
     if (env.BENCH_STATS !== 'off') await stats();
   } finally {
