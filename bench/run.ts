@@ -114,19 +114,16 @@ async function main(): Promise<void> {
   });
   await dataSource.initialize();
   const startedAt = new Date().toISOString();
+  const closers: Array<() => Promise<void>> = [];
   try {
     // The statistics section (bench/stats-bench.ts): after the listing, or alone with BENCH_SECTION=stats.
     const stats = () => runStatsBench({ target, siteId, dataSource, env, outName, log });
     if (env.BENCH_SECTION === 'stats') return await stats();
     if (env.BENCH_SECTION === 'floor') {
       // The throughput floor alone (a quick check while working on the request path).
-      const { floor } = await measureFloor(
-        target,
-        new SqlTimer(dataSource),
-        siteId,
-        dbUrl,
-        throughputSeconds,
-      );
+      const floorTimer = new SqlTimer(dataSource);
+      closers.push(() => floorTimer.close());
+      const { floor } = await measureFloor(target, floorTimer, siteId, dbUrl, throughputSeconds);
       console.log(JSON.stringify({ ...floor, statements: floor.statements.length }));
       return;
     }
@@ -157,6 +154,10 @@ async function main(): Promise<void> {
 
     const timer = new SqlTimer(dataSource);
     const engine = new PostgresConversationSearch(dataSource);
+    closers.push(
+      () => timer.close(),
+      () => engine.close(),
+    );
     const results: RequestResult[] = [];
     const statements = new Map<string, SqlTiming['statements']>();
     const paths: string[] = [];
@@ -274,6 +275,7 @@ async function main(): Promise<void> {
     log(`wrote bench/results/${outName}.md and .json`);
     if (env.BENCH_STATS !== 'off') await stats();
   } finally {
+    await Promise.all(closers.map((close) => close()));
     await dataSource.destroy();
   }
 }

@@ -287,3 +287,53 @@ export function windowCountSql(sql: FilterSql, window: number): Statement {
   ) w`;
   return { text, values: p.values };
 }
+
+/**
+ * A statement returning positions (`id`, `created_at`, maybe `taken`), made to return the
+ * conversations themselves (`columns`, which must include `id` and `created_at AS "createdAt"`),
+ * in the listing order: each position's row is read by primary key in the same statement, so
+ * a page needs no second statement to load them.
+ */
+export function withRows(
+  statement: Statement,
+  columns: string,
+  options: { taken?: boolean } = {},
+): Statement {
+  return {
+    text: `SELECT c.*${options.taken ? ', p.taken' : ''} FROM (${statement.text}) p
+    CROSS JOIN LATERAL (SELECT ${columns} FROM conversations WHERE id = p.id) c
+    ORDER BY p.created_at DESC, p.id COLLATE "C" DESC`,
+    values: statement.values,
+  };
+}
+
+/**
+ * walkWindowSql and windowEdgeSql in one statement, the matches read whole: the first `limit`
+ * matches among the newest `window` rows of the range, as conversations (`columns`, see
+ * withRows), and, only when fewer than `limit` matched, one more row with `edge` true: the
+ * position (`position_id`, `position_at`) of the window's last row, where a further plan goes on
+ * (no edge row: the window held every row of the range). Each row carries `edge`; a match also
+ * its position. The edge's walk runs behind a one-time filter on the number of matches, so a
+ * page the window fills pays nothing for it.
+ */
+export function windowWithEdgeSql(sql: FilterSql, window: number, limit: number, columns: string): Statement {
+  const p = sql.params;
+  const range = sql.range.join(' AND ');
+  const windowParam = p.add(window);
+  const limitParam = p.add(limit);
+  const text = `WITH m AS MATERIALIZED (
+    SELECT id, created_at FROM (
+      SELECT ${walkColumns(sql)} FROM conversations WHERE ${range} ${ORDER} LIMIT ${windowParam}
+    ) w WHERE ${whereRowFilters(sql)} ${ORDER} LIMIT ${limitParam}
+  )
+  SELECT p.edge, p.id AS position_id, p.created_at AS position_at, c.* FROM (
+    SELECT false AS edge, id, created_at FROM m
+    UNION ALL
+    SELECT true, id, created_at FROM (
+      SELECT id, created_at FROM conversations WHERE ${range} ${ORDER} OFFSET ${windowParam}::int - 1 LIMIT 1
+    ) e WHERE (SELECT count(*) FROM m) < ${limitParam}
+  ) p
+  LEFT JOIN LATERAL (SELECT ${columns} FROM conversations WHERE id = p.id AND NOT p.edge) c ON true
+  ORDER BY p.edge, p.created_at DESC, p.id COLLATE "C" DESC`;
+  return { text, values: p.values };
+}
