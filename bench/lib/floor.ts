@@ -1,72 +1,70 @@
-import { Pool } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import type { RecordedStatement } from './sql-timing';
-import { elapsedMs, summarize, Summary } from './stats';
-
-export interface FloorResult {
-  /** Completed rounds (every statement of one request, in order) per second. */
-  tps: number;
-  rounds: number;
-  latency: Summary;
-  connections: number;
-  seconds: number;
-}
+import { elapsedMs } from './stats';
 
 /**
  * The database's own throughput for a request: `connections` loops in this process, each on a
  * connection of its own, sending the statements the engine sends for that request (recorded
- * from the engine itself), over and over for `seconds`. Statements recorded under `SET LOCAL`
- * settings run in a transaction with those settings, as the engine ran them. What the service
- * adds on top (HTTP, authentication, rate limits, presenting, logging) is the difference
- * between this and its requests/s at the same concurrency.
+ * from the engine itself), over and over. Statements recorded under plan settings run in a
+ * transaction with those settings (`SET LOCAL`), the most the engine ever sent for them. What
+ * the service adds on top (HTTP, authentication, rate limits, presenting, logging) is the
+ * difference between this and its requests/s at the same concurrency.
  */
-export async function poolLoop(
-  databaseUrl: string,
-  statements: RecordedStatement[],
-  options: { connections: number; seconds: number },
-): Promise<FloorResult> {
-  if (statements.length === 0) throw new Error('no statement to run');
-  const pool = new Pool({
-    connectionString: databaseUrl,
-    max: options.connections,
-    application_name: 'bench-floor',
-  });
-  try {
-    // Open every connection first, so connecting is not part of the measured time.
-    const clients = await Promise.all(Array.from({ length: options.connections }, () => pool.connect()));
-    const round = async (client: (typeof clients)[number]) => {
-      for (const st of statements) {
-        if (st.settings.length === 0) await client.query(st.text, st.values);
-        else {
-          await client.query('BEGIN');
-          for (const setting of st.settings) await client.query(setting);
-          await client.query(st.text, st.values);
-          await client.query('COMMIT');
-        }
-      }
-    };
-    for (const client of clients) await round(client); // warm: plans, caches
+export class PoolLoop {
+  private readonly pool: Pool;
+  private clients: PoolClient[] = [];
+
+  constructor(
+    databaseUrl: string,
+    private readonly statements: RecordedStatement[],
+    private readonly connections: number,
+  ) {
+    if (statements.length === 0) throw new Error('no statement to run');
+    this.pool = new Pool({
+      connectionString: databaseUrl,
+      max: connections,
+      application_name: 'bench-floor',
+    });
+  }
+
+  /** Opens every connection (connecting is not measured) and runs each loop once (plans, caches). */
+  async open(): Promise<void> {
+    this.clients = await Promise.all(Array.from({ length: this.connections }, () => this.pool.connect()));
+    for (const client of this.clients) await this.round(client);
+  }
+
+  /** Runs the loops for `seconds`; the latency of every round (ms) and the wall time. */
+  async run(seconds: number): Promise<{ latencies: number[]; ms: number }> {
     const latencies: number[] = [];
-    const deadline = Date.now() + options.seconds * 1000;
+    const deadline = Date.now() + seconds * 1000;
     const start = process.hrtime.bigint();
     await Promise.all(
-      clients.map(async (client) => {
+      this.clients.map(async (client) => {
         while (Date.now() < deadline) {
           const t = process.hrtime.bigint();
-          await round(client);
+          await this.round(client);
           latencies.push(elapsedMs(t));
         }
       }),
     );
-    const ms = elapsedMs(start);
-    for (const client of clients) client.release();
-    return {
-      tps: latencies.length / (ms / 1000),
-      rounds: latencies.length,
-      latency: summarize(latencies),
-      connections: options.connections,
-      seconds: options.seconds,
-    };
-  } finally {
-    await pool.end();
+    return { latencies, ms: elapsedMs(start) };
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.clients) client.release();
+    this.clients = [];
+    await this.pool.end();
+  }
+
+  private async round(client: PoolClient): Promise<void> {
+    for (const st of this.statements) {
+      if (st.settings.length === 0) await client.query(st.text, st.values);
+      else {
+        await client.query('BEGIN');
+        for (const setting of st.settings) await client.query(setting);
+        await client.query(st.text, st.values);
+        await client.query('COMMIT');
+      }
+    }
   }
 }

@@ -47,13 +47,17 @@ export interface ThroughputFloor {
   /** serviceRps / floorTps. */
   ratio: number;
   connections: number;
+  /** Total seconds of each side, alternated in `rounds` rounds. */
   seconds: number;
+  rounds: number;
   /** The statements of one page, as the engine sent them. */
   statements: string[];
   serviceLatency: Summary;
   floorLatency: Summary;
   /** 1-minute load average while both were measured (mean of start and end). */
   loadAverage: number;
+  /** Another build of the service (BENCH_COMPARE_URL) measured in the same rounds. */
+  compared?: { baseUrl: string; serviceRps: number; ratio: number; serviceLatency: Summary };
 }
 
 export interface BenchReport {
@@ -175,7 +179,11 @@ export function renderMarkdown(report: BenchReport): string {
     lines.push(
       `Throughput floor (unfiltered first page, same run): the service served **${floor.serviceRps.toFixed(0)} requests/s** at ${floor.connections} connections; ` +
         `the same ${floor.statements.length} statement(s) the engine sends for it, run by an in-process pg pool loop at ${floor.connections} connections, did **${floor.floorTps.toFixed(0)}/s** ` +
-        `(medians: service ${fmt(floor.serviceLatency.median)} ms, loop ${fmt(floor.floorLatency.median)} ms): ratio **${floor.ratio.toFixed(2)}** (target ≥ 0.5). Load average ${floor.loadAverage.toFixed(2)}.`,
+        `(medians: service ${fmt(floor.serviceLatency.median)} ms, loop ${fmt(floor.floorLatency.median)} ms): ratio **${floor.ratio.toFixed(2)}** (target ≥ 0.5). ` +
+        `Service and loop alternated in ${floor.rounds} rounds (${floor.seconds} s each in total). Load average ${floor.loadAverage.toFixed(2)}.` +
+        (floor.compared
+          ? ` Compared build at ${floor.compared.baseUrl}, same rounds: ${floor.compared.serviceRps.toFixed(0)} requests/s (median ${fmt(floor.compared.serviceLatency.median)} ms), ratio ${floor.compared.ratio.toFixed(2)}.`
+          : ''),
       '',
     );
   lines.push('## Service memory', '');

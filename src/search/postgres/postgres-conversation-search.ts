@@ -16,6 +16,7 @@ import {
   cappedCountSql,
   ginSortedSql,
   matchingSql,
+  rollupCountSql,
   Statement,
   FilterSql,
   walkSql,
@@ -66,8 +67,6 @@ type FoundRow = ConversationRecord & { taken?: number };
 
 /** A row of windowWithEdgeSql: a match (conversation columns) or the window's edge (position only). */
 type WindowRow = ConversationRecord & { edge: boolean; position_id: string; position_at: Date };
-
-const statementArgs = (statement: Statement): [string, unknown[]] => [statement.text, statement.values];
 
 const toPosition = (row: PositionRow): ListingPosition => ({
   id: row.id,
@@ -131,13 +130,10 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     const want = options.limit + 1;
     const unfiltered = buildFilterSql(siteId, filter, options.after);
     if (!unfiltered.narrowed) {
-      // No row filter: the page is the first rows of the creation-time index after the position.
-      // One statement reads them whole, outside a transaction: the plan is an index walk bounded
-      // by LIMIT (cost ~70 whatever the site's size), far below what makes the planner consider
-      // JIT compilation or parallel workers, so the SET LOCALs other statements need are moot.
-      const rows: ConversationRecord[] = await this.dataSource.query(
-        ...statementArgs(walkSql(unfiltered, want, CONVERSATION_COLUMNS)),
-      );
+      // No row filter: the page is the first rows of the creation-time index after the position,
+      // read whole by one statement (an index walk bounded by LIMIT, cost ~70 whatever the
+      // site's size), on the listing pool: pg's own pool, without TypeORM's query runner.
+      const rows = await this.run<ConversationRecord>(walkSql(unfiltered, want, CONVERSATION_COLUMNS));
       const page = rows.slice(0, options.limit);
       return {
         items: page.map((r) => ({ id: r.id, createdAt: r.createdAt.toISOString() })),
@@ -155,7 +151,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
   async count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount> {
     const sql = buildFilterSql(siteId, filter);
     let n: number;
-    if (!sql.narrowed) {
+    const rollup = rollupCountSql(siteId, filter);
+    if (rollup) {
+      // Column filters alone: an exact sum from the statistics rollups, whatever the matches.
+      n = (await this.run<{ n: number }>(rollup))[0].n;
+    } else if (!sql.narrowed) {
       n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
     } else {
       // A sample of the newest rows tells how dense the matches are: dense ones reach the cap
