@@ -4,9 +4,10 @@
  * count, as the service runs them), one database per size. Writes bench/results/scale.{json,md}:
  * the median of every request by size, so a plan whose cost follows the site's size shows.
  *
- * BENCH_SCALE lists the sizes as `label=databaseUrl#siteId`, comma-separated, smallest first.
+ * BENCH_SCALE lists the sizes as `label=databaseUrl#siteId`, comma-separated; with
+ * BENCH_SCALE_MERGE=1 the sizes already in scale.json are kept (a size measured later is added).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { createDataSource } from '../src/database/data-source';
@@ -99,18 +100,24 @@ async function main(): Promise<void> {
   const runs = numberFrom(env, 'BENCH_SQL_RUNS', 10);
   const spec = env.BENCH_SCALE;
   if (!spec) throw new Error('BENCH_SCALE is required: label=databaseUrl#siteId,… (smallest first)');
-  const sizes: SizeResult[] = [];
+  const dir = join(__dirname, 'results');
+  const file = join(dir, 'scale.json');
+  // BENCH_SCALE_MERGE=1: keep the sizes already in scale.json (measured earlier), replacing those measured now.
+  const sizes: SizeResult[] =
+    env.BENCH_SCALE_MERGE === '1' && existsSync(file)
+      ? (JSON.parse(readFileSync(file, 'utf8')) as { sizes: SizeResult[] }).sizes
+      : [];
   for (const part of spec.split(',')) {
     const m = /^([^=]+)=(.+)#(site_\w+)$/.exec(part.trim());
     if (!m) throw new Error(`BENCH_SCALE entry ${JSON.stringify(part)}: expected label=databaseUrl#siteId`);
-    sizes.push(await measureSize(m[1], m[2], m[3], runs));
+    const measured = await measureSize(m[1], m[2], m[3], runs);
+    const at = sizes.findIndex((s) => s.label === measured.label);
+    if (at >= 0) sizes[at] = measured;
+    else sizes.push(measured);
   }
-  const dir = join(__dirname, 'results');
+  sizes.sort((a, b) => a.siteConversations - b.siteConversations);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    join(dir, 'scale.json'),
-    `${JSON.stringify({ measuredAt: new Date().toISOString(), runs, sizes }, null, 2)}\n`,
-  );
+  writeFileSync(file, `${JSON.stringify({ measuredAt: new Date().toISOString(), runs, sizes }, null, 2)}\n`);
   writeFileSync(join(dir, 'scale.md'), render(sizes, runs));
   console.log('wrote bench/results/scale.json and scale.md');
 }
