@@ -7,7 +7,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { createDataSource } from '../src/database/data-source';
 import { parseListingQuery } from '../src/conversations/dto/listing-query';
 import { PostgresConversationSearch } from '../src/search/postgres/postgres-conversation-search';
-import { PlanShape, SHAPE_SETTINGS } from '../src/search/postgres/listing-pools';
+import { PlanShape, setLocal, SHAPE_SETTINGS } from '../src/search/postgres/listing-pools';
 import { CASES } from './listing-latency-cases';
 
 const args = Object.fromEntries(
@@ -49,7 +49,7 @@ async function main() {
   search.queries = {
     query: async <T>(shape: PlanShape, sql: string, values: unknown[]): Promise<T[]> => {
       await ds.transaction(async (manager: EntityManager) => {
-        for (const setting of SHAPE_SETTINGS[shape]) await manager.query(`SET LOCAL ${setting}`);
+        for (const setting of SHAPE_SETTINGS[shape]) await manager.query(setLocal(setting));
         await explain(manager.query.bind(manager), sql, values);
       });
       return pools.query<T>(shape, sql, values);

@@ -3,7 +3,7 @@ import { ConversationsRepository } from '../../src/conversations/conversations.r
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
 import type { ListingPosition } from '../../src/search/listing/conversation-search';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
-import { ListingQueries, PlanShape, SHAPE_SETTINGS } from '../../src/search/postgres/listing-pools';
+import { ListingQueries, PlanShape, setLocal, SHAPE_SETTINGS } from '../../src/search/postgres/listing-pools';
 import type { QueryValue } from '../query-mix';
 import { elapsedMs, summarize, Summary } from './stats';
 
@@ -43,7 +43,7 @@ class RecordingQueries implements ListingQueries {
     this.statements.push({
       text,
       values,
-      settings: SHAPE_SETTINGS[shape].map((setting) => `SET LOCAL ${setting}`),
+      settings: SHAPE_SETTINGS[shape].map(setLocal),
     });
     return this.inner.query<T>(shape, text, values);
   }

@@ -26,6 +26,12 @@ export const SHAPE_SETTINGS: Record<PlanShape, readonly string[]> = {
   walk: ['jit=off', 'max_parallel_workers_per_gather=0', 'enable_bitmapscan=off', 'enable_seqscan=off'],
 };
 
+/** A shape's setting as a `SET LOCAL` statement (to reproduce it in a transaction: EXPLAIN). */
+export function setLocal(setting: string): string {
+  const [name, value] = setting.split('=');
+  return `SET LOCAL ${name} = '${value}'`;
+}
+
 /** Runs one listing statement with the session settings of a plan shape. */
 export interface ListingQueries {
   query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]>;
