@@ -23,6 +23,8 @@ interface SizeResult {
   loadAverage: { start: number; end: number };
   medians: Record<string, number>;
   p99s: Record<string, number>;
+  /** Each request's query string as sent to this size's data (dates follow its newest conversation). */
+  queries?: Record<string, string>;
 }
 
 async function measureSize(label: string, url: string, siteId: string, runs: number): Promise<SizeResult> {
@@ -39,7 +41,9 @@ async function measureSize(label: string, url: string, siteId: string, runs: num
     );
     const medians: Record<string, number> = {};
     const p99s: Record<string, number> = {};
+    const queries: Record<string, string> = {};
     for (const r of buildMix(await mixContext(dataSource, siteId))) {
+      queries[r.name] = queryString(r.query);
       try {
         const t = await timer.time(siteId, r.query, r.page ?? 1, runs);
         medians[r.name] = t.total.median;
@@ -59,6 +63,7 @@ async function measureSize(label: string, url: string, siteId: string, runs: num
       loadAverage: { start, end: os.loadavg()[0] },
       medians,
       p99s,
+      queries,
     };
   } finally {
     await timer.close();
@@ -68,7 +73,11 @@ async function measureSize(label: string, url: string, siteId: string, runs: num
 
 function render(sizes: SizeResult[], runs: number): string {
   const names = [...new Set(sizes.flatMap((s) => Object.keys(s.medians)))];
-  const mix = new Map(buildMix({ siteId: 's', agents: ['a'], newest: new Date() }).map((r) => [r.name, r]));
+  const pages = new Map(
+    buildMix({ siteId: 's', agents: ['a'], newest: new Date() }).map((r) => [r.name, r.page]),
+  );
+  const queryOf = (name: string) =>
+    [...sizes].reverse().find((s) => s.queries?.[name] !== undefined)?.queries?.[name];
   const lines = ['# Query mix by size of the benched site', ''];
   lines.push(
     `SQL medians in ms (${runs} runs per request after one recorded run): the page, with count=true its count in parallel, ` +
@@ -87,9 +96,9 @@ function render(sizes: SizeResult[], runs: number): string {
     const values = sizes.map((s) => s.medians[name]);
     const first = values[0];
     const last = values[values.length - 1];
-    const r = mix.get(name);
+    const page = pages.get(name);
     lines.push(
-      `| \`${name}\`${r?.page ? ` (page ${r.page})` : ''} | \`${r ? queryString(r.query).replace(/\|/g, '\\|') : ''}\` | ${values.map((v) => (v === undefined ? '–' : v.toFixed(1))).join(' | ')} | ${first && last ? (last / first).toFixed(1) : '–'} |`,
+      `| \`${name}\`${page ? ` (page ${page})` : ''} | \`${(queryOf(name) ?? '').replace(/\|/g, '\\|')}\` | ${values.map((v) => (v === undefined ? '–' : v.toFixed(1))).join(' | ')} | ${first && last ? (last / first).toFixed(1) : '–'} |`,
     );
   }
   return `${lines.join('\n')}\n`;
