@@ -176,13 +176,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       )
         n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
       else {
-        // With a keyword, every term stays in the GIN condition, dense ones included: a title
-        // word's candidates are not scoped to the site (86,000 for `retour` over both sites) and
-        // the count visits each on the heap until the cap, while the GIN index intersects a
-        // dense term's posting list in a fraction of that (common keyword + common token: 23,000
-        // heap pages, 0.9-1.2 s → 9,700 pages, 0.4 s at load 12).
-        const options = await this.indexOptions();
-        if (filter.keywords.length > 0) options.denseShare = Number.POSITIVE_INFINITY;
+        const options = await this.indexOptions(filter);
         n = (
           await this.run<{ n: number }>(
             cappedCountSql(buildFilterSql(siteId, filter, undefined, options), cap + 1),
@@ -249,7 +243,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     const sorted: FoundRow[] = await this.run(
       rowsOf(
         ginSortedSql(
-          buildFilterSql(siteId, filter, beyond, await this.indexOptions()),
+          buildFilterSql(siteId, filter, beyond, await this.indexOptions(filter)),
           this.tuning.ginProbe,
           rest,
         ),
@@ -288,13 +282,18 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
   private termStats?: { at: number; shares: Map<string, number> };
 
   /** Options of a GIN-plan filter: dense terms (per pg_stats) are left to the row check. */
-  private async indexOptions() {
+  private async indexOptions(filter: ConversationFilter) {
     if (!this.termStats || Date.now() - this.termStats.at > TERM_STATS_TTL_MS) await this.refreshTermStats();
     const shares = this.termStats!.shares;
     return {
       forIndex: true,
       termShare: (term: string) => shares.get(term),
-      denseShare: this.tuning.denseTermShare,
+      // With a keyword, every term stays in the GIN condition, dense ones included: a title
+      // word's candidates are not scoped to the site (86,000 for `retour` in 2 × 1M, 172,000
+      // in 3M + 1M) and each is visited on the heap, while the index intersects a dense term's
+      // posting list in a fraction of that. Keyword + dense channel and language at 3M: 159,000
+      // heap pages, 1.2 s; count of a common keyword + common token: 23,000 pages → 9,700.
+      denseShare: filter.keywords.length > 0 ? Number.POSITIVE_INFINITY : this.tuning.denseTermShare,
     };
   }
 
