@@ -7,6 +7,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { createDataSource } from '../src/database/data-source';
 import { parseListingQuery } from '../src/conversations/dto/listing-query';
 import { PostgresConversationSearch } from '../src/search/postgres/postgres-conversation-search';
+import { PlanShape, setLocal, SHAPE_SETTINGS } from '../src/search/postgres/listing-pools';
 import { CASES } from './listing-latency-cases';
 
 const args = Object.fromEntries(
@@ -39,20 +40,21 @@ async function main() {
           await explain(target.query.bind(target), sql, values),
           target.query(sql, values)
         );
-      if (prop === 'transaction')
-        return (fn: (m: EntityManager) => Promise<unknown>) =>
-          target.transaction(async (manager) => {
-            const query = manager.query.bind(manager);
-            manager.query = (async (sql: string, values?: unknown[]) => (
-              await explain(query, sql, values),
-              query(sql, values)
-            )) as typeof manager.query;
-            return fn(manager);
-          });
       return Reflect.get(target, prop);
     },
   }) as DataSource;
   const search = new PostgresConversationSearch(traced);
+  // The listing statements: explained under their plan shape's settings, then run as the engine runs them.
+  const pools = search.queries;
+  search.queries = {
+    query: async <T>(shape: PlanShape, sql: string, values: unknown[]): Promise<T[]> => {
+      await ds.transaction(async (manager: EntityManager) => {
+        for (const setting of SHAPE_SETTINGS[shape]) await manager.query(setLocal(setting));
+        await explain(manager.query.bind(manager), sql, values);
+      });
+      return pools.query<T>(shape, sql, values);
+    },
+  };
   const cases = await CASES(ds, args.site);
   for (const [name, query] of Object.entries(cases)) {
     if (args.case && !name.includes(args.case)) continue;
@@ -62,6 +64,7 @@ async function main() {
     console.log(`\n### ${name}: count\n`);
     await search.count(args.site, filter, 10_000);
   }
+  await search.close();
   await ds.destroy();
 }
 

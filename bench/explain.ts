@@ -17,11 +17,11 @@ async function main(names: string[]): Promise<void> {
     applicationName: 'bench-explain',
   });
   await dataSource.initialize();
+  const timer = new SqlTimer(dataSource);
   try {
     const mix = buildMix(await mixContext(dataSource, siteId)).filter(
       (r) => names.length === 0 || names.includes(r.name),
     );
-    const timer = new SqlTimer(dataSource);
     for (const r of mix) {
       const t = await timer.time(siteId, r.query, r.page ?? 1, 5);
       console.log(
@@ -35,6 +35,7 @@ async function main(names: string[]): Promise<void> {
       }
     }
   } finally {
+    await timer.close();
     await dataSource.destroy();
   }
 }

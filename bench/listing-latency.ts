@@ -88,6 +88,7 @@ async function main() {
       `| ${r.case} | ${r.rows} | ${r.count} | ${p.median} | ${p.p99} | ${c.median} | ${c.p99} | ${d ? `${d.median} / ${d.p99}` : '–'} |`,
     );
   }
+  await search.close();
   await ds.destroy();
 }
 

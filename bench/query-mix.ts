@@ -76,6 +76,9 @@ export const TOKENS = {
   rareThree: 'safe_response:fail',
 } as const;
 
+/** WORDS.phrase with its words swapped: each word common, the phrase in almost no title. */
+const PHRASE_REVERSED = WORDS.phrase.split(' ').reverse().join(' ');
+
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 
@@ -282,6 +285,59 @@ export function buildMix(ctx: MixContext): MixRequest[] {
       name: 'count-quality-band',
       description: 'count=true, quality in a 2% band',
       query: { 'quality.min': '0.50', 'quality.max': '0.52', count: 'true' },
+    },
+
+    // Issue 16: dense intersections with a count, reversed phrases, stacked dense columns, deep
+    // pages of a rare token at limit 100.
+    {
+      name: 'count-kw-common+labels-common',
+      description: `count=true, the most common keyword with a common label token ("${WORDS.common}", ${TOKENS.common})`,
+      query: { keywords: WORDS.common, 'labels.all': TOKENS.common, count: 'true' },
+    },
+    {
+      name: 'count-kw-common2+labels-all',
+      description: `count=true, the second common keyword with the densest label token ("${WORDS.commonToo}", ${TOKENS.commonToo})`,
+      query: { keywords: WORDS.commonToo, 'labels.all': TOKENS.commonToo, count: 'true' },
+    },
+    {
+      name: 'kw-phrase-reversed',
+      description: `two-word phrase reversed ("${PHRASE_REVERSED}": both words common, the phrase in almost no title)`,
+      query: { keywords: PHRASE_REVERSED },
+    },
+    {
+      name: 'count-kw-phrase-reversed',
+      description: 'count=true, the reversed phrase',
+      query: { keywords: PHRASE_REVERSED, count: 'true' },
+    },
+    {
+      name: 'count-dense-columns',
+      description:
+        'count=true, dense column filters stacked: channel=web, labelStatus=labeled, feedback=positive, language=en',
+      query: { channel: 'web', labelStatus: 'labeled', feedback: 'positive', language: 'en', count: 'true' },
+    },
+    {
+      name: 'count-dense-columns+labels',
+      description:
+        'count=true, channel=web, labelStatus=labeled, two dense label tokens and a wide quality bound',
+      query: {
+        channel: 'web',
+        labelStatus: 'labeled',
+        'labels.all': [TOKENS.almostAll, TOKENS.commonToo],
+        'quality.min': '0.2',
+        count: 'true',
+      },
+    },
+    {
+      name: 'page5-labels-rare-limit100',
+      description: `page 5 at limit=100 of the rarest token (${TOKENS.rareThree})`,
+      query: { 'labels.all': TOKENS.rareThree, limit: '100' },
+      page: 5,
+    },
+    {
+      name: 'page10-kw-rare-token-limit100',
+      description: `page 10 at limit=100 of a rare token (${TOKENS.rare})`,
+      query: { 'labels.all': TOKENS.rare, limit: '100' },
+      page: 10,
     },
 
     // Paging 20 pages deep with the cursor.

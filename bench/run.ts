@@ -11,16 +11,30 @@ import { parseListingQuery } from '../src/conversations/dto/listing-query';
 import { PostgresConversationSearch } from '../src/search/postgres/postgres-conversation-search';
 import { createDataSource } from '../src/database/data-source';
 import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
-import { getOnce, HttpTarget, load } from './lib/http-load';
+import { getOnce, HttpTarget, load, LoadResult } from './lib/http-load';
 import { describeMachine, listeningPid, MemorySampler } from './lib/machine';
-import { BenchReport, judge, renderMarkdown, RequestResult, TARGETS, Throughput } from './lib/report';
+import {
+  BenchReport,
+  judge,
+  renderMarkdown,
+  RequestResult,
+  TARGETS,
+  Throughput,
+  ThroughputFloor,
+} from './lib/report';
 import { explain, SqlTimer, SqlTiming } from './lib/sql-timing';
 import { mixContext } from './lib/mix-context';
 import { buildMix, MixRequest, queryString } from './query-mix';
+import { PoolLoop } from './lib/floor';
+import { summarize } from './lib/stats';
 import { runStatsBench } from './stats-bench';
 
 const RESULTS_DIR = join(__dirname, 'results');
 const NOTES_FILE = join(__dirname, 'notes.md');
+/** Concurrency of the throughput measurements (and of their floor). */
+const THROUGHPUT_CONNECTIONS = 32;
+/** Alternations of service and pool loop in the floor measurement. */
+const FLOOR_ROUNDS = 5;
 
 function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -36,6 +50,93 @@ async function requestPath(target: HttpTarget, siteId: string, r: MixRequest): P
     cursor = body.meta.nextCursor;
   }
   return base + queryString(r.query, cursor ? { cursor } : {});
+}
+
+/**
+ * The unfiltered first page at THROUGHPUT_CONNECTIONS connections through the service, and the
+ * statements the engine sends for it (recorded from the engine itself) in an in-process pool
+ * loop at the same concurrency: the database's floor, and the share of it the service serves.
+ * On a shared machine the load drifts within seconds, so the two alternate in FLOOR_ROUNDS
+ * short rounds and each figure is its total over the rounds. `compare` (another build of the
+ * service, e.g. main's, on another port) is measured in the same rounds, for before/after.
+ */
+async function measureFloor(
+  target: HttpTarget,
+  timer: SqlTimer,
+  siteId: string,
+  databaseUrl: string,
+  seconds: number,
+  compare?: HttpTarget,
+): Promise<{ firstPage: LoadResult; floor: ThroughputFloor }> {
+  const loadStart = os.loadavg()[0];
+  const path = `/api/v1/sites/${siteId}/conversations`;
+  const recorded = (await timer.time(siteId, {}, 1, 1)).statements;
+  const loop = new PoolLoop(databaseUrl, recorded, THROUGHPUT_CONNECTIONS);
+  await loop.open();
+  const services = compare ? [target, compare] : [target];
+  for (const service of services) await getOnce(service, path);
+  const served = services.map(() => ({ latencies: [] as number[], seconds: 0, non2xx: 0, errors: 0 }));
+  const floorRuns = { latencies: [] as number[], ms: 0 };
+  const slice = seconds / FLOOR_ROUNDS;
+  log(
+    `throughput floor: unfiltered first page at ${THROUGHPUT_CONNECTIONS} connections, ${FLOOR_ROUNDS} rounds of ${slice} s (service${compare ? ', compared service' : ''}, pool loop)`,
+  );
+  try {
+    for (let round = 0; round < FLOOR_ROUNDS; round++) {
+      for (const [i, service] of services.entries()) {
+        const l = await load(service, [path], { connections: THROUGHPUT_CONNECTIONS, seconds: slice });
+        served[i].latencies.push(...l.latencies);
+        served[i].seconds += slice;
+        served[i].non2xx += l.non2xx;
+        served[i].errors += l.errors;
+      }
+      const f = await loop.run(slice);
+      floorRuns.latencies.push(...f.latencies);
+      floorRuns.ms += f.ms;
+    }
+  } finally {
+    await loop.close();
+  }
+  const asLoad = (s: (typeof served)[number]): LoadResult => ({
+    latency: summarize(s.latencies),
+    latencies: s.latencies,
+    requests: s.latencies.length,
+    throughput: s.latencies.length / s.seconds,
+    non2xx: s.non2xx,
+    errors: s.errors,
+  });
+  const firstPage = asLoad(served[0]);
+  const floorTps = floorRuns.latencies.length / (floorRuns.ms / 1000);
+  const other = compare ? asLoad(served[1]) : undefined;
+  const floor: ThroughputFloor = {
+    serviceRps: firstPage.throughput,
+    floorTps,
+    ratio: firstPage.throughput / floorTps,
+    connections: THROUGHPUT_CONNECTIONS,
+    seconds,
+    rounds: FLOOR_ROUNDS,
+    statements: recorded.map((st) => st.text.replace(/\s+/g, ' ').trim()),
+    serviceLatency: firstPage.latency,
+    floorLatency: summarize(floorRuns.latencies),
+    loadAverage: (loadStart + os.loadavg()[0]) / 2,
+    ...(other && compare
+      ? {
+          compared: {
+            baseUrl: compare.baseUrl,
+            serviceRps: other.throughput,
+            ratio: other.throughput / floorTps,
+            serviceLatency: other.latency,
+          },
+        }
+      : {}),
+  };
+  log(
+    `  service ${firstPage.throughput.toFixed(0)} req/s, floor ${floorTps.toFixed(0)}/s (${recorded.length} statement(s)): ratio ${floor.ratio.toFixed(2)}` +
+      (other
+        ? `; compared service ${other.throughput.toFixed(0)} req/s: ratio ${floor.compared!.ratio.toFixed(2)}`
+        : ''),
+  );
+  return { firstPage, floor };
 }
 
 async function main(): Promise<void> {
@@ -54,21 +155,40 @@ async function main(): Promise<void> {
   const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
   const outName = env.BENCH_OUT ?? 'latest';
   const target: HttpTarget = { baseUrl, apiKey };
+  const compare: HttpTarget | undefined = env.BENCH_COMPARE_URL
+    ? { baseUrl: env.BENCH_COMPARE_URL.replace(/\/+$/, ''), apiKey }
+    : undefined;
 
   const ready = await fetch(`${baseUrl}/health/ready`).catch(() => undefined);
   if (!ready || ready.status !== 200)
     throw new Error(`the service at ${baseUrl} is not ready (GET /health/ready): start it with npm start`);
 
-  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
+  const dbUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const dataSource = createDataSource(dbUrl, {
     poolSize: 4,
     applicationName: 'bench',
   });
   await dataSource.initialize();
   const startedAt = new Date().toISOString();
+  const closers: Array<() => Promise<void>> = [];
   try {
     // The statistics section (bench/stats-bench.ts): after the listing, or alone with BENCH_SECTION=stats.
     const stats = () => runStatsBench({ target, siteId, dataSource, env, outName, log });
     if (env.BENCH_SECTION === 'stats') return await stats();
+    if (env.BENCH_SECTION === 'floor') {
+      // The throughput floor alone (a quick check while working on the request path).
+      const floorTimer = new SqlTimer(dataSource);
+      closers.push(() => floorTimer.close());
+      const { floor } = await measureFloor(target, floorTimer, siteId, dbUrl, throughputSeconds, compare);
+      mkdirSync(RESULTS_DIR, { recursive: true });
+      const file = join(RESULTS_DIR, `${env.BENCH_OUT ?? 'floor'}.json`);
+      writeFileSync(
+        file,
+        `${JSON.stringify({ measuredAt: new Date().toISOString(), throughputFloor: floor }, null, 2)}\n`,
+      );
+      log(`wrote ${file}`);
+      return;
+    }
     const machine = await describeMachine(dataSource);
     const ctx = await mixContext(dataSource, siteId);
     const siteCounts: Array<{ site_id: string; n: number }> = await dataSource.query(
@@ -85,8 +205,21 @@ async function main(): Promise<void> {
     if (!pid) log('service pid unknown (set BENCH_SERVICE_PID): memory will not be reported');
 
     const mix = buildMix(ctx).filter((r) => !only || only.has(r.name));
+    const toThroughput = (l: Awaited<ReturnType<typeof load>>): Throughput => ({
+      connections: THROUGHPUT_CONNECTIONS,
+      seconds: throughputSeconds,
+      requestsPerSecond: l.throughput,
+      latency: l.latency,
+      non2xx: l.non2xx,
+      errors: l.errors,
+    });
+
     const timer = new SqlTimer(dataSource);
     const engine = new PostgresConversationSearch(dataSource);
+    closers.push(
+      () => timer.close(),
+      () => engine.close(),
+    );
     const results: RequestResult[] = [];
     const statements = new Map<string, SqlTiming['statements']>();
     const paths: string[] = [];
@@ -169,23 +302,12 @@ async function main(): Promise<void> {
       write(report(`partial: ${i + 1} of ${mix.length} requests done, throughput not yet measured`));
     }
 
-    const firstPagePath = `/api/v1/sites/${siteId}/conversations`;
-    const toThroughput = (l: Awaited<ReturnType<typeof load>>): Throughput => ({
-      connections: 32,
-      seconds: throughputSeconds,
-      requestsPerSecond: l.throughput,
-      latency: l.latency,
-      non2xx: l.non2xx,
-      errors: l.errors,
-    });
-    log('throughput: unfiltered first page at 32 connections');
-    const firstPage = toThroughput(
-      await load(target, [firstPagePath], { connections: 32, seconds: throughputSeconds }),
-    );
-    log(`  ${firstPage.requestsPerSecond.toFixed(0)} req/s`);
+    const measured = await measureFloor(target, timer, siteId, dbUrl, throughputSeconds, compare);
+    const firstPage = toThroughput(measured.firstPage);
+    const throughputFloor = measured.floor;
     log('throughput: whole mix at 32 connections');
     const mixThroughput = toThroughput(
-      await load(target, paths, { connections: 32, seconds: throughputSeconds }),
+      await load(target, paths, { connections: THROUGHPUT_CONNECTIONS, seconds: throughputSeconds }),
     );
     log(`  ${mixThroughput.requestsPerSecond.toFixed(0)} req/s`);
     const memory = sampler && pid ? { pid, ...sampler.stop() } : undefined;
@@ -204,10 +326,18 @@ async function main(): Promise<void> {
       plans.push({ name: s.name, httpMedian: s.http.median, plans: texts });
     }
     const complete = only ? `subset (${mix.length} requests: ${[...only].join(', ')})` : 'complete';
-    write(report(complete, { throughput: { firstPage, mix: mixThroughput }, memory, slowest: plans }));
+    write(
+      report(complete, {
+        throughput: { firstPage, mix: mixThroughput },
+        throughputFloor,
+        memory,
+        slowest: plans,
+      }),
+    );
     log(`wrote bench/results/${outName}.md and .json`);
     if (env.BENCH_STATS !== 'off') await stats();
   } finally {
+    await Promise.all(closers.map((close) => close()));
     await dataSource.destroy();
   }
 }

@@ -16,6 +16,9 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Ne
   app.useLogger(app.get(Logger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
+  // No automatic weak ETag on JSON answers: Express hashed every body (SHA-1 of a 20 KB page) for
+  // a conditional GET the contract does not offer. Routes that promise an ETag set their own.
+  app.set('etag', false);
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   const trust = app.getHttpAdapter().getInstance().get('trust proxy fn') as (
     addr: string,

@@ -8,6 +8,8 @@ export interface HttpTarget {
 
 export interface LoadResult {
   latency: Summary;
+  /** Every response's latency (ms), to merge runs; not written to the results. */
+  latencies: number[];
   requests: number;
   /** Completed requests per second over the run. */
   throughput: number;
@@ -51,6 +53,7 @@ export async function load(
     throw new Error(`no response from ${target.baseUrl}${paths[0]} (errors: ${result.errors})`);
   return {
     latency: summarize(latencies),
+    latencies,
     requests: latencies.length,
     throughput: latencies.length / options.seconds,
     non2xx,

@@ -37,6 +37,29 @@ export interface Throughput {
   errors: number;
 }
 
+/**
+ * The unfiltered first page's throughput through the service beside the database's own for the
+ * same statements (an in-process pool loop at the same concurrency, same run).
+ */
+export interface ThroughputFloor {
+  serviceRps: number;
+  floorTps: number;
+  /** serviceRps / floorTps. */
+  ratio: number;
+  connections: number;
+  /** Total seconds of each side, alternated in `rounds` rounds. */
+  seconds: number;
+  rounds: number;
+  /** The statements of one page, as the engine sent them. */
+  statements: string[];
+  serviceLatency: Summary;
+  floorLatency: Summary;
+  /** 1-minute load average while both were measured (mean of start and end). */
+  loadAverage: number;
+  /** Another build of the service (BENCH_COMPARE_URL) measured in the same rounds. */
+  compared?: { baseUrl: string; serviceRps: number; ratio: number; serviceLatency: Summary };
+}
+
 export interface BenchReport {
   /** "complete", or what is missing when the run is partial. */
   status: string;
@@ -50,6 +73,7 @@ export interface BenchReport {
   /** Requests that could not be measured (e.g. an error answer), with why. */
   failed: Array<{ name: string; error: string }>;
   throughput: { firstPage?: Throughput; mix?: Throughput };
+  throughputFloor?: ThroughputFloor;
   memory?: { pid: number; peakSampledRssMiB: number; vmHwmMiB?: number; rssEndMiB?: number };
   slowest: Array<{ name: string; httpMedian: number; plans: string[] }>;
   /** Hand-written notes (bench/notes.md): what changed in the engine and indexes, known noise. */
@@ -150,6 +174,18 @@ export function renderMarkdown(report: BenchReport): string {
     else lines.push(`| ${name} | – | – | not measured | | | |`);
   }
   lines.push('');
+  const floor = report.throughputFloor;
+  if (floor)
+    lines.push(
+      `Throughput floor (unfiltered first page, same run): the service served **${floor.serviceRps.toFixed(0)} requests/s** at ${floor.connections} connections; ` +
+        `the same ${floor.statements.length} statement(s) the engine sends for it, run by an in-process pg pool loop at ${floor.connections} connections, did **${floor.floorTps.toFixed(0)}/s** ` +
+        `(medians: service ${fmt(floor.serviceLatency.median)} ms, loop ${fmt(floor.floorLatency.median)} ms): ratio **${floor.ratio.toFixed(2)}** (target ≥ 0.5). ` +
+        `Service and loop alternated in ${floor.rounds} rounds (${floor.seconds} s each in total). Load average ${floor.loadAverage.toFixed(2)}.` +
+        (floor.compared
+          ? ` Compared build at ${floor.compared.baseUrl}, same rounds: ${floor.compared.serviceRps.toFixed(0)} requests/s (median ${fmt(floor.compared.serviceLatency.median)} ms), ratio ${floor.compared.ratio.toFixed(2)}.`
+          : ''),
+      '',
+    );
   lines.push('## Service memory', '');
   if (report.memory) {
     lines.push(

@@ -1,12 +1,13 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { ConversationsRepository } from '../../src/conversations/conversations.repository';
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
 import type { ListingPosition } from '../../src/search/listing/conversation-search';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
+import { ListingQueries, PlanShape, setLocal, SHAPE_SETTINGS } from '../../src/search/postgres/listing-pools';
 import type { QueryValue } from '../query-mix';
 import { elapsedMs, summarize, Summary } from './stats';
 
-/** One statement the engine sent, with the SET LOCAL settings in force for it. */
+/** One statement the engine sent, with the settings in force for it (as SET LOCAL statements). */
 export interface RecordedStatement {
   text: string;
   values: unknown[];
@@ -21,24 +22,30 @@ class RecordingDataSource {
   readonly statements: RecordedStatement[] = [];
   constructor(private readonly dataSource: DataSource) {}
 
+  get options(): DataSource['options'] {
+    return this.dataSource.options;
+  }
+
   query(text: string, values?: unknown[]): Promise<unknown> {
     this.statements.push({ text, values: values ?? [], settings: [] });
     return this.dataSource.query(text, values);
   }
+}
 
-  transaction<T>(...args: unknown[]): Promise<T> {
-    const work = args.find((a): a is (m: EntityManager) => Promise<T> => typeof a === 'function')!;
-    return this.dataSource.transaction(async (manager) => {
-      const settings: string[] = [];
-      const proxy = {
-        query: (text: string, values?: unknown[]) => {
-          if (/^\s*SET\s+LOCAL/i.test(text)) settings.push(text);
-          else this.statements.push({ text, values: values ?? [], settings: [...settings] });
-          return manager.query(text, values);
-        },
-      };
-      return work(proxy as unknown as EntityManager);
+/** Records the engine's listing statements, with their plan shape's settings, and runs them. */
+class RecordingQueries implements ListingQueries {
+  constructor(
+    private readonly statements: RecordedStatement[],
+    private readonly inner: ListingQueries,
+  ) {}
+
+  query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]> {
+    this.statements.push({
+      text,
+      values,
+      settings: SHAPE_SETTINGS[shape].map(setLocal),
     });
+    return this.inner.query<T>(shape, text, values);
   }
 }
 
@@ -71,7 +78,13 @@ export class SqlTimer {
     this.rows = new ConversationsRepository(dataSource);
     this.recorder = new RecordingDataSource(dataSource);
     this.recording = new PostgresConversationSearch(this.recorder as unknown as DataSource);
+    this.recording.queries = new RecordingQueries(this.recorder.statements, this.engine.queries);
     this.recordingRows = new ConversationsRepository(this.recorder as unknown as DataSource);
+  }
+
+  /** Closes the engines' listing pools. */
+  async close(): Promise<void> {
+    await Promise.all([this.engine.close(), this.recording.close()]);
   }
 
   async time(
@@ -99,10 +112,12 @@ export class SqlTimer {
         engine.page(siteId, listing.filter, { limit: listing.limit, after }),
         listing.count ? counted() : undefined,
       ]);
-      await rows.findManyInSite(
-        siteId,
-        found.items.map((i) => i.id),
-      );
+      // As the service: the rows are loaded by id unless the engine read them with the page.
+      if (!found.rows)
+        await rows.findManyInSite(
+          siteId,
+          found.items.map((i) => i.id),
+        );
       return { total: elapsedMs(start), countMs };
     };
 

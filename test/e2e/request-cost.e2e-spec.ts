@@ -1,5 +1,6 @@
 import { conversationBody, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
+import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { countRoundTrips } from '../support/round-trips';
 
@@ -55,6 +56,54 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       const cost = await costOf(30, () => listConversations(t, org).expect(200));
       expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
       expect(cost.lookups.length).toBeLessThan(30);
+    });
+  });
+
+  describe('filtered pages of the listing (no transaction, no SET LOCAL, rows read with the page)', () => {
+    const isTransactionControl = (q: string) =>
+      /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SET)\b/i.test(q);
+
+    it('a filter the newest rows answer is one statement per page, and one Redis command', async () => {
+      const cost = await costOf(4, async () => {
+        const res = await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
+        expect(res.body.data).toHaveLength(3);
+        expect(res.body.data[0].title).toMatch(/^Question about order/);
+      });
+      expect(cost.own).toHaveLength(4);
+      expect(cost.own.filter(isTransactionControl)).toEqual([]);
+      for (const q of cost.own) expect(q).toMatch(/FROM conversations WHERE site_id = \$1/);
+      expect(cost.redis.length).toBeLessThanOrEqual(4);
+      expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
+    });
+
+    it('a filter that needs the GIN index is two statements (the bounded walk with its edge, then the index), no hydration', async () => {
+      const engine = t.app.get(PostgresConversationSearch);
+      const tuning = engine.tuning;
+      // A one-row window and no further walk: the page must come from the GIN plan.
+      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0 };
+      await engine.refreshTermStats(); // read once per 10 minutes: warm
+      try {
+        const cost = await costOf(1, async () => {
+          const res = await listConversations(t, org, { channel: 'web', limit: 2 }).expect(200);
+          expect(res.body.data).toHaveLength(2);
+          expect(res.body.meta.nextCursor).toEqual(expect.any(String));
+        });
+        expect(cost.own).toHaveLength(2);
+        expect(cost.own.filter(isTransactionControl)).toEqual([]);
+        expect(cost.own[1]).toMatch(/search_terms @>/);
+      } finally {
+        engine.tuning = tuning;
+      }
+    });
+
+    it('with count=true: the page and the count, each one statement', async () => {
+      const cost = await costOf(1, async () => {
+        const res = await listConversations(t, org, { channel: 'web', count: true }).expect(200);
+        expect(res.body.meta.count).toEqual({ value: 3, capped: false });
+      });
+      // The page (window, held the whole range) and the count's sample (the whole range too).
+      expect(cost.own).toHaveLength(2);
+      expect(cost.own.filter(isTransactionControl)).toEqual([]);
     });
   });
 

@@ -27,6 +27,7 @@ describe('byte-order id tie-break and pinned database locale', () => {
     );
   });
   afterAll(async () => {
+    await engine?.close();
     await dataSource?.destroy();
     await database?.drop();
   });

@@ -4,6 +4,7 @@ import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { REDIS } from '../../src/redis/redis.module';
+import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 
 const COUNTED = Symbol('countedClient');
 let sink: string[] | undefined;
@@ -23,7 +24,8 @@ function observe(client: PoolClient): void {
 
 /**
  * Counts the round trips the service makes while `work` runs: every statement sent on the app's
- * pg pool (BEGIN and COMMIT included) and every command its Redis client sends. It observes the
+ * pg pools (the DataSource's and the listing's plan-shape pools; BEGIN and COMMIT included) and
+ * every command its Redis client sends. It observes the
  * real clients (a hook on each pooled client's query and on ioredis' sendCommand); nothing is
  * stubbed. Connections are observed when the pool hands them out.
  */
@@ -33,10 +35,13 @@ export async function countRoundTrips(
 ): Promise<{ postgres: string[]; redis: string[] }> {
   const postgres: string[] = [];
   const redis: string[] = [];
-  const pool = (app.get(DataSource).driver as PostgresDriver).master as Pool;
+  const pools: Pool[] = [
+    (app.get(DataSource).driver as PostgresDriver).master as Pool,
+    ...app.get(PostgresConversationSearch).listingPools().all(),
+  ];
   const client = app.get<Redis>(REDIS);
   const sendCommand = client.sendCommand;
-  pool.on('acquire', observe);
+  for (const pool of pools) pool.on('acquire', observe);
   client.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
     redis.push(args[0].name);
     return sendCommand.apply(this, args);
@@ -46,7 +51,7 @@ export async function countRoundTrips(
     await work();
   } finally {
     sink = undefined;
-    pool.off('acquire', observe);
+    for (const pool of pools) pool.off('acquire', observe);
     client.sendCommand = sendCommand;
   }
   return { postgres, redis };

@@ -21,14 +21,22 @@ export type IdPrefix =
   | 'wh'
   | 'whd';
 
+/** Random bytes drawn from the system 4 KiB at a time: one call per ~90 ids, not one per id. */
+const entropy = { bytes: Buffer.alloc(0), at: 0 };
+function randomByte(): number {
+  if (entropy.at >= entropy.bytes.length) {
+    entropy.bytes = randomBytes(4096);
+    entropy.at = 0;
+  }
+  return entropy.bytes[entropy.at++];
+}
+
 /** Random base62 text of `length` characters (unbiased: bytes >= 248 are drawn again). */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248) out += ALPHABET[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte < 248) out += ALPHABET[byte % 62];
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { emptyFilter } from '../listing/conversation-filter';
 import {
+  rollupCountSql,
   buildFilterSql,
   hasNarrowScoreBand,
   ginSortedSql,
@@ -39,7 +40,7 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
         'grounded:fail',
       ].map((t) => `site_a|${t}`),
     );
-    expect(whereAll(sql)).toBe('site_id = $1 AND search_terms @> $2::text[]');
+    expect(whereAll(sql)).toBe('(site_id = $1) IS TRUE AND search_terms @> $2::text[]');
     expect(sql.narrowed).toBe(true);
   });
 
@@ -94,7 +95,7 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
       index,
     );
     expect(whereAll(sql)).toBe(
-      "site_id = $1 AND title_tsv @@ (phraseto_tsquery('simple'::regconfig, $2) && phraseto_tsquery('simple'::regconfig, $3))",
+      "(site_id = $1) IS TRUE AND title_tsv @@ (phraseto_tsquery('simple'::regconfig, $2) && phraseto_tsquery('simple'::regconfig, $3))",
     );
     expect(sql.params.values).toEqual(['site_a', 'red shoes', 'order']);
   });
@@ -245,5 +246,42 @@ describe('plan statements', () => {
     expect(walkSql(sql(), 26).text).toBe(
       'SELECT id, created_at FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz AND channel = $3 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4',
     );
+  });
+});
+
+describe('rollupCountSql (exact counts of column filters from the statistics rollups)', () => {
+  it('sums the cells of the filtered columns, the conversations themselves (kind 0)', () => {
+    const st = rollupCountSql('s', {
+      ...emptyFilter(),
+      channel: 'web',
+      language: 'en',
+      feedback: 'positive',
+    });
+    expect(st?.text).toBe(
+      'SELECT coalesce(sum(n), 0)::float8 AS n FROM conversation_stats_cell WHERE site_id = $1 AND kind = 0 AND channel = $2 AND language = $3 AND fp',
+    );
+    expect(st?.values).toEqual(['s', 'web', 'en']);
+  });
+
+  it("counts one agent's (kind 3) or one label token's (kind 6, labeled only) conversations", () => {
+    expect(rollupCountSql('s', { ...emptyFilter(), agentId: 'agt_a', feedback: 'negative' })?.text).toContain(
+      'kind = 3 AND key = $2 AND fn',
+    );
+    const token = rollupCountSql('s', { ...emptyFilter(), labelsAll: ['grounded:fail', 'grounded:fail'] });
+    expect(token?.text).toContain('kind = 6 AND key = $2 AND label_status = $3');
+    expect(token?.values).toEqual(['s', expect.stringMatching(/^\d+$/), 'labeled']);
+  });
+
+  it('declines what the rollups do not hold', () => {
+    const declined = [
+      { from: '2026-01-01T00:00:00Z' },
+      { keywords: ['order'] },
+      { labelsAll: ['grounded:fail', 'grounded:pass'] },
+      { labelsAll: ['grounded:fail'], agentId: 'agt_a' },
+      { labelsAny: [['grounded:fail']] },
+      { labelsNone: ['visitor_frustrated:true'] },
+      { scores: { quality: { min: 0.5 } } },
+    ];
+    for (const part of declined) expect(rollupCountSql('s', { ...emptyFilter(), ...part })).toBeUndefined();
   });
 });

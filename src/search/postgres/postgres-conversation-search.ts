@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { CONVERSATION_COLUMNS, ConversationRecord } from '../../database/records/conversation.records';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import {
   ConversationSearch,
@@ -16,12 +16,15 @@ import {
   cappedCountSql,
   ginSortedSql,
   matchingSql,
+  rollupCountSql,
   Statement,
+  FilterSql,
   walkSql,
-  walkWindowSql,
   windowCountSql,
-  windowEdgeSql,
+  windowWithEdgeSql,
+  withRows,
 } from './conversation-sql';
+import { ListingPools, ListingQueries, PlanShape } from './listing-pools';
 
 export interface SearchTuning {
   /** Rows of the range a page request walks by creation time before it turns to the GIN index. */
@@ -57,15 +60,27 @@ const TERM_STATS_TTL_MS = 10 * 60_000;
 interface PositionRow {
   id: string;
   created_at: Date;
-  taken?: number;
 }
 
-const statementArgs = (statement: Statement): [string, unknown[]] => [statement.text, statement.values];
+/** A matching conversation, read whole by the statement that found it. */
+type FoundRow = ConversationRecord & { taken?: number };
+
+/** A row of windowWithEdgeSql: a match (conversation columns) or the window's edge (position only). */
+type WindowRow = ConversationRecord & { edge: boolean; position_id: string; position_at: Date };
 
 const toPosition = (row: PositionRow): ListingPosition => ({
   id: row.id,
   createdAt: row.created_at.toISOString(),
 });
+
+const positionOf = (row: ConversationRecord): ListingPosition => ({
+  id: row.id,
+  createdAt: row.createdAt.toISOString(),
+});
+
+/** Makes a statement of positions return the conversations themselves (see withRows). */
+const rowsOf = (statement: Statement, options?: { taken?: boolean }) =>
+  withRows(statement, CONVERSATION_COLUMNS, options);
 
 /**
  * The Postgres query engine. Adaptive, because neither plan alone is fast for every selectivity
@@ -77,11 +92,35 @@ const toPosition = (row: PositionRow): ListingPosition => ({
  * 3. when even that finds ginProbe or more, matches are dense further back: walk the btree.
  */
 @Injectable()
-export class PostgresConversationSearch implements ConversationSearch {
+export class PostgresConversationSearch implements ConversationSearch, OnApplicationShutdown {
   /** Thresholds of the plan choice; tests lower them to drive every plan on small data. */
   tuning: SearchTuning = { ...DEFAULT_TUNING };
 
-  constructor(private readonly dataSource: DataSource) {}
+  /**
+   * Where the filtered statements run: pools whose sessions carry each plan shape's settings
+   * (listing-pools.ts), so each statement is one round trip. The bench replaces it to record them.
+   */
+  queries: ListingQueries;
+  private readonly pools: ListingPools;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.pools = new ListingPools(dataSource);
+    this.queries = this.pools;
+  }
+
+  /** The listing pools (tests observe their connections). */
+  listingPools(): ListingPools {
+    return this.pools;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pools.end();
+  }
+
+  /** Closes the listing pools (scripts that built the engine themselves). */
+  close(): Promise<void> {
+    return this.pools.end();
+  }
 
   async page(
     siteId: string,
@@ -91,13 +130,10 @@ export class PostgresConversationSearch implements ConversationSearch {
     const want = options.limit + 1;
     const unfiltered = buildFilterSql(siteId, filter, options.after);
     if (!unfiltered.narrowed) {
-      // No row filter: the page is the first rows of the creation-time index after the position.
-      // One statement reads them whole, outside a transaction: the plan is an index walk bounded
-      // by LIMIT (cost ~70 whatever the site's size), far below what makes the planner consider
-      // JIT compilation or parallel workers, so the SET LOCALs other statements need are moot.
-      const rows: ConversationRecord[] = await this.dataSource.query(
-        ...statementArgs(walkSql(unfiltered, want, CONVERSATION_COLUMNS)),
-      );
+      // No row filter: the page is the first rows of the creation-time index after the position,
+      // read whole by one statement (an index walk bounded by LIMIT, cost ~70 whatever the
+      // site's size), on the listing pool: pg's own pool, without TypeORM's query runner.
+      const rows = await this.run<ConversationRecord>(walkSql(unfiltered, want, CONVERSATION_COLUMNS));
       const page = rows.slice(0, options.limit);
       return {
         items: page.map((r) => ({ id: r.id, createdAt: r.createdAt.toISOString() })),
@@ -105,14 +141,21 @@ export class PostgresConversationSearch implements ConversationSearch {
         rows: page,
       };
     }
+    // Every statement of the adaptive plan reads the matching conversations whole: no second
+    // statement loads the page's rows.
     const found = await this.find(siteId, filter, want, options.after);
-    return { items: found.slice(0, options.limit).map(toPosition), hasMore: found.length > options.limit };
+    const page = found.slice(0, options.limit);
+    return { items: page.map(positionOf), hasMore: found.length > options.limit, rows: page };
   }
 
   async count(siteId: string, filter: ConversationFilter, cap: number): Promise<SearchCount> {
     const sql = buildFilterSql(siteId, filter);
     let n: number;
-    if (!sql.narrowed) {
+    const rollup = rollupCountSql(siteId, filter);
+    if (rollup) {
+      // Column filters alone: an exact sum from the statistics rollups, whatever the matches.
+      n = (await this.run<{ n: number }>(rollup))[0].n;
+    } else if (!sql.narrowed) {
       n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
     } else {
       // A sample of the newest rows tells how dense the matches are: dense ones reach the cap
@@ -132,13 +175,15 @@ export class PostgresConversationSearch implements ConversationSearch {
           (hasNarrowScoreBand(filter) ? this.tuning.denseShare / 4 : this.tuning.denseShare)
       )
         n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
-      else
+      else {
+        const options = await this.indexOptions(filter);
         n = (
           await this.run<{ n: number }>(
-            cappedCountSql(buildFilterSql(siteId, filter, undefined, await this.indexOptions()), cap + 1),
+            cappedCountSql(buildFilterSql(siteId, filter, undefined, options), cap + 1),
             'bitmap',
           )
         )[0].n;
+      }
     }
     return n > cap ? { value: cap, capped: true } : { value: n, capped: false };
   }
@@ -166,60 +211,89 @@ export class PostgresConversationSearch implements ConversationSearch {
     filter: ConversationFilter,
     want: number,
     after?: ListingPosition,
-  ): Promise<PositionRow[]> {
-    const sql = buildFilterSql(siteId, filter, after);
-    if (!sql.narrowed) return this.run(walkSql(sql, want));
-
-    const first: PositionRow[] = await this.run(walkWindowSql(sql, this.tuning.walkWindow, want));
-    if (first.length >= want) return first;
-    const edge: PositionRow[] = await this.run(
-      windowEdgeSql(buildFilterSql(siteId, filter, after), this.tuning.walkWindow),
+  ): Promise<FoundRow[]> {
+    const first = await this.windowWithEdge(
+      buildFilterSql(siteId, filter, after),
+      this.tuning.walkWindow,
+      want,
     );
-    if (edge.length === 0) return first; // the window held every row of the range
+    if (first.rows.length >= want || !first.edge) return first.rows; // full, or the window held the whole range
 
-    let found = first;
-    let beyond = toPosition(edge[0]);
+    let found = first.rows;
+    let beyond = first.edge;
     // Matches in the first window give their density: when the rest of the page is expected
     // within walkFurther rows, walking on (bounded) is cheaper than the GIN index, whose cost
     // follows the number of candidates (a phrase's words may be in many more titles).
-    if (first.length > 0) {
-      const expected = Math.ceil(((want - first.length) * this.tuning.walkWindow) / first.length);
+    if (found.length > 0) {
+      const expected = Math.ceil(((want - found.length) * this.tuning.walkWindow) / found.length);
       if (expected <= this.tuning.walkFurther) {
         const window = Math.min(this.tuning.walkFurther, 2 * expected);
-        const further = buildFilterSql(siteId, filter, beyond);
-        found = [...first, ...(await this.run(walkWindowSql(further, window, want - first.length)))];
-        if (found.length >= want) return found;
-        const edge2: PositionRow[] = await this.run(
-          windowEdgeSql(buildFilterSql(siteId, filter, beyond), window),
+        const further = await this.windowWithEdge(
+          buildFilterSql(siteId, filter, beyond),
+          window,
+          want - found.length,
         );
-        if (edge2.length === 0) return found;
-        beyond = toPosition(edge2[0]);
+        found = [...found, ...further.rows];
+        if (found.length >= want || !further.edge) return found;
+        beyond = further.edge;
       }
     }
 
     const rest = want - found.length;
-    const sorted: PositionRow[] = await this.run(
-      ginSortedSql(
-        buildFilterSql(siteId, filter, beyond, await this.indexOptions()),
-        this.tuning.ginProbe,
-        rest,
+    const sorted: FoundRow[] = await this.run(
+      rowsOf(
+        ginSortedSql(
+          buildFilterSql(siteId, filter, beyond, await this.indexOptions(filter)),
+          this.tuning.ginProbe,
+          rest,
+        ),
+        { taken: true },
       ),
       'bitmap',
     );
-    if (sorted.length === 0 || sorted[0].taken! < this.tuning.ginProbe) return [...found, ...sorted];
-    return [...found, ...(await this.run(walkSql(buildFilterSql(siteId, filter, beyond), rest), 'walk'))];
+    if (sorted.length === 0 || sorted[0].taken! < this.tuning.ginProbe)
+      return [...found, ...sorted.map(({ taken: _taken, ...row }) => row as FoundRow)];
+    return [
+      ...found,
+      ...(await this.run<FoundRow>(rowsOf(walkSql(buildFilterSql(siteId, filter, beyond), rest)), 'walk')),
+    ];
+  }
+
+  /**
+   * A bounded walk of `window` rows from the range's start, its matches read whole, and where
+   * it stopped when it did not fill `limit` (no edge: the window held every row of the range).
+   * One statement (windowWithEdgeSql).
+   */
+  private async windowWithEdge(
+    sql: FilterSql,
+    window: number,
+    limit: number,
+  ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
+    const out = await this.run<WindowRow>(windowWithEdgeSql(sql, window, limit, CONVERSATION_COLUMNS));
+    const rows: FoundRow[] = [];
+    let edge: ListingPosition | undefined;
+    for (const { edge: isEdge, position_id: id, position_at: createdAt, ...row } of out) {
+      if (isEdge) edge = { id, createdAt: createdAt.toISOString() };
+      else rows.push(row);
+    }
+    return { rows, edge };
   }
 
   private termStats?: { at: number; shares: Map<string, number> };
 
   /** Options of a GIN-plan filter: dense terms (per pg_stats) are left to the row check. */
-  private async indexOptions() {
+  private async indexOptions(filter: ConversationFilter) {
     if (!this.termStats || Date.now() - this.termStats.at > TERM_STATS_TTL_MS) await this.refreshTermStats();
     const shares = this.termStats!.shares;
     return {
       forIndex: true,
       termShare: (term: string) => shares.get(term),
-      denseShare: this.tuning.denseTermShare,
+      // With a keyword, every term stays in the GIN condition, dense ones included: a title
+      // word's candidates are not scoped to the site (86,000 for `retour` in 2 × 1M, 172,000
+      // in 3M + 1M) and each is visited on the heap, while the index intersects a dense term's
+      // posting list in a fraction of that. Keyword + dense channel and language at 3M: 159,000
+      // heap pages, 1.2 s; count of a common keyword + common token: 23,000 pages → 9,700.
+      denseShare: filter.keywords.length > 0 ? Number.POSITIVE_INFINITY : this.tuning.denseTermShare,
     };
   }
 
@@ -234,19 +308,11 @@ export class PostgresConversationSearch implements ConversationSearch {
     this.termStats = { at: Date.now(), shares: new Map(rows.map((r) => [r.term, Number(r.share)])) };
   }
 
-  /** Runs a statement, optionally pinning the plan shape for this statement only. */
   /**
-   * Runs a statement with its plan shape pinned for that statement only. Every listing statement
-   * reads a bounded amount of data: parallel workers and JIT compilation (triggered by the
-   * planner's guesses on bitmask and tsvector conditions) only add latency here.
+   * Runs a statement on the listing pool of its plan shape (listing-pools.ts): one round trip,
+   * the shape's settings already in force on the connection.
    */
-  private async run<T = PositionRow>(statement: Statement, plan?: 'bitmap' | 'walk'): Promise<T[]> {
-    return this.dataSource.transaction(async (manager: EntityManager) => {
-      const settings = ['jit = off', 'max_parallel_workers_per_gather = 0'];
-      if (plan === 'bitmap') settings.push('enable_indexscan = off', 'enable_seqscan = off');
-      if (plan === 'walk') settings.push('enable_bitmapscan = off', 'enable_seqscan = off');
-      await manager.query(settings.map((setting) => `SET LOCAL ${setting}`).join('; '));
-      return manager.query(statement.text, statement.values);
-    });
+  private run<T = PositionRow>(statement: Statement, shape: PlanShape = 'plain'): Promise<T[]> {
+    return this.queries.query<T>(shape, statement.text, statement.values);
   }
 }

@@ -1,0 +1,94 @@
+import { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import { installQueryDeadlines } from '../../database/pg-timeouts';
+
+/**
+ * The plan shape a listing statement needs. Every listing statement reads a bounded amount of
+ * data: parallel workers and JIT compilation (which the planner's guesses on bitmask and
+ * tsvector conditions would trigger) only add latency, so no shape has them. `bitmap` pins the
+ * GIN index (no index or sequential scans), `walk` the creation-time btree (no bitmaps).
+ */
+export type PlanShape = 'plain' | 'bitmap' | 'walk';
+
+/** The session settings of each shape, sent once per connection in its startup packet. */
+export const SHAPE_SETTINGS: Record<PlanShape, readonly string[]> = {
+  plain: ['jit=off', 'max_parallel_workers_per_gather=0'],
+  // work_mem: a GIN bitmap of ~100,000 candidates (a common title word) went lossy at the 4 MB
+  // default, and every row of a lossy page was rechecked (45,000 more rows for `retour`).
+  bitmap: [
+    'jit=off',
+    'max_parallel_workers_per_gather=0',
+    'enable_indexscan=off',
+    'enable_seqscan=off',
+    'work_mem=16MB',
+  ],
+  walk: ['jit=off', 'max_parallel_workers_per_gather=0', 'enable_bitmapscan=off', 'enable_seqscan=off'],
+};
+
+/** A shape's setting as a `SET LOCAL` statement (to reproduce it in a transaction: EXPLAIN). */
+export function setLocal(setting: string): string {
+  const [name, value] = setting.split('=');
+  return `SET LOCAL ${name} = '${value}'`;
+}
+
+/** Runs one listing statement with the session settings of a plan shape. */
+export interface ListingQueries {
+  query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]>;
+}
+
+/** Connections of the `bitmap` and `walk` pools, as a share of the `plain` one (those plans are rarer). */
+const PINNED_POOL_SHARE = 0.5;
+
+/**
+ * One pg pool per plan shape, whose connections carry the shape's settings from their start
+ * (`options=-c jit=off …` in the startup packet), so a listing statement is one round trip:
+ * no `BEGIN`, `SET LOCAL …`, `COMMIT` around it. Same server, credentials and timeouts as the
+ * DataSource it is built from (statement_timeout, the client-side query deadline); connections
+ * are opened on first use and closed after 30 s idle.
+ */
+export class ListingPools implements ListingQueries {
+  private readonly pools: Record<PlanShape, Pool>;
+
+  constructor(dataSource: DataSource) {
+    const options = dataSource.options as PostgresConnectionOptions;
+    const extra = (options.extra ?? {}) as Record<string, unknown>;
+    const size = options.poolSize ?? 10;
+    const make = (shape: PlanShape, max: number): Pool => {
+      const pool = new Pool({
+        ...extra,
+        connectionString: options.url,
+        host: options.host,
+        port: options.port,
+        user: options.username,
+        password: options.password as string | undefined,
+        database: options.database,
+        application_name: `${options.applicationName ?? 'shopping-analytics'}-listing-${shape}`,
+        options: SHAPE_SETTINGS[shape].map((s) => `-c ${s}`).join(' '),
+        max,
+        idleTimeoutMillis: 30_000,
+        // A script (bench, CLI) that used the engine may exit while connections idle.
+        allowExitOnIdle: true,
+      });
+      // Idle connections that fail are replaced on next use; never an unhandled 'error' event.
+      pool.on('error', () => undefined);
+      if (typeof extra.statement_timeout === 'number') installQueryDeadlines(pool, extra.statement_timeout);
+      return pool;
+    };
+    const pinned = Math.max(1, Math.ceil(size * PINNED_POOL_SHARE));
+    this.pools = { plain: make('plain', size), bitmap: make('bitmap', pinned), walk: make('walk', pinned) };
+  }
+
+  async query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]> {
+    return (await this.pools[shape].query(text, values)).rows as T[];
+  }
+
+  /** Every pool (tests observe their connections). */
+  all(): Pool[] {
+    return Object.values(this.pools);
+  }
+
+  async end(): Promise<void> {
+    await Promise.all(this.all().map((pool) => (pool.ending ? undefined : pool.end())));
+  }
+}
