@@ -4,7 +4,7 @@ import { ExportSweep } from '../../src/exports/export-sweep';
 import { EXPORT_STORAGE } from '../../src/exports/storage/export-storage';
 import { S3ExportStorage } from '../../src/exports/storage/s3-export-storage';
 import { recordConversation } from '../factories/conversations';
-import { createExport, downloadExport, exportsPath, finishedExport } from '../factories/exports';
+import { createExport, downloadExport, finishedExport, getExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
 import { startS3Server } from '../fixtures/s3-server';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -66,14 +66,7 @@ describe('S3 storage: exports written to and served from an S3-compatible bucket
     await t.db.query(`UPDATE exports SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
     expect((await t.app.get(ExportSweep).sweep()).expired).toContain(id);
     expect(await keys()).not.toContain(key);
-    expect(
-      (
-        await t
-          .http()
-          .get(`${exportsPath(org)}/${id}`)
-          .set(org.auth)
-      ).body.data.state,
-    ).toBe('expired');
+    expect((await getExport(t, org, id)).body.data.state).toBe('expired');
   }, 60_000);
 
   it('a file larger than one part goes up as a multipart upload and hashes to the resource sha256', async () => {

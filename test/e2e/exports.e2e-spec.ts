@@ -11,7 +11,14 @@ import { CSV_COLUMNS } from '../../src/exports/export-rows';
 import { insertManyConversations } from '../factories/bulk-conversations';
 import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createExport, downloadExport, exportsPath, finishedExport } from '../factories/exports';
+import {
+  createExport,
+  deleteExport,
+  downloadExport,
+  exportsPath,
+  finishedExport,
+  getExport,
+} from '../factories/exports';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { eventually } from '../setup/isolated-database';
 import type { TestApp } from '../setup/test-app';
@@ -431,10 +438,7 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
     // Batches of 7 rows with transcripts: the export takes a while, and reads the oldest rows last.
     const e = await createExport(t, org, { format: 'ndjson', include: ['messages'] });
     await eventually(async () => {
-      const res = await t
-        .http()
-        .get(`${exportsPath(org)}/${e.id}`)
-        .set(org.auth);
+      const res = await getExport(t, org, e.id);
       // asOf is set once the snapshot is taken: what is written from now on is not in it.
       return res.body.data.state === 'running' && res.body.data.asOf ? true : undefined;
     }, 'export running with its snapshot taken');
@@ -532,10 +536,7 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
     const swept = await t.app.get(ExportSweep).sweep();
     expect(swept.expired).toContain(e.id);
     expect(existsSync(file)).toBe(false);
-    const after = await t
-      .http()
-      .get(`${exportsPath(org)}/${e.id}`)
-      .set(org.auth);
+    const after = await getExport(t, org, e.id);
     expect(after.body.data.state).toBe('expired');
   });
 });
@@ -569,20 +570,10 @@ describe('list, get and delete', () => {
     const e = await finishedExport(t, org, (await createExport(t, org, { format: 'csv' })).id);
     const file = join(exportDir, org.site.id, `${e.id}.csv`);
     expect(existsSync(file)).toBe(true);
-    const res = await t
-      .http()
-      .delete(`${exportsPath(org)}/${e.id}`)
-      .set(org.auth);
+    const res = await deleteExport(t, org, e.id);
     expect(res.status).toBe(204);
     expect(existsSync(file)).toBe(false);
-    expect(
-      (
-        await t
-          .http()
-          .get(`${exportsPath(org)}/${e.id}`)
-          .set(org.auth)
-      ).status,
-    ).toBe(404);
+    expect((await getExport(t, org, e.id)).status).toBe(404);
     expect(
       (
         await t
@@ -591,14 +582,7 @@ describe('list, get and delete', () => {
           .set(org.auth)
       ).status,
     ).toBe(404);
-    expect(
-      (
-        await t
-          .http()
-          .delete(`${exportsPath(org)}/${e.id}`)
-          .set(org.auth)
-      ).status,
-    ).toBe(404);
+    expect((await deleteExport(t, org, e.id)).status).toBe(404);
   });
 
   it('an unknown export id is a 404 not_found', async () => {
@@ -635,10 +619,7 @@ describe("a dead worker's export is restarted, or failed interrupted after three
     const org = await createOrganization(t.app);
     const id = await deadWorkersExport(org, 3);
     const swept = await t.app.get(ExportSweep).sweep();
-    const res = await t
-      .http()
-      .get(`${exportsPath(org)}/${id}`)
-      .set(org.auth);
+    const res = await getExport(t, org, id);
     expect(res.body.data).toMatchObject({ state: 'failed', failureReason: 'interrupted', sha256: null });
     // The sweep of this test or the app's own (every half lease) closed it, exactly once.
     if (!swept.interrupted.includes(id)) expect(swept.restarted).not.toContain(id);
@@ -653,16 +634,10 @@ describe('background: at most EXPORT_CONCURRENCY_PER_ORG run at once; DELETE of 
     const a = await createExport(t, org, { format: 'ndjson' });
     const b = await createExport(t, org, { format: 'ndjson' });
     await eventually(async () => {
-      const res = await t
-        .http()
-        .get(`${exportsPath(org)}/${a.id}`)
-        .set(org.auth);
+      const res = await getExport(t, org, a.id);
       return res.body.data.state === 'running' ? true : undefined;
     }, 'first running');
-    const second = await t
-      .http()
-      .get(`${exportsPath(org)}/${b.id}`)
-      .set(org.auth);
+    const second = await getExport(t, org, b.id);
     expect(second.body.data.state).toBe('queued');
     const doneA = await finishedExport(t, org, a.id, 60_000);
     const doneB = await finishedExport(t, org, b.id, 60_000);
@@ -678,20 +653,10 @@ describe('background: at most EXPORT_CONCURRENCY_PER_ORG run at once; DELETE of 
     });
     const e = await createExport(t, org, { format: 'ndjson', include: ['messages'] });
     await eventually(async () => {
-      const res = await t
-        .http()
-        .get(`${exportsPath(org)}/${e.id}`)
-        .set(org.auth);
+      const res = await getExport(t, org, e.id);
       return res.body.data.state === 'running' && res.body.data.progress.rows > 0 ? true : undefined;
     }, 'export running');
-    expect(
-      (
-        await t
-          .http()
-          .delete(`${exportsPath(org)}/${e.id}`)
-          .set(org.auth)
-      ).status,
-    ).toBe(204);
+    expect((await deleteExport(t, org, e.id)).status).toBe(204);
     const dir = join(exportDir, org.site.id);
     await eventually(
       async () => {

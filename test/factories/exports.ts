@@ -22,10 +22,7 @@ export async function createExport(t: TestApp, org: SiteOrg, body: Record<string
 export function finishedExport(t: TestApp, org: SiteOrg, id: string, timeoutMs = 30_000) {
   return eventually(
     async () => {
-      const res = await t
-        .http()
-        .get(`${exportsPath(org)}/${id}`)
-        .set(org.auth);
+      const res = await getExport(t, org, id);
       return ['completed', 'failed'].includes(res.body.data?.state) ? res.body.data : undefined;
     },
     `export ${id} finished`,
@@ -50,4 +47,20 @@ export function downloadExport(t: TestApp, org: SiteOrg, id: string, headers: Re
       .get(`${exportsPath(org)}/${id}/download`)
       .set({ ...org.auth, ...headers }),
   );
+}
+
+/** GET …/exports/{id}. */
+export function getExport(t: TestApp, org: SiteOrg, id: string) {
+  return t
+    .http()
+    .get(`${exportsPath(org)}/${id}`)
+    .set(org.auth);
+}
+
+/** DELETE …/exports/{id}. */
+export function deleteExport(t: TestApp, org: SiteOrg, id: string) {
+  return t
+    .http()
+    .delete(`${exportsPath(org)}/${id}`)
+    .set(org.auth);
 }
