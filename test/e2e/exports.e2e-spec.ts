@@ -18,6 +18,7 @@ import {
   exportsPath,
   finishedExport,
   getExport,
+  postExport,
 } from '../factories/exports';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { eventually } from '../setup/isolated-database';
@@ -76,11 +77,11 @@ describe('errors: export_not_ready (409) and export_expired (410) are in the voc
 describe('POST …/exports: 202 with the export resource, exactly', () => {
   it('answers 202 { data: export } with every field, filters as given and the state queued or later', async () => {
     const org = await createOrganization(t.app);
-    const res = await t
-      .http()
-      .post(exportsPath(org))
-      .set(org.auth)
-      .send({ format: 'ndjson', filters: { channel: 'web', 'quality.min': 0.5 }, include: ['messages'] });
+    const res = await postExport(t, org, {
+      format: 'ndjson',
+      filters: { channel: 'web', 'quality.min': 0.5 },
+      include: ['messages'],
+    });
     expect(res.status).toBe(202);
     const e = res.body.data;
     expect(Object.keys(e).sort()).toEqual(
@@ -150,18 +151,8 @@ describe('POST …/exports with Idempotency-Key: a retry replays the first answe
   it('the same key and body answer the same 202 and export; one export row and one audit row', async () => {
     const org = await createOrganization(t.app);
     const body = { format: 'csv', filters: { channel: 'web' } };
-    const first = await t
-      .http()
-      .post(exportsPath(org))
-      .set(org.auth)
-      .set('Idempotency-Key', 'exp-retry-1')
-      .send(body);
-    const retry = await t
-      .http()
-      .post(exportsPath(org))
-      .set(org.auth)
-      .set('Idempotency-Key', 'exp-retry-1')
-      .send(body);
+    const first = await postExport(t, org, body, { 'Idempotency-Key': 'exp-retry-1' });
+    const retry = await postExport(t, org, body, { 'Idempotency-Key': 'exp-retry-1' });
     expect(first.status).toBe(202);
     expect(retry.status).toBe(202);
     expect(retry.body).toEqual(first.body);
@@ -178,12 +169,7 @@ describe('POST …/exports with Idempotency-Key: a retry replays the first answe
     const org = await createOrganization(t.app);
     const answers = await Promise.all(
       Array.from({ length: 5 }, () =>
-        t
-          .http()
-          .post(exportsPath(org))
-          .set(org.auth)
-          .set('Idempotency-Key', 'exp-race')
-          .send({ format: 'ndjson' }),
+        postExport(t, org, { format: 'ndjson' }, { 'Idempotency-Key': 'exp-race' }),
       ),
     );
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
@@ -194,9 +180,9 @@ describe('POST …/exports with Idempotency-Key: a retry replays the first answe
   it('the same key with another body is 409 conflict and stores nothing', async () => {
     const org = await createOrganization(t.app);
     const key = { 'Idempotency-Key': 'exp-reused' };
-    const first = await t.http().post(exportsPath(org)).set(org.auth).set(key).send({ format: 'csv' });
+    const first = await postExport(t, org, { format: 'csv' }, key);
     expect(first.status).toBe(202);
-    const other = await t.http().post(exportsPath(org)).set(org.auth).set(key).send({ format: 'ndjson' });
+    const other = await postExport(t, org, { format: 'ndjson' }, key);
     expect(other.status).toBe(409);
     expect(other.body.code).toBe('conflict');
     expect(await exportsOf(org)).toEqual([{ id: first.body.data.id }]);
@@ -205,10 +191,10 @@ describe('POST …/exports with Idempotency-Key: a retry replays the first answe
   it('a refused request keeps no key: the corrected request with the same key is queued', async () => {
     const org = await createOrganization(t.app);
     const key = { 'Idempotency-Key': 'exp-fix-me' };
-    const bad = await t.http().post(exportsPath(org)).set(org.auth).set(key).send({ format: 'xlsx' });
+    const bad = await postExport(t, org, { format: 'xlsx' }, key);
     expect(bad.status).toBe(400);
     expect(await exportsOf(org)).toEqual([]);
-    const good = await t.http().post(exportsPath(org)).set(org.auth).set(key).send({ format: 'csv' });
+    const good = await postExport(t, org, { format: 'csv' }, key);
     expect(good.status).toBe(202);
     expect(await exportsOf(org)).toEqual([{ id: good.body.data.id }]);
   });
@@ -219,12 +205,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
   beforeAll(async () => {
     org = await createOrganization(t.app);
   });
-  const post = (body: unknown) =>
-    t
-      .http()
-      .post(exportsPath(org))
-      .set(org.auth)
-      .send(body as object);
+  const post = (body: unknown) => postExport(t, org, body);
 
   it('an unknown label token is invalid_filter pointing at the array element (/filters/labels.all/1)', async () => {
     const res = await post({

@@ -11,9 +11,18 @@ interface SiteOrg {
 /** The site's exports collection: /api/v1/sites/{siteId}/conversations/exports. */
 export const exportsPath = (org: SiteOrg) => `/api/v1/sites/${org.site.id}/conversations/exports`;
 
+/** POST …/exports with `body` (and extra headers, e.g. Idempotency-Key); the answer as it comes. */
+export function postExport(t: TestApp, org: SiteOrg, body: unknown, headers: Record<string, string> = {}) {
+  return t
+    .http()
+    .post(exportsPath(org))
+    .set({ ...org.auth, ...headers })
+    .send(body as object);
+}
+
 /** POST …/exports; throws unless the answer is 202, returns the export resource. */
 export async function createExport(t: TestApp, org: SiteOrg, body: Record<string, unknown>) {
-  const res = await t.http().post(exportsPath(org)).set(org.auth).send(body);
+  const res = await postExport(t, org, body);
   if (res.status !== 202) throw new Error(`export not created: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: string; [key: string]: unknown };
 }
