@@ -1,17 +1,13 @@
-import { hostname } from 'node:os';
 import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
-import { randomBase62 } from '../common/ids/ids';
+import { WORKER_ID } from '../common/process/worker-id';
 import { AppConfig } from '../config/app-config';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
 import { EXPORT_JOB, EXPORT_QUEUE, ExportJob, ExportScheduler } from './export-queue';
 import { ExportRunner } from './export-runner';
 import { ExportsRepository } from './exports.repository';
-
-/** This process's name as the holder of an export's lease. */
-export const EXPORT_WORKER_ID = `${hostname()}:${process.pid}:${randomBase62(6)}`;
 
 /**
  * Runs exports from the queue, EXPORT_WORKER_CONCURRENCY at a time per process, within
@@ -39,17 +35,17 @@ export class ExportProcessor implements OnModuleInit {
 
   async handle(job: ExportJob): Promise<void> {
     const { concurrencyPerOrg, leaseMs } = this.config.exports;
-    const record = await this.exports.claim(job.exportId, EXPORT_WORKER_ID, concurrencyPerOrg, leaseMs);
+    const record = await this.exports.claim(job.exportId, WORKER_ID, concurrencyPerOrg, leaseMs);
     if (!record) return; // done, deleted, held by a live worker, or its organization is at its limit
     try {
-      const outcome = await this.runner.run(record, EXPORT_WORKER_ID);
+      const outcome = await this.runner.run(record, WORKER_ID);
       if (outcome === 'lost') this.logger.log({ exportId: record.id, msg: 'export cancelled or taken over' });
     } catch (error) {
       this.logger.error({ err: error, exportId: record.id, msg: 'export failed' });
       const reason = isStorageError(error) ? 'storage_error' : 'internal_error';
       await this.dataSource
         .transaction(async (manager) => {
-          const failed = await this.exports.fail(record.id, reason, manager, EXPORT_WORKER_ID);
+          const failed = await this.exports.fail(record.id, reason, manager, WORKER_ID);
           if (failed) await this.outcome.failed(failed, manager);
         })
         .catch(() => undefined); // the database is down too: the sweep restarts or fails it later

@@ -5,7 +5,7 @@ import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { ApiError } from '../common/errors/api-error';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
-import { params, parseQuery } from '../common/query/query-params';
+import { PAGING_PARAMS, parseQuery } from '../common/query/query-params';
 import { clientAddress } from '../common/http/client-address';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import {
@@ -24,7 +24,6 @@ import { ExportSchema } from './dto/export.schema';
 import { presentExport } from './export.presenter';
 import { ExportActor, ExportsService } from './exports.service';
 
-const LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
 const CONTENT_TYPE = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
 const FILE_CONTENT = {
   'application/x-ndjson': { schema: { type: 'string', format: 'binary' } },
@@ -76,7 +75,7 @@ export class ExportsController {
     @Param('siteId') siteId: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
+    const { limit = 25, cursor } = parseQuery(query, PAGING_PARAMS);
     const page = await this.exports.list(auth.organizationId, siteId, { limit, cursor });
     return { data: page.items.map(presentExport), meta: { nextCursor: page.nextCursor } };
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
 import { EXPORT_COLUMNS, ExportFailure, ExportFormat, ExportInclude, ExportRecord } from './export.records';
 
 export interface NewExport {
@@ -62,19 +63,12 @@ export class ExportsRepository {
   }
 
   /** A page of the site's live exports, newest first, strictly after `after`. */
-  async listInSite(
-    siteId: string,
-    limit: number,
-    after?: { createdAt: string; id: string },
-  ): Promise<ExportRecord[]> {
+  async listInSite(siteId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<ExportRecord[]> {
     const values: unknown[] = [siteId, limit];
-    let where = 'site_id = $1 AND deleted_at IS NULL';
-    if (after) {
-      values.push(after.createdAt, after.id);
-      where += ' AND (created_at, id) < ($3::timestamptz, $4)';
-    }
+    const where = ['site_id = $1', 'deleted_at IS NULL'];
+    if (after) where.push(olderThanSql('created_at', values, after.createdAt, after.id));
     return this.dataSource.query(
-      `SELECT ${EXPORT_COLUMNS} FROM exports WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      `SELECT ${EXPORT_COLUMNS} FROM exports WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
       values,
     );
   }

@@ -1,16 +1,12 @@
-import { hostname } from 'node:os';
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { randomBase62 } from '../common/ids/ids';
+import { WORKER_ID } from '../common/process/worker-id';
 import { AppConfig } from '../config/app-config';
 import { takeoverWaitMs } from './lease-policy';
 import { PAGE_IMPORT_JOB, PAGE_IMPORT_QUEUE, PageImportJob } from './page-import-queue';
 import { PageImporter } from './page-importer';
 import { PageImportsRepository } from './page-imports.repository';
-
-/** This process's name as the holder of an import's lease. */
-export const WORKER_ID = `${hostname()}:${process.pid}:${randomBase62(6)}`;
 
 /**
  * Runs page imports from the queue, IMPORT_CONCURRENCY at a time per process, so one site's

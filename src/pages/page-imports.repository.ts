@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { TimeAndId } from '../common/paging/keyset-page';
+import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
 import { EventsWriter } from '../events/events.writer';
 import { pageImportClosedEvent } from './page-import-events';
 import { Bound, FailureReason, ImportCounts } from './import-counts';
@@ -120,13 +120,10 @@ export class PageImportsRepository {
     after?: TimeAndId<'startedAt'>,
   ): Promise<PageImportRecord[]> {
     const params: unknown[] = [siteId, limit];
-    let where = 'site_id = $1';
-    if (after) {
-      params.push(after.startedAt, after.id);
-      where += ' AND (started_at, id) < ($3::timestamptz, $4)';
-    }
+    const where = ['site_id = $1'];
+    if (after) where.push(olderThanSql('started_at', params, after.startedAt, after.id));
     return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM page_imports WHERE ${where} ORDER BY started_at DESC, id DESC LIMIT $2`,
+      `SELECT ${COLUMNS} FROM page_imports WHERE ${where.join(' AND ')} ORDER BY started_at DESC, id DESC LIMIT $2`,
       params,
     );
   }

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
-import { ParamFault, params, parseQuery } from '../common/query/query-params';
+import { PAGING_PARAMS, ParamFault, params, parseQuery } from '../common/query/query-params';
 import {
   ApiDataResponse,
   ApiKeyAuth,
@@ -26,10 +26,8 @@ import { PagesService } from './pages.service';
 
 const PAGE_STATUSES = ['discovered'] as const;
 
-const IMPORT_LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
 const PAGE_LIST_PARAMS = {
-  limit: params.integer(1, 100),
-  cursor: params.cursor(),
+  ...PAGING_PARAMS,
   status: params.oneOf(PAGE_STATUSES),
   type: params.oneOf(PAGE_TYPES),
   languageHint: {
@@ -94,7 +92,7 @@ export class PagesController {
     @Param('siteId') siteId: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { limit = 25, cursor } = parseQuery(query, IMPORT_LIST_PARAMS);
+    const { limit = 25, cursor } = parseQuery(query, PAGING_PARAMS);
     const page = await this.imports.list(auth.organizationId, siteId, { limit, cursor });
     return { data: page.items.map(presentImport), meta: { nextCursor: page.nextCursor } };
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { newId } from '../common/ids/ids';
-import type { TimeAndId } from '../common/paging/keyset-page';
+import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
 import type { PageType } from './page-rules';
 
 export interface PageRecord {
@@ -108,10 +108,7 @@ export class PagesRepository {
       params.push(filters.languageHint);
       where.push(`language_hint = $${params.length}`);
     }
-    if (after) {
-      params.push(after.createdAt, after.id);
-      where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`);
-    }
+    if (after) where.push(olderThanSql('created_at', params, after.createdAt, after.id));
     return this.dataSource.query(
       `SELECT ${COLUMNS} FROM pages WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
       params,

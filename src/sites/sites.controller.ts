@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
-import { params, parseQuery } from '../common/query/query-params';
+import { PAGING_PARAMS, parseQuery } from '../common/query/query-params';
 import {
   ApiDataResponse,
   ApiKeyAuth,
@@ -18,8 +18,6 @@ import { CreateSiteDto, UpdateSiteDto } from './dto/site.dto';
 import { presentSite, SiteResponse } from './site.presenter';
 import { SitesService } from './sites.service';
 
-const LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
-
 @ApiTags('Sites')
 @ApiKeyAuth()
 @Controller('api/v1/sites')
@@ -32,7 +30,7 @@ export class SitesController {
   @ApiPageResponse(SiteResponse)
   @ApiProblems(...PAGING_PROBLEMS)
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
-    const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
+    const { limit = 25, cursor } = parseQuery(query, PAGING_PARAMS);
     const page = await this.sites.list(auth.organizationId, { limit, cursor });
     return { data: page.items.map(presentSite), meta: { nextCursor: page.nextCursor } };
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { TimeAndId } from '../common/paging/keyset-page';
+import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
 
 export interface SiteRecord {
   id: string;
@@ -52,13 +52,10 @@ export class SitesRepository {
     after?: TimeAndId<'createdAt'>,
   ): Promise<SiteRecord[]> {
     const params: unknown[] = [organizationId, limit];
-    let where = 'organization_id = $1 AND deleted_at IS NULL';
-    if (after) {
-      params.push(after.createdAt, after.id);
-      where += ' AND (created_at, id) < ($3::timestamptz, $4)';
-    }
+    const where = ['organization_id = $1', 'deleted_at IS NULL'];
+    if (after) where.push(olderThanSql('created_at', params, after.createdAt, after.id));
     return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM sites WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      `SELECT ${COLUMNS} FROM sites WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
       params,
     );
   }

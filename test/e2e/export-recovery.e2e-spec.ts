@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { insertManyConversations } from '../factories/bulk-conversations';
+import { createExport, downloadExport, exportsPath, finishedExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -58,15 +59,8 @@ describe('recovery: a worker killed mid-export never leaves it running forever n
     await insertManyConversations(http.app, { id: org.site.id, organizationId: org.organization.id }, 6000, {
       messages: true,
     });
-    const base = `/api/v1/sites/${org.site.id}/conversations/exports`;
     worker = startWorker({ ...env, WORKERS: 'on' });
-    const created = await http
-      .http()
-      .post(base)
-      .set(org.auth)
-      .send({ format: 'ndjson', include: ['messages'] });
-    expect(created.status).toBe(202);
-    const id: string = created.body.data.id;
+    const { id } = await createExport(http, org, { format: 'ndjson', include: ['messages'] });
     const db = http.app.get(DataSource);
     const row = async () =>
       (
@@ -94,32 +88,20 @@ describe('recovery: a worker killed mid-export never leaves it running forever n
     expect(existsSync(join(dir, `${id}.ndjson`))).toBe(false);
 
     // Its half file is never served.
-    const early = await http.http().get(`${base}/${id}/download`).set(org.auth);
+    const early = await http
+      .http()
+      .get(`${exportsPath(org)}/${id}/download`)
+      .set(org.auth);
     expect(early.status).toBe(409);
     expect(early.body.code).toBe('export_not_ready');
 
     // Another worker: finds the silent lease, restarts the export and completes it.
     second = await createTestApp({ ...env, WORKERS: 'on' }, { redisKeyPrefixSuffix: suffix });
-    const done = await eventually(
-      async () => {
-        const res = await http.http().get(`${base}/${id}`).set(org.auth);
-        return res.body.data.state === 'completed' ? res.body.data : undefined;
-      },
-      'export completed by the second worker',
-      150_000,
-    );
+    const done = await finishedExport(http, org, id, 150_000);
+    expect(done.state).toBe('completed');
     expect(done.rowCount).toBe(6000);
     expect((await row()).attempts).toBe(2);
-    const file = await http
-      .http()
-      .get(`${base}/${id}/download`)
-      .set(org.auth)
-      .buffer(true)
-      .parse((res, cb) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+    const file = await downloadExport(http, org, id);
     expect(file.status).toBe(200);
     expect(createHash('sha256').update(file.body).digest('hex')).toBe(done.sha256);
     expect((file.body as Buffer).toString('utf8').trim().split('\n')).toHaveLength(6000);

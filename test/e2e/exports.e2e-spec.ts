@@ -5,84 +5,49 @@ import { join } from 'node:path';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { parse } from 'csv-parse/sync';
-import { DataSource } from 'typeorm';
 import { ExportSweep } from '../../src/exports/export-sweep';
 import { EXPORT_QUEUE } from '../../src/exports/export-queue';
 import { CSV_COLUMNS } from '../../src/exports/export-rows';
 import { insertManyConversations } from '../factories/bulk-conversations';
 import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { createTestApp, TestApp } from '../setup/test-app';
+import {
+  createExport,
+  deleteExport,
+  downloadExport,
+  exportsPath,
+  finishedExport,
+  getExport,
+  postExport,
+} from '../factories/exports';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import { eventually } from '../setup/isolated-database';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 let t: TestApp;
-let drop: () => Promise<void>;
 const exportDir = mkdtempSync(join(tmpdir(), 'exports-e2e-'));
 
-beforeAll(async () => {
-  const db = await createIsolatedDatabase();
-  drop = db.drop;
-  t = await createTestApp(
-    {
-      DATABASE_URL: db.url,
-      WORKERS: 'on',
-      EXPORT_DIR: exportDir,
-      EXPORT_LEASE_MS: '1500',
-      EXPORT_CONCURRENCY_PER_ORG: '1',
-      EXPORT_BATCH_ROWS: '7',
-    },
-    { redisKeyPrefixSuffix: 'exports:' },
-  );
-}, 60_000);
-afterAll(async () => {
-  await t?.close();
-  await drop?.();
-  rmSync(exportDir, { recursive: true, force: true });
-});
-
-const base = (org: Org) => `/api/v1/sites/${org.site.id}/conversations/exports`;
-
-async function createExport(org: Org, body: Record<string, unknown>) {
-  const res = await t.http().post(base(org)).set(org.auth).send(body);
-  if (res.status !== 202) throw new Error(`export not created: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data as { id: string; [key: string]: unknown };
-}
-
-async function finished(org: Org, id: string, timeoutMs = 30_000) {
-  return eventually(
-    async () => {
-      const res = await t
-        .http()
-        .get(`${base(org)}/${id}`)
-        .set(org.auth);
-      return ['completed', 'failed'].includes(res.body.data?.state) ? res.body.data : undefined;
-    },
-    `export ${id} finished`,
-    timeoutMs,
-  );
-}
-
-async function download(org: Org, id: string, headers: Record<string, string> = {}) {
-  return t
-    .http()
-    .get(`${base(org)}/${id}/download`)
-    .set({ ...org.auth, ...headers })
-    .buffer(true)
-    .parse((res, done) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done(null, Buffer.concat(chunks)));
-    });
-}
+testAppPerSuite(
+  (app) => (t = app),
+  {
+    WORKERS: 'on',
+    EXPORT_DIR: exportDir,
+    EXPORT_LEASE_MS: '1500',
+    EXPORT_CONCURRENCY_PER_ORG: '1',
+    EXPORT_BATCH_ROWS: '7',
+  },
+  { redisKeyPrefixSuffix: 'exports:', ownDatabase: true },
+);
+afterAll(() => rmSync(exportDir, { recursive: true, force: true }));
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describe('routes: …/conversations/exports is the exports resource, never a conversation id', () => {
   it('GET …/conversations/exports reaches the exports list, not GET …/conversations/:id', async () => {
     const org = await createOrganization(t.app);
-    const res = await t.http().get(base(org)).set(org.auth);
+    const res = await t.http().get(exportsPath(org)).set(org.auth);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: [], meta: { nextCursor: null } });
   });
@@ -112,11 +77,11 @@ describe('errors: export_not_ready (409) and export_expired (410) are in the voc
 describe('POST …/exports: 202 with the export resource, exactly', () => {
   it('answers 202 { data: export } with every field, filters as given and the state queued or later', async () => {
     const org = await createOrganization(t.app);
-    const res = await t
-      .http()
-      .post(base(org))
-      .set(org.auth)
-      .send({ format: 'ndjson', filters: { channel: 'web', 'quality.min': 0.5 }, include: ['messages'] });
+    const res = await postExport(t, org, {
+      format: 'ndjson',
+      filters: { channel: 'web', 'quality.min': 0.5 },
+      include: ['messages'],
+    });
     expect(res.status).toBe(202);
     const e = res.body.data;
     expect(Object.keys(e).sort()).toEqual(
@@ -148,17 +113,18 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
       progress: { rows: expect.any(Number) },
     });
     expect(['queued', 'running', 'completed']).toContain(e.state);
-    const done = await finished(org, e.id);
+    const done = await finishedExport(t, org, e.id);
     expect(done).toMatchObject({ state: 'completed', rowCount: 0, failureReason: null });
     expect(Date.parse(done.expiresAt) - Date.parse(done.completedAt)).toBe(168 * 3600_000);
   });
 
   it('writes an audit row naming the API key, the export and the filters asked for', async () => {
     const org = await createOrganization(t.app);
-    const e = await createExport(org, { format: 'csv', filters: { language: 'en' } });
-    const rows = await t.app
-      .get(DataSource)
-      .query(`SELECT actor_type, actor_id, action, details FROM audit_events WHERE target_id = $1`, [e.id]);
+    const e = await createExport(t, org, { format: 'csv', filters: { language: 'en' } });
+    const rows = await t.db.query(
+      `SELECT actor_type, actor_id, action, details FROM audit_events WHERE target_id = $1`,
+      [e.id],
+    );
     expect(rows).toEqual([
       {
         actor_type: 'api_key',
@@ -172,7 +138,7 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
   it("another organization's site is a 404 not_found", async () => {
     const org = await createOrganization(t.app);
     const other = await createOrganization(t.app);
-    const res = await t.http().post(base(other)).set(org.auth).send({ format: 'csv' });
+    const res = await t.http().post(exportsPath(other)).set(org.auth).send({ format: 'csv' });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
   });
@@ -180,42 +146,30 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
 
 describe('POST …/exports with Idempotency-Key: a retry replays the first answer and queues nothing twice', () => {
   const exportsOf = (org: Org) =>
-    t.app.get(DataSource).query(`SELECT id FROM exports WHERE site_id = $1`, [org.site.id]) as Promise<
-      Array<{ id: string }>
-    >;
+    t.db.query(`SELECT id FROM exports WHERE site_id = $1`, [org.site.id]) as Promise<Array<{ id: string }>>;
 
   it('the same key and body answer the same 202 and export; one export row and one audit row', async () => {
     const org = await createOrganization(t.app);
     const body = { format: 'csv', filters: { channel: 'web' } };
-    const first = await t
-      .http()
-      .post(base(org))
-      .set(org.auth)
-      .set('Idempotency-Key', 'exp-retry-1')
-      .send(body);
-    const retry = await t
-      .http()
-      .post(base(org))
-      .set(org.auth)
-      .set('Idempotency-Key', 'exp-retry-1')
-      .send(body);
+    const first = await postExport(t, org, body, { 'Idempotency-Key': 'exp-retry-1' });
+    const retry = await postExport(t, org, body, { 'Idempotency-Key': 'exp-retry-1' });
     expect(first.status).toBe(202);
     expect(retry.status).toBe(202);
     expect(retry.body).toEqual(first.body);
     expect(await exportsOf(org)).toEqual([{ id: first.body.data.id }]);
-    const audits = await t.app
-      .get(DataSource)
-      .query(`SELECT count(*)::int AS n FROM audit_events WHERE target_id = $1`, [first.body.data.id]);
+    const audits = await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE target_id = $1`, [
+      first.body.data.id,
+    ]);
     expect(audits).toEqual([{ n: 1 }]);
     // The job was handed once the key's transaction committed: the export runs to the end.
-    expect(await finished(org, first.body.data.id)).toMatchObject({ state: 'completed' });
+    expect(await finishedExport(t, org, first.body.data.id)).toMatchObject({ state: 'completed' });
   });
 
   it('concurrent requests with one key make one export', async () => {
     const org = await createOrganization(t.app);
     const answers = await Promise.all(
       Array.from({ length: 5 }, () =>
-        t.http().post(base(org)).set(org.auth).set('Idempotency-Key', 'exp-race').send({ format: 'ndjson' }),
+        postExport(t, org, { format: 'ndjson' }, { 'Idempotency-Key': 'exp-race' }),
       ),
     );
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202, 202]);
@@ -226,9 +180,9 @@ describe('POST …/exports with Idempotency-Key: a retry replays the first answe
   it('the same key with another body is 409 conflict and stores nothing', async () => {
     const org = await createOrganization(t.app);
     const key = { 'Idempotency-Key': 'exp-reused' };
-    const first = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'csv' });
+    const first = await postExport(t, org, { format: 'csv' }, key);
     expect(first.status).toBe(202);
-    const other = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'ndjson' });
+    const other = await postExport(t, org, { format: 'ndjson' }, key);
     expect(other.status).toBe(409);
     expect(other.body.code).toBe('conflict');
     expect(await exportsOf(org)).toEqual([{ id: first.body.data.id }]);
@@ -237,10 +191,10 @@ describe('POST …/exports with Idempotency-Key: a retry replays the first answe
   it('a refused request keeps no key: the corrected request with the same key is queued', async () => {
     const org = await createOrganization(t.app);
     const key = { 'Idempotency-Key': 'exp-fix-me' };
-    const bad = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'xlsx' });
+    const bad = await postExport(t, org, { format: 'xlsx' }, key);
     expect(bad.status).toBe(400);
     expect(await exportsOf(org)).toEqual([]);
-    const good = await t.http().post(base(org)).set(org.auth).set(key).send({ format: 'csv' });
+    const good = await postExport(t, org, { format: 'csv' }, key);
     expect(good.status).toBe(202);
     expect(await exportsOf(org)).toEqual([{ id: good.body.data.id }]);
   });
@@ -251,12 +205,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
   beforeAll(async () => {
     org = await createOrganization(t.app);
   });
-  const post = (body: unknown) =>
-    t
-      .http()
-      .post(base(org))
-      .set(org.auth)
-      .send(body as object);
+  const post = (body: unknown) => postExport(t, org, body);
 
   it('an unknown label token is invalid_filter pointing at the array element (/filters/labels.all/1)', async () => {
     const res = await post({
@@ -325,7 +274,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
 
   it('a refused export stores nothing', async () => {
     await post({ format: 'xml' });
-    const list = await t.http().get(base(org)).set(org.auth);
+    const list = await t.http().get(exportsPath(org)).set(org.auth);
     expect(list.body.data).toEqual([]);
   });
 });
@@ -345,9 +294,9 @@ describe('contents: exactly the matching conversations, newest first, as list it
   });
 
   it('NDJSON lines are the listing items of the same filters, in listing order (rowCount = lines)', async () => {
-    const e = await createExport(org, { format: 'ndjson', filters: { channel: 'web' } });
-    const done = await finished(org, e.id);
-    const file = (await download(org, e.id)).body as Buffer;
+    const e = await createExport(t, org, { format: 'ndjson', filters: { channel: 'web' } });
+    const done = await finishedExport(t, org, e.id);
+    const file = (await downloadExport(t, org, e.id)).body as Buffer;
     const lines = file.toString('utf8').split('\n');
     expect(lines.pop()).toBe('');
     const listed = await listConversations(t, org, { channel: 'web', limit: 100 });
@@ -359,13 +308,13 @@ describe('contents: exactly the matching conversations, newest first, as list it
   });
 
   it('include: ["messages"] adds each transcript to its line', async () => {
-    const e = await createExport(org, {
+    const e = await createExport(t, org, {
       format: 'ndjson',
       filters: { channel: 'hosted' },
       include: ['messages'],
     });
-    await finished(org, e.id);
-    const lines = ((await download(org, e.id)).body as Buffer)
+    await finishedExport(t, org, e.id);
+    const lines = ((await downloadExport(t, org, e.id)).body as Buffer)
       .toString('utf8')
       .trim()
       .split('\n')
@@ -381,9 +330,9 @@ describe('contents: exactly the matching conversations, newest first, as list it
   });
 
   it('CSV: a header row with the spec columns in order, CRLF line ends, RFC 4180 quoting', async () => {
-    const e = await createExport(org, { format: 'csv' });
-    const done = await finished(org, e.id);
-    const text = ((await download(org, e.id)).body as Buffer).toString('utf8');
+    const e = await createExport(t, org, { format: 'csv' });
+    const done = await finishedExport(t, org, e.id);
+    const text = ((await downloadExport(t, org, e.id)).body as Buffer).toString('utf8');
     expect(text.split('\r\n')[0]).toBe(CSV_COLUMNS.join(','));
     expect(text.endsWith('\r\n')).toBe(true);
     expect(text.replace(/\r\n/g, '')).not.toMatch(/\n/);
@@ -397,9 +346,9 @@ describe('contents: exactly the matching conversations, newest first, as list it
   });
 
   it("CSV: a cell starting with =, +, -, @, tab or CR gets a leading ' ; lists joined with |; null is empty", async () => {
-    const e = await createExport(org, { format: 'csv', filters: { labelStatus: 'labeled' } });
-    await finished(org, e.id);
-    const text = ((await download(org, e.id)).body as Buffer).toString('utf8');
+    const e = await createExport(t, org, { format: 'csv', filters: { labelStatus: 'labeled' } });
+    await finishedExport(t, org, e.id);
+    const text = ((await downloadExport(t, org, e.id)).body as Buffer).toString('utf8');
     const [header, row] = parse(text, { record_delimiter: '\r\n' }) as string[][];
     const cell = (name: string) => row[header.indexOf(name)];
     expect(cell('title')).toBe(`'=HYPERLINK("http://evil.example")`);
@@ -452,10 +401,10 @@ describe('filters: an export holds exactly the conversations the listing shows f
     const ids = listed.body.data.map((c: { id: string }) => c.id);
     expect(ids.length).toBeGreaterThan(0);
     expect(ids.length).toBeLessThan(10);
-    const e = await createExport(org, { format: 'ndjson', filters });
-    const done = await finished(org, e.id);
+    const e = await createExport(t, org, { format: 'ndjson', filters });
+    const done = await finishedExport(t, org, e.id);
     expect(done).toMatchObject({ state: 'completed', rowCount: ids.length, filters });
-    const lines = ((await download(org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    const lines = ((await downloadExport(t, org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
     expect(lines.map((l) => JSON.parse(l).id)).toEqual(ids);
   });
 });
@@ -468,17 +417,14 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
     const before = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/stats`).set(org.auth);
     expect(before.body.data.total).toBe(6000);
     // Batches of 7 rows with transcripts: the export takes a while, and reads the oldest rows last.
-    const e = await createExport(org, { format: 'ndjson', include: ['messages'] });
+    const e = await createExport(t, org, { format: 'ndjson', include: ['messages'] });
     await eventually(async () => {
-      const res = await t
-        .http()
-        .get(`${base(org)}/${e.id}`)
-        .set(org.auth);
+      const res = await getExport(t, org, e.id);
       // asOf is set once the snapshot is taken: what is written from now on is not in it.
       return res.body.data.state === 'running' && res.body.data.asOf ? true : undefined;
     }, 'export running with its snapshot taken');
     // Older than every row (where the walk has not been yet) and newer than every row.
-    await t.app.get(DataSource).query(
+    await t.db.query(
       `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name,
          agent_version, agent_version_id, created_at, updated_at)
        SELECT 'conv_late' || g || substr(md5($1), 1, 8), $2, $1, 'Late ' || g, 'web', 'en', 'agt_bulk', 'Bulk agent', 1,
@@ -486,15 +432,13 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
        FROM generate_series(1, 40) g`,
       [site.id, site.organizationId],
     );
-    await t.app
-      .get(DataSource)
-      .query(
-        `DELETE FROM conversations WHERE site_id = $1 AND id IN (SELECT id FROM conversations WHERE site_id = $1 ORDER BY created_at LIMIT 5)`,
-        [site.id],
-      );
-    const done = await finished(org, e.id, 120_000);
+    await t.db.query(
+      `DELETE FROM conversations WHERE site_id = $1 AND id IN (SELECT id FROM conversations WHERE site_id = $1 ORDER BY created_at LIMIT 5)`,
+      [site.id],
+    );
+    const done = await finishedExport(t, org, e.id, 120_000);
     expect(done.state).toBe('completed');
-    const lines = ((await download(org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    const lines = ((await downloadExport(t, org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
     expect(done.rowCount).toBe(before.body.data.total);
     expect(lines).toHaveLength(6000);
     expect(lines.filter((l) => JSON.parse(l).id.startsWith('conv_late'))).toEqual([]);
@@ -508,11 +452,11 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
   beforeAll(async () => {
     org = await createOrganization(t.app);
     for (let i = 0; i < 5; i++) await recordConversation(t, org);
-    done = await finished(org, (await createExport(org, { format: 'csv' })).id);
+    done = await finishedExport(t, org, (await createExport(t, org, { format: 'csv' })).id);
   });
 
   it('the downloaded bytes hash to the sha256 of the resource; headers per format', async () => {
-    const res = await download(org, done.id);
+    const res = await downloadExport(t, org, done.id);
     expect(res.status).toBe(200);
     expect(sha256(res.body)).toBe(done.sha256);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -522,11 +466,11 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
   });
 
   it('Range: 206 with exactly the bytes asked for; the parts put together are the file', async () => {
-    const whole = (await download(org, done.id)).body as Buffer;
-    const first = await download(org, done.id, { Range: 'bytes=0-99' });
+    const whole = (await downloadExport(t, org, done.id)).body as Buffer;
+    const first = await downloadExport(t, org, done.id, { Range: 'bytes=0-99' });
     expect(first.status).toBe(206);
     expect(first.headers['content-range']).toBe(`bytes 0-99/${done.bytes}`);
-    const rest = await download(org, done.id, { Range: 'bytes=100-' });
+    const rest = await downloadExport(t, org, done.id, { Range: 'bytes=100-' });
     expect(rest.status).toBe(206);
     expect(sha256(Buffer.concat([first.body, rest.body]))).toBe(done.sha256);
     expect(Buffer.concat([first.body, rest.body]).equals(whole)).toBe(true);
@@ -535,7 +479,7 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
   it('an unsatisfiable Range is a 416 problem with Content-Range: bytes */size', async () => {
     const res = await t
       .http()
-      .get(`${base(org)}/${done.id}/download`)
+      .get(`${exportsPath(org)}/${done.id}/download`)
       .set({ ...org.auth, Range: `bytes=${done.bytes + 10}-` });
     expect(res.status).toBe(416);
     expect(res.body.code).toBe('range_not_satisfiable');
@@ -546,10 +490,10 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
     const queue = t.app.get<Queue>(getQueueToken(EXPORT_QUEUE));
     await queue.pause(true);
     try {
-      const e = await createExport(org, { format: 'ndjson' });
+      const e = await createExport(t, org, { format: 'ndjson' });
       const res = await t
         .http()
-        .get(`${base(org)}/${e.id}/download`)
+        .get(`${exportsPath(org)}/${e.id}/download`)
         .set(org.auth);
       expect(res.status).toBe(409);
       expect(res.body.code).toBe('export_not_ready');
@@ -560,25 +504,20 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
   });
 
   it('past expiresAt: 410 export_expired; the sweep deletes the file and marks it expired', async () => {
-    const e = await finished(org, (await createExport(org, { format: 'ndjson' })).id);
+    const e = await finishedExport(t, org, (await createExport(t, org, { format: 'ndjson' })).id);
     const file = join(exportDir, org.site.id, `${e.id}.ndjson`);
     expect(existsSync(file)).toBe(true);
-    await t.app
-      .get(DataSource)
-      .query(`UPDATE exports SET expires_at = now() - interval '1 second' WHERE id = $1`, [e.id]);
+    await t.db.query(`UPDATE exports SET expires_at = now() - interval '1 second' WHERE id = $1`, [e.id]);
     const res = await t
       .http()
-      .get(`${base(org)}/${e.id}/download`)
+      .get(`${exportsPath(org)}/${e.id}/download`)
       .set(org.auth);
     expect(res.status).toBe(410);
     expect(res.body.code).toBe('export_expired');
     const swept = await t.app.get(ExportSweep).sweep();
     expect(swept.expired).toContain(e.id);
     expect(existsSync(file)).toBe(false);
-    const after = await t
-      .http()
-      .get(`${base(org)}/${e.id}`)
-      .set(org.auth);
+    const after = await getExport(t, org, e.id);
     expect(after.body.data.state).toBe('expired');
   });
 });
@@ -587,21 +526,21 @@ describe('list, get and delete', () => {
   it('GET …/exports pages newest first with cursors', async () => {
     const org = await createOrganization(t.app);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await createExport(org, { format: 'csv' })).id);
+    for (let i = 0; i < 3; i++) ids.push((await createExport(t, org, { format: 'csv' })).id);
     const first = await t
       .http()
-      .get(`${base(org)}?limit=2`)
+      .get(`${exportsPath(org)}?limit=2`)
       .set(org.auth);
     expect(first.body.data.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
     const second = await t
       .http()
-      .get(`${base(org)}?limit=2&cursor=${first.body.meta.nextCursor}`)
+      .get(`${exportsPath(org)}?limit=2&cursor=${first.body.meta.nextCursor}`)
       .set(org.auth);
     expect(second.body.data.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
     expect(second.body.meta.nextCursor).toBeNull();
     const bad = await t
       .http()
-      .get(`${base(org)}?limit=0`)
+      .get(`${exportsPath(org)}?limit=0`)
       .set(org.auth);
     expect(bad.status).toBe(400);
   });
@@ -609,46 +548,29 @@ describe('list, get and delete', () => {
   it('DELETE of a completed export: 204, its file removed, then 404', async () => {
     const org = await createOrganization(t.app);
     await recordConversation(t, org);
-    const e = await finished(org, (await createExport(org, { format: 'csv' })).id);
+    const e = await finishedExport(t, org, (await createExport(t, org, { format: 'csv' })).id);
     const file = join(exportDir, org.site.id, `${e.id}.csv`);
     expect(existsSync(file)).toBe(true);
-    const res = await t
-      .http()
-      .delete(`${base(org)}/${e.id}`)
-      .set(org.auth);
+    const res = await deleteExport(t, org, e.id);
     expect(res.status).toBe(204);
     expect(existsSync(file)).toBe(false);
+    expect((await getExport(t, org, e.id)).status).toBe(404);
     expect(
       (
         await t
           .http()
-          .get(`${base(org)}/${e.id}`)
+          .get(`${exportsPath(org)}/${e.id}/download`)
           .set(org.auth)
       ).status,
     ).toBe(404);
-    expect(
-      (
-        await t
-          .http()
-          .get(`${base(org)}/${e.id}/download`)
-          .set(org.auth)
-      ).status,
-    ).toBe(404);
-    expect(
-      (
-        await t
-          .http()
-          .delete(`${base(org)}/${e.id}`)
-          .set(org.auth)
-      ).status,
-    ).toBe(404);
+    expect((await deleteExport(t, org, e.id)).status).toBe(404);
   });
 
   it('an unknown export id is a 404 not_found', async () => {
     const org = await createOrganization(t.app);
     const res = await t
       .http()
-      .get(`${base(org)}/exp_doesnotexist`)
+      .get(`${exportsPath(org)}/exp_doesnotexist`)
       .set(org.auth);
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
@@ -658,7 +580,7 @@ describe('list, get and delete', () => {
 describe("a dead worker's export is restarted, or failed interrupted after three workers died on it; never left running", () => {
   async function deadWorkersExport(org: Org, attempts: number): Promise<string> {
     const id = `exp_dead${attempts}${org.site.id.slice(-8)}`;
-    await t.app.get(DataSource).query(
+    await t.db.query(
       `INSERT INTO exports (id, organization_id, site_id, format, storage_key, state, lease_owner, heartbeat_at, attempts)
        VALUES ($1, $2, $3, 'ndjson', $4, 'running', 'dead-worker', now() - interval '1 hour', $5)`,
       [id, org.organization.id, org.site.id, `${org.site.id}/${id}.ndjson`, attempts],
@@ -670,7 +592,7 @@ describe("a dead worker's export is restarted, or failed interrupted after three
     const org = await createOrganization(t.app);
     await recordConversation(t, org);
     const id = await deadWorkersExport(org, 1);
-    const done = await finished(org, id);
+    const done = await finishedExport(t, org, id);
     expect(done).toMatchObject({ state: 'completed', rowCount: 1, failureReason: null });
   });
 
@@ -678,14 +600,11 @@ describe("a dead worker's export is restarted, or failed interrupted after three
     const org = await createOrganization(t.app);
     const id = await deadWorkersExport(org, 3);
     const swept = await t.app.get(ExportSweep).sweep();
-    const res = await t
-      .http()
-      .get(`${base(org)}/${id}`)
-      .set(org.auth);
+    const res = await getExport(t, org, id);
     expect(res.body.data).toMatchObject({ state: 'failed', failureReason: 'interrupted', sha256: null });
     // The sweep of this test or the app's own (every half lease) closed it, exactly once.
     if (!swept.interrupted.includes(id)) expect(swept.restarted).not.toContain(id);
-    expect((await download(org, id)).status).toBe(409);
+    expect((await downloadExport(t, org, id)).status).toBe(409);
   });
 });
 
@@ -693,22 +612,16 @@ describe('background: at most EXPORT_CONCURRENCY_PER_ORG run at once; DELETE of 
   it('the second export of an organization waits queued while the first runs, then completes', async () => {
     const org = await createOrganization(t.app);
     await insertManyConversations(t.app, { id: org.site.id, organizationId: org.organization.id }, 3000);
-    const a = await createExport(org, { format: 'ndjson' });
-    const b = await createExport(org, { format: 'ndjson' });
+    const a = await createExport(t, org, { format: 'ndjson' });
+    const b = await createExport(t, org, { format: 'ndjson' });
     await eventually(async () => {
-      const res = await t
-        .http()
-        .get(`${base(org)}/${a.id}`)
-        .set(org.auth);
+      const res = await getExport(t, org, a.id);
       return res.body.data.state === 'running' ? true : undefined;
     }, 'first running');
-    const second = await t
-      .http()
-      .get(`${base(org)}/${b.id}`)
-      .set(org.auth);
+    const second = await getExport(t, org, b.id);
     expect(second.body.data.state).toBe('queued');
-    const doneA = await finished(org, a.id, 60_000);
-    const doneB = await finished(org, b.id, 60_000);
+    const doneA = await finishedExport(t, org, a.id, 60_000);
+    const doneB = await finishedExport(t, org, b.id, 60_000);
     expect(doneA.rowCount).toBe(3000);
     expect(doneB.rowCount).toBe(3000);
     expect(Date.parse(doneB.asOf)).toBeGreaterThanOrEqual(Date.parse(doneA.completedAt) - 5);
@@ -719,28 +632,16 @@ describe('background: at most EXPORT_CONCURRENCY_PER_ORG run at once; DELETE of 
     await insertManyConversations(t.app, { id: org.site.id, organizationId: org.organization.id }, 6000, {
       messages: true,
     });
-    const e = await createExport(org, { format: 'ndjson', include: ['messages'] });
+    const e = await createExport(t, org, { format: 'ndjson', include: ['messages'] });
     await eventually(async () => {
-      const res = await t
-        .http()
-        .get(`${base(org)}/${e.id}`)
-        .set(org.auth);
+      const res = await getExport(t, org, e.id);
       return res.body.data.state === 'running' && res.body.data.progress.rows > 0 ? true : undefined;
     }, 'export running');
-    expect(
-      (
-        await t
-          .http()
-          .delete(`${base(org)}/${e.id}`)
-          .set(org.auth)
-      ).status,
-    ).toBe(204);
+    expect((await deleteExport(t, org, e.id)).status).toBe(204);
     const dir = join(exportDir, org.site.id);
     await eventually(
       async () => {
-        const [row] = await t.app
-          .get(DataSource)
-          .query(`SELECT lease_owner FROM exports WHERE id = $1`, [e.id]);
+        const [row] = await t.db.query(`SELECT lease_owner FROM exports WHERE id = $1`, [e.id]);
         const files = existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith(e.id)) : [];
         return files.length === 0 && row ? row : undefined;
       },
@@ -749,9 +650,7 @@ describe('background: at most EXPORT_CONCURRENCY_PER_ORG run at once; DELETE of 
     );
     // The worker stopped: the row never became completed.
     await new Promise((r) => setTimeout(r, 1500));
-    const [row] = await t.app
-      .get(DataSource)
-      .query(`SELECT state, sha256 FROM exports WHERE id = $1`, [e.id]);
+    const [row] = await t.db.query(`SELECT state, sha256 FROM exports WHERE id = $1`, [e.id]);
     expect(row.state).not.toBe('completed');
     expect(row.sha256).toBeNull();
     expect(existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith(e.id)) : []).toEqual([]);

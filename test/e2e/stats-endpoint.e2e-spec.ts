@@ -1,21 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { queryString } from '../factories/query-string';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 type Query = Record<string, string | string[]>;
 
 function stats(t: TestApp, org: Org, query: Query = {}, siteId = org.site.id) {
-  const search = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) for (const x of Array.isArray(v) ? v : [v]) search.append(k, x);
-  const qs = search.toString();
   return t
     .http()
-    .get(`/api/v1/sites/${siteId}/conversations/stats${qs ? `?${qs}` : ''}`)
+    .get(`/api/v1/sites/${siteId}/conversations/stats${queryString(query)}`)
     .set(org.auth);
 }
 
@@ -42,11 +40,14 @@ const rated = (rating: 'positive' | 'negative') => [
 describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
   let t: TestApp;
   let engine: PostgresConversationStats;
-  beforeAll(async () => {
-    t = await createTestApp({}, { redisKeyPrefixSuffix: 'stats-endpoint:' });
-    engine = t.app.get(PostgresConversationStats);
-  });
-  afterAll(() => t.close());
+  testAppPerSuite(
+    (app) => {
+      t = app;
+      engine = app.app.get(PostgresConversationStats);
+    },
+    {},
+    { redisKeyPrefixSuffix: 'stats-endpoint:' },
+  );
 
   describe('the route: `stats` reaches the statistics, not the conversation route', () => {
     it('answers 200 {data: {total}, meta: {asOf}} for an empty site', async () => {
@@ -339,7 +340,7 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
     it('a recording commits while another transaction that deleted a conversation of the site is still open', async () => {
       const org = await createOrganization(t.app);
       const doomed = await recordConversation(t, org);
-      const open = t.app.get(DataSource).createQueryRunner();
+      const open = t.db.createQueryRunner();
       await open.connect();
       await open.startTransaction();
       try {
@@ -361,22 +362,19 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
       for (const channel of ['web', 'hosted', 'web']) await recordConversation(t, org, { channel });
       const query = { facets: ['channel', 'labelStatus'], from: '2020-01-01T00:00:00Z' };
       const before = (await stats(t, org, query).expect(200)).body.data;
-      const fresh = (await t.app
-        .get(DataSource)
-        .query(`SELECT count(*)::int AS n FROM conversation_stats_site WHERE site_id = $1 AND fresh`, [
-          org.site.id,
-        ])) as Array<{ n: number }>;
+      const fresh = (await t.db.query(
+        `SELECT count(*)::int AS n FROM conversation_stats_site WHERE site_id = $1 AND fresh`,
+        [org.site.id],
+      )) as Array<{ n: number }>;
       expect(fresh[0].n).toBeGreaterThan(0);
       expect(await t.app.get(StatsRollupCompactor).compactSite(org.site.id)).toBe(true);
       const after = (await stats(t, org, query).expect(200)).body.data;
       expect(after).toEqual(before);
       expect(after.total).toBe(3);
-      const rows = (await t.app
-        .get(DataSource)
-        .query(
-          `SELECT kind, key, count(*)::int AS rows, bool_or(fresh) AS fresh FROM conversation_stats_site WHERE site_id = $1 GROUP BY 1, 2`,
-          [org.site.id],
-        )) as Array<{ rows: number; fresh: boolean }>;
+      const rows = (await t.db.query(
+        `SELECT kind, key, count(*)::int AS rows, bool_or(fresh) AS fresh FROM conversation_stats_site WHERE site_id = $1 GROUP BY 1, 2`,
+        [org.site.id],
+      )) as Array<{ rows: number; fresh: boolean }>;
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.every((r) => r.rows === 1 && !r.fresh)).toBe(true);
     });
@@ -385,7 +383,7 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
   describe('a statement that takes too long is a clean 503 service_unavailable with Retry-After', () => {
     it('answers 503 within seconds while the rollups are locked, not a 500 or a hang', async () => {
       const org = await createOrganization(t.app);
-      const blocker = t.app.get(DataSource).createQueryRunner();
+      const blocker = t.db.createQueryRunner();
       await blocker.connect();
       await blocker.startTransaction();
       const before = engine.tuning.statementTimeoutMs;

@@ -22,7 +22,6 @@ import { buildStatsBody } from '../../src/search/stats/opensearch/stats-query';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
-import { createIsolatedDatabase } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 /** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
@@ -52,7 +51,6 @@ const totalOnly = (value: number) => ({
 describe('OpenSearch stats engine', () => {
   let t: TestApp;
   let os: FakeOpenSearch;
-  let drop: () => Promise<void>;
   let db: DataSource;
   let client: ReturnType<typeof createOpenSearchClient>;
   let engine: OpenSearchConversationStats;
@@ -62,18 +60,15 @@ describe('OpenSearch stats engine', () => {
     Logger.overrideLogger(false);
     os = await new FakeOpenSearch().start();
     os.addIndex(INDEX_PREFIX, [CONVERSATIONS_ALIAS]);
-    const isolated = await createIsolatedDatabase();
-    drop = isolated.drop;
     t = await createTestApp(
       {
         ...OWN_BUDGET,
-        DATABASE_URL: isolated.url,
         OPENSEARCH_URL: os.url,
         OPENSEARCH_BULK_TIMEOUT_MS: '2000',
       },
-      { redisKeyPrefixSuffix: 'stats-opensearch:' },
+      { redisKeyPrefixSuffix: 'stats-opensearch:', ownDatabase: true },
     );
-    db = t.app.get(DataSource);
+    db = t.db;
     client = createOpenSearchClient(os.url, TIMEOUT_MS);
     engine = new OpenSearchConversationStats(client, new MirrorWatermark(db));
     org = await createOrganization(t.app);
@@ -82,7 +77,6 @@ describe('OpenSearch stats engine', () => {
     await client?.close();
     await t?.close();
     await os?.stop();
-    await drop?.();
   });
   beforeEach(async () => {
     os.mode = 'ok';

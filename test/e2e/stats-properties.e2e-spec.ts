@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { DataSource } from 'typeorm';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { binOf } from '../../src/search/stats/histogram-bins';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
@@ -10,7 +9,8 @@ import type { ConversationStats, StatsQuery } from '../../src/search/stats/conve
 import { parseStatsQuery } from '../../src/stats/stats-query';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 type Query = Record<string, string | string[]>;
@@ -211,17 +211,15 @@ describe('stats equal a brute-force count over random data, random filters and c
   let compactor: StatsRollupCompactor;
   /** The sites this suite wrote to. */
   const siteIds: string[] = [];
-  let dataSource: DataSource;
-  beforeAll(async () => {
-    t = await createTestApp(
-      { RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' },
-      { redisKeyPrefixSuffix: 'stats-properties:' },
-    );
-    engine = t.app.get(PostgresConversationStats);
-    compactor = t.app.get(StatsRollupCompactor);
-    dataSource = t.app.get(DataSource);
-  });
-  afterAll(() => t.close());
+  testAppPerSuite(
+    (app) => {
+      t = app;
+      engine = app.app.get(PostgresConversationStats);
+      compactor = app.app.get(StatsRollupCompactor);
+    },
+    { RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' },
+    { redisKeyPrefixSuffix: 'stats-properties:' },
+  );
 
   /** `compact`: the rollups' appended rows are folded while the later writes run, after them, or not. */
   async function write(org: Org, base: number, specs: Array<ConvSpec>, compact: Compact) {
@@ -276,14 +274,14 @@ describe('stats equal a brute-force count over random data, random filters and c
             .send({ impressions: 2, clicks: 1 })
             .expect(200);
         if (s.after === 'move')
-          await dataSource.query(
+          await t.db.query(
             `UPDATE conversations SET created_at = created_at + $2 * interval '1 hour' WHERE id = $1`,
             [id, s.moveHours],
           );
         if (s.after === 'delete') {
-          await dataSource.query(`DELETE FROM messages WHERE conversation_id = $1`, [id]);
-          await dataSource.query(`DELETE FROM label_records WHERE conversation_id = $1`, [id]);
-          await dataSource.query(`DELETE FROM conversations WHERE id = $1`, [id]);
+          await t.db.query(`DELETE FROM messages WHERE conversation_id = $1`, [id]);
+          await t.db.query(`DELETE FROM label_records WHERE conversation_id = $1`, [id]);
+          await t.db.query(`DELETE FROM conversations WHERE id = $1`, [id]);
         }
       }),
     ]);
@@ -351,7 +349,7 @@ describe('stats equal a brute-force count over random data, random filters and c
           siteIds.push(org.site.id);
           const base = Date.now();
           await write(org, base, specs, compact);
-          const rows = (await dataSource.query(
+          const rows = (await t.db.query(
             `SELECT created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative,
                label_tokens, score_quality, score_service, score_trust, title FROM conversations WHERE site_id = $1`,
             [org.site.id],
@@ -386,7 +384,7 @@ describe('stats equal a brute-force count over random data, random filters and c
 
   /** Rows where the rollups (their rows summed per key) differ from a recount of the conversations. */
   async function drift(): Promise<unknown[]> {
-    const daily = await dataSource.query(`
+    const daily = await t.db.query(`
       WITH truth AS (
         SELECT site_id, (created_at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS n FROM conversations GROUP BY 1, 2
       ), rollup AS (
@@ -395,13 +393,13 @@ describe('stats equal a brute-force count over random data, random filters and c
       SELECT 'daily' AS t, coalesce(t.site_id, d.site_id) AS site_id, coalesce(t.day, d.day) AS day, t.n AS truth, d.n AS rollup
       FROM truth t FULL JOIN rollup d ON d.site_id = t.site_id AND d.day = t.day
       WHERE t.n IS DISTINCT FROM d.n`);
-    const site = await dataSource.query(`
+    const site = await t.db.query(`
       SELECT 'site' AS t, coalesce(s.site_id, d.site_id) AS site_id, coalesce(s.kind, d.kind) AS kind, coalesce(s.key, d.key) AS key
       FROM (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_site GROUP BY 1, 2, 3) s
       FULL JOIN (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_daily GROUP BY 1, 2, 3) d
         USING (site_id, kind, key)
       WHERE coalesce(s.n, 0) <> coalesce(d.n, 0)`);
-    const hourly = await dataSource.query(`
+    const hourly = await t.db.query(`
       SELECT 'hourly' AS t, site_id, hour FROM (
         SELECT site_id, hour, sum(n) AS n, sum(quality_n) AS qn, sum(quality_sum) AS qs
         FROM conversation_stats_hourly GROUP BY 1, 2) h
@@ -410,12 +408,12 @@ describe('stats equal a brute-force count over random data, random filters and c
                  FROM conversations GROUP BY 1, 2) c USING (site_id, hour)
       WHERE coalesce(h.n, 0) <> coalesce(c.n, 0) OR coalesce(h.qn, 0) <> coalesce(c.qn, 0)
         OR coalesce(h.qs, 0) <> coalesce(c.qs, 0)`);
-    const cells = await dataSource.query(`
+    const cells = await t.db.query(`
       SELECT 'cell' AS t, site_id FROM (
         SELECT site_id, sum(n)::bigint AS n FROM conversation_stats_cell WHERE kind = 0 GROUP BY 1 HAVING sum(n) <> 0) x
       FULL JOIN (SELECT site_id, count(*) AS n FROM conversations GROUP BY 1) c USING (site_id)
       WHERE coalesce(x.n, 0) <> coalesce(c.n, 0)`);
-    const agents = await dataSource.query(`
+    const agents = await t.db.query(`
       SELECT 'agent' AS t, site_id, agent_id FROM (
         SELECT site_id, agent_id, sum(n)::bigint AS n, sum(total) FILTER (WHERE kind = 7) AS qs
         FROM conversation_stats_agent WHERE kind IN (0, 7) GROUP BY 1, 2) x
@@ -432,7 +430,7 @@ describe('stats equal a brute-force count over random data, random filters and c
     // Folded: one row per key, none fresh (other suites sharing the database may append meanwhile,
     // so only this suite's sites are checked).
     expect(siteIds.length).toBeGreaterThan(0);
-    const duplicated = await dataSource.query(
+    const duplicated = await t.db.query(
       `SELECT site_id, kind, key, count(*) FROM conversation_stats_site WHERE site_id = ANY($1)
          GROUP BY 1, 2, 3 HAVING count(*) > 1 OR bool_or(fresh)`,
       [siteIds],

@@ -100,3 +100,6 @@ export const params = {
     return { parse: (v) => (v === '' ? undefined : v) };
   },
 };
+
+/** The paging parameters of every list: `limit` (1-100; the lists default to 25) and `cursor`. */
+export const PAGING_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };

@@ -1,4 +1,4 @@
-import { collectQuery, params, ParamSpec } from '../../common/query/query-params';
+import { collectQuery, PAGING_PARAMS, params, ParamSpec } from '../../common/query/query-params';
 import {
   buildFilter,
   ConversationFilter,
@@ -9,8 +9,7 @@ import {
 /** The listing's query parameters: the filters, then paging and the optional count. */
 export const LISTING_PARAMS = {
   ...FILTER_PARAMS,
-  limit: params.integer(1, 100),
-  cursor: params.cursor(),
+  ...PAGING_PARAMS,
   count: params.boolean(),
 } satisfies Record<string, ParamSpec>;
 

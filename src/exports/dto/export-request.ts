@@ -6,6 +6,7 @@ import {
   ConversationFilter,
   FILTER_PARAMS,
   filterFaultsError,
+  SCORE_NAMES,
 } from '../../search/listing/conversation-filter';
 import { isTaxonomyToken, isTrueFlagToken } from '../../labels/taxonomy';
 import { EXPORT_FORMATS, EXPORT_INCLUDES, ExportFormat, ExportInclude } from '../export.records';
@@ -41,14 +42,8 @@ export interface ExportRequest {
 }
 
 type FilterName = keyof typeof FILTER_PARAMS;
-const BOUNDS = new Set([
-  'quality.min',
-  'quality.max',
-  'service.min',
-  'service.max',
-  'trust.min',
-  'trust.max',
-]);
+/** The score bound filters (`quality.min` …), given as JSON numbers. */
+const BOUNDS = new Set(SCORE_NAMES.flatMap((name) => [`${name}.min`, `${name}.max`]));
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

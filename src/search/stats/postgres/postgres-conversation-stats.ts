@@ -19,9 +19,7 @@ import { SeriesBucketStart, seriesBuckets } from '../series-buckets';
 import {
   agentSql,
   CellFilter,
-  cellScoreEdgesSql,
   cellSql,
-  cellStraddleSql,
   dailySql,
   daySpanSql,
   filterOver,
@@ -34,6 +32,7 @@ import {
   seriesSql,
   scanSql,
   straddleSql,
+  RowScope,
   TimeRange,
 } from './stats-sql';
 
@@ -296,31 +295,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
         part.scores.get(name)!.sum += num(row.total);
       }
     }
-    const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
-    for (const name of query.scores) {
-      const s = part.scores.get(name)!;
-      const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
-      const straddling = binIntoHistogram(s, present, CELL_BINS, query.bins);
-      if (straddling.length) {
-        const rows = await run(m, cellStraddleSql(siteId, f, name, straddling, innerEdges(query.bins)));
-        for (const row of rows) s.hist[num(row.b)] += num(row.n);
-      }
-      if (present.length) {
-        const last = present[present.length - 1][0];
-        edges.push(
-          { name, side: 'min', bound: present[0][0] / CELL_BINS },
-          { name, side: 'max', bound: last === CELL_BINS - 1 ? 1 : (last + 1) / CELL_BINS },
-        );
-      }
-    }
-    if (edges.length) {
-      const [row] = await run(m, cellScoreEdgesSql(siteId, f, edges));
-      for (const { name, side } of edges) {
-        const s = part.scores.get(name)!;
-        if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
-        else s.max = highest(s.max, row[`${name}_max`]);
-      }
-    }
+    await this.scoreEdges(m, siteId, query, part, bins, CELL_BINS, f);
     return part;
   }
 
@@ -364,7 +339,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
   /**
    * Scores from rollup bins (width 1/width): counts and histograms from the bins, the bins that
    * straddle an asked edge counted through the score index, and the exact min / max read from
-   * the score index starting at the first / last non-empty bin, under the conditions `f`.
+   * the score index starting at the first / last non-empty bin, over the rows of `scope`.
    */
   private async scoreEdges(
     m: EntityManager,
@@ -373,7 +348,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     part: StatsPart,
     bins: Map<ScoreName, Map<number, number>>,
     width: number,
-    f: CellFilter,
+    scope: RowScope,
   ): Promise<void> {
     const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
     for (const name of query.scores) {
@@ -381,7 +356,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
       const straddling = binIntoHistogram(s, present, width, query.bins);
       if (straddling.length) {
-        const rows = await run(m, cellStraddleSql(siteId, f, name, straddling, innerEdges(query.bins)));
+        const rows = await run(m, straddleSql(siteId, scope, name, straddling, innerEdges(query.bins)));
         for (const row of rows) s.hist[num(row.b)] += num(row.n);
       }
       if (present.length) {
@@ -393,7 +368,7 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       }
     }
     if (edges.length) {
-      const [row] = await run(m, cellScoreEdgesSql(siteId, f, edges));
+      const [row] = await run(m, scoreEdgesSql(siteId, scope, edges));
       for (const { name, side } of edges) {
         const s = part.scores.get(name)!;
         if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
@@ -459,33 +434,8 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       ...(days.to !== undefined ? { to: `${days.to}T00:00:00Z` } : {}),
     };
     const sums = query.scores.length ? (await run(m, scoreSumsSql(siteId, range)))[0] : {};
-    const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
-    for (const name of query.scores) {
-      const s = part.scores.get(name)!;
-      s.sum += num(sums[`${name}_sum`]);
-      const present = [...bins.get(name)!.entries()].filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
-      const straddling = binIntoHistogram(s, present, 100, query.bins);
-      if (straddling.length) {
-        const rows = await run(m, straddleSql(siteId, name, range, straddling, innerEdges(query.bins)));
-        for (const row of rows) s.hist[num(row.b)] += num(row.n);
-      }
-      if (present.length) {
-        const first = present[0][0];
-        const last = present[present.length - 1][0];
-        edges.push(
-          { name, side: 'min', bound: first / 100 },
-          { name, side: 'max', bound: last === 99 ? 1 : (last + 1) / 100 },
-        );
-      }
-    }
-    if (edges.length) {
-      const [row] = await run(m, scoreEdgesSql(siteId, range, edges));
-      for (const { name, side } of edges) {
-        const s = part.scores.get(name)!;
-        if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
-        else s.max = highest(s.max, row[`${name}_max`]);
-      }
-    }
+    for (const name of query.scores) part.scores.get(name)!.sum += num(sums[`${name}_sum`]);
+    await this.scoreEdges(m, siteId, query, part, bins, 100, range);
     if (starts.length) {
       if (hourAligned) {
         for (const row of await run(m, hourlySeriesSql(siteId, range, starts)))

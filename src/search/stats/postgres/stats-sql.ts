@@ -160,62 +160,6 @@ export function hourlySeriesSql(siteId: string, range: TimeRange, starts: Date[]
   };
 }
 
-/**
- * Rollup: the exact lowest / highest value of each asked score over a range, in one statement,
- * each walk of the score's index starting at the rollup's first (last) non-empty 0.01 bin, so it
- * reads a handful of entries.
- */
-export function scoreEdgesSql(
-  siteId: string,
-  range: TimeRange,
-  asks: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }>,
-): Statement {
-  const values: unknown[] = [siteId];
-  const time: string[] = [];
-  if (range.from !== undefined) time.push(`created_at >= $${values.push(range.from)}::timestamptz`);
-  if (range.to !== undefined) time.push(`created_at < $${values.push(range.to)}::timestamptz`);
-  const columns = asks.map(({ name, side, bound }) => {
-    const c = SCORE_COLUMN[name];
-    const where = [
-      'site_id = $1',
-      `${c} IS NOT NULL`,
-      `${c} ${side === 'min' ? '>=' : '<='} $${values.push(bound)}::float8`,
-      ...time,
-    ];
-    return `(SELECT ${c} FROM conversations WHERE ${where.join(' AND ')} ORDER BY site_id, ${c} ${side === 'min' ? 'ASC' : 'DESC'} LIMIT 1) AS ${name}_${side}`;
-  });
-  return { text: `SELECT ${columns.join(', ')}`, values };
-}
-
-/**
- * Rollup: histogram counts of the values inside 0.01 bins that straddle an edge of the asked
- * bins (a bin count the 0.01 bins cannot give alone), through the score index.
- */
-export function straddleSql(
-  siteId: string,
-  name: ScoreName,
-  range: TimeRange,
-  ranges: Array<{ lo: number; hi: number; last: boolean }>,
-  edges: number[],
-): Statement {
-  const c = SCORE_COLUMN[name];
-  const values: unknown[] = [siteId, edges];
-  const time: string[] = [];
-  if (range.from !== undefined) time.push(`created_at >= $${values.push(range.from)}::timestamptz`);
-  if (range.to !== undefined) time.push(`created_at < $${values.push(range.to)}::timestamptz`);
-  const parts = ranges.map(({ lo, hi, last }) => {
-    const where = [
-      'site_id = $1',
-      `${c} IS NOT NULL`,
-      `${c} >= $${values.push(lo)}::float8`,
-      `${c} ${last ? '<=' : '<'} $${values.push(hi)}::float8`,
-      ...time,
-    ];
-    return `SELECT width_bucket(${c}, $2::float8[]) AS b, count(*)::bigint AS n FROM conversations WHERE ${where.join(' AND ')} GROUP BY 1`;
-  });
-  return { text: parts.join(' UNION ALL '), values };
-}
-
 /** The cell dimensions of conversation_stats_cell a filter may use (the cube plan). */
 export interface CellFilter {
   channel?: string;
@@ -255,14 +199,32 @@ export function cellSql(siteId: string, f: CellFilter, kinds: number[]): Stateme
   };
 }
 
-/** Cube: exact min / max of each asked score among the matching rows, through the score indexes. */
-export function cellScoreEdgesSql(
+/**
+ * The rows a score read (edges, straddling bins) runs over: a creation-time range (rollup plan)
+ * and / or cell dimensions (cube and agent plans).
+ */
+export type RowScope = CellFilter & TimeRange;
+
+/** Conditions on conversations for a row scope. */
+function scopeConditions(scope: RowScope, values: unknown[]): string[] {
+  const where = cellConditions(scope, values, true);
+  if (scope.from !== undefined) where.push(`created_at >= $${values.push(scope.from)}::timestamptz`);
+  if (scope.to !== undefined) where.push(`created_at < $${values.push(scope.to)}::timestamptz`);
+  return where;
+}
+
+/**
+ * The exact lowest / highest value of each asked score among the scope's rows, in one statement,
+ * each walk of the score's index starting at the bound (the first / last non-empty rollup bin),
+ * so it reads a handful of entries.
+ */
+export function scoreEdgesSql(
   siteId: string,
-  f: CellFilter,
+  scope: RowScope,
   asks: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }>,
 ): Statement {
   const values: unknown[] = [siteId];
-  const conditions = cellConditions(f, values, true);
+  const conditions = scopeConditions(scope, values);
   const columns = asks.map(({ name, side, bound }) => {
     const c = SCORE_COLUMN[name];
     const where = [
@@ -276,17 +238,20 @@ export function cellScoreEdgesSql(
   return { text: `SELECT ${columns.join(', ')}`, values };
 }
 
-/** Cube: histogram counts of the matching rows inside score bins that straddle an asked edge. */
-export function cellStraddleSql(
+/**
+ * Histogram counts of the scope's rows inside rollup bins that straddle an edge of the asked
+ * bins (a bin count the rollup bins cannot give alone), through the score index.
+ */
+export function straddleSql(
   siteId: string,
-  f: CellFilter,
+  scope: RowScope,
   name: ScoreName,
   ranges: Array<{ lo: number; hi: number; last: boolean }>,
   edges: number[],
 ): Statement {
   const c = SCORE_COLUMN[name];
   const values: unknown[] = [siteId, edges];
-  const conditions = cellConditions(f, values, true);
+  const conditions = scopeConditions(scope, values);
   const parts = ranges.map(({ lo, hi, last }) => {
     const where = [
       'site_id = $1',
