@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
+import { randomBase62 } from '../common/ids/ids';
 import { WORKER_ID } from '../common/process/worker-id';
 import { AppConfig } from '../config/app-config';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
@@ -35,17 +36,21 @@ export class ExportProcessor implements OnModuleInit {
 
   async handle(job: ExportJob): Promise<void> {
     const { concurrencyPerOrg, leaseMs } = this.config.exports;
-    const record = await this.exports.claim(job.exportId, WORKER_ID, concurrencyPerOrg, leaseMs);
+    // One lease holder per claim, not per process: when this process stalls past the lease and the
+    // sweep hands the export out again, a second claim here must not pass the first attempt's
+    // heartbeat or let it publish or fail the export (the new attempt removes the old partial file).
+    const owner = `${WORKER_ID}/${randomBase62(8)}`;
+    const record = await this.exports.claim(job.exportId, owner, concurrencyPerOrg, leaseMs);
     if (!record) return; // done, deleted, held by a live worker, or its organization is at its limit
     try {
-      const outcome = await this.runner.run(record, WORKER_ID);
+      const outcome = await this.runner.run(record, owner);
       if (outcome === 'lost') this.logger.log({ exportId: record.id, msg: 'export cancelled or taken over' });
     } catch (error) {
       this.logger.error({ err: error, exportId: record.id, msg: 'export failed' });
       const reason = isStorageError(error) ? 'storage_error' : 'internal_error';
       await this.dataSource
         .transaction(async (manager) => {
-          const failed = await this.exports.fail(record.id, reason, manager, WORKER_ID);
+          const failed = await this.exports.fail(record.id, reason, manager, owner);
           if (failed) await this.outcome.failed(failed, manager);
         })
         .catch(() => undefined); // the database is down too: the sweep restarts or fails it later
