@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { CircuitBreaker, DEFAULT_BREAKER, withFallback } from '../common/resilience';
 import type { ConversationFilter } from './listing/conversation-filter';
 import type {
@@ -17,23 +17,31 @@ export type { BreakerOptions } from '../common/resilience';
 /**
  * An engine served by OpenSearch with Postgres behind it: a call runs on the primary (OpenSearch)
  * unless the circuit is open, and on the fallback (Postgres) when it is open or the primary fails.
- * Failures are logged under `loggerName`: each one while the circuit is closed, then once when it
- * opens, naming what Postgres then serves (`served`).
+ * Failures are logged: each one while the circuit is closed, then once when it opens.
  */
-export abstract class OpenSearchWithFallback<E> {
-  private readonly logger: Logger;
-  private readonly served: string;
+export abstract class OpenSearchWithFallback<E> implements OnApplicationShutdown {
+  /** Where failures are logged. */
+  protected abstract readonly logger: Logger;
+  /** What Postgres serves while the circuit is open, in the log ("listing", "stats"). */
+  protected abstract readonly served: string;
   /** Requests the fallback answered since start (parity tests check it stays 0). */
   fallbacks = 0;
+  private close: () => Promise<void> = async () => undefined;
 
-  protected constructor(
-    names: { loggerName: string; served: string },
+  constructor(
     private readonly primary: E,
     private readonly fallback: E,
-    readonly breaker: CircuitBreaker,
-  ) {
-    this.logger = new Logger(names.loggerName);
-    this.served = names.served;
+    readonly breaker: CircuitBreaker = new CircuitBreaker(DEFAULT_BREAKER),
+  ) {}
+
+  /** Has `close` (the OpenSearch client's) run when the app stops. */
+  closingWith(close: () => Promise<void>): this {
+    this.close = close;
+    return this;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
   }
 
   protected run<T>(what: string, call: (engine: E) => Promise<T>): Promise<T> {
@@ -66,13 +74,8 @@ export class FallbackConversationSearch
   extends OpenSearchWithFallback<ConversationSearch>
   implements ConversationSearch
 {
-  constructor(
-    primary: ConversationSearch,
-    fallback: ConversationSearch,
-    breaker: CircuitBreaker = new CircuitBreaker(DEFAULT_BREAKER),
-  ) {
-    super({ loggerName: 'ConversationSearch', served: 'listing' }, primary, fallback, breaker);
-  }
+  protected readonly logger = new Logger('ConversationSearch');
+  protected readonly served = 'listing';
 
   page(
     siteId: string,

@@ -1,4 +1,5 @@
-import { CircuitBreaker, DEFAULT_BREAKER, OpenSearchWithFallback } from '../../fallback-conversation-search';
+import { Logger } from '@nestjs/common';
+import { OpenSearchWithFallback } from '../../fallback-conversation-search';
 import type { ConversationStats, ConversationStatsEngine, StatsQuery } from '../conversation-stats';
 
 /**
@@ -12,13 +13,8 @@ export class FallbackConversationStats
   extends OpenSearchWithFallback<ConversationStatsEngine>
   implements ConversationStatsEngine
 {
-  constructor(
-    primary: ConversationStatsEngine,
-    fallback: ConversationStatsEngine,
-    breaker: CircuitBreaker = new CircuitBreaker(DEFAULT_BREAKER),
-  ) {
-    super({ loggerName: 'ConversationStats', served: 'stats' }, primary, fallback, breaker);
-  }
+  protected readonly logger = new Logger('ConversationStats');
+  protected readonly served = 'stats';
 
   stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
     return this.run('stats', (engine) => engine.stats(siteId, query));
