@@ -15,11 +15,12 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { loadConfig } from '../src/config/config';
 import { configureApp } from '../src/configure-app';
-import { dropDatabase, prepareDatabase } from '../src/database/data-source';
+import { dropDatabase } from '../src/database/data-source';
 import { EventSequencer } from '../src/events/event-sequencer';
 import { EventsRepository } from '../src/events/events.repository';
 import { OrganizationsService } from '../src/organizations/organizations.service';
-import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { createBenchOrganization, freshBenchDatabase } from './lib/bench-database';
+import { benchEnv, numberFrom } from './lib/bench-env';
 import { describeMachine } from './lib/machine';
 
 const RESULTS_DIR = join(__dirname, 'results');
@@ -71,13 +72,8 @@ async function main(): Promise<void> {
   const env = benchEnv();
   const total = numberFrom(env, 'BENCH_EVENTS', 200_000);
   const rounds = numberFrom(env, 'BENCH_ROUNDS', 3);
-  const base = new URL(env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
-  base.pathname = '/sa_bench_events';
-  const databaseUrl = base.toString();
 
-  log(`database ${base.pathname.slice(1)} (recreated)`);
-  await dropDatabase(databaseUrl).catch(() => undefined);
-  await prepareDatabase(databaseUrl);
+  const databaseUrl = await freshBenchDatabase(env, 'sa_bench_events', log);
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'test',
@@ -99,11 +95,7 @@ async function main(): Promise<void> {
   const port = (app.getHttpServer().address() as AddressInfo).port;
   try {
     const db = app.get(DataSource);
-    const org = await app.get(OrganizationsService).create({
-      name: 'Bench',
-      siteName: 'Bench shop',
-      origin: 'https://bench-shop.example',
-    });
+    const org = await createBenchOrganization(app);
     // Another organization's events in between, as on a shared deployment: one in four.
     const other = await app.get(OrganizationsService).create({
       name: 'Other',

@@ -4,13 +4,12 @@
  * captured from the engine itself, in a transaction with the engine's own settings.
  */
 import { DataSource, EntityManager } from 'typeorm';
-import { createDataSource } from '../src/database/data-source';
 import {
   PostgresConversationStats,
   statsPlan,
 } from '../src/search/stats/postgres/postgres-conversation-stats';
 import { parseStatsQuery } from '../src/stats/stats-query';
-import { benchEnv, DEFAULT_DATABASE_URL } from './lib/bench-env';
+import { seededBenchSite } from './lib/bench-database';
 import { mixContext } from './lib/mix-context';
 import { buildStatsMix } from './stats-bench';
 
@@ -35,14 +34,7 @@ function capturing(dataSource: DataSource, into: Captured[]): DataSource {
 }
 
 async function main(names: string[]): Promise<void> {
-  const env = benchEnv();
-  const siteId = env.BENCH_SITE_ID;
-  if (!siteId) throw new Error('BENCH_SITE_ID is required (npm run bench:setup writes it)');
-  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
-    poolSize: 2,
-    applicationName: 'bench-explain-stats',
-  });
-  await dataSource.initialize();
+  const { siteId, dataSource } = await seededBenchSite('bench-explain-stats', 2);
   try {
     const mix = buildStatsMix(await mixContext(dataSource, siteId)).filter(
       (r) => names.length === 0 || names.includes(r.name),

@@ -2,21 +2,13 @@
  * `npm run bench:explain -- NAME...`: EXPLAIN (ANALYZE, BUFFERS) of every statement the query
  * engine runs for the named requests of the mix (all when none is named), with the SQL timing.
  */
-import { createDataSource } from '../src/database/data-source';
-import { benchEnv, DEFAULT_DATABASE_URL } from './lib/bench-env';
+import { seededBenchSite } from './lib/bench-database';
 import { explain, SqlTimer } from './lib/sql-timing';
 import { mixContext } from './lib/mix-context';
 import { buildMix } from './query-mix';
 
 async function main(names: string[]): Promise<void> {
-  const env = benchEnv();
-  const siteId = env.BENCH_SITE_ID;
-  if (!siteId) throw new Error('BENCH_SITE_ID is required (npm run bench:setup writes it)');
-  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
-    poolSize: 4,
-    applicationName: 'bench-explain',
-  });
-  await dataSource.initialize();
+  const { siteId, dataSource } = await seededBenchSite('bench-explain', 4);
   const timer = new SqlTimer(dataSource);
   try {
     const mix = buildMix(await mixContext(dataSource, siteId)).filter(

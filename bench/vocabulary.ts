@@ -5,18 +5,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDataSource } from '../src/database/data-source';
-import { benchEnv, DEFAULT_DATABASE_URL } from './lib/bench-env';
+import { seededBenchSite } from './lib/bench-database';
 
 async function main(): Promise<void> {
-  const env = benchEnv();
-  const siteId = env.BENCH_SITE_ID;
-  if (!siteId) throw new Error('BENCH_SITE_ID is required (npm run bench:setup writes it)');
-  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, {
-    poolSize: 1,
-    applicationName: 'bench-vocabulary',
-  });
-  await dataSource.initialize();
+  const { siteId, dataSource } = await seededBenchSite('bench-vocabulary', 1);
   try {
     const [{ total, labeled }] = await dataSource.query(
       `SELECT count(*)::int AS total, count(*) FILTER (WHERE label_status = 'labeled')::int AS labeled FROM conversations WHERE site_id = $1`,

@@ -18,11 +18,11 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { loadConfig } from '../src/config/config';
-import { dropDatabase, prepareDatabase } from '../src/database/data-source';
+import { dropDatabase } from '../src/database/data-source';
 import { EventsWriter } from '../src/events/events.writer';
-import { OrganizationsService } from '../src/organizations/organizations.service';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
-import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { createBenchOrganization, freshBenchDatabase } from './lib/bench-database';
+import { benchEnv, numberFrom } from './lib/bench-env';
 import { describeMachine } from './lib/machine';
 
 const RESULTS_DIR = join(__dirname, 'results');
@@ -44,15 +44,10 @@ async function main(): Promise<void> {
   const seconds = numberFrom(env, 'BENCH_SECONDS', 60);
   const endpoints = numberFrom(env, 'BENCH_WEBHOOK_ENDPOINTS', 1);
   const receiverPort = numberFrom(env, 'BENCH_RECEIVER_PORT', 3950);
-  const base = new URL(env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
-  base.pathname = '/sa_bench_webhooks';
-  const databaseUrl = base.toString();
   const redisKeyPrefix = 'sa-bench-webhooks:';
   const loadStart = loadavg()[0];
 
-  log(`database ${base.pathname.slice(1)} (recreated)`);
-  await dropDatabase(databaseUrl).catch(() => undefined);
-  await prepareDatabase(databaseUrl);
+  const databaseUrl = await freshBenchDatabase(env, 'sa_bench_webhooks', log);
   const sharedEnv = {
     NODE_ENV: 'test',
     DATABASE_URL: databaseUrl,
@@ -84,11 +79,7 @@ async function main(): Promise<void> {
     });
   try {
     const db = app.get(DataSource);
-    const org = await app.get(OrganizationsService).create({
-      name: 'Bench',
-      siteName: 'Bench shop',
-      origin: 'https://bench-shop.example',
-    });
+    const org = await createBenchOrganization(app);
     for (let i = 0; i < endpoints; i++) {
       const path = `/hook-${i}`;
       const { secret } = await app.get(WebhooksService).create(org.organization.id, {

@@ -2,6 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
+import { pageAnswer } from '../common/paging/keyset-page';
 import { ApiError } from '../common/errors/api-error';
 import { params, ParamFault, parseQuery } from '../common/query/query-params';
 import { ApiKeyAuth, ApiPageResponse, ApiProblems } from '../docs/openapi';
@@ -68,6 +69,6 @@ export class EventsController {
       ]);
     }
     const page = await this.events.page(auth.organizationId, { limit, cursor, types, siteIds: siteId });
-    return { data: page.items.map(presentEvent), meta: { nextCursor: page.nextCursor } };
+    return pageAnswer(page, presentEvent);
   }
 }

@@ -1,11 +1,12 @@
 import { pipeline } from 'node:stream/promises';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { ApiError } from '../common/errors/api-error';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
-import { PAGING_PARAMS, parseQuery } from '../common/query/query-params';
+import { pageAnswer } from '../common/paging/keyset-page';
+import { parsePaging } from '../common/query/query-params';
 import { clientAddress } from '../common/http/client-address';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import {
@@ -13,11 +14,10 @@ import {
   ApiIdempotencyKey,
   ApiKeyAuth,
   ApiNoContentResult,
-  ApiPageResponse,
+  ApiPagedList,
   ApiProblems,
   ApiResourceId,
   BODY_PROBLEMS,
-  PAGING_PROBLEMS,
 } from '../docs/openapi';
 import { CreateExportDto, parseExportRequest } from './dto/export-request';
 import { ExportSchema } from './dto/export.schema';
@@ -62,22 +62,16 @@ export class ExportsController {
 
   @Get()
   @ApiOperation({ summary: "A site's exports, newest first, one page at a time" })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
-  })
-  @ApiQuery({ name: 'cursor', required: false, schema: { type: 'string' } })
-  @ApiPageResponse(ExportSchema)
-  @ApiProblems(...PAGING_PROBLEMS, 'not_found')
+  @ApiPagedList(ExportSchema, 'not_found')
   async list(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { limit = 25, cursor } = parseQuery(query, PAGING_PARAMS);
-    const page = await this.exports.list(auth.organizationId, siteId, { limit, cursor });
-    return { data: page.items.map(presentExport), meta: { nextCursor: page.nextCursor } };
+    return pageAnswer(
+      await this.exports.list(auth.organizationId, siteId, parsePaging(query)),
+      presentExport,
+    );
   }
 
   @Get(':exportId')

@@ -4,16 +4,15 @@ import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
-import { PAGING_PARAMS, ParamFault, params, parseQuery } from '../common/query/query-params';
+import { pageAnswer } from '../common/paging/keyset-page';
+import { PAGING_PARAMS, ParamFault, params, parsePaging, parseQuery } from '../common/query/query-params';
 import {
   ApiDataResponse,
   ApiKeyAuth,
-  ApiPageResponse,
-  ApiPaging,
+  ApiPagedList,
   ApiProblems,
   ApiResourceId,
   BODY_PROBLEMS,
-  PAGING_PROBLEMS,
 } from '../docs/openapi';
 import { PageImportSchema, PageSchema } from './dto/page.schemas';
 import { DiscoverPagesDto } from './dto/discover.dto';
@@ -84,17 +83,16 @@ export class PagesController {
 
   @Get('imports')
   @ApiOperation({ summary: "List the site's page imports, newest first" })
-  @ApiPaging()
-  @ApiPageResponse(PageImportSchema)
-  @ApiProblems(...PAGING_PROBLEMS, 'not_found')
+  @ApiPagedList(PageImportSchema, 'not_found')
   async listImports(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { limit = 25, cursor } = parseQuery(query, PAGING_PARAMS);
-    const page = await this.imports.list(auth.organizationId, siteId, { limit, cursor });
-    return { data: page.items.map(presentImport), meta: { nextCursor: page.nextCursor } };
+    return pageAnswer(
+      await this.imports.list(auth.organizationId, siteId, parsePaging(query)),
+      presentImport,
+    );
   }
 
   @Get('imports/:importId')
@@ -130,9 +128,7 @@ export class PagesController {
     description: 'A lowercase language tag (fr, en-gb), or none for pages with no hint.',
     schema: { type: 'string', pattern: '^(none|[a-z]{2,3}(-[a-z0-9]{2,8}){0,3})$', example: 'en-gb' },
   })
-  @ApiPaging()
-  @ApiPageResponse(PageSchema)
-  @ApiProblems(...PAGING_PROBLEMS, 'not_found')
+  @ApiPagedList(PageSchema, 'not_found')
   async listPages(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -145,6 +141,6 @@ export class PagesController {
       { status, type, languageHint },
       { limit, cursor },
     );
-    return { data: page.items.map(presentPage), meta: { nextCursor: page.nextCursor } };
+    return pageAnswer(page, presentPage);
   }
 }

@@ -1,25 +1,10 @@
-import { Logger, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { Logger, Provider } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { CONVERSATION_SEARCH, ConversationSearch } from './listing/conversation-search';
 import { PostgresConversationSearch } from './postgres/postgres-conversation-search';
 import { FallbackConversationSearch } from './fallback-conversation-search';
 import { CONVERSATIONS_ALIAS, createOpenSearchClient } from './opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from './opensearch/opensearch-conversation-search';
-
-/** FallbackConversationSearch that closes its OpenSearch client when the app stops. */
-class ClosingFallbackSearch extends FallbackConversationSearch implements OnApplicationShutdown {
-  constructor(
-    primary: ConversationSearch,
-    fallback: ConversationSearch,
-    private readonly close: () => Promise<void>,
-  ) {
-    super(primary, fallback);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.close();
-  }
-}
 
 /**
  * The `timeout` sent with each listing search: below the client's request timeout, so that
@@ -49,6 +34,6 @@ export const conversationSearchProvider: Provider = {
       recheck: (siteId, filter, ids) => postgres.matching(siteId, filter, ids),
       serverTimeoutMs: serverTimeoutMs(config.search.timeoutMs),
     });
-    return new ClosingFallbackSearch(opensearch, postgres, () => client.close());
+    return new FallbackConversationSearch(opensearch, postgres).closingWith(() => client.close());
   },
 };

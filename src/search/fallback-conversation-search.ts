@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { CircuitBreaker, DEFAULT_BREAKER, withFallback } from '../common/resilience';
 import type { ConversationFilter } from './listing/conversation-filter';
 import type {
@@ -15,22 +15,67 @@ export { CircuitBreaker, DEFAULT_BREAKER } from '../common/resilience';
 export type { BreakerOptions } from '../common/resilience';
 
 /**
+ * An engine served by OpenSearch with Postgres behind it: a call runs on the primary (OpenSearch)
+ * unless the circuit is open, and on the fallback (Postgres) when it is open or the primary fails.
+ * Failures are logged: each one while the circuit is closed, then once when it opens.
+ */
+export abstract class OpenSearchWithFallback<E> implements OnApplicationShutdown {
+  /** Where failures are logged. */
+  protected abstract readonly logger: Logger;
+  /** What Postgres serves while the circuit is open, in the log ("listing", "stats"). */
+  protected abstract readonly served: string;
+  /** Requests the fallback answered since start (parity tests check it stays 0). */
+  fallbacks = 0;
+  private close: () => Promise<void> = async () => undefined;
+
+  constructor(
+    private readonly primary: E,
+    private readonly fallback: E,
+    readonly breaker: CircuitBreaker = new CircuitBreaker(DEFAULT_BREAKER),
+  ) {}
+
+  /** Has `close` (the OpenSearch client's) run when the app stops. */
+  closingWith(close: () => Promise<void>): this {
+    this.close = close;
+    return this;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.close();
+  }
+
+  protected run<T>(what: string, call: (engine: E) => Promise<T>): Promise<T> {
+    return withFallback(
+      this.breaker,
+      () => call(this.primary),
+      () => {
+        this.fallbacks++;
+        return call(this.fallback);
+      },
+      (error, opened) => {
+        const reason = describeOpenSearchError(error);
+        if (opened)
+          this.logger.warn(
+            `OpenSearch ${what} failed (${reason}); circuit open: ${this.served} served by Postgres`,
+          );
+        else this.logger.warn(`OpenSearch ${what} failed (${reason}); served by Postgres`);
+      },
+    );
+  }
+}
+
+/**
  * The listing's engine when SEARCH_BACKEND=opensearch: OpenSearch first, Postgres whenever
  * OpenSearch fails (unreachable, timeout after OPENSEARCH_TIMEOUT_MS, any error answer) or the
  * circuit is open (also when an answer timed out or missed shards, or when the mirror lags too far
- * behind Postgres to fill a page). A listing request never fails because of OpenSearch. Failures are logged:
- * each one while the circuit is closed, then once when it opens.
+ * behind Postgres to fill a page). A listing request never fails because of OpenSearch.
  */
-export class FallbackConversationSearch implements ConversationSearch {
-  private readonly logger = new Logger('ConversationSearch');
-  /** Requests the fallback answered since start (parity tests check it stays 0). */
-  fallbacks = 0;
-
-  constructor(
-    private readonly primary: ConversationSearch,
-    private readonly fallback: ConversationSearch,
-    readonly breaker: CircuitBreaker = new CircuitBreaker(DEFAULT_BREAKER),
-  ) {}
+export class FallbackConversationSearch
+  extends OpenSearchWithFallback<ConversationSearch>
+  implements ConversationSearch
+{
+  protected readonly logger = new Logger('ConversationSearch');
+  protected readonly served = 'listing';
 
   page(
     siteId: string,
@@ -52,41 +97,4 @@ export class FallbackConversationSearch implements ConversationSearch {
   ): Promise<SearchResult> {
     return this.run('search', (engine) => engine.list(siteId, filter, options));
   }
-
-  private run<T>(what: string, call: (engine: ConversationSearch) => Promise<T>): Promise<T> {
-    return runWithFallback(
-      { breaker: this.breaker, logger: this.logger, served: 'listing', onFallback: () => this.fallbacks++ },
-      what,
-      [this.primary, this.fallback],
-      call,
-    );
-  }
-}
-
-/**
- * Runs `call` on the primary (OpenSearch) unless the circuit is open, and on the fallback
- * (Postgres) when it is open or the primary fails. `served` names what Postgres then serves in
- * the log (any OpenSearch-backed engine with a Postgres fallback can use it).
- */
-export function runWithFallback<E, T>(
-  options: { breaker: CircuitBreaker; logger: Logger; served: string; onFallback: () => void },
-  what: string,
-  [primary, fallback]: [E, E],
-  call: (engine: E) => Promise<T>,
-): Promise<T> {
-  const { breaker, logger, served, onFallback } = options;
-  return withFallback(
-    breaker,
-    () => call(primary),
-    () => {
-      onFallback();
-      return call(fallback);
-    },
-    (error, opened) => {
-      const reason = describeOpenSearchError(error);
-      if (opened)
-        logger.warn(`OpenSearch ${what} failed (${reason}); circuit open: ${served} served by Postgres`);
-      else logger.warn(`OpenSearch ${what} failed (${reason}); served by Postgres`);
-    },
-  );
 }

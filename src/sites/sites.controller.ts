@@ -2,17 +2,16 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
-import { PAGING_PARAMS, parseQuery } from '../common/query/query-params';
+import { pageAnswer } from '../common/paging/keyset-page';
+import { parsePaging } from '../common/query/query-params';
 import {
   ApiDataResponse,
   ApiKeyAuth,
   ApiNoContentResult,
-  ApiPageResponse,
-  ApiPaging,
+  ApiPagedList,
   ApiProblems,
   ApiResourceId,
   BODY_PROBLEMS,
-  PAGING_PROBLEMS,
 } from '../docs/openapi';
 import { CreateSiteDto, UpdateSiteDto } from './dto/site.dto';
 import { presentSite, SiteResponse } from './site.presenter';
@@ -26,13 +25,9 @@ export class SitesController {
 
   @Get()
   @ApiOperation({ summary: "List the organization's sites, newest first" })
-  @ApiPaging()
-  @ApiPageResponse(SiteResponse)
-  @ApiProblems(...PAGING_PROBLEMS)
+  @ApiPagedList(SiteResponse)
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
-    const { limit = 25, cursor } = parseQuery(query, PAGING_PARAMS);
-    const page = await this.sites.list(auth.organizationId, { limit, cursor });
-    return { data: page.items.map(presentSite), meta: { nextCursor: page.nextCursor } };
+    return pageAnswer(await this.sites.list(auth.organizationId, parsePaging(query)), presentSite);
   }
 
   @Post()

@@ -3,18 +3,17 @@ import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import type { AuthContext } from '../common/http/request-context';
-import { params, parseQuery } from '../common/query/query-params';
+import { pageAnswer } from '../common/paging/keyset-page';
+import { parsePaging } from '../common/query/query-params';
 import {
   ApiDataResponse,
   ApiKeyAuth,
   ApiNoContentResult,
   ApiNoRequestBody,
-  ApiPageResponse,
-  ApiPaging,
+  ApiPagedList,
   ApiProblems,
   ApiResourceId,
   BODY_PROBLEMS,
-  PAGING_PROBLEMS,
 } from '../docs/openapi';
 import { CreateWebhookDto, ReplayWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
 import {
@@ -26,8 +25,6 @@ import {
 } from './dto/webhook.schema';
 import { presentDelivery, presentWebhook } from './webhook.presenter';
 import { WebhooksService } from './webhooks.service';
-
-const LIST_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
 
 /** Webhook endpoints of the organization (analytics-v1 §4; docs/webhooks.md). */
 @ApiTags('Webhooks')
@@ -53,13 +50,9 @@ export class WebhooksController {
 
   @Get()
   @ApiOperation({ summary: "The organization's webhooks, newest first" })
-  @ApiPaging()
-  @ApiPageResponse(WebhookSchema)
-  @ApiProblems(...PAGING_PROBLEMS)
+  @ApiPagedList(WebhookSchema)
   async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
-    const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
-    const page = await this.webhooks.list(auth.organizationId, { limit, cursor });
-    return { data: page.items.map((w) => presentWebhook(w)), meta: { nextCursor: page.nextCursor } };
+    return pageAnswer(await this.webhooks.list(auth.organizationId, parsePaging(query)), presentWebhook);
   }
 
   @Get(':webhookId')
@@ -109,17 +102,14 @@ export class WebhooksController {
   @Get(':webhookId/deliveries')
   @ApiOperation({ summary: "The webhook's delivery attempts, newest first" })
   @ApiResourceId('webhookId', 'wh')
-  @ApiPaging()
-  @ApiPageResponse(WebhookDeliverySchema)
-  @ApiProblems(...PAGING_PROBLEMS, 'not_found')
+  @ApiPagedList(WebhookDeliverySchema, 'not_found')
   async deliveries(
     @Auth() auth: AuthContext,
     @Param('webhookId') id: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { limit = 25, cursor } = parseQuery(query, LIST_PARAMS);
-    const page = await this.webhooks.deliveries(auth.organizationId, id, { limit, cursor });
-    return { data: page.items.map(presentDelivery), meta: { nextCursor: page.nextCursor } };
+    const page = await this.webhooks.deliveries(auth.organizationId, id, parsePaging(query));
+    return pageAnswer(page, presentDelivery);
   }
 
   @Post(':webhookId/replay')

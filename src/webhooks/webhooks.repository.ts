@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { TimeAndId } from '../common/paging/keyset-page';
+import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
 
 export type WebhookStatus = 'enabled' | 'disabled';
 
@@ -110,13 +110,10 @@ export class WebhooksRepository {
     after?: TimeAndId<'createdAt'>,
   ): Promise<WebhookRecord[]> {
     const params: unknown[] = [organizationId, limit];
-    let where = 'organization_id = $1';
-    if (after) {
-      params.push(after.createdAt, after.id);
-      where += ' AND (created_at, id) < ($3::timestamptz, $4)';
-    }
+    const where = ['organization_id = $1'];
+    if (after) where.push(olderThanSql('created_at', params, after.createdAt, after.id));
     return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM webhooks WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      `SELECT ${COLUMNS} FROM webhooks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
       params,
     );
   }
@@ -196,13 +193,10 @@ export class WebhooksRepository {
     after?: TimeAndId<'attemptedAt'>,
   ): Promise<DeliveryRecord[]> {
     const params: unknown[] = [webhookId, limit];
-    let where = 'webhook_id = $1';
-    if (after) {
-      params.push(after.attemptedAt, after.id);
-      where += ' AND (attempted_at, id) < ($3::timestamptz, $4)';
-    }
+    const where = ['webhook_id = $1'];
+    if (after) where.push(olderThanSql('attempted_at', params, after.attemptedAt, after.id));
     return this.dataSource.query(
-      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE ${where}
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE ${where.join(' AND ')}
        ORDER BY attempted_at DESC, id DESC LIMIT $2`,
       params,
     );

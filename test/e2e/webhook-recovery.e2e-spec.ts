@@ -3,40 +3,27 @@ import { DataSource } from 'typeorm';
 import { EventsWriter } from '../../src/events/events.writer';
 import { createOrganization } from '../factories/organizations';
 import { answer, hang, WebhookReceiver } from '../fixtures/webhook-receiver';
-import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { ServiceProcess, startEntryPoint } from '../setup/service-process';
-import { createTestApp, TestApp } from '../setup/test-app';
-import { TEST_RUN_ENV } from '../setup/test-run';
+import { eventually } from '../setup/isolated-database';
+import type { TestApp } from '../setup/test-app';
+import { WorkerRecovery } from '../setup/worker-recovery';
 
 describe('at least once: a worker killed mid-delivery loses nothing; the event is delivered again', () => {
   let http: TestApp;
-  let second: TestApp | undefined;
-  let worker: ServiceProcess | undefined;
-  let drop: () => Promise<void>;
   let receiver: WebhookReceiver;
-  let env: Record<string, string>;
-  const suffix = 'webhook-recovery:';
+  const scene = new WorkerRecovery('webhook-recovery:');
 
   beforeAll(async () => {
     receiver = await new WebhookReceiver().start();
-    const db = await createIsolatedDatabase();
-    drop = db.drop;
-    env = {
-      DATABASE_URL: db.url,
-      REDIS_KEY_PREFIX: `${process.env[TEST_RUN_ENV.prefix]}${suffix}`,
+    // The HTTP side only: deliveries run in the worker processes.
+    http = await scene.start({
       WEBHOOK_ALLOW_HTTP: 'true',
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       WEBHOOK_TIMEOUT_MS: '5000',
       WEBHOOK_LEASE_MS: '6000',
-    };
-    // The HTTP side only: deliveries run in the worker processes.
-    http = await createTestApp({ ...env, WORKERS: 'off' }, { redisKeyPrefixSuffix: suffix });
+    });
   }, 60_000);
   afterAll(async () => {
-    worker?.child.kill('SIGKILL');
-    await second?.close();
-    await http?.close();
-    await drop?.();
+    await scene.close();
     await receiver?.stop();
   });
 
@@ -52,7 +39,7 @@ describe('at least once: a worker killed mid-delivery loses nothing; the event i
         .send({ url: receiver.url('/kill'), events: ['conversation.created'] })
         .expect(201)
     ).body.data;
-    worker = startEntryPoint('src/worker.ts', { ...env, WORKERS: 'on', LOG_LEVEL: 'warn' });
+    const worker = scene.startWorker();
     const db = http.app.get(DataSource);
     const eventId = await db.transaction((manager) =>
       http.app.get(EventsWriter).append(manager, {
@@ -74,11 +61,10 @@ describe('at least once: a worker killed mid-delivery loses nothing; the event i
     );
     expect(leased).toMatchObject({ state: 'pending', attempts: 0 });
     expect(leased.lease_owner).toContain(`:${worker.child.pid}:`);
-    worker.child.kill('SIGKILL');
-    await worker.exited;
+    await scene.killWorker();
 
     // Another worker finds the lease expired and sends the event again.
-    second = await createTestApp({ ...env, WORKERS: 'on' }, { redisKeyPrefixSuffix: suffix });
+    await scene.startSecondWorker();
     const requests = await eventually(
       async () => (receiver.on('/kill').length >= 2 ? receiver.on('/kill') : undefined),
       'the event sent again by the second worker',

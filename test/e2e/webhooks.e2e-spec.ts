@@ -546,13 +546,20 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
   });
 
   describe('an endpoint failing without a success for 5 days is disabled, with the reason', () => {
-    it('disables it at the next failure once failing for 5 days (clock faked through the stored timestamp)', async () => {
+    /** A webhook to `path`, which answers `status`, failing since `days` days (the stored timestamp). */
+    const failingFor = async (path: string, status: number, days: number) => {
       const org = await createOrganization(w.t.app);
-      receiver.respond('/down', answer(503));
-      const hook = (await create(org, { url: receiver.url('/down') }).expect(201)).body.data;
-      await w.db.query(`UPDATE webhooks SET failing_since = now() - interval '6 days' WHERE id = $1`, [
-        hook.id,
-      ]);
+      receiver.respond(path, answer(status));
+      const hook = (await create(org, { url: receiver.url(path) }).expect(201)).body.data;
+      await w.db.query(
+        `UPDATE webhooks SET failing_since = now() - make_interval(days => $2) WHERE id = $1`,
+        [hook.id, days],
+      );
+      return { org, hook };
+    };
+
+    it('disables it at the next failure once failing for 5 days (clock faked through the stored timestamp)', async () => {
+      const { org, hook } = await failingFor('/down', 503, 6);
       await w.appendEvent(org);
       const disabled = await eventually(async () => {
         const res = await http().get(`/api/v1/webhooks/${hook.id}`).set(org.auth).expect(200);
@@ -574,12 +581,7 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
     });
 
     it('a failing endpoint that is not yet 5 days into failing stays enabled', async () => {
-      const org = await createOrganization(w.t.app);
-      receiver.respond('/down-briefly', answer(500));
-      const hook = (await create(org, { url: receiver.url('/down-briefly') }).expect(201)).body.data;
-      await w.db.query(`UPDATE webhooks SET failing_since = now() - interval '4 days' WHERE id = $1`, [
-        hook.id,
-      ]);
+      const { org, hook } = await failingFor('/down-briefly', 500, 4);
       await w.appendEvent(org);
       await received('/down-briefly', 2);
       const res = await http().get(`/api/v1/webhooks/${hook.id}`).set(org.auth).expect(200);

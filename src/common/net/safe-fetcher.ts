@@ -82,6 +82,22 @@ class Refused extends Error {
   }
 }
 
+/** Why SafeFetcher#target refuses a connection: a subset of both FetchFailure and SendFailure. */
+type TargetFailure = 'address_not_allowed' | 'unreachable';
+class TargetRefused extends Refused {
+  constructor(override readonly failure: TargetFailure) {
+    super(failure);
+  }
+}
+
+/** Where a request may connect: the port and the checked addresses it is pinned to. */
+interface Target {
+  port: number;
+  addresses: string[];
+  /** The URL's host is an address literal (no name to resolve, no TLS server name). */
+  literal: boolean;
+}
+
 /**
  * Fetches documents from addresses customers control, safely:
  * - only http and https; port 80 or 443 (the test-only loopback setting aside);
@@ -142,21 +158,8 @@ export class SafeFetcher {
           throw new Refused(redirects > 0 ? 'redirected_off_site' : 'not_on_site');
         if (url.username || url.password) throw new Refused('address_not_allowed');
 
-        const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-        const literal = hostAddress(url.hostname);
-        let addresses: string[];
-        if (literal) addresses = [literal];
-        else {
-          try {
-            addresses = await Promise.race([this.resolve(url.hostname), expired]);
-          } catch {
-            if (timedOut) throw new Timeout('deadline');
-            throw new Refused('unreachable');
-          }
-        }
-        if (!connectionAllowed(addresses, port, this.settings)) throw new Refused('address_not_allowed');
-
-        const res = await this.request(url, port, addresses, literal !== undefined, current, GET);
+        const target = await this.target(url, expired, () => timedOut);
+        const res = await this.request(url, target, current, GET);
         const status = res.statusCode ?? 0;
         if (status >= 300 && status < 400 && status !== 304) {
           const location = res.headers.location;
@@ -233,21 +236,9 @@ export class SafeFetcher {
       if (url.protocol !== 'http:' && url.protocol !== 'https:')
         return { ok: false, failure: 'address_not_allowed' };
       if (url.username || url.password) return { ok: false, failure: 'address_not_allowed' };
-      const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-      const literal = hostAddress(url.hostname);
-      let addresses: string[];
-      if (literal) addresses = [literal];
-      else {
-        try {
-          addresses = await Promise.race([this.resolve(url.hostname), expired]);
-        } catch {
-          return { ok: false, failure: timedOut ? 'timed_out' : 'unreachable' };
-        }
-      }
-      if (!connectionAllowed(addresses, port, this.settings))
-        return { ok: false, failure: 'address_not_allowed' };
+      const target = await this.target(url, expired, () => timedOut);
       const res = await Promise.race([
-        this.request(url, port, addresses, literal !== undefined, current, {
+        this.request(url, target, current, {
           method: 'POST',
           headers: request.headers,
           body: request.body,
@@ -266,6 +257,7 @@ export class SafeFetcher {
       return { ok: true, status, body: bodyText };
     } catch (error) {
       if (timedOut || error instanceof Timeout) return { ok: false, failure: 'timed_out' };
+      if (error instanceof TargetRefused) return { ok: false, failure: error.failure };
       return { ok: false, failure: isTlsError(error) ? 'tls_error' : 'unreachable' };
     } finally {
       clearTimeout(timer);
@@ -275,12 +267,31 @@ export class SafeFetcher {
     }
   }
 
+  /**
+   * The target of `url`: its host resolved here (a literal address as is) and EVERY address
+   * allowed for the port. TargetRefused otherwise; Timeout when `expired` fires during the lookup.
+   */
+  private async target(url: URL, expired: Promise<never>, timedOut: () => boolean): Promise<Target> {
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    const literal = hostAddress(url.hostname);
+    let addresses: string[];
+    if (literal) addresses = [literal];
+    else {
+      try {
+        addresses = await Promise.race([this.resolve(url.hostname), expired]);
+      } catch {
+        if (timedOut()) throw new Timeout('deadline');
+        throw new TargetRefused('unreachable');
+      }
+    }
+    if (!connectionAllowed(addresses, port, this.settings)) throw new TargetRefused('address_not_allowed');
+    return { port, addresses, literal: literal !== undefined };
+  }
+
   /** One request to the checked addresses only; resolves with the response head. */
   private request(
     url: URL,
-    port: number,
-    addresses: string[],
-    literal: boolean,
+    { port, addresses, literal }: Target,
     current: { req?: http.ClientRequest; res?: http.IncomingMessage },
     what: OutgoingRequest,
   ): Promise<http.IncomingMessage> {

@@ -70,6 +70,11 @@ export interface KeysetPage<T> {
   nextCursor: string | null;
 }
 
+/** The answer of a list route: `{ data: [...], meta: { nextCursor } }`, each item presented. */
+export function pageAnswer<T, R>(page: KeysetPage<T>, present: (item: T) => R) {
+  return { data: page.items.map((item) => present(item)), meta: { nextCursor: page.nextCursor } };
+}
+
 /** A list as its cursors see it: what they are bound to and the order they carry. */
 export interface KeysetList<P, R> {
   binding: CursorBinding;

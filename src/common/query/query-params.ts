@@ -1,4 +1,5 @@
 import { ApiError, ProblemEntry } from '../errors/api-error';
+import type { PageRequest } from '../paging/keyset-page';
 
 /** Why one value of a query parameter was refused. */
 export class ParamFault {
@@ -103,3 +104,9 @@ export const params = {
 
 /** The paging parameters of every list: `limit` (1-100; the lists default to 25) and `cursor`. */
 export const PAGING_PARAMS = { limit: params.integer(1, 100), cursor: params.cursor() };
+
+/** The page a plain list is asked for: PAGING_PARAMS parsed, `limit` defaulting to 25. */
+export function parsePaging(query: Record<string, unknown>): PageRequest {
+  const { limit = 25, cursor } = parseQuery(query, PAGING_PARAMS);
+  return { limit, cursor };
+}

@@ -1,4 +1,5 @@
 /** Decorators and setup of the OpenAPI document (see docs/openapi.md "How to document a route"). */
+export * from './api-paged-list.decorator';
 export * from './api-problems.decorator';
 export * from './api-query.decorators';
 export * from './api-responses.decorators';

@@ -1,4 +1,4 @@
-import { Logger, OnApplicationShutdown, Provider, Type } from '@nestjs/common';
+import { Logger, Provider, Type } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { createOpenSearchClient } from '../opensearch/opensearch-client';
@@ -9,21 +9,6 @@ import { OpenSearchConversationStats } from './opensearch/opensearch-conversatio
 
 /** Stats requests within this long of the engine's last index refresh reuse it (docs/statistics.md). */
 export const REUSE_REFRESH_MS = 1000;
-
-/** FallbackConversationStats that closes its OpenSearch client when the app stops. */
-class ClosingFallbackStats extends FallbackConversationStats implements OnApplicationShutdown {
-  constructor(
-    primary: ConversationStatsEngine,
-    fallback: ConversationStatsEngine,
-    private readonly close: () => Promise<void>,
-  ) {
-    super(primary, fallback);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.close();
-  }
-}
 
 /**
  * The stats engine, chosen by SEARCH_BACKEND as the listing's is: `postgres` (default) or
@@ -47,7 +32,7 @@ export const conversationStatsProvider = (postgresEngine: Type<ConversationStats
     new Logger('ConversationStats').log(
       `stats served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
     );
-    return new ClosingFallbackStats(
+    return new FallbackConversationStats(
       new OpenSearchConversationStats(
         client,
         new MirrorWatermark(dataSource),
@@ -56,7 +41,6 @@ export const conversationStatsProvider = (postgresEngine: Type<ConversationStats
         REUSE_REFRESH_MS,
       ),
       postgres,
-      () => client.close(),
-    );
+    ).closingWith(() => client.close());
   },
 });

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
@@ -13,6 +14,33 @@ import {
 import { WEBHOOK_EVENT_TYPES } from '../webhook-event-types';
 
 export const MAX_SITE_IDS = 100;
+
+// The constraints below are listed bottom-up, as stacked decorators run: class-validator reports
+// a bad value's constraints in that order.
+
+/** The event types a webhook sends: at least one, each one of WEBHOOK_EVENT_TYPES. */
+function EventTypeList(): PropertyDecorator {
+  return applyDecorators(
+    IsIn(WEBHOOK_EVENT_TYPES, {
+      each: true,
+      message: `each must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+    }),
+    ArrayMaxSize(WEBHOOK_EVENT_TYPES.length),
+    ArrayMinSize(1),
+    IsArray(),
+  );
+}
+
+/** The sites a webhook is limited to: 1 to MAX_SITE_IDS ids. */
+function SiteIdList(): PropertyDecorator {
+  return applyDecorators(
+    MaxLength(64, { each: true }),
+    IsString({ each: true }),
+    ArrayMaxSize(MAX_SITE_IDS),
+    ArrayMinSize(1),
+    IsArray(),
+  );
+}
 
 const URL_DOC = {
   example: 'https://hooks.example.com/shopping-analytics',
@@ -33,10 +61,7 @@ export class CreateWebhookDto {
     example: ['conversation.labeled', 'export.completed'],
     description: 'The event types to send (at least one).',
   })
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length)
-  @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: `each must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` })
+  @EventTypeList()
   events!: string[];
 
   @ApiPropertyOptional({
@@ -47,11 +72,7 @@ export class CreateWebhookDto {
     nullable: true,
   })
   @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_SITE_IDS)
-  @IsString({ each: true })
-  @MaxLength(64, { each: true })
+  @SiteIdList()
   siteIds?: string[] | null;
 
   @ApiPropertyOptional({ type: 'string', maxLength: 500, nullable: true, example: 'CRM sync' })
@@ -71,19 +92,12 @@ export class UpdateWebhookDto {
 
   @ApiPropertyOptional({ type: [String], enum: WEBHOOK_EVENT_TYPES })
   @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length)
-  @IsIn(WEBHOOK_EVENT_TYPES, { each: true, message: `each must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` })
+  @EventTypeList()
   events?: string[];
 
   @ApiPropertyOptional({ type: [String], nullable: true, description: 'null: every site.' })
   @ValidateIf((_, v) => v !== undefined && v !== null)
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(MAX_SITE_IDS)
-  @IsString({ each: true })
-  @MaxLength(64, { each: true })
+  @SiteIdList()
   siteIds?: string[] | null;
 
   @ApiPropertyOptional({ type: 'string', maxLength: 500, nullable: true })
