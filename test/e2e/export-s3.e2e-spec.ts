@@ -21,8 +21,11 @@ describe('S3 storage: exports written to and served from an S3-compatible bucket
     // The driver takes credentials from the AWS default chain: here, the environment.
     process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
     process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+    // The lease is long enough that a stall of this loaded test process is not taken for a dead
+    // worker (lease takeover has its own tests in exports and export-recovery): the 20 MiB
+    // multipart upload below was handed out again mid-upload under load with a 1.5 s lease.
     t = await createTestApp(
-      { WORKERS: 'on', EXPORT_S3_BUCKET: BUCKET, EXPORT_S3_ENDPOINT: s3.endpoint, EXPORT_LEASE_MS: '1500' },
+      { WORKERS: 'on', EXPORT_S3_BUCKET: BUCKET, EXPORT_S3_ENDPOINT: s3.endpoint, EXPORT_LEASE_MS: '15000' },
       { redisKeyPrefixSuffix: 'exports-s3:', ownDatabase: true },
     );
   }, 60_000);
