@@ -149,14 +149,16 @@ export class PageImportsRepository {
   }
 
   /**
-   * Takes an import for a worker: it must be running and free (never taken, or its holder
-   * silent for longer than the lease). Returns the import, or undefined when someone else holds it or it is closed.
+   * Takes an import for one attempt: it must be running and free (never taken, or its holder
+   * silent for longer than the lease). `owner` names the attempt (process and claim), so a live
+   * lease is never taken, not even by another attempt of the same process. Returns the import,
+   * or undefined when someone else holds it or it is closed.
    */
   async claim(id: string, owner: string, leaseMs: number): Promise<PageImportRecord | undefined> {
     const [rows] = (await this.dataSource.query(
       `UPDATE page_imports SET lease_owner = $2, heartbeat_at = now(), attempts = attempts + 1
        WHERE id = $1 AND state = 'running'
-         AND (lease_owner IS NULL OR lease_owner = $2 OR heartbeat_at < now() - make_interval(secs => $3::double precision / 1000))
+         AND (lease_owner IS NULL OR heartbeat_at < now() - make_interval(secs => $3::double precision / 1000))
        RETURNING ${COLUMNS}`,
       [id, owner, leaseMs],
     )) as [PageImportRecord[], number];

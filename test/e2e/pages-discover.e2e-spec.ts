@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ERROR_CODES } from '../../src/common/errors/error-codes';
+import { WORKER_ID } from '../../src/common/process/worker-id';
 import { PageImportProcessor } from '../../src/pages/page-import.processor';
+import { PageImporter } from '../../src/pages/page-importer';
 import { PagesRepository } from '../../src/pages/pages.repository';
 import { SitesService } from '../../src/sites/sites.service';
 import { createOrganization, createSite } from '../factories/organizations';
@@ -495,6 +497,38 @@ describe('POST /api/v1/sites/{siteId}/pages/discover and the imports and pages e
       const done = await importOf(t, org, record.id).expect(200);
       expect(done.body.data).toMatchObject({ state: 'closed', outcome: 'completed' });
       expect(done.body.data.counts.created).toBe(2);
+    });
+
+    it('holds the lease per attempt, so a second attempt of the same process never takes a live lease', async () => {
+      const server = await newServer();
+      const org = await orgOn(server);
+      let sitemapRequests = 0;
+      server.route('/slow.xml', (_req, res) => {
+        sitemapRequests += 1;
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/xml' });
+          res.end(urlset([server.url('/a')]));
+        }, 500);
+      });
+      const record = await createRunningImport(t.app, org.site, org.organization.id, server.url('/slow.xml'));
+      const db = t.app.get(DataSource);
+      const running = t.app.get(PageImportProcessor).handle({ importId: record.id });
+      let owner: string | null = null;
+      for (let i = 0; i < 100 && !owner; i++) {
+        [{ lease_owner: owner }] = await db.query(`SELECT lease_owner FROM page_imports WHERE id = $1`, [
+          record.id,
+        ]);
+        if (!owner) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // The attempt's own name: this process's WORKER_ID and a claim part.
+      expect(owner).toMatch(new RegExp(`^${WORKER_ID.replace(/[.]/g, '\\.')}/[0-9A-Za-z]+$`));
+      // Another attempt of this same process, while the first one's lease is live: refused.
+      expect(await t.app.get(PageImporter).run(record.id, `${WORKER_ID}/another`)).toBeUndefined();
+      await running;
+      const done = await importOf(t, org, record.id).expect(200);
+      expect(done.body.data).toMatchObject({ state: 'closed', outcome: 'completed' });
+      expect(done.body.data.counts.created).toBe(1);
+      expect(sitemapRequests).toBe(1);
     });
   });
 
