@@ -27,9 +27,16 @@ type MetricsMessage =
 /** How long the primary waits for the other processes' metrics before answering with those it has. */
 const GATHER_TIMEOUT_MS = 2_000;
 
+/**
+ * Set by the primary in the environment of each process it forks (its index). Not a setting: a
+ * cluster worker without it was forked by something else (e.g. a process manager's own cluster
+ * mode) and behaves as a single process (prepares the database, reports its own metrics).
+ */
+const INDEX_VARIABLE = 'HTTP_PROCESS_INDEX';
+
 /** True in a process forked by superviseHttpProcesses (one of several HTTP server processes). */
 export function isHttpProcessOfCluster(): boolean {
-  return cluster.isWorker;
+  return cluster.isWorker && process.env[INDEX_VARIABLE] !== undefined;
 }
 
 /** The primary of HTTP_PROCESSES > 1: forks the processes and watches them until the end. */
@@ -53,7 +60,7 @@ export function superviseHttpProcesses(
   logger.info({ processes: count }, `starting ${count} HTTP processes`);
   for (let index = 0; index < count; index++) {
     const background = index === 0 && workers ? 'on' : 'off';
-    const child = fork({ WORKERS: background });
+    const child = fork({ WORKERS: background, [INDEX_VARIABLE]: String(index) });
     children.add(child);
     logger.info(
       { pid: child.process.pid, workers: background },
