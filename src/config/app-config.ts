@@ -47,6 +47,8 @@ export abstract class AppConfig {
   /** Webhook endpoints and their delivery (src/webhooks/). */
   abstract readonly webhooks: WebhookSettings;
   abstract readonly workers: boolean;
+  /** HTTP server processes sharing the port (src/common/process/http-processes.ts). */
+  abstract readonly httpProcesses: number;
   abstract readonly logLevel: string;
 }
 

@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       importAllowLoopback: false,
       search: { backend: 'postgres' },
       workers: true,
+      httpProcesses: 1,
     });
     expect(config.cursorSecrets).toHaveLength(1);
   });

@@ -201,6 +201,7 @@ export function loadConfig(
       concurrencyPerEndpoint: env.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
     }),
     workers: env.WORKERS === 'on',
+    httpProcesses: env.HTTP_PROCESSES,
     logLevel: env.LOG_LEVEL,
   });
 }

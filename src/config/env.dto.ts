@@ -261,6 +261,10 @@ export class EnvDto {
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';
 
+  /** HTTP server processes on one port (node:cluster); the background workers run in the first only. */
+  @IntSetting({ min: 1, max: 64 })
+  HTTP_PROCESSES: number = 1;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL: string = 'info';
 }

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import {
+  AggregatorRegistry,
   collectDefaultMetrics,
   Counter,
   CounterConfiguration,
@@ -7,8 +8,17 @@ import {
   GaugeConfiguration,
   Histogram,
   HistogramConfiguration,
+  MetricObjectWithValues,
+  MetricValue,
   Registry,
 } from 'prom-client';
+import {
+  answerMetricsRequests,
+  gatherPeerMetrics,
+  isHttpProcessOfCluster,
+} from '../common/process/http-processes';
+
+type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
 /**
  * The process's Prometheus registry and the way features add metrics to it. One registry per
@@ -20,14 +30,29 @@ import {
  * Asking twice for the same name returns the same metric. Keep labels to small closed sets
  * (never ids or raw paths). A gauge whose value needs SQL or Redis reads it in `collect()`, at
  * scrape time (`beforeScrape`), with a short timeout, never on the request path.
+ *
+ * With HTTP_PROCESSES > 1 the process answering the scrape reports the whole service: its own
+ * registry merged with every other HTTP process's (asked through the primary, prom-client's
+ * aggregation: counters and histograms summed, default metrics by their own rule). Gauges made
+ * here describe the service (read at scrape time), so the answering process's value is reported.
  */
 @Injectable()
-export class MetricsService {
+export class MetricsService implements OnModuleDestroy {
   readonly registry = new Registry();
   private readonly scrapeHooks: Array<() => Promise<void>> = [];
+  /** Gauges made by `gauge()`: the answering process's values, never summed over processes. */
+  private readonly serviceGauges = new Set<string>();
+  private readonly stopAnswering?: () => void;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    if (isHttpProcessOfCluster()) {
+      this.stopAnswering = answerMetricsRequests(() => this.registry.getMetricsAsJSON());
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.stopAnswering?.();
   }
 
   counter<L extends string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {
@@ -35,6 +60,7 @@ export class MetricsService {
   }
 
   gauge<L extends string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L> {
+    this.serviceGauges.add(config.name);
     return this.existing(config.name) ?? new Gauge({ ...config, registers: [this.registry] });
   }
 
@@ -54,7 +80,20 @@ export class MetricsService {
   /** The text exposition format, and its content type. */
   async render(): Promise<{ contentType: string; body: string }> {
     await Promise.all(this.scrapeHooks.map((hook) => hook()));
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    if (!isHttpProcessOfCluster()) {
+      return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    }
+    const [own, peers] = await Promise.all([this.registry.getMetricsAsJSON(), gatherPeerMetrics()]);
+    const merged = AggregatorRegistry.aggregate([
+      // 'omit' (the start time) would drop the metric: the answering process's is reported.
+      own.map((metric) =>
+        metric.aggregator === 'omit' ? { ...metric, aggregator: 'first' as const } : metric,
+      ),
+      ...(peers as MetricsJson[]).map((metrics) =>
+        metrics.filter((metric) => !this.serviceGauges.has(metric.name) && metric.aggregator !== 'omit'),
+      ),
+    ]);
+    return { contentType: merged.contentType, body: await merged.metrics() };
   }
 
   private existing<M>(name: string): M | undefined {

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { ApiError } from '../errors/api-error';
@@ -15,6 +15,8 @@ export interface CursorBinding {
    */
   filters: string;
 }
+
+const FINGERPRINTS_KEPT = 256;
 
 interface Payload {
   v: 1;
@@ -84,10 +86,13 @@ function cursorMismatch(): ApiError {
  */
 @Injectable()
 export class CursorCodec {
-  private readonly secrets: readonly string[];
+  /** The secrets as HMAC keys, made once (a string key is imported again on every HMAC). */
+  private readonly secrets: readonly KeyObject[];
+  /** Fingerprints of recent filter texts: most pages repeat a few filter sets (the first page's is empty). */
+  private readonly fingerprints = new Map<string, string>();
 
   constructor(config: AppConfig) {
-    this.secrets = config.cursorSecrets;
+    this.secrets = config.cursorSecrets.map((secret) => createSecretKey(Buffer.from(secret, 'utf8')));
   }
 
   encode(binding: CursorBinding, position: unknown[]): string {
@@ -131,11 +136,18 @@ export class CursorCodec {
     return payload.p;
   }
 
-  private sign(body: string, secret: string): string {
+  private sign(body: string, secret: KeyObject): string {
     return createHmac('sha256', secret).update(body).digest('base64url');
   }
 
   private fingerprint(filters: string): string {
-    return createHash('sha256').update(filters).digest('base64url').slice(0, 22);
+    let fingerprint = this.fingerprints.get(filters);
+    if (fingerprint === undefined) {
+      fingerprint = createHash('sha256').update(filters).digest('base64url').slice(0, 22);
+      // Bounded: filter texts come from clients.
+      if (this.fingerprints.size >= FINGERPRINTS_KEPT) this.fingerprints.clear();
+      if (filters.length <= 1024) this.fingerprints.set(filters, fingerprint);
+    }
+    return fingerprint;
   }
 }

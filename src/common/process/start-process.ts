@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/app-config';
 import { loadConfig } from '../../config/config';
 import { prepareDatabase } from '../../database/data-source';
+import { isHttpProcessOfCluster } from './http-processes';
 import {
   createProcessLogger,
   exitOnFatal,
@@ -30,7 +31,8 @@ export function startProcess(env: NodeJS.ProcessEnv, start: ProcessStarter): voi
   const run = async (): Promise<void> => {
     const config = loadConfig(env, (message) => logger.warn(message));
     logger.level = config.logLevel;
-    logDatabasePrepared(logger, await prepareDatabase(config.databaseUrl));
+    // With HTTP_PROCESSES > 1 the primary has prepared the database before forking this process.
+    if (!isHttpProcessOfCluster()) logDatabasePrepared(logger, await prepareDatabase(config.databaseUrl));
     await start(config, { bufferLogs: true, logger: new NestProcessLogger(logger) }, logger);
     logShutdownSignals(logger);
   };
