@@ -187,6 +187,18 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       n = (await this.run<{ n: number }>(rollup))[0].n;
     } else if (!sql.narrowed) {
       n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
+    } else if (filter.keywords.length > 0 && filter.from === undefined && filter.to === undefined) {
+      // Keywords over the whole site: the GIN count visits on the heap only the site's rows
+      // holding every term (site-scoped title terms; exact for words and two-word phrases), at
+      // most cap + 1 of them, while a walk reads the title of every row it passes (the tsvector
+      // is in no covering index), the density sample alone 5,000 of them. A time range keeps
+      // the sample: the GIN candidates outside the range would be visited too.
+      n = (
+        await this.run<{ n: number }>(
+          cappedCountSql(buildFilterSql(siteId, filter, undefined, await this.indexOptions(filter)), cap + 1),
+          'bitmap',
+        )
+      )[0].n;
     } else {
       // A sample of the newest rows tells how dense the matches are: dense ones reach the cap
       // quickly along an index-only walk (the creation-time index, or a score's own btree for a
@@ -242,11 +254,12 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     want: number,
     after?: ListingPosition,
   ): Promise<FoundRow[]> {
-    // Keywords whose rarest title term (pg_stats) is held by fewer rows than one GIN probe takes:
-    // every match comes from the index at once, while a window of heap reads would find almost none.
+    // Keywords whose rarest title term (pg_stats) is held by at most two GIN probes' worth of
+    // rows (a term pg_stats does not list: ~1,100 rows of 2M): every match comes from the index
+    // at once (a probe that large), while a window of heap reads would find almost none.
     const keywordRows = await this.keywordRowsAtMost(siteId, filter);
-    if (keywordRows !== undefined && keywordRows < this.tuning.ginProbe / 2)
-      return this.fromIndex(siteId, filter, [], want, after);
+    if (keywordRows !== undefined && keywordRows <= 2 * this.tuning.ginProbe)
+      return this.fromIndex(siteId, filter, [], want, after, 2 * this.tuning.ginProbe);
 
     const first = await this.windowWithEdge(
       buildFilterSql(siteId, filter, after),
@@ -288,20 +301,17 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     found: FoundRow[],
     want: number,
     beyond: ListingPosition | undefined,
+    probe = this.tuning.ginProbe,
   ): Promise<FoundRow[]> {
     const rest = want - found.length;
     const sorted: FoundRow[] = await this.run(
       rowsOf(
-        ginSortedSql(
-          buildFilterSql(siteId, filter, beyond, await this.indexOptions(filter)),
-          this.tuning.ginProbe,
-          rest,
-        ),
+        ginSortedSql(buildFilterSql(siteId, filter, beyond, await this.indexOptions(filter)), probe, rest),
         { taken: true },
       ),
       'bitmap',
     );
-    if (sorted.length === 0 || sorted[0].taken! < this.tuning.ginProbe)
+    if (sorted.length === 0 || sorted[0].taken! < probe)
       return [...found, ...sorted.map(({ taken: _taken, ...row }) => row as FoundRow)];
     return [
       ...found,
