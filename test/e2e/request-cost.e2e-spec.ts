@@ -64,6 +64,8 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SET)\b/i.test(q);
 
     it('a filter the newest rows answer is one statement per page, and one Redis command', async () => {
+      // Keywords are weighed by their terms' frequencies, read once per 10 minutes: warm.
+      await t.app.get(PostgresConversationSearch).refreshTermStats();
       const cost = await costOf(4, async () => {
         const res = await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
         expect(res.body.data).toHaveLength(3);

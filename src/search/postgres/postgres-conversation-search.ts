@@ -399,6 +399,8 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     const terms = keywordTermsEstimate(siteId, filter.keywords);
     if (!terms) return undefined;
     const stats = await this.stats();
+    // A table the first window covers for the most part: walking it is as cheap.
+    if (stats.rows <= this.tuning.walkWindow) return undefined;
     return Math.min(...terms.map((t) => stats.shares.get(t) ?? stats.titleFloor)) * stats.rows;
   }
 
