@@ -188,6 +188,25 @@ describe('site-scoped title terms', () => {
     });
   });
 
+  it('long words and pairs are hashed alike on both sides (GIN keys stay short), and match', async () => {
+    const [row] = await dataSource.query(
+      `SELECT conversation_title_terms('s', 'a ' || repeat('x', 300) || ' b') @> conversation_keyword_terms('s', ARRAY[repeat('x', 300)]) AS word,
+              conversation_title_terms('s', repeat('x', 150) || ' ' || repeat('y', 150)) @> conversation_keyword_terms('s', ARRAY[repeat('x', 150) || ' ' || repeat('y', 150)]) AS pair,
+              (SELECT max(octet_length(t)) FROM unnest(conversation_title_terms('s', repeat('x', 150) || ' ' || repeat('y', 150))) t) AS longest`,
+    );
+    expect(row).toEqual({ word: true, pair: true, longest: 154 });
+  });
+
+  it('the indexed function needs no search_path (pg_restore builds the index under an empty one)', async () => {
+    const terms = await dataSource.transaction(async (m) => {
+      const [{ schema }] = await m.query(`SELECT current_schema() AS schema`);
+      await m.query(`SET LOCAL search_path = ''`);
+      const [row] = await m.query(`SELECT "${schema}".conversation_title_terms('s', 'Red shoes') AS terms`);
+      return row.terms;
+    });
+    expect(terms).toEqual(['s|w:red', 's|w:shoes', 's|p:red shoes']);
+  });
+
   it('the engine finds keyword matches through the GIN index in its own site only, as the walk does', async () => {
     const titles = ['Red shoes size 42', 'red dress', 'shoes red', 'E-mail support', 'big red shoes'];
     let n = 0;
@@ -248,7 +267,7 @@ describe('site-scoped title terms', () => {
       return rows.map((r) => r['QUERY PLAN']).join('\n');
     });
 
-  it('a count of exact keywords reads no column on the rows (no filter: all-visible pages may be skipped)', async () => {
+  it('a count of exact keywords leaves no condition on the rows (no tsvector recheck, no site check)', async () => {
     const exact = await countPlan(['red shoes', 'size']);
     expect(exact).toContain('conversations_search_idx');
     expect(exact).not.toContain('Filter:');
