@@ -64,6 +64,8 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SET)\b/i.test(q);
 
     it('a filter the newest rows answer is one statement per page, and one Redis command', async () => {
+      // Keywords are weighed by their terms' frequencies, read once per 10 minutes: warm.
+      await t.app.get(PostgresConversationSearch).refreshTermStats();
       const cost = await costOf(4, async () => {
         const res = await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
         expect(res.body.data).toHaveLength(3);
@@ -71,7 +73,12 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       });
       expect(cost.own).toHaveLength(4);
       expect(cost.own.filter(isTransactionControl)).toEqual([]);
-      for (const q of cost.own) expect(q).toMatch(/FROM conversations WHERE site_id = \$1/);
+      // The bounded walk, or, when pg_stats of the shared test database call the keyword's term
+      // rare, the GIN probe that rare keywords start with: one statement per page either way.
+      for (const q of cost.own)
+        expect(q).toMatch(
+          /FROM conversations WHERE (site_id = \$1|search_terms @> \$1::text\[\] AND conversation_title_terms)/,
+        );
       expect(cost.redis.length).toBeLessThanOrEqual(4);
       expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
     });

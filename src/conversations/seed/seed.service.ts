@@ -28,7 +28,7 @@ const BULK_THRESHOLD = 200_000;
 const SCORE_INDEX_COLUMNS =
   'created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
 const BULK_INDEXES: Record<string, string> = {
-  conversations_search_idx: 'USING gin (search_terms, title_tsv)',
+  conversations_search_idx: 'USING gin (search_terms, conversation_title_terms(site_id, title))',
   conversations_site_created_cover_idx:
     '(site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)',
   ...Object.fromEntries(

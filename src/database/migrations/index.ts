@@ -13,6 +13,7 @@ import { ByteOrderListingIndex1763790000001 } from './1763790000001-ByteOrderLis
 import { Webhooks1763800000000 } from './1763800000000-Webhooks';
 import { AppendOnlyStatsRollups1763810000000 } from './1763810000000-AppendOnlyStatsRollups';
 import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup';
+import { SiteScopedTitleTerms1763820000000 } from './1763820000000-SiteScopedTitleTerms';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   Webhooks1763800000000,
   AppendOnlyStatsRollups1763810000000,
   AgentStatsRollup1763810000001,
+  SiteScopedTitleTerms1763820000000,
 ];

@@ -29,8 +29,8 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
       undefined,
       index,
     );
-    expect(sql.rows).toEqual(['search_terms @> $2::text[]']);
-    expect(sql.params.values[1]).toEqual(
+    expect(sql.rows).toEqual(['search_terms @> $1::text[]']);
+    expect(sql.params.values[0]).toEqual(
       [
         'channel:web',
         'language:fr',
@@ -40,7 +40,8 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
         'grounded:fail',
       ].map((t) => `site_a|${t}`),
     );
-    expect(whereAll(sql)).toBe('(site_id = $1) IS TRUE AND search_terms @> $2::text[]');
+    // The scoped terms hold the site: no site check is left on the rows (a count may skip the heap).
+    expect(whereAll(sql)).toBe('search_terms @> $1::text[]');
     expect(sql.narrowed).toBe(true);
   });
 
@@ -58,18 +59,12 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
       { forIndex: true, termShare: (t) => shares.get(t), denseShare: 0.1 },
     );
     expect(sql.rows).toEqual([
-      'search_terms @> $2::text[]',
-      'channel = $3',
-      'label_status = $4',
-      'label_tokens @> $5::text[]',
+      'search_terms @> $1::text[]',
+      'channel = $2',
+      'label_status = $3',
+      'label_tokens @> $4::text[]',
     ]);
-    expect(sql.params.values).toEqual([
-      'site_a',
-      ['site_a|agent:agt_1'],
-      'web',
-      'labeled',
-      ['grounded:pass'],
-    ]);
+    expect(sql.params.values).toEqual([['site_a|agent:agt_1'], 'web', 'labeled', ['grounded:pass']]);
   });
 
   it('keeps the rarest dense term in the GIN condition when nothing else would use the index', () => {
@@ -83,8 +78,8 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
       undefined,
       { forIndex: true, termShare: (t) => shares.get(t), denseShare: 0.1 },
     );
-    expect(sql.rows).toEqual(['search_terms @> $2::text[]', 'label_status = $3']);
-    expect(sql.params.values).toEqual(['site_a', ['site_a|channel:web'], 'labeled']);
+    expect(sql.rows).toEqual(['search_terms @> $1::text[]', 'label_status = $2']);
+    expect(sql.params.values).toEqual([['site_a|channel:web'], 'labeled']);
   });
 
   it('matches keywords as phrases of the simple configuration, all of them', () => {
@@ -94,10 +89,22 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
       undefined,
       index,
     );
+    // Site-scoped title terms in the GIN index; the tsvector recheck folds away at planning
+    // when the terms are exact (words and two-word phrases).
     expect(whereAll(sql)).toBe(
-      "(site_id = $1) IS TRUE AND title_tsv @@ (phraseto_tsquery('simple'::regconfig, $2) && phraseto_tsquery('simple'::regconfig, $3))",
+      "conversation_title_terms(site_id, title) @> conversation_keyword_terms($1, $2::text[]) AND (conversation_keywords_exact($2::text[]) OR title_tsv @@ (phraseto_tsquery('simple'::regconfig, $3) && phraseto_tsquery('simple'::regconfig, $4)))",
     );
-    expect(sql.params.values).toEqual(['site_a', 'red shoes', 'order']);
+    expect(sql.params.values).toEqual(['site_a', ['red shoes', 'order'], 'red shoes', 'order']);
+  });
+
+  it('keeps the site indexable for a narrow score band (its btree joins the bitmap)', () => {
+    const sql = buildFilterSql(
+      'site_a',
+      { ...emptyFilter(), scores: { trust: { min: 0.5, max: 0.55 } } },
+      undefined,
+      index,
+    );
+    expect(sql.range).toEqual(['site_id = $1']);
   });
 
   it('makes each labels.any group an overlap, narrow score bands bucket overlaps, labels.none an exclusion', () => {

@@ -85,16 +85,32 @@ export function buildFilterSql(
   const params = new SqlParams();
   const index = options.forIndex === true;
   const rows: string[] = [];
+  // Filter rule 2: a labels.* or score filter matches labeled conversations only.
+  const status = filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
   // A GIN plan checks the site on the candidate rows, never through the creation-time btree:
   // ANDing the GIN bitmap with the site's (a million entries in a large site) took 1.1-1.4 s
-  // for a common keyword or term, and the site-scoped terms already hold the site (titles are
-  // not scoped: their candidates are rechecked). `IS TRUE` (site_id is never null: the same
-  // condition) keeps the btree out. A narrow score band keeps it indexable: the score's own
-  // btree (site_id, score_x) joins the bitmap on it.
-  const site = params.add(siteId);
-  const range: string[] = [
-    index && !hasNarrowScoreBand(filter) ? `(site_id = ${site}) IS TRUE` : `site_id = ${site}`,
-  ];
+  // for a common keyword or term. When the GIN condition holds a site-scoped term (every
+  // equality filter, label and keyword is one: `<site_id>|…`), its matches are the site's and no
+  // site check is left, so a count can skip the heap (all-visible pages). Otherwise `IS TRUE`
+  // (site_id is never null: the same condition) keeps the btree out. A narrow score band keeps
+  // the site indexable: the score's own btree (site_id, score_x) joins the bitmap on it.
+  const narrowBand = hasNarrowScoreBand(filter);
+  const scopedTerms =
+    index &&
+    !narrowBand &&
+    (status !== undefined ||
+      filter.channel !== undefined ||
+      filter.language !== undefined ||
+      filter.agentId !== undefined ||
+      filter.feedback !== undefined ||
+      filter.labelsAll.length > 0 ||
+      filter.labelsAny.length > 0 ||
+      filter.keywords.length > 0);
+  const range: string[] = [];
+  if (!scopedTerms) {
+    const site = params.add(siteId);
+    range.push(index && !narrowBand ? `(site_id = ${site}) IS TRUE` : `site_id = ${site}`);
+  }
   if (filter.from !== undefined) range.push(`created_at >= ${params.add(filter.from, '::timestamptz')}`);
   if (filter.to !== undefined) range.push(`created_at < ${params.add(filter.to, '::timestamptz')}`);
   if (after)
@@ -103,8 +119,6 @@ export function buildFilterSql(
     );
   const rangeParams = params.values.length;
 
-  // Filter rule 2: a labels.* or score filter matches labeled conversations only.
-  const status = filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
   if (index) {
     // Terms are scoped to the site (`<site_id>|<term>`, see the SiteScopedSearchTerms migration).
     const scope = (terms: string[]) => terms.map((term) => `${siteId}|${term}`);
@@ -186,10 +200,20 @@ export function buildFilterSql(
   }
 
   if (filter.keywords.length) {
-    const query = filter.keywords
-      .map((k) => `phraseto_tsquery('simple'::regconfig, ${params.add(k)})`)
-      .join(' && ');
-    rows.push(`title_tsv @@ (${query})`);
+    const query = () =>
+      filter.keywords.map((k) => `phraseto_tsquery('simple'::regconfig, ${params.add(k)})`).join(' && ');
+    if (index) {
+      // The keywords' site-scoped title terms (SiteScopedTitleTerms migration), in the GIN index
+      // beside search_terms; the functions run once, at planning (immutable, constant arguments).
+      // Terms match exactly a keyword of one word or of two adjacent ones: then the recheck folds
+      // to `true` at planning and no tsvector is read; longer phrases keep it (pairs in any order).
+      const site = params.add(siteId);
+      const keywords = params.add(filter.keywords, '::text[]');
+      rows.push(
+        `conversation_title_terms(site_id, title) @> conversation_keyword_terms(${site}, ${keywords})`,
+        `(conversation_keywords_exact(${keywords}) OR title_tsv @@ (${query()}))`,
+      );
+    } else rows.push(`title_tsv @@ (${query()})`);
   }
 
   return {

@@ -57,6 +57,36 @@ export const DEFAULT_TUNING: SearchTuning = {
 /** How long the term frequencies read from pg_stats are reused. */
 const TERM_STATS_TTL_MS = 10 * 60_000;
 
+/**
+ * The title terms of keywords made of plain words (letters and digits, split by white space), as
+ * conversation_keyword_terms spells them: a word's `w:` term, a phrase's adjacent `p:` pairs.
+ * Only to weigh them by frequency (no round trip): the GIN condition itself folds the SQL
+ * function, exact for any keyword. Undefined when a keyword has anything else (the parser's
+ * splitting of punctuation, hyphens, URLs is left to Postgres) or no keywords are given.
+ */
+export function keywordTermsEstimate(siteId: string, keywords: string[]): string[] | undefined {
+  if (keywords.length === 0) return undefined;
+  const terms: string[] = [];
+  for (const keyword of keywords) {
+    const words = keyword.trim().toLowerCase().split(/\s+/u);
+    if (!words.every((w) => /^[\p{L}\p{N}]+$/u.test(w))) return undefined;
+    if (words.length === 1) terms.push(`${siteId}|w:${words[0]}`);
+    for (let i = 1; i < words.length; i++) terms.push(`${siteId}|p:${words[i - 1]} ${words[i]}`);
+  }
+  return terms;
+}
+
+/** Term frequencies from pg_stats. */
+interface TermStats {
+  at: number;
+  /** Share of the table's rows holding each listed term (search terms and title terms). */
+  shares: Map<string, number>;
+  /** Share below which the title terms not listed are. */
+  titleFloor: number;
+  /** Rows of the table (pg_class.reltuples). */
+  rows: number;
+}
+
 interface PositionRow {
   id: string;
   created_at: Date;
@@ -157,6 +187,18 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       n = (await this.run<{ n: number }>(rollup))[0].n;
     } else if (!sql.narrowed) {
       n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
+    } else if (filter.keywords.length > 0 && filter.from === undefined && filter.to === undefined) {
+      // Keywords over the whole site: the GIN count visits on the heap only the site's rows
+      // holding every term (site-scoped title terms; exact for words and two-word phrases), at
+      // most cap + 1 of them, while a walk reads the title of every row it passes (the tsvector
+      // is in no covering index), the density sample alone 5,000 of them. A time range keeps
+      // the sample: the GIN candidates outside the range would be visited too.
+      n = (
+        await this.run<{ n: number }>(
+          cappedCountSql(buildFilterSql(siteId, filter, undefined, await this.indexOptions(filter)), cap + 1),
+          'bitmap',
+        )
+      )[0].n;
     } else {
       // A sample of the newest rows tells how dense the matches are: dense ones reach the cap
       // quickly along an index-only walk (the creation-time index, or a score's own btree for a
@@ -212,6 +254,13 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     want: number,
     after?: ListingPosition,
   ): Promise<FoundRow[]> {
+    // Keywords whose rarest title term (pg_stats) is held by at most two GIN probes' worth of
+    // rows (a term pg_stats does not list: ~1,100 rows of 2M): every match comes from the index
+    // at once (a probe that large), while a window of heap reads would find almost none.
+    const keywordRows = await this.keywordRowsAtMost(siteId, filter);
+    if (keywordRows !== undefined && keywordRows <= 2 * this.tuning.ginProbe)
+      return this.fromIndex(siteId, filter, [], want, after, 2 * this.tuning.ginProbe);
+
     const first = await this.windowWithEdge(
       buildFilterSql(siteId, filter, after),
       this.tuning.walkWindow,
@@ -239,19 +288,30 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       }
     }
 
+    return this.fromIndex(siteId, filter, found, want, beyond);
+  }
+
+  /**
+   * The rest of a page (`found` so far) from the GIN index: every match beyond `beyond`, at most
+   * ginProbe of them, sorted; when there are that many, matches are dense: walk from `beyond`.
+   */
+  private async fromIndex(
+    siteId: string,
+    filter: ConversationFilter,
+    found: FoundRow[],
+    want: number,
+    beyond: ListingPosition | undefined,
+    probe = this.tuning.ginProbe,
+  ): Promise<FoundRow[]> {
     const rest = want - found.length;
     const sorted: FoundRow[] = await this.run(
       rowsOf(
-        ginSortedSql(
-          buildFilterSql(siteId, filter, beyond, await this.indexOptions(filter)),
-          this.tuning.ginProbe,
-          rest,
-        ),
+        ginSortedSql(buildFilterSql(siteId, filter, beyond, await this.indexOptions(filter)), probe, rest),
         { taken: true },
       ),
       'bitmap',
     );
-    if (sorted.length === 0 || sorted[0].taken! < this.tuning.ginProbe)
+    if (sorted.length === 0 || sorted[0].taken! < probe)
       return [...found, ...sorted.map(({ taken: _taken, ...row }) => row as FoundRow)];
     return [
       ...found,
@@ -279,33 +339,70 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     return { rows, edge };
   }
 
-  private termStats?: { at: number; shares: Map<string, number> };
+  private termStats?: TermStats;
 
   /** Options of a GIN-plan filter: dense terms (per pg_stats) are left to the row check. */
   private async indexOptions(filter: ConversationFilter) {
-    if (!this.termStats || Date.now() - this.termStats.at > TERM_STATS_TTL_MS) await this.refreshTermStats();
-    const shares = this.termStats!.shares;
+    const shares = (await this.stats()).shares;
     return {
       forIndex: true,
       termShare: (term: string) => shares.get(term),
-      // With a keyword, every term stays in the GIN condition, dense ones included: a title
-      // word's candidates are not scoped to the site (86,000 for `retour` in 2 × 1M, 172,000
-      // in 3M + 1M) and each is visited on the heap, while the index intersects a dense term's
-      // posting list in a fraction of that. Keyword + dense channel and language at 3M: 159,000
-      // heap pages, 1.2 s; count of a common keyword + common token: 23,000 pages → 9,700.
+      // With a keyword, every term stays in the GIN condition, dense ones included: the index
+      // intersects a dense term's posting list in a fraction of the heap visits its row check
+      // would cost (count of `retour` + labeled + a common token, 17,042 matches: 24 ms in the
+      // index + 10,001 heap rows, against 11 ms + 23,381 heap pages with the keyword alone in
+      // it; keyword + dense channel and language at 3M: 159,000 heap pages, 1.2 s, when the
+      // title's candidates were not scoped to the site).
       denseShare: filter.keywords.length > 0 ? Number.POSITIVE_INFINITY : this.tuning.denseTermShare,
     };
   }
 
-  /** Reads the share of rows holding each common search term from pg_stats (ANALYZE keeps it current). */
+  private async stats(): Promise<TermStats> {
+    if (!this.termStats || Date.now() - this.termStats.at > TERM_STATS_TTL_MS) await this.refreshTermStats();
+    return this.termStats!;
+  }
+
+  /**
+   * Reads the share of rows holding each common term from pg_stats (ANALYZE keeps it current):
+   * search terms (table column) and title terms (expression of conversations_search_idx).
+   */
   async refreshTermStats(): Promise<void> {
-    const rows: { term: string; share: number }[] = await this.dataSource.query(
-      `SELECT u.term, u.share FROM pg_stats s,
-         unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
-       WHERE s.schemaname = current_schema() AND s.tablename = 'conversations' AND s.attname = 'search_terms'
-         AND u.term IS NOT NULL`,
-    );
-    this.termStats = { at: Date.now(), shares: new Map(rows.map((r) => [r.term, Number(r.share)])) };
+    const [rows, [table]] = await Promise.all([
+      this.dataSource.query(
+        `SELECT s.attname AS source, u.term, u.share FROM pg_stats s,
+           unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
+         WHERE s.schemaname = current_schema()
+           AND (s.tablename = 'conversations' AND s.attname = 'search_terms'
+             OR s.tablename = 'conversations_search_idx' AND s.attname = 'conversation_title_terms')`,
+      ) as Promise<{ source: string; term: string | null; share: number }[]>,
+      this.dataSource.query(
+        `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'conversations'::regclass`,
+      ) as Promise<{ rows: number }[]>,
+    ]);
+    const shares = new Map<string, number>();
+    // After the listed terms' frequencies come their minimum, maximum and the null share: a
+    // title term not listed is held by fewer rows than the least common listed one.
+    let titleFloor: number | undefined;
+    for (const r of rows) {
+      if (r.term !== null) shares.set(r.term, Number(r.share));
+      else if (r.source === 'conversation_title_terms' && titleFloor === undefined)
+        titleFloor = Number(r.share);
+    }
+    this.termStats = { at: Date.now(), shares, titleFloor: titleFloor ?? 1, rows: Number(table?.rows ?? 0) };
+  }
+
+  /**
+   * At most how many rows hold every keyword's title terms, per pg_stats (the rarest term's share
+   * of the table; a term not listed is rarer than the least common listed one). Undefined
+   * without keywords, or for a keyword the estimate cannot spell (keywordTermsEstimate).
+   */
+  async keywordRowsAtMost(siteId: string, filter: ConversationFilter): Promise<number | undefined> {
+    const terms = keywordTermsEstimate(siteId, filter.keywords);
+    if (!terms) return undefined;
+    const stats = await this.stats();
+    // A table the first window covers for the most part: walking it is as cheap.
+    if (stats.rows <= this.tuning.walkWindow) return undefined;
+    return Math.min(...terms.map((t) => stats.shares.get(t) ?? stats.titleFloor)) * stats.rows;
   }
 
   /**
