@@ -31,6 +31,9 @@ import {
   siteRollupSql,
   seriesSql,
   scanSql,
+  SCAN_KIND,
+  HIST_NULL,
+  LABEL_BITS,
   straddleSql,
   RowScope,
   TimeRange,
@@ -190,42 +193,51 @@ export class PostgresConversationStats implements ConversationStatsEngine {
   ): Promise<StatsPart> {
     const part = emptyPartial(query, Math.max(0, starts.length - 1));
     const series = withSeries ? starts : [];
-    const { statement, groups } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
+    const { statement, groups, chunks } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
       facets: query.facets,
       scores: query.scores,
       edges: innerEdges(query.bins),
       starts: series,
     });
-    const [result] = await run(m, statement);
-    for (const row of result.cells as Array<Record<string, unknown>>) {
+    for (const row of await run(m, statement)) {
+      const kind = num(row.k);
       const n = num(row.n);
-      part.total += n;
-      let g = 0;
-      for (const facet of query.facets) {
-        if (facet === 'labels') continue;
-        if (facet === 'feedback') {
-          if (row[`g${groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
-          if (row[`g${groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
-          continue;
+      if (kind === SCAN_KIND.cells) {
+        part.total += n;
+        let g = 0;
+        for (const facet of query.facets) {
+          if (facet === 'labels') continue;
+          if (facet === 'feedback') {
+            if (row[`g${groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
+            if (row[`g${groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
+            continue;
+          }
+          add(part, facet, String(row[`g${g}`]), n);
+          g++;
         }
-        add(part, facet, String(row[`g${g}`]), n);
-        g++;
-      }
-      for (const name of query.scores) {
-        const s = part.scores.get(name)!;
-        s.n += num(row[`${name}_n`]);
-        s.sum += num(row[`${name}_sum`]);
-        s.min = lowest(s.min, row[`${name}_min`]);
-        s.max = highest(s.max, row[`${name}_max`]);
-      }
+        for (const name of query.scores) {
+          const s = part.scores.get(name)!;
+          s.n += num(row[`${name}_n`]);
+          s.sum += num(row[`${name}_sum`]);
+          s.min = lowest(s.min, row[`${name}_min`]);
+          s.max = highest(s.max, row[`${name}_max`]);
+        }
+      } else if (kind === SCAN_KIND.labels) {
+        // Unlabeled matches have no key. label_bits is a bigint (text from the driver).
+        if (row.x === null) continue;
+        const bits = BigInt(String(row.x));
+        for (let b = 0; b < LABEL_BITS; b++)
+          if ((bits >> BigInt(b)) & 1n) add(part, 'labels', TAXONOMY_TOKENS[b], n);
+      } else if (kind === SCAN_KIND.hist) {
+        const key = num(row.x);
+        const chunk = chunks[Math.floor(key / 2 ** 24)];
+        chunk.forEach((name, i) => {
+          const bin = Math.floor(key / 2 ** (8 * i)) % 256;
+          // A missing score is in no bin.
+          if (bin !== HIST_NULL) part.scores.get(name)!.hist[bin] += n;
+        });
+      } else if (kind === SCAN_KIND.series) addSeries(part, query.scores, num(row.x) - 1, row);
     }
-    for (const row of (result.labels ?? []) as Array<Record<string, unknown>>)
-      add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
-    // Rows without that score form the set's NULL bucket.
-    for (const row of (result.hist ?? []) as Array<Record<string, unknown>>)
-      if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
-    for (const row of (result.series ?? []) as Array<Record<string, unknown>>)
-      addSeries(part, query.scores, num(row.b) - 1, row);
     return part;
   }
 

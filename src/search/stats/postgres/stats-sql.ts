@@ -284,19 +284,42 @@ export interface ScanAsks {
   starts: Date[];
 }
 
+/** Row kinds of the scan's result (column `k`). */
+export const SCAN_KIND = { cells: 0, labels: 1, hist: 2, series: 3 } as const;
+
+/** The scan's histogram key marks a missing score (NULL) with this bin (bins ≤ 100). */
+export const HIST_NULL = 255;
+
 /**
- * Scan, in ONE statement and one read of the matching rows: the matches (their columns the
- * parts need, from the covering index or the bitmap) are materialised once, then aggregated
- * four ways, each a JSON array in one result row:
- * - `cells`: per group of the asked facet columns, the count and each asked score's count,
- *   sum, min and max (one row without facet columns);
- * - `labels`: per label token bit, the labeled matches holding it (counted per distinct
- *   `label_bits` first: a few thousand values, then per bit);
- * - `hist`: each asked score's histogram (`width_bucket` over the inner edges, grouping sets);
- * - `series`: per series bucket (`width_bucket` over the bucket starts: 1 = first bucket), the
- *   matches, labeled matches and each asked score's count and sum.
+ * At most this many (bins + 1)^scores groups per histogram key: scores are keyed together while
+ * their bins' product stays under it (3 scores of 10 bins: one key of ≤ 1,331 values), apart
+ * otherwise, so the workers' partial aggregates stay small whatever `bins`.
  */
-export function scanSql(sql: FilterSql, asks: ScanAsks): { statement: Statement; groups: string[] } {
+const MAX_HIST_GROUPS = 4096;
+
+/** Decoding of a scan's histogram keys: chunk c (key >> 24) holds these scores, 8 bits each. */
+export type HistChunks = ScoreName[][];
+
+/**
+ * Scan, in ONE statement and one read of the matching rows, aggregated in the parallel workers.
+ * Each matching row is expanded (`LATERAL (VALUES …)`) into one row per asked part, tagged with
+ * its kind `k`, and ONE plain GROUP BY over (k, keys) aggregates them all: a plain GROUP BY runs
+ * as a Partial HashAggregate in every worker under one Gather (GROUPING SETS and aggregates over
+ * a materialised CTE run in the leader alone). Its groups are the union of the parts' groups,
+ * a few thousand at most:
+ * - `cells` (k 0): per group of the asked facet columns (g0…), the count and each asked score's
+ *   count, sum, min and max;
+ * - `labels` (k 1): labeled matches per distinct `label_bits` (x; a few thousand values), split
+ *   per bit by the caller;
+ * - `hist` (k 2): per histogram key x, the count: each score's `width_bucket` over the inner
+ *   edges (HIST_NULL when missing) in 8 bits, scores chunked (`chunks`, chunk index in x >> 24);
+ * - `series` (k 3): per series bucket x (`width_bucket` over the bucket starts: 1 = first
+ *   bucket), the matches, labeled matches (`labeled`) and each asked score's count and sum.
+ */
+export function scanSql(
+  sql: FilterSql,
+  asks: ScanAsks,
+): { statement: Statement; groups: string[]; chunks: HistChunks } {
   const p = sql.params;
   const groups: string[] = [];
   for (const facet of asks.facets) {
@@ -304,69 +327,79 @@ export function scanSql(sql: FilterSql, asks: ScanAsks): { statement: Statement;
     if (column) groups.push(column);
   }
   if (asks.facets.includes('feedback')) groups.push('feedback_positive > 0', 'feedback_negative > 0');
-  const columns = new Set<string>(['label_status']);
-  for (const facet of asks.facets) if (FACET_COLUMN[facet]) columns.add(FACET_COLUMN[facet]!);
-  if (asks.facets.includes('feedback')) columns.add('feedback_positive').add('feedback_negative');
-  if (asks.facets.includes('labels')) columns.add('label_bits');
-  for (const name of asks.scores) columns.add(SCORE_COLUMN[name]);
-  if (asks.starts.length) columns.add('created_at');
+  const groupTypes = groups.map((g) => (g.includes('>') ? 'boolean' : 'text'));
 
-  const scoreAggregates = (withEdges: boolean) =>
-    asks.scores.flatMap((name) => {
-      const c = SCORE_COLUMN[name];
-      return [
-        `count(${c})::bigint AS ${name}_n`,
-        `sum(${c}) AS ${name}_sum`,
-        ...(withEdges ? [`min(${c}) AS ${name}_min`, `max(${c}) AS ${name}_max`] : []),
-      ];
-    });
-  const json = (query: string) => `(SELECT coalesce(json_agg(x), '[]') FROM (${query}) x)`;
+  const chunks: HistChunks = [];
+  const bins = asks.edges.length + 1;
+  for (const name of asks.scores) {
+    const last = chunks[chunks.length - 1];
+    if (last && (bins + 1) ** (last.length + 1) <= MAX_HIST_GROUPS) last.push(name);
+    else chunks.push([name]);
+  }
 
-  const select = [
-    ...groups.map((g, i) => `${g} AS g${i}`),
-    'count(*)::bigint AS n',
-    ...scoreAggregates(true),
+  // Columns of each expanded row: k, the facet keys, x (labels / histogram / series key), the
+  // scores (cells and series only) and `l` (1 for a labeled match, series only).
+  const nulls = (types: string[]) => types.map((t) => `NULL::${t}`);
+  const scoreNulls = nulls(asks.scores.map(() => 'float8'));
+  const scoreValues = asks.scores.map((name) => SCORE_COLUMN[name]);
+  const rows: string[][] = [
+    [`${SCAN_KIND.cells}`, ...groups, 'NULL::bigint', ...scoreValues, 'NULL::int'],
   ];
-  const groupBy = groups.length ? ` GROUP BY ${groups.map((_, i) => i + 1).join(', ')}` : '';
-  const parts = [`${json(`SELECT ${select.join(', ')} FROM m${groupBy}`)} AS cells`];
   if (asks.facets.includes('labels'))
-    parts.push(
-      `${json(`SELECT b, sum(c)::bigint AS n FROM (
-        SELECT label_bits, count(*)::bigint AS c FROM m WHERE label_status = 'labeled' GROUP BY label_bits
-      ) g, generate_series(0, ${LABEL_BITS - 1}) b WHERE g.label_bits & (1::bigint << b) <> 0 GROUP BY b`)} AS labels`,
-    );
+    rows.push([
+      `${SCAN_KIND.labels}`,
+      ...nulls(groupTypes),
+      `CASE WHEN label_status = 'labeled' THEN label_bits END`,
+      ...scoreNulls,
+      'NULL::int',
+    ]);
   if (asks.scores.length) {
     const e = p.add(asks.edges, '::float8[]');
-    const buckets = asks.scores.map((name, i) => `width_bucket(${SCORE_COLUMN[name]}, ${e}) AS b${i}`);
-    const sets = asks.scores.map((_, i) => `(b${i})`);
-    const which = asks.scores.map((_, i) => `CASE WHEN GROUPING(b${i}) = 0 THEN ${i} END`).join(', ');
-    const bucket = asks.scores.map((_, i) => `b${i}`).join(', ');
-    parts.push(
-      `${json(`SELECT coalesce(${which}) AS s, coalesce(${bucket}) AS b, count(*)::bigint AS n
-        FROM (SELECT ${buckets.join(', ')} FROM m) y GROUP BY GROUPING SETS (${sets.join(', ')})`)} AS hist`,
-    );
+    chunks.forEach((chunk, c) => {
+      const key = chunk
+        .map(
+          (name, i) =>
+            `(coalesce(width_bucket(${SCORE_COLUMN[name]}, ${e}), ${HIST_NULL})::bigint << ${8 * i})`,
+        )
+        .join(' | ');
+      rows.push([`${SCAN_KIND.hist}`, ...nulls(groupTypes), `(${c}::bigint << 24) | ${key}`, ...scoreNulls, 'NULL::int']);
+    });
   }
   if (asks.starts.length) {
     const e = p.add(
       asks.starts.map((s) => s.toISOString()),
       '::timestamptz[]',
     );
-    const aggregates = [
-      'count(*)::bigint AS n',
-      `count(*) FILTER (WHERE label_status = 'labeled')::bigint AS labeled`,
-      ...scoreAggregates(false),
-    ];
-    parts.push(
-      `${json(`SELECT width_bucket(created_at, ${e}) AS b, ${aggregates.join(', ')} FROM m GROUP BY 1`)} AS series`,
-    );
+    rows.push([
+      `${SCAN_KIND.series}`,
+      ...nulls(groupTypes),
+      `width_bucket(created_at, ${e})::bigint`,
+      ...scoreValues,
+      `CASE WHEN label_status = 'labeled' THEN 1 END`,
+    ]);
   }
+  const names = ['k', ...groups.map((_, i) => `g${i}`), 'x', ...asks.scores.map((_, i) => `s${i}`), 'l'];
+  const keys = ['v.k', ...groups.map((_, i) => `v.g${i}`), 'v.x'];
+  const select = [
+    ...keys,
+    'count(*)::bigint AS n',
+    'count(v.l)::bigint AS labeled',
+    ...asks.scores.flatMap((name, i) => [
+      `count(v.s${i})::bigint AS ${name}_n`,
+      `sum(v.s${i}) AS ${name}_sum`,
+      `min(v.s${i}) AS ${name}_min`,
+      `max(v.s${i}) AS ${name}_max`,
+    ]),
+  ];
   return {
     statement: {
-      text: `WITH m AS MATERIALIZED (SELECT ${[...columns].join(', ')} FROM conversations WHERE ${whereAll(sql)})
-        SELECT ${parts.join(', ')}`,
+      text: `SELECT ${select.join(', ')}
+        FROM conversations CROSS JOIN LATERAL (VALUES ${rows.map((r) => `(${r.join(', ')})`).join(', ')}) v(${names.join(', ')})
+        WHERE ${whereAll(sql)} GROUP BY ${keys.join(', ')}`,
       values: p.values,
     },
     groups,
+    chunks,
   };
 }
 
