@@ -97,6 +97,23 @@ export function daySpanSql(siteId: string): Statement {
 }
 
 /**
+ * The site's conversations per UTC day over the days a creation-time range touches (daily
+ * rollup, kind 0): where a scan splits in two slices of about as many rows.
+ */
+export function dayCountsSql(siteId: string, range: TimeRange): Statement {
+  const values: unknown[] = [siteId];
+  const where = ['site_id = $1', `kind = ${KIND.all}`];
+  const day = (iso: string) => new Date(iso).toISOString().slice(0, 10);
+  if (range.from !== undefined) where.push(`day >= $${values.push(day(range.from))}::date`);
+  if (range.to !== undefined) where.push(`day <= $${values.push(day(range.to))}::date`);
+  return {
+    text: `SELECT day::text AS day, sum(n)::bigint AS n FROM conversation_stats_daily WHERE ${where.join(' AND ')}
+      GROUP BY day ORDER BY day`,
+    values,
+  };
+}
+
+/**
  * Rollup: per kind and key, the sum over the site's daily rows in the given day ranges
  * ([from, to), UTC dates; open ends allowed), with `sign` -1 (subtracted from the site's
  * all-time rows) or +1.
@@ -284,37 +301,34 @@ export interface ScanAsks {
   starts: Date[];
 }
 
-/** Row kinds of the scan's result (column `k`). */
-export const SCAN_KIND = { cells: 0, labels: 1, hist: 2, series: 3 } as const;
-
 /** The scan's histogram key marks a missing score (NULL) with this bin (bins ≤ 100). */
 export const HIST_NULL = 255;
 
 /**
- * At most this many (bins + 1)^scores groups per histogram key: scores are keyed together while
+ * At most this many (bins + 1)^scores values per histogram key: scores are keyed together while
  * their bins' product stays under it (3 scores of 10 bins: one key of ≤ 1,331 values), apart
- * otherwise, so the workers' partial aggregates stay small whatever `bins`.
+ * otherwise, so each hash table stays small whatever `bins`.
  */
 const MAX_HIST_GROUPS = 4096;
 
-/** Decoding of a scan's histogram keys: chunk c (key >> 24) holds these scores, 8 bits each. */
+/** Scores keyed together in one histogram aggregate (each score's bin in 8 bits of the key). */
 export type HistChunks = ScoreName[][];
 
 /**
- * Scan, in ONE statement and one read of the matching rows, aggregated in the parallel workers.
- * Each matching row is expanded (`LATERAL (VALUES …)`) into one row per asked part, tagged with
- * its kind `k`, and ONE plain GROUP BY over (k, keys) aggregates them all: a plain GROUP BY runs
- * as a Partial HashAggregate in every worker under one Gather (GROUPING SETS and aggregates over
- * a materialised CTE run in the leader alone). Its groups are the union of the parts' groups,
- * a few thousand at most:
- * - `cells` (k 0): per group of the asked facet columns (g0…), the count and each asked score's
- *   count, sum, min and max;
- * - `labels` (k 1): labeled matches per distinct `label_bits` (x; a few thousand values), split
- *   per bit by the caller;
- * - `hist` (k 2): per histogram key x, the count: each score's `width_bucket` over the inner
- *   edges (HIST_NULL when missing) in 8 bits, scores chunked (`chunks`, chunk index in x >> 24);
- * - `series` (k 3): per series bucket x (`width_bucket` over the bucket starts: 1 = first
- *   bucket), the matches, labeled matches (`labeled`) and each asked score's count and sum.
+ * Scan, in ONE statement and one read of the matching rows: the matches (their columns the
+ * parts need, from the covering index or the bitmap) are materialised once, then aggregated,
+ * each part a JSON array in one result row, each a hash aggregate on a compact key:
+ * - `cells`: the count per group of the asked facet columns (one row without facet columns);
+ * - `labels`: labeled matches per distinct `label_bits` (a few thousand values), split per bit
+ *   by the caller;
+ * - `hist0`, `hist1`…: per histogram key (`key`: each score of the chunk `chunks[i]`: its
+ *   `width_bucket` over the inner edges, HIST_NULL when missing, in 8 bits) the count and each
+ *   of the chunk's scores' count, sum, min and max: the histograms and the score summaries in
+ *   one hash table of ≤ 1,331 entries (three scores of 10 bins), not one per facet group;
+ * - `series`: per series bucket (`width_bucket` over the bucket starts: 1 = first bucket), the
+ *   matches, labeled matches and each asked score's count and sum.
+ * The caller runs it with sorts off: the planner, guessing few matches, sorted 400,000
+ * materialised rows by label_bits before grouping them (a third of the statement).
  */
 export function scanSql(
   sql: FilterSql,
@@ -327,7 +341,12 @@ export function scanSql(
     if (column) groups.push(column);
   }
   if (asks.facets.includes('feedback')) groups.push('feedback_positive > 0', 'feedback_negative > 0');
-  const groupTypes = groups.map((g) => (g.includes('>') ? 'boolean' : 'text'));
+  const columns = new Set<string>(['label_status']);
+  for (const facet of asks.facets) if (FACET_COLUMN[facet]) columns.add(FACET_COLUMN[facet]!);
+  if (asks.facets.includes('feedback')) columns.add('feedback_positive').add('feedback_negative');
+  if (asks.facets.includes('labels')) columns.add('label_bits');
+  for (const name of asks.scores) columns.add(SCORE_COLUMN[name]);
+  if (asks.starts.length) columns.add('created_at');
 
   const chunks: HistChunks = [];
   const bins = asks.edges.length + 1;
@@ -337,32 +356,33 @@ export function scanSql(
     else chunks.push([name]);
   }
 
-  // Columns of each expanded row: k, the facet keys, x (labels / histogram / series key), the
-  // scores (cells and series only) and `l` (1 for a labeled match, series only).
-  const nulls = (types: string[]) => types.map((t) => `NULL::${t}`);
-  const scoreNulls = nulls(asks.scores.map(() => 'float8'));
-  const scoreValues = asks.scores.map((name) => SCORE_COLUMN[name]);
-  const rows: string[][] = [
-    [`${SCAN_KIND.cells}`, ...groups, 'NULL::bigint', ...scoreValues, 'NULL::int'],
-  ];
+  const scoreAggregates = (names: ScoreName[], withEdges: boolean) =>
+    names.flatMap((name) => {
+      const c = SCORE_COLUMN[name];
+      return [
+        `count(${c})::bigint AS ${name}_n`,
+        `sum(${c}) AS ${name}_sum`,
+        ...(withEdges ? [`min(${c}) AS ${name}_min`, `max(${c}) AS ${name}_max`] : []),
+      ];
+    });
+  const json = (query: string) => `(SELECT coalesce(json_agg(x), '[]') FROM (${query}) x)`;
+
+  const select = [...groups.map((g, i) => `${g} AS g${i}`), 'count(*)::bigint AS n'];
+  const groupBy = groups.length ? ` GROUP BY ${groups.map((_, i) => i + 1).join(', ')}` : '';
+  const parts = [`${json(`SELECT ${select.join(', ')} FROM m${groupBy}`)} AS cells`];
   if (asks.facets.includes('labels'))
-    rows.push([
-      `${SCAN_KIND.labels}`,
-      ...nulls(groupTypes),
-      `CASE WHEN label_status = 'labeled' THEN label_bits END`,
-      ...scoreNulls,
-      'NULL::int',
-    ]);
+    parts.push(
+      `${json(`SELECT label_bits AS key, count(*)::bigint AS n FROM m WHERE label_status = 'labeled' GROUP BY 1`)} AS labels`,
+    );
   if (asks.scores.length) {
     const e = p.add(asks.edges, '::float8[]');
     chunks.forEach((chunk, c) => {
       const key = chunk
-        .map(
-          (name, i) =>
-            `(coalesce(width_bucket(${SCORE_COLUMN[name]}, ${e}), ${HIST_NULL})::bigint << ${8 * i})`,
-        )
+        .map((name, i) => `(coalesce(width_bucket(${SCORE_COLUMN[name]}, ${e}), ${HIST_NULL}) << ${8 * i})`)
         .join(' | ');
-      rows.push([`${SCAN_KIND.hist}`, ...nulls(groupTypes), `(${c}::bigint << 24) | ${key}`, ...scoreNulls, 'NULL::int']);
+      parts.push(
+        `${json(`SELECT ${key} AS key, count(*)::bigint AS n, ${scoreAggregates(chunk, true).join(', ')} FROM m GROUP BY 1`)} AS hist${c}`,
+      );
     });
   }
   if (asks.starts.length) {
@@ -370,32 +390,19 @@ export function scanSql(
       asks.starts.map((s) => s.toISOString()),
       '::timestamptz[]',
     );
-    rows.push([
-      `${SCAN_KIND.series}`,
-      ...nulls(groupTypes),
-      `width_bucket(created_at, ${e})::bigint`,
-      ...scoreValues,
-      `CASE WHEN label_status = 'labeled' THEN 1 END`,
-    ]);
+    const aggregates = [
+      'count(*)::bigint AS n',
+      `count(*) FILTER (WHERE label_status = 'labeled')::bigint AS labeled`,
+      ...scoreAggregates(asks.scores, false),
+    ];
+    parts.push(
+      `${json(`SELECT width_bucket(created_at, ${e}) AS b, ${aggregates.join(', ')} FROM m GROUP BY 1`)} AS series`,
+    );
   }
-  const names = ['k', ...groups.map((_, i) => `g${i}`), 'x', ...asks.scores.map((_, i) => `s${i}`), 'l'];
-  const keys = ['v.k', ...groups.map((_, i) => `v.g${i}`), 'v.x'];
-  const select = [
-    ...keys,
-    'count(*)::bigint AS n',
-    'count(v.l)::bigint AS labeled',
-    ...asks.scores.flatMap((name, i) => [
-      `count(v.s${i})::bigint AS ${name}_n`,
-      `sum(v.s${i}) AS ${name}_sum`,
-      `min(v.s${i}) AS ${name}_min`,
-      `max(v.s${i}) AS ${name}_max`,
-    ]),
-  ];
   return {
     statement: {
-      text: `SELECT ${select.join(', ')}
-        FROM conversations CROSS JOIN LATERAL (VALUES ${rows.map((r) => `(${r.join(', ')})`).join(', ')}) v(${names.join(', ')})
-        WHERE ${whereAll(sql)} GROUP BY ${keys.join(', ')}`,
+      text: `WITH m AS MATERIALIZED (SELECT ${[...columns].join(', ')} FROM conversations WHERE ${whereAll(sql)})
+        SELECT ${parts.join(', ')}`,
       values: p.values,
     },
     groups,
