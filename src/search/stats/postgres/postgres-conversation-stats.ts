@@ -212,9 +212,9 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
     const { statement, read } = scanStatement(siteId, query, range, withSeries ? starts : [], forIndex);
     // Hash aggregates only (scanSql): sorts off for this statement alone.
     await m.query(`SELECT set_config('enable_sort', 'off', true)`);
-    const [result] = await run(m, statement);
+    const rows = await run(m, statement);
     await m.query(`SELECT set_config('enable_sort', 'on', true)`);
-    return read(result);
+    return read(rows);
   }
 
   /**
@@ -275,17 +275,17 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
       await m.query(
         `SELECT set_config('enable_sort', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`,
       );
-      const [result] = await run(m, older.statement);
+      const rows = await run(m, older.statement);
       await m.query(
         `SELECT set_config('enable_sort', 'on', true), set_config('max_parallel_workers_per_gather', '2', true)`,
       );
-      return result;
+      return rows;
     })();
     // Both settle before either error is thrown: the transaction ends with no statement in flight.
     const [a, b] = await Promise.allSettled([helped, own]);
     if (a.status === 'rejected') throw a.reason;
     if (b.status === 'rejected') throw b.reason;
-    return [newer.read(a.value[0]), older.read(b.value)];
+    return [newer.read(a.value), older.read(b.value)];
   }
 
   private async scanSeries(
@@ -519,17 +519,45 @@ function scanStatement(
   range: TimeRange,
   starts: Date[],
   forIndex: boolean,
-): { statement: Statement; read: (result: Record<string, unknown>) => StatsPart } {
+): { statement: Statement; read: (rows: Array<Record<string, unknown>>) => StatsPart } {
   const { statement, groups, chunks } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
     facets: query.facets,
     scores: query.scores,
     edges: innerEdges(query.bins),
     starts,
   });
-  const read = (result: Record<string, unknown>): StatsPart => {
+  const read = (rows: Array<Record<string, unknown>>): StatsPart => {
     const part = emptyPartial(query, Math.max(0, starts.length - 1));
-    for (const row of result.cells as Array<Record<string, unknown>>) {
+    for (const row of rows) {
       const n = num(row.n);
+      if (row.in_lb) {
+        // Unlabeled matches have no key; label_bits is a bigint (text from the driver).
+        if (row.lb === null) continue;
+        const bits = BigInt(String(row.lb));
+        for (let b = 0; b < LABEL_BITS; b++)
+          if ((bits >> BigInt(b)) & 1n) add(part, 'labels', TAXONOMY_TOKENS[b], n);
+        continue;
+      }
+      if (row.in_sb) {
+        addSeries(part, query.scores, num(row.sb) - 1, row);
+        continue;
+      }
+      const c = chunks.findIndex((_, i) => row[`in_h${i}`]);
+      if (c >= 0) {
+        const key = num(row[`h${c}`]);
+        chunks[c].forEach((name, i) => {
+          const s = part.scores.get(name)!;
+          const bin = Math.floor(key / 2 ** (8 * i)) % 256;
+          // A missing score is in no bin.
+          if (bin !== HIST_NULL) s.hist[bin] += n;
+          s.n += num(row[`${name}_n`]);
+          s.sum += num(row[`${name}_sum`]);
+          s.min = lowest(s.min, row[`${name}_min`]);
+          s.max = highest(s.max, row[`${name}_max`]);
+        });
+        continue;
+      }
+      // The cells set: the total and the facets.
       part.total += n;
       let g = 0;
       for (const facet of query.facets) {
@@ -543,29 +571,6 @@ function scanStatement(
         g++;
       }
     }
-    // Per distinct label_bits (a JSON number: below 2^53), each set bit counts for its token.
-    for (const row of (result.labels ?? []) as Array<Record<string, unknown>>) {
-      const bits = BigInt(num(row.key));
-      for (let b = 0; b < LABEL_BITS; b++)
-        if ((bits >> BigInt(b)) & 1n) add(part, 'labels', TAXONOMY_TOKENS[b], num(row.n));
-    }
-    chunks.forEach((chunk, c) => {
-      for (const row of result[`hist${c}`] as Array<Record<string, unknown>>) {
-        const key = num(row.key);
-        chunk.forEach((name, i) => {
-          const s = part.scores.get(name)!;
-          const bin = Math.floor(key / 2 ** (8 * i)) % 256;
-          // A missing score is in no bin.
-          if (bin !== HIST_NULL) s.hist[bin] += num(row.n);
-          s.n += num(row[`${name}_n`]);
-          s.sum += num(row[`${name}_sum`]);
-          s.min = lowest(s.min, row[`${name}_min`]);
-          s.max = highest(s.max, row[`${name}_max`]);
-        });
-      }
-    });
-    for (const row of (result.series ?? []) as Array<Record<string, unknown>>)
-      addSeries(part, query.scores, num(row.b) - 1, row);
     return part;
   };
   return { statement, read };

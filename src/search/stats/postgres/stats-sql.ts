@@ -315,20 +315,22 @@ const MAX_HIST_GROUPS = 4096;
 export type HistChunks = ScoreName[][];
 
 /**
- * Scan, in ONE statement and one read of the matching rows: the matches (their columns the
- * parts need, from the covering index or the bitmap) are materialised once, then aggregated,
- * each part a JSON array in one result row, each a hash aggregate on a compact key:
- * - `cells`: the count per group of the asked facet columns (one row without facet columns);
- * - `labels`: labeled matches per distinct `label_bits` (a few thousand values), split per bit
- *   by the caller;
- * - `hist0`, `hist1`…: per histogram key (`key`: each score of the chunk `chunks[i]`: its
- *   `width_bucket` over the inner edges, HIST_NULL when missing, in 8 bits) the count and each
- *   of the chunk's scores' count, sum, min and max: the histograms and the score summaries in
- *   one hash table of ≤ 1,331 entries (three scores of 10 bins), not one per facet group;
- * - `series`: per series bucket (`width_bucket` over the bucket starts: 1 = first bucket), the
- *   matches, labeled matches and each asked score's count and sum.
- * The caller runs it with sorts off: the planner, guessing few matches, sorted 400,000
- * materialised rows by label_bits before grouping them (a third of the statement).
+ * Scan, in ONE statement and one read of the matching rows, with no materialisation: one hash
+ * aggregate over the index (or bitmap) scan with one grouping set per part, each on a compact
+ * key, so every matching row is hashed once per part as it is read:
+ * - cells (`g0`…): the asked facet columns (the empty set without facet columns: the total);
+ * - labels (`lb`): labeled matches per distinct `label_bits` (9,281 values for 400k matches),
+ *   split per bit by the caller;
+ * - histograms (`h0`, `h1`…): per key, each score of the chunk `chunks[i]` as its `width_bucket`
+ *   over the inner edges (HIST_NULL when missing) in 8 bits: three scores of 10 bins give one
+ *   set of ≤ 1,331 keys (512 on the bench data), 100 bins one set per score;
+ * - series (`sb`): `width_bucket` over the bucket starts (1 = first bucket).
+ * Every set gets the same aggregates (PostgreSQL computes each for every set): the count, the
+ * labeled count and each asked score's count, sum, min and max; the caller reads the score
+ * summaries from the first histogram chunk holding the score, the series' from `sb`. A row's
+ * set is told by `GROUPING(<key>) = 0` (`in_lb`, `in_h0`…, `in_sb`); other rows are cells.
+ * Grouping sets never run in parallel workers: a dense scan is split in two slices read at once
+ * on two connections instead (PostgresConversationStats).
  */
 export function scanSql(
   sql: FilterSql,
@@ -341,12 +343,6 @@ export function scanSql(
     if (column) groups.push(column);
   }
   if (asks.facets.includes('feedback')) groups.push('feedback_positive > 0', 'feedback_negative > 0');
-  const columns = new Set<string>(['label_status']);
-  for (const facet of asks.facets) if (FACET_COLUMN[facet]) columns.add(FACET_COLUMN[facet]!);
-  if (asks.facets.includes('feedback')) columns.add('feedback_positive').add('feedback_negative');
-  if (asks.facets.includes('labels')) columns.add('label_bits');
-  for (const name of asks.scores) columns.add(SCORE_COLUMN[name]);
-  if (asks.starts.length) columns.add('created_at');
 
   const chunks: HistChunks = [];
   const bins = asks.edges.length + 1;
@@ -356,33 +352,24 @@ export function scanSql(
     else chunks.push([name]);
   }
 
-  const scoreAggregates = (names: ScoreName[], withEdges: boolean) =>
-    names.flatMap((name) => {
-      const c = SCORE_COLUMN[name];
-      return [
-        `count(${c})::bigint AS ${name}_n`,
-        `sum(${c}) AS ${name}_sum`,
-        ...(withEdges ? [`min(${c}) AS ${name}_min`, `max(${c}) AS ${name}_max`] : []),
-      ];
-    });
-  const json = (query: string) => `(SELECT coalesce(json_agg(x), '[]') FROM (${query}) x)`;
-
-  const select = [...groups.map((g, i) => `${g} AS g${i}`), 'count(*)::bigint AS n'];
-  const groupBy = groups.length ? ` GROUP BY ${groups.map((_, i) => i + 1).join(', ')}` : '';
-  const parts = [`${json(`SELECT ${select.join(', ')} FROM m${groupBy}`)} AS cells`];
-  if (asks.facets.includes('labels'))
-    parts.push(
-      `${json(`SELECT label_bits AS key, count(*)::bigint AS n FROM m WHERE label_status = 'labeled' GROUP BY 1`)} AS labels`,
-    );
+  // Keys computed per row (the inner query), then grouped by set.
+  const keys: string[] = groups.map((g, i) => `${g} AS g${i}`);
+  const sets: string[] = [`(${groups.map((_, i) => `r.g${i}`).join(', ')})`];
+  const flags: string[] = [];
+  if (asks.facets.includes('labels')) {
+    keys.push(`CASE WHEN label_status = 'labeled' THEN label_bits END AS lb`);
+    sets.push('(r.lb)');
+    flags.push('GROUPING(r.lb) = 0 AS in_lb');
+  }
   if (asks.scores.length) {
     const e = p.add(asks.edges, '::float8[]');
     chunks.forEach((chunk, c) => {
       const key = chunk
         .map((name, i) => `(coalesce(width_bucket(${SCORE_COLUMN[name]}, ${e}), ${HIST_NULL}) << ${8 * i})`)
         .join(' | ');
-      parts.push(
-        `${json(`SELECT ${key} AS key, count(*)::bigint AS n, ${scoreAggregates(chunk, true).join(', ')} FROM m GROUP BY 1`)} AS hist${c}`,
-      );
+      keys.push(`${key} AS h${c}`);
+      sets.push(`(r.h${c})`);
+      flags.push(`GROUPING(r.h${c}) = 0 AS in_h${c}`);
     });
   }
   if (asks.starts.length) {
@@ -390,19 +377,34 @@ export function scanSql(
       asks.starts.map((s) => s.toISOString()),
       '::timestamptz[]',
     );
-    const aggregates = [
-      'count(*)::bigint AS n',
-      `count(*) FILTER (WHERE label_status = 'labeled')::bigint AS labeled`,
-      ...scoreAggregates(asks.scores, false),
-    ];
-    parts.push(
-      `${json(`SELECT width_bucket(created_at, ${e}) AS b, ${aggregates.join(', ')} FROM m GROUP BY 1`)} AS series`,
-    );
+    keys.push(`width_bucket(created_at, ${e}) AS sb`);
+    sets.push('(r.sb)');
+    flags.push('GROUPING(r.sb) = 0 AS in_sb');
   }
+  const values = ['label_status', ...asks.scores.map((name) => SCORE_COLUMN[name]), ...keys];
+  const select = [
+    ...groups.map((_, i) => `r.g${i}`),
+    ...(asks.facets.includes('labels') ? ['r.lb'] : []),
+    ...chunks.map((_, c) => `r.h${c}`),
+    ...(asks.starts.length ? ['r.sb'] : []),
+    ...flags,
+    'count(*)::bigint AS n',
+    `count(*) FILTER (WHERE r.label_status = 'labeled')::bigint AS labeled`,
+    ...asks.scores.flatMap((name) => {
+      const c = `r.${SCORE_COLUMN[name]}`;
+      return [
+        `count(${c})::bigint AS ${name}_n`,
+        `sum(${c}) AS ${name}_sum`,
+        `min(${c}) AS ${name}_min`,
+        `max(${c}) AS ${name}_max`,
+      ];
+    }),
+  ];
   return {
     statement: {
-      text: `WITH m AS MATERIALIZED (SELECT ${[...columns].join(', ')} FROM conversations WHERE ${whereAll(sql)})
-        SELECT ${parts.join(', ')}`,
+      text: `SELECT ${select.join(', ')}
+        FROM (SELECT ${values.join(', ')} FROM conversations WHERE ${whereAll(sql)}) r
+        GROUP BY GROUPING SETS (${sets.join(', ')})`,
       values: p.values,
     },
     groups,
