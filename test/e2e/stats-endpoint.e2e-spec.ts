@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
+import { StatsScanHelpers } from '../../src/search/stats/postgres/stats-scan-helpers';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { queryString } from '../factories/query-string';
@@ -377,6 +378,33 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
       )) as Array<{ rows: number; fresh: boolean }>;
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.every((r) => r.rows === 1 && !r.fresh)).toBe(true);
+    });
+  });
+
+  describe("a split scan reads its second slice on the request transaction's snapshot", () => {
+    it('a helper connection sees the rows of the exported snapshot, not those committed after it', async () => {
+      const org = await createOrganization(t.app);
+      await recordConversation(t, org);
+      const helpers = new StatsScanHelpers(t.db);
+      const reader = t.db.createQueryRunner();
+      await reader.connect();
+      await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        const [{ snapshot }] = (await reader.query(`SELECT pg_export_snapshot() AS snapshot`)) as Array<{
+          snapshot: string;
+        }>;
+        await recordConversation(t, org);
+        const count = {
+          text: `SELECT count(*)::int AS n, current_setting('work_mem') AS work_mem FROM conversations WHERE site_id = $1`,
+          values: [org.site.id],
+        };
+        expect(await helpers.run(snapshot, { work_mem: '3MB' }, count)).toEqual([{ n: 1, work_mem: '3MB' }]);
+        expect(((await t.db.query(count.text, count.values)) as Array<{ n: number }>)[0].n).toBe(2);
+      } finally {
+        await reader.query('ROLLBACK');
+        await reader.release();
+        await helpers.end();
+      }
     });
   });
 

@@ -2,7 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { binOf } from '../../src/search/stats/histogram-bins';
-import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
+import {
+  DEFAULT_STATS_TUNING,
+  PostgresConversationStats,
+} from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
 import { seriesBuckets } from '../../src/search/stats/series-buckets';
 import type { ConversationStats, StatsQuery } from '../../src/search/stats/conversation-stats';
@@ -337,8 +340,9 @@ describe('stats equal a brute-force count over random data, random filters and c
     return q;
   }
 
-  it('every request, on the rollup plan and on the scan plan, equals the brute-force answer', async () => {
+  it('every request, on the rollup plan and on the scan plan (whole or split), equals the brute-force answer', async () => {
     const plans = new Set<string>();
+    const slices = new Set<number>();
     await fc.assert(
       fc.asyncProperty(
         fc.array(conversationArb, { minLength: 1, maxLength: 10 }),
@@ -357,17 +361,18 @@ describe('stats equal a brute-force count over random data, random filters and c
           for (const request of requests) {
             const query = parseStatsQuery(toQuery(request, base), new Date(base + HOUR));
             const expected = roundMeans(oracle(rows, query));
-            for (const useRollups of [true, false]) {
-              engine.tuning.useRollups = useRollups;
+            // The scan also split in two creation-time slices read at once on two connections.
+            for (const plan of ['rollups', 'scan', 'split-scan'] as const) {
+              engine.tuning.useRollups = plan === 'rollups';
+              if (plan === 'split-scan') engine.tuning.splitScanRows = 1;
               try {
                 const { asOf: _asOf, ...answer } = await engine.stats(org.site.id, query);
                 plans.add(engine.lastPlan);
-                expect({ plan: useRollups, answer: roundMeans(answer) }).toEqual({
-                  plan: useRollups,
-                  answer: expected,
-                });
+                if (engine.lastPlan === 'scan') slices.add(engine.lastScanSlices);
+                expect({ plan, answer: roundMeans(answer) }).toEqual({ plan, answer: expected });
               } finally {
                 engine.tuning.useRollups = true;
+                engine.tuning.splitScanRows = DEFAULT_STATS_TUNING.splitScanRows;
               }
             }
           }
@@ -379,6 +384,8 @@ describe('stats equal a brute-force count over random data, random filters and c
     );
     // Every plan was exercised (cells, agent, rollup alone, rollup with scanned partial days, scan).
     expect([...plans].sort()).toEqual(['agent', 'cells', 'rollup', 'rollup+scan', 'scan']);
+    // Scans were read whole and split in two slices.
+    expect([...slices].sort()).toEqual([1, 2]);
     // Hundreds of requests and writes: about 15-20 s alone, a few times that on a loaded machine.
   }, 300_000);
 

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import { ConversationFilter, hasLabelFilter, ScoreName } from '../../listing/conversation-filter';
@@ -21,6 +21,7 @@ import {
   CellFilter,
   cellSql,
   dailySql,
+  dayCountsSql,
   daySpanSql,
   filterOver,
   hourlySeriesSql,
@@ -31,19 +32,31 @@ import {
   siteRollupSql,
   seriesSql,
   scanSql,
+  HIST_NULL,
+  LABEL_BITS,
   straddleSql,
   RowScope,
   TimeRange,
 } from './stats-sql';
+import { StatsScanHelpers } from './stats-scan-helpers';
 
 export interface StatsTuning {
   /** Each stats statement is cancelled after this long (SET LOCAL statement_timeout): a 503. */
   statementTimeoutMs: number;
   /** Whether requests the rollups can answer use them (false: always the exact scan). */
   useRollups: boolean;
+  /**
+   * A scan of the covering index over a range holding at least this many conversations (daily
+   * rollup) is split in two creation-time slices read at once on two connections.
+   */
+  splitScanRows: number;
 }
 
-export const DEFAULT_STATS_TUNING: StatsTuning = { statementTimeoutMs: 15_000, useRollups: true };
+export const DEFAULT_STATS_TUNING: StatsTuning = {
+  statementTimeoutMs: 15_000,
+  useRollups: true,
+  splitScanRows: 50_000,
+};
 
 /** Retry-After of the 503 a cancelled stats statement gives. */
 const TIMEOUT_RETRY_AFTER_SECONDS = 5;
@@ -100,12 +113,21 @@ const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(
  * Everything is read in one REPEATABLE READ transaction: the parts are one snapshot, `asOf`.
  */
 @Injectable()
-export class PostgresConversationStats implements ConversationStatsEngine {
+export class PostgresConversationStats implements ConversationStatsEngine, OnModuleDestroy {
   tuning: StatsTuning = { ...DEFAULT_STATS_TUNING };
   /** The plan of the last answer (bench and tests read it). */
   lastPlan: StatsPlan = 'scan';
+  /** Into how many slices the last scan plan's read was split (tests read it). */
+  lastScanSlices = 0;
+  private readonly helpers: StatsScanHelpers;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly dataSource: DataSource) {
+    this.helpers = new StatsScanHelpers(dataSource);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.helpers.end();
+  }
 
   async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
     try {
@@ -161,17 +183,16 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       for (const edge of plan.edges) parts.push(await this.scan(m, siteId, query, edge, startDates, true));
       this.lastPlan = plan.edges.length ? 'rollup+scan' : 'rollup';
     } else {
-      parts.push(
-        await this.scan(
-          m,
-          siteId,
-          query,
-          { from: query.filter.from, to: query.filter.to },
-          startDates,
-          true,
-          await this.selective(m, siteId, query.filter),
-        ),
-      );
+      const range: TimeRange = { from: query.filter.from, to: query.filter.to };
+      const selective = await this.selective(m, siteId, query.filter);
+      const at = selective ? undefined : await this.splitPoint(m, siteId, range);
+      if (at !== undefined && this.helpers.available()) {
+        parts.push(...(await this.splitScan(m, siteId, query, range, at, startDates)));
+        this.lastScanSlices = 2;
+      } else {
+        parts.push(await this.scan(m, siteId, query, range, startDates, true, selective));
+        this.lastScanSlices = 1;
+      }
       this.lastPlan = 'scan';
     }
     return finish(query, merge(query, parts, starts.length), starts, asOf);
@@ -188,45 +209,83 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     withSeries: boolean,
     forIndex = query.filter.keywords.length > 0,
   ): Promise<StatsPart> {
-    const part = emptyPartial(query, Math.max(0, starts.length - 1));
-    const series = withSeries ? starts : [];
-    const { statement, groups } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
-      facets: query.facets,
-      scores: query.scores,
-      edges: innerEdges(query.bins),
-      starts: series,
-    });
-    const [result] = await run(m, statement);
-    for (const row of result.cells as Array<Record<string, unknown>>) {
-      const n = num(row.n);
-      part.total += n;
-      let g = 0;
-      for (const facet of query.facets) {
-        if (facet === 'labels') continue;
-        if (facet === 'feedback') {
-          if (row[`g${groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
-          if (row[`g${groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
-          continue;
-        }
-        add(part, facet, String(row[`g${g}`]), n);
-        g++;
-      }
-      for (const name of query.scores) {
-        const s = part.scores.get(name)!;
-        s.n += num(row[`${name}_n`]);
-        s.sum += num(row[`${name}_sum`]);
-        s.min = lowest(s.min, row[`${name}_min`]);
-        s.max = highest(s.max, row[`${name}_max`]);
-      }
+    const { statement, read } = scanStatement(siteId, query, range, withSeries ? starts : [], forIndex);
+    // Hash aggregates only (scanSql): sorts off for this statement alone.
+    await m.query(`SELECT set_config('enable_sort', 'off', true)`);
+    const rows = await run(m, statement);
+    await m.query(`SELECT set_config('enable_sort', 'on', true)`);
+    return read(rows);
+  }
+
+  /**
+   * Where to split a scan of the covering index over `range` in two creation-time slices of
+   * about as many conversations (per the daily rollup: a UTC midnight inside the range), or
+   * undefined: fewer than `splitScanRows` conversations, or no midnight inside.
+   */
+  private async splitPoint(m: EntityManager, siteId: string, range: TimeRange): Promise<string | undefined> {
+    const days = (await run(m, dayCountsSql(siteId, range))).map((r) => ({
+      at: Date.parse(`${String(r.day)}T00:00:00Z`),
+      n: num(r.n),
+    }));
+    const total = days.reduce((s, d) => s + d.n, 0);
+    if (!total || total < this.tuning.splitScanRows) return undefined;
+    const from = range.from !== undefined ? Date.parse(range.from) : -Infinity;
+    const to = range.to !== undefined ? Date.parse(range.to) : Infinity;
+    let before = 0;
+    let best: { at: number; gap: number } | undefined;
+    for (const day of days) {
+      // Splitting at this day's midnight leaves `before` conversations in the older slice.
+      const gap = Math.abs(total / 2 - before);
+      if (day.at > from && day.at < to && (!best || gap < best.gap)) best = { at: day.at, gap };
+      before += day.n;
     }
-    for (const row of (result.labels ?? []) as Array<Record<string, unknown>>)
-      add(part, 'labels', TAXONOMY_TOKENS[num(row.b)], num(row.n));
-    // Rows without that score form the set's NULL bucket.
-    for (const row of (result.hist ?? []) as Array<Record<string, unknown>>)
-      if (row.b !== null) part.scores.get(query.scores[num(row.s)])!.hist[num(row.b)] += num(row.n);
-    for (const row of (result.series ?? []) as Array<Record<string, unknown>>)
-      addSeries(part, query.scores, num(row.b) - 1, row);
-    return part;
+    return best ? new Date(best.at).toISOString() : undefined;
+  }
+
+  /**
+   * The scan over `range` as two slices read at once: the newer one on a helper connection on
+   * this transaction's snapshot (StatsScanHelpers), the older one here; one statement each, no
+   * parallel workers (the two slices keep both cores busy). Same rows, same answer as one scan.
+   */
+  private async splitScan(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    range: TimeRange,
+    at: string,
+    starts: Date[],
+  ): Promise<StatsPart[]> {
+    const newer = scanStatement(siteId, query, { from: at, to: range.to }, starts, false);
+    const older = scanStatement(siteId, query, { from: range.from, to: at }, starts, false);
+    const [{ snapshot }] = (await m.query(`SELECT pg_export_snapshot() AS snapshot`)) as Array<{
+      snapshot: string;
+    }>;
+    const helped = this.helpers.run(
+      snapshot,
+      {
+        statement_timeout: String(Math.max(1, Math.floor(this.tuning.statementTimeoutMs))),
+        jit: 'off',
+        work_mem: '64MB',
+        max_parallel_workers_per_gather: '0',
+        enable_sort: 'off',
+      },
+      newer.statement,
+    );
+    const own = (async () => {
+      await m.query(
+        `SELECT set_config('enable_sort', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`,
+      );
+      const rows = await run(m, older.statement);
+      await m.query(
+        `SELECT set_config('enable_sort', 'on', true), set_config('max_parallel_workers_per_gather', '2', true)`,
+      );
+      return rows;
+    })();
+    // Both settle before either error is thrown: the transaction ends with no statement in flight.
+    const [a, b] = await Promise.allSettled([helped, own]);
+    if (a.status === 'rejected') throw a.reason;
+    if (b.status === 'rejected') throw b.reason;
+    return [newer.read(a.value), older.read(b.value)];
   }
 
   private async scanSeries(
@@ -447,6 +506,74 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     }
     return part;
   }
+}
+
+/**
+ * The scan statement over `range` (scanSql) and how to read its one result row into a part:
+ * facets from the cells, tokens from the distinct label_bits, histograms and score summaries
+ * from the histogram keys, the series.
+ */
+function scanStatement(
+  siteId: string,
+  query: StatsQuery,
+  range: TimeRange,
+  starts: Date[],
+  forIndex: boolean,
+): { statement: Statement; read: (rows: Array<Record<string, unknown>>) => StatsPart } {
+  const { statement, groups, chunks } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
+    facets: query.facets,
+    scores: query.scores,
+    edges: innerEdges(query.bins),
+    starts,
+  });
+  const read = (rows: Array<Record<string, unknown>>): StatsPart => {
+    const part = emptyPartial(query, Math.max(0, starts.length - 1));
+    for (const row of rows) {
+      const n = num(row.n);
+      if (row.in_lb) {
+        // Unlabeled matches have no key; label_bits is a bigint (text from the driver).
+        if (row.lb === null) continue;
+        const bits = BigInt(String(row.lb));
+        for (let b = 0; b < LABEL_BITS; b++)
+          if ((bits >> BigInt(b)) & 1n) add(part, 'labels', TAXONOMY_TOKENS[b], n);
+        continue;
+      }
+      if (row.in_sb) {
+        addSeries(part, query.scores, num(row.sb) - 1, row);
+        continue;
+      }
+      const c = chunks.findIndex((_, i) => row[`in_h${i}`]);
+      if (c >= 0) {
+        const key = num(row[`h${c}`]);
+        chunks[c].forEach((name, i) => {
+          const s = part.scores.get(name)!;
+          const bin = Math.floor(key / 2 ** (8 * i)) % 256;
+          // A missing score is in no bin.
+          if (bin !== HIST_NULL) s.hist[bin] += n;
+          s.n += num(row[`${name}_n`]);
+          s.sum += num(row[`${name}_sum`]);
+          s.min = lowest(s.min, row[`${name}_min`]);
+          s.max = highest(s.max, row[`${name}_max`]);
+        });
+        continue;
+      }
+      // The cells set: the total and the facets.
+      part.total += n;
+      let g = 0;
+      for (const facet of query.facets) {
+        if (facet === 'labels') continue;
+        if (facet === 'feedback') {
+          if (row[`g${groups.indexOf('feedback_positive > 0')}`]) add(part, 'feedback', 'positive', n);
+          if (row[`g${groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
+          continue;
+        }
+        add(part, facet, String(row[`g${g}`]), n);
+        g++;
+      }
+    }
+    return part;
+  };
+  return { statement, read };
 }
 
 async function run(m: EntityManager, statement: Statement): Promise<Array<Record<string, unknown>>> {

@@ -97,6 +97,23 @@ export function daySpanSql(siteId: string): Statement {
 }
 
 /**
+ * The site's conversations per UTC day over the days a creation-time range touches (daily
+ * rollup, kind 0): where a scan splits in two slices of about as many rows.
+ */
+export function dayCountsSql(siteId: string, range: TimeRange): Statement {
+  const values: unknown[] = [siteId];
+  const where = ['site_id = $1', `kind = ${KIND.all}`];
+  const day = (iso: string) => new Date(iso).toISOString().slice(0, 10);
+  if (range.from !== undefined) where.push(`day >= $${values.push(day(range.from))}::date`);
+  if (range.to !== undefined) where.push(`day <= $${values.push(day(range.to))}::date`);
+  return {
+    text: `SELECT day::text AS day, sum(n)::bigint AS n FROM conversation_stats_daily WHERE ${where.join(' AND ')}
+      GROUP BY day ORDER BY day`,
+    values,
+  };
+}
+
+/**
  * Rollup: per kind and key, the sum over the site's daily rows in the given day ranges
  * ([from, to), UTC dates; open ends allowed), with `sign` -1 (subtracted from the site's
  * all-time rows) or +1.
@@ -284,19 +301,41 @@ export interface ScanAsks {
   starts: Date[];
 }
 
+/** The scan's histogram key marks a missing score (NULL) with this bin (bins ≤ 100). */
+export const HIST_NULL = 255;
+
 /**
- * Scan, in ONE statement and one read of the matching rows: the matches (their columns the
- * parts need, from the covering index or the bitmap) are materialised once, then aggregated
- * four ways, each a JSON array in one result row:
- * - `cells`: per group of the asked facet columns, the count and each asked score's count,
- *   sum, min and max (one row without facet columns);
- * - `labels`: per label token bit, the labeled matches holding it (counted per distinct
- *   `label_bits` first: a few thousand values, then per bit);
- * - `hist`: each asked score's histogram (`width_bucket` over the inner edges, grouping sets);
- * - `series`: per series bucket (`width_bucket` over the bucket starts: 1 = first bucket), the
- *   matches, labeled matches and each asked score's count and sum.
+ * At most this many (bins + 1)^scores values per histogram key: scores are keyed together while
+ * their bins' product stays under it (3 scores of 10 bins: one key of ≤ 1,331 values), apart
+ * otherwise, so each hash table stays small whatever `bins`.
  */
-export function scanSql(sql: FilterSql, asks: ScanAsks): { statement: Statement; groups: string[] } {
+const MAX_HIST_GROUPS = 4096;
+
+/** Scores keyed together in one histogram aggregate (each score's bin in 8 bits of the key). */
+export type HistChunks = ScoreName[][];
+
+/**
+ * Scan, in ONE statement and one read of the matching rows, with no materialisation: one hash
+ * aggregate over the index (or bitmap) scan with one grouping set per part, each on a compact
+ * key, so every matching row is hashed once per part as it is read:
+ * - cells (`g0`…): the asked facet columns (the empty set without facet columns: the total);
+ * - labels (`lb`): labeled matches per distinct `label_bits` (9,281 values for 400k matches),
+ *   split per bit by the caller;
+ * - histograms (`h0`, `h1`…): per key, each score of the chunk `chunks[i]` as its `width_bucket`
+ *   over the inner edges (HIST_NULL when missing) in 8 bits: three scores of 10 bins give one
+ *   set of ≤ 1,331 keys (512 on the bench data), 100 bins one set per score;
+ * - series (`sb`): `width_bucket` over the bucket starts (1 = first bucket).
+ * Every set gets the same aggregates (PostgreSQL computes each for every set): the count, the
+ * labeled count and each asked score's count, sum, min and max; the caller reads the score
+ * summaries from the first histogram chunk holding the score, the series' from `sb`. A row's
+ * set is told by `GROUPING(<key>) = 0` (`in_lb`, `in_h0`…, `in_sb`); other rows are cells.
+ * Grouping sets never run in parallel workers: a dense scan is split in two slices read at once
+ * on two connections instead (PostgresConversationStats).
+ */
+export function scanSql(
+  sql: FilterSql,
+  asks: ScanAsks,
+): { statement: Statement; groups: string[]; chunks: HistChunks } {
   const p = sql.params;
   const groups: string[] = [];
   for (const facet of asks.facets) {
@@ -304,69 +343,72 @@ export function scanSql(sql: FilterSql, asks: ScanAsks): { statement: Statement;
     if (column) groups.push(column);
   }
   if (asks.facets.includes('feedback')) groups.push('feedback_positive > 0', 'feedback_negative > 0');
-  const columns = new Set<string>(['label_status']);
-  for (const facet of asks.facets) if (FACET_COLUMN[facet]) columns.add(FACET_COLUMN[facet]!);
-  if (asks.facets.includes('feedback')) columns.add('feedback_positive').add('feedback_negative');
-  if (asks.facets.includes('labels')) columns.add('label_bits');
-  for (const name of asks.scores) columns.add(SCORE_COLUMN[name]);
-  if (asks.starts.length) columns.add('created_at');
 
-  const scoreAggregates = (withEdges: boolean) =>
-    asks.scores.flatMap((name) => {
-      const c = SCORE_COLUMN[name];
-      return [
-        `count(${c})::bigint AS ${name}_n`,
-        `sum(${c}) AS ${name}_sum`,
-        ...(withEdges ? [`min(${c}) AS ${name}_min`, `max(${c}) AS ${name}_max`] : []),
-      ];
-    });
-  const json = (query: string) => `(SELECT coalesce(json_agg(x), '[]') FROM (${query}) x)`;
+  const chunks: HistChunks = [];
+  const bins = asks.edges.length + 1;
+  for (const name of asks.scores) {
+    const last = chunks[chunks.length - 1];
+    if (last && (bins + 1) ** (last.length + 1) <= MAX_HIST_GROUPS) last.push(name);
+    else chunks.push([name]);
+  }
 
-  const select = [
-    ...groups.map((g, i) => `${g} AS g${i}`),
-    'count(*)::bigint AS n',
-    ...scoreAggregates(true),
-  ];
-  const groupBy = groups.length ? ` GROUP BY ${groups.map((_, i) => i + 1).join(', ')}` : '';
-  const parts = [`${json(`SELECT ${select.join(', ')} FROM m${groupBy}`)} AS cells`];
-  if (asks.facets.includes('labels'))
-    parts.push(
-      `${json(`SELECT b, sum(c)::bigint AS n FROM (
-        SELECT label_bits, count(*)::bigint AS c FROM m WHERE label_status = 'labeled' GROUP BY label_bits
-      ) g, generate_series(0, ${LABEL_BITS - 1}) b WHERE g.label_bits & (1::bigint << b) <> 0 GROUP BY b`)} AS labels`,
-    );
+  // Keys computed per row (the inner query), then grouped by set.
+  const keys: string[] = groups.map((g, i) => `${g} AS g${i}`);
+  const sets: string[] = [`(${groups.map((_, i) => `r.g${i}`).join(', ')})`];
+  const flags: string[] = [];
+  if (asks.facets.includes('labels')) {
+    keys.push(`CASE WHEN label_status = 'labeled' THEN label_bits END AS lb`);
+    sets.push('(r.lb)');
+    flags.push('GROUPING(r.lb) = 0 AS in_lb');
+  }
   if (asks.scores.length) {
     const e = p.add(asks.edges, '::float8[]');
-    const buckets = asks.scores.map((name, i) => `width_bucket(${SCORE_COLUMN[name]}, ${e}) AS b${i}`);
-    const sets = asks.scores.map((_, i) => `(b${i})`);
-    const which = asks.scores.map((_, i) => `CASE WHEN GROUPING(b${i}) = 0 THEN ${i} END`).join(', ');
-    const bucket = asks.scores.map((_, i) => `b${i}`).join(', ');
-    parts.push(
-      `${json(`SELECT coalesce(${which}) AS s, coalesce(${bucket}) AS b, count(*)::bigint AS n
-        FROM (SELECT ${buckets.join(', ')} FROM m) y GROUP BY GROUPING SETS (${sets.join(', ')})`)} AS hist`,
-    );
+    chunks.forEach((chunk, c) => {
+      const key = chunk
+        .map((name, i) => `(coalesce(width_bucket(${SCORE_COLUMN[name]}, ${e}), ${HIST_NULL}) << ${8 * i})`)
+        .join(' | ');
+      keys.push(`${key} AS h${c}`);
+      sets.push(`(r.h${c})`);
+      flags.push(`GROUPING(r.h${c}) = 0 AS in_h${c}`);
+    });
   }
   if (asks.starts.length) {
     const e = p.add(
       asks.starts.map((s) => s.toISOString()),
       '::timestamptz[]',
     );
-    const aggregates = [
-      'count(*)::bigint AS n',
-      `count(*) FILTER (WHERE label_status = 'labeled')::bigint AS labeled`,
-      ...scoreAggregates(false),
-    ];
-    parts.push(
-      `${json(`SELECT width_bucket(created_at, ${e}) AS b, ${aggregates.join(', ')} FROM m GROUP BY 1`)} AS series`,
-    );
+    keys.push(`width_bucket(created_at, ${e}) AS sb`);
+    sets.push('(r.sb)');
+    flags.push('GROUPING(r.sb) = 0 AS in_sb');
   }
+  const values = ['label_status', ...asks.scores.map((name) => SCORE_COLUMN[name]), ...keys];
+  const select = [
+    ...groups.map((_, i) => `r.g${i}`),
+    ...(asks.facets.includes('labels') ? ['r.lb'] : []),
+    ...chunks.map((_, c) => `r.h${c}`),
+    ...(asks.starts.length ? ['r.sb'] : []),
+    ...flags,
+    'count(*)::bigint AS n',
+    `count(*) FILTER (WHERE r.label_status = 'labeled')::bigint AS labeled`,
+    ...asks.scores.flatMap((name) => {
+      const c = `r.${SCORE_COLUMN[name]}`;
+      return [
+        `count(${c})::bigint AS ${name}_n`,
+        `sum(${c}) AS ${name}_sum`,
+        `min(${c}) AS ${name}_min`,
+        `max(${c}) AS ${name}_max`,
+      ];
+    }),
+  ];
   return {
     statement: {
-      text: `WITH m AS MATERIALIZED (SELECT ${[...columns].join(', ')} FROM conversations WHERE ${whereAll(sql)})
-        SELECT ${parts.join(', ')}`,
+      text: `SELECT ${select.join(', ')}
+        FROM (SELECT ${values.join(', ')} FROM conversations WHERE ${whereAll(sql)}) r
+        GROUP BY GROUPING SETS (${sets.join(', ')})`,
       values: p.values,
     },
     groups,
+    chunks,
   };
 }
 

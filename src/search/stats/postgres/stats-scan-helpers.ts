@@ -1,0 +1,103 @@
+import { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import { installQueryDeadlines } from '../../../database/pg-timeouts';
+import type { Statement } from '../../postgres/conversation-sql';
+
+/** What pg_export_snapshot() returns (e.g. `00000003-0000001B-1`): checked before it is inlined. */
+const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;
+
+/**
+ * A small pool of its own for the second slice of a split stats scan (docs/statistics.md, "Scan"):
+ * the slice runs in a transaction that imports the request transaction's snapshot
+ * (`SET TRANSACTION SNAPSHOT`), so both slices read the same data, while the request's own
+ * connection reads the other slice: the two cores aggregate at once. Its own pool, not the
+ * DataSource's: a request holding a DataSource connection never waits for another one (requests
+ * waiting on each other's connections could all wait). When every helper connection is busy the
+ * caller reads the whole range itself (`available`), so a burst of scans does not queue here.
+ */
+export class StatsScanHelpers {
+  private pool?: Pool;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Connections at most: a share of the DataSource's pool (each serves one scan at a time). */
+  static size(dataSource: DataSource): number {
+    const options = dataSource.options as PostgresConnectionOptions | undefined;
+    return Math.max(1, Math.floor((options?.poolSize ?? 10) / 2));
+  }
+
+  /**
+   * Whether a helper connection is free (or may be opened). Never with a DataSource without
+   * connection options (the bench's EXPLAIN double): then the caller reads both slices.
+   */
+  available(): boolean {
+    if (!(this.dataSource.options as PostgresConnectionOptions | undefined)?.type) return false;
+    const pool = this.pool;
+    return !pool || pool.idleCount > 0 || pool.totalCount < StatsScanHelpers.size(this.dataSource);
+  }
+
+  /**
+   * Runs `statement` on a helper connection, in a REPEATABLE READ READ ONLY transaction on the
+   * exported `snapshot`, with `settings` (SET LOCAL name = value).
+   */
+  async run(
+    snapshot: string,
+    settings: Record<string, string>,
+    statement: Statement,
+  ): Promise<Array<Record<string, unknown>>> {
+    if (!SNAPSHOT_ID.test(snapshot)) throw new Error(`unexpected snapshot id ${snapshot}`);
+    const pool = this.connect();
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      const set = Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = '${value}'`);
+      await client.query(
+        [
+          'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+          `SET TRANSACTION SNAPSHOT '${snapshot}'`,
+          ...set,
+        ].join('; '),
+      );
+      const { rows } = await client.query(statement.text, statement.values);
+      await client.query('COMMIT');
+      return rows as Array<Record<string, unknown>>;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async end(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    if (pool && !pool.ending) await pool.end();
+  }
+
+  private connect(): Pool {
+    if (this.pool) return this.pool;
+    const options = this.dataSource.options as PostgresConnectionOptions;
+    const extra = (options.extra ?? {}) as Record<string, unknown>;
+    const pool = new Pool({
+      ...extra,
+      connectionString: options.url,
+      host: options.host,
+      port: options.port,
+      user: options.username,
+      password: options.password as string | undefined,
+      database: options.database,
+      application_name: `${options.applicationName ?? 'shopping-analytics'}-stats-scan`,
+      max: StatsScanHelpers.size(this.dataSource),
+      idleTimeoutMillis: 30_000,
+      // A script (bench, CLI) that used the engine may exit while connections idle.
+      allowExitOnIdle: true,
+    });
+    // Idle connections that fail are replaced on next use; never an unhandled 'error' event.
+    pool.on('error', () => undefined);
+    if (typeof extra.statement_timeout === 'number') installQueryDeadlines(pool, extra.statement_timeout);
+    this.pool = pool;
+    return pool;
+  }
+}
