@@ -1,3 +1,4 @@
+import type { DataSource } from 'typeorm';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
@@ -398,11 +399,29 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
           text: `SELECT count(*)::int AS n, current_setting('work_mem') AS work_mem FROM conversations WHERE site_id = $1`,
           values: [org.site.id],
         };
-        expect(await helpers.run(snapshot, { work_mem: '3MB' }, count)).toEqual([{ n: 1, work_mem: '3MB' }]);
+        const helper = await helpers.acquire();
+        if (!helper) throw new Error('no helper connection');
+        expect(await helpers.run(helper, snapshot, { work_mem: '3MB' }, count)).toEqual([
+          { n: 1, work_mem: '3MB' },
+        ]);
         expect(((await t.db.query(count.text, count.values)) as Array<{ n: number }>)[0].n).toBe(2);
       } finally {
         await reader.query('ROLLBACK');
         await reader.release();
+        await helpers.end();
+      }
+    });
+  });
+
+  describe('a split scan needs a helper connection, and does without one', () => {
+    it('acquire() answers undefined (the scan is then read whole) when the server refuses a connection', async () => {
+      // A real connection attempt to a port where nothing listens: refused at once.
+      const options = { ...t.db.options, url: undefined, host: '127.0.0.1', port: 1 };
+      const helpers = new StatsScanHelpers({ options } as unknown as DataSource);
+      try {
+        expect(helpers.available()).toBe(true);
+        expect(await helpers.acquire()).toBeUndefined();
+      } finally {
         await helpers.end();
       }
     });

@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
@@ -186,8 +187,9 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
       const range: TimeRange = { from: query.filter.from, to: query.filter.to };
       const selective = await this.selective(m, siteId, query.filter);
       const at = selective ? undefined : await this.splitPoint(m, siteId, range);
-      if (at !== undefined && this.helpers.available()) {
-        parts.push(...(await this.splitScan(m, siteId, query, range, at, startDates)));
+      const helper = at !== undefined ? await this.helpers.acquire() : undefined;
+      if (at !== undefined && helper) {
+        parts.push(...(await this.splitScan(m, siteId, query, range, at, startDates, helper)));
         this.lastScanSlices = 2;
       } else {
         parts.push(await this.scan(m, siteId, query, range, startDates, true, selective));
@@ -254,13 +256,21 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
     range: TimeRange,
     at: string,
     starts: Date[],
+    helper: PoolClient,
   ): Promise<StatsPart[]> {
     const newer = scanStatement(siteId, query, { from: at, to: range.to }, starts, false);
     const older = scanStatement(siteId, query, { from: range.from, to: at }, starts, false);
-    const [{ snapshot }] = (await m.query(`SELECT pg_export_snapshot() AS snapshot`)) as Array<{
-      snapshot: string;
-    }>;
+    let snapshot: string;
+    try {
+      [{ snapshot }] = (await m.query(`SELECT pg_export_snapshot() AS snapshot`)) as Array<{
+        snapshot: string;
+      }>;
+    } catch (error) {
+      helper.release();
+      throw error;
+    }
     const helped = this.helpers.run(
+      helper,
       snapshot,
       {
         statement_timeout: String(Math.max(1, Math.floor(this.tuning.statementTimeoutMs))),

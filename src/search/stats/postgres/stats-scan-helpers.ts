@@ -1,4 +1,4 @@
-import { Pool } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { installQueryDeadlines } from '../../../database/pg-timeouts';
@@ -38,17 +38,33 @@ export class StatsScanHelpers {
   }
 
   /**
-   * Runs `statement` on a helper connection, in a REPEATABLE READ READ ONLY transaction on the
-   * exported `snapshot`, with `settings` (SET LOCAL name = value).
+   * A helper connection, or undefined when none can be had now (every connection busy, or the
+   * server refuses a new one, e.g. `max_connections`): the caller then reads the whole range
+   * itself instead of failing the request. Pass it to `run`, which releases it.
+   */
+  async acquire(): Promise<PoolClient | undefined> {
+    if (!this.available()) return undefined;
+    try {
+      return await this.connect().connect();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Runs `statement` on `client` (from `acquire`), in a REPEATABLE READ READ ONLY transaction
+   * on the exported `snapshot`, with `settings` (SET LOCAL name = value); releases the client.
    */
   async run(
+    client: PoolClient,
     snapshot: string,
     settings: Record<string, string>,
     statement: Statement,
   ): Promise<Array<Record<string, unknown>>> {
-    if (!SNAPSHOT_ID.test(snapshot)) throw new Error(`unexpected snapshot id ${snapshot}`);
-    const pool = this.connect();
-    const client = await pool.connect();
+    if (!SNAPSHOT_ID.test(snapshot)) {
+      client.release();
+      throw new Error(`unexpected snapshot id ${snapshot}`);
+    }
     let broken: Error | undefined;
     try {
       const set = Object.entries(settings).map(([name, value]) => `SET LOCAL ${name} = '${value}'`);
@@ -91,6 +107,8 @@ export class StatsScanHelpers {
       application_name: `${options.applicationName ?? 'shopping-analytics'}-stats-scan`,
       max: StatsScanHelpers.size(this.dataSource),
       idleTimeoutMillis: 30_000,
+      // A helper that cannot connect soon is not worth waiting for: the scan is read whole.
+      connectionTimeoutMillis: 2_000,
       // A script (bench, CLI) that used the engine may exit while connections idle.
       allowExitOnIdle: true,
     });
