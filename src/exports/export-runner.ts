@@ -1,6 +1,3 @@
-import { createHash } from 'node:crypto';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
@@ -10,6 +7,8 @@ import { MESSAGE_COLUMNS, MessageRecord } from '../database/records/conversation
 import { buildFilterSql, ORDER, whereAll } from '../search/postgres/conversation-sql';
 import { parseExportFilters } from './dto/export-request';
 import { ByteChunks } from './byte-chunks';
+import { ChunkWriter } from './chunk-writer';
+import { fetchEachRow } from './streamed-fetch';
 import { CSV_HEADER, csvCells, csvRecord, exportSelect, ndjsonLine, RAW_TEXT, RawRow } from './export-rows';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
 import { ExportRecord, storageKeyOf } from './export.records';
@@ -22,6 +21,12 @@ export class ExportLost extends Error {
     super(`export ${id} was cancelled or taken over`);
   }
 }
+
+/**
+ * statement_timeout of the export's transaction: one FETCH of a sparse filter may scan far more
+ * rows than a listing page does.
+ */
+const FETCH_TIMEOUT_MS = 60_000;
 
 export type RunOutcome = 'completed' | 'lost';
 
@@ -65,8 +70,9 @@ export class ExportRunner {
 
     const upload = await this.storage.open(key);
     const runner = this.dataSource.createQueryRunner();
-    const hash = createHash('sha256');
     let bytes = 0;
+    let sha256 = '';
+    let writing: ChunkWriter | undefined;
     try {
       const client = (await runner.connect()) as PoolClient;
       await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -78,7 +84,7 @@ export class ExportRunner {
       // One FETCH of a sparse filter may scan far more rows than a listing page does: it gets a
       // minute (DATABASE_STATEMENT_TIMEOUT_MS bounds the API's statements). A statement of its own,
       // so the client-side deadline (src/database/pg-timeouts.ts) follows it.
-      await runner.query('SET LOCAL statement_timeout = 60000');
+      await runner.query(`SET LOCAL statement_timeout = ${FETCH_TIMEOUT_MS}`);
       // The snapshot is taken by this first query: asOf is the instant the export sees.
       const [{ as_of }] = await runner.query('SELECT statement_timestamp() AS as_of');
       asOf = as_of as Date;
@@ -88,53 +94,55 @@ export class ExportRunner {
       );
       await beat();
 
-      const fetchBatch = async (): Promise<RawRow[]> =>
-        (await client.query<RawRow>({ text: `FETCH ${batchRows} FROM export_rows`, ...RAW_TEXT })).rows;
-      const messagesOf = (batch: RawRow[]) => this.messagesOf(runner.query.bind(runner), batch);
       const siteIdJson = JSON.stringify(record.siteId);
-      async function* content(): AsyncGenerator<Buffer> {
-        const out = new ByteChunks();
-        if (record.format === 'csv') out.add(CSV_HEADER);
+      const out = new ByteChunks();
+      const writer = new ChunkWriter(upload.stream, (chunk) => out.release(chunk));
+      writing = writer;
+      if (record.format === 'csv') out.add(CSV_HEADER);
+      const fetchText = `FETCH ${batchRows} FROM export_rows`;
+      if (withMessages) {
+        // A batch's lines need its transcripts first: the rows are kept until they are read.
+        const fetchBatch = async (): Promise<RawRow[]> =>
+          (await client.query<RawRow>({ text: fetchText, ...RAW_TEXT })).rows;
         // The next batch is asked for before this one is written out: PostgreSQL reads it while
         // this process turns the current one into text (two cores busy, not one at a time).
-        let next = fetchBatch();
+        // Awaited below; never an unhandled rejection if we stop first.
+        const ask = () => fetchBatch().catch((error: Error) => error);
+        let next = ask();
         for (;;) {
-          next.catch(() => undefined); // awaited below; never an unhandled rejection if we stop first
           if (lost) throw new ExportLost(record.id);
           const batch = await next;
+          if (batch instanceof Error) throw batch;
           if (batch.length === 0) break;
-          next = batch.length < batchRows ? Promise.resolve([]) : fetchBatch();
-          if (record.format === 'csv') {
-            for (const row of batch) out.add(csvRecord(csvCells(row)));
-          } else if (withMessages) {
-            const byConversation = await messagesOf(batch);
-            for (const row of batch)
-              out.add(ndjsonLine(row, siteIdJson, byConversation.get(row[0]!) ?? '[]'));
-          } else {
-            for (const row of batch) out.add(ndjsonLine(row, siteIdJson));
-          }
-          yield* out.take();
+          next = batch.length < batchRows ? Promise.resolve([]) : ask();
+          const byConversation = await this.messagesOf(runner.query.bind(runner), batch);
+          for (const row of batch) out.add(ndjsonLine(row, siteIdJson, byConversation.get(row[0]!) ?? '[]'));
+          writer.write(out.take());
           rows += batch.length;
+          await writer.ready();
         }
-        yield* out.end();
+      } else {
+        // Each row becomes its line as it arrives (see fetchEachRow); PostgreSQL sends the next
+        // rows while this process writes the lines of the previous ones.
+        const onRow =
+          record.format === 'csv'
+            ? (row: RawRow) => out.add(csvRecord(csvCells(row)))
+            : (row: RawRow) => out.add(ndjsonLine(row, siteIdJson));
+        for (;;) {
+          if (lost) throw new ExportLost(record.id);
+          const fetched = await fetchEachRow(client, fetchText, onRow, FETCH_TIMEOUT_MS);
+          writer.write(out.take());
+          rows += fetched;
+          if (fetched < batchRows) break;
+          await writer.ready();
+        }
       }
-      const counter = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          hash.update(chunk);
-          bytes += chunk.length;
-          done(null, chunk);
-        },
-      });
-      // One chunk (1 MiB) in flight at a time (a high-water mark of 1 byte): memory stays flat whatever
-      // the size of the export, and the database is read only as fast as the storage takes it.
-      await pipeline(
-        Readable.from(content(), { objectMode: false, highWaterMark: 1 }),
-        counter,
-        upload.stream,
-      );
+      writer.write(out.end());
+      ({ bytes, sha256 } = await writer.end());
       await runner.query('COMMIT');
     } catch (error) {
       await runner.query('ROLLBACK').catch(() => undefined);
+      writing?.destroy();
       await upload.abort().catch(() => undefined);
       clearInterval(timer);
       if (error instanceof ExportLost || lost) return 'lost';
@@ -144,7 +152,6 @@ export class ExportRunner {
       await runner.release().catch(() => undefined);
     }
 
-    const sha256 = hash.digest('hex');
     if (!(await this.exports.heartbeat(record.id, owner, rows, asOf))) {
       await upload.abort().catch(() => undefined);
       return 'lost';
