@@ -28,6 +28,11 @@ export class ByteChunks {
     else this.used += this.buffer.write(text, this.used, 'utf8');
   }
 
+  /** Whether a chunk is filled and not taken yet. */
+  get filled(): boolean {
+    return this.ready.length > 0;
+  }
+
   /** The chunks filled so far (each given once). */
   take(): Buffer[] {
     const ready = this.ready;

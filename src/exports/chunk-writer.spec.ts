@@ -72,4 +72,24 @@ describe('chunk writer: every chunk written, hashed and counted; a chunk given b
     await expect(writer.end()).rejects.toThrow('disk full');
     expect(released).toEqual([]);
   });
+
+  it('the source is paused while more than maxInFlight chunks wait, resumed once written or destroyed', async () => {
+    const storage = slowStorage();
+    const calls: string[] = [];
+    const source = { pause: () => calls.push('pause'), resume: () => calls.push('resume') };
+    const writer = new ChunkWriter(storage.stream, () => undefined, 1, source);
+    writer.write([Buffer.from('a')]);
+    expect(calls).toEqual([]);
+    writer.write([Buffer.from('b')]);
+    writer.write([Buffer.from('c')]);
+    expect(calls).toEqual(['pause']);
+    await storage.completeOne();
+    expect(calls).toEqual(['pause']);
+    await storage.completeOne();
+    expect(calls).toEqual(['pause', 'resume']);
+    writer.write([Buffer.from('d'), Buffer.from('e')]);
+    expect(calls).toEqual(['pause', 'resume', 'pause']);
+    writer.destroy();
+    expect(calls).toEqual(['pause', 'resume', 'pause', 'resume']);
+  });
 });

@@ -16,11 +16,18 @@ export class ChunkWriter {
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
   private readonly finished: Promise<void>;
+  private paused = false;
 
+  /**
+   * `source`, when given, is paused while more than maxInFlight chunks wait for the storage and
+   * resumed once they are written: backpressure in the middle of a read (the socket of the
+   * database connection: PostgreSQL then waits on TCP).
+   */
   constructor(
     private readonly stream: Writable,
     private readonly release: (chunk: Buffer) => void,
     private readonly maxInFlight = 2,
+    private readonly source?: { pause(): unknown; resume(): unknown },
   ) {
     this.finished = finished(stream);
     // Also listens for 'error', so a failing storage is never an unhandled error event.
@@ -40,6 +47,10 @@ export class ChunkWriter {
         this.notify();
       });
     }
+    if (this.source && !this.paused && this.inFlight > this.maxInFlight) {
+      this.paused = true;
+      this.source.pause();
+    }
   }
 
   /** Resolves once at most maxInFlight chunks wait for the storage; rejects when it failed. */
@@ -58,9 +69,10 @@ export class ChunkWriter {
     return { bytes: this.bytes, sha256: this.hash.digest('hex') };
   }
 
-  /** Stops the stream (the export failed or was lost): nothing more is written. */
+  /** Stops the stream (the export failed or was lost): nothing more is written; the source flows. */
   destroy(): void {
     if (!this.stream.destroyed) this.stream.destroy();
+    this.unpause();
   }
 
   private fail(error: Error): void {
@@ -68,7 +80,14 @@ export class ChunkWriter {
     this.notify();
   }
 
+  private unpause(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.source?.resume();
+  }
+
   private notify(): void {
+    if (this.failure || this.inFlight <= this.maxInFlight) this.unpause();
     const wake = this.wake;
     this.wake = undefined;
     wake?.();

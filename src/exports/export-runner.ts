@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import type { Socket } from 'node:net';
 import type { PoolClient } from 'pg';
 import { presentMessage } from '../conversations/conversation.presenter';
 import { MESSAGE_COLUMNS, MessageRecord } from '../database/records/conversation.records';
@@ -27,6 +28,12 @@ export class ExportLost extends Error {
  * rows than a listing page does.
  */
 const FETCH_TIMEOUT_MS = 60_000;
+
+/**
+ * An export without messages reads this many batches (EXPORT_BATCH_ROWS) per FETCH: its rows are
+ * written out as they arrive, never held, so only the round trips change.
+ */
+const STREAMED_BATCHES = 5;
 
 export type RunOutcome = 'completed' | 'lost';
 
@@ -96,11 +103,14 @@ export class ExportRunner {
 
       const siteIdJson = JSON.stringify(record.siteId);
       const out = new ByteChunks();
-      const writer = new ChunkWriter(upload.stream, (chunk) => out.release(chunk));
+      // The connection's socket is paused while the storage is behind (ChunkWriter): a FETCH's
+      // rows are written out as they arrive, so its lines would otherwise pile up in chunks.
+      const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+      const writer = new ChunkWriter(upload.stream, (chunk) => out.release(chunk), 2, socket);
       writing = writer;
       if (record.format === 'csv') out.add(CSV_HEADER);
-      const fetchText = `FETCH ${batchRows} FROM export_rows`;
       if (withMessages) {
+        const fetchText = `FETCH ${batchRows} FROM export_rows`;
         // A batch's lines need its transcripts first: the rows are kept until they are read.
         const fetchBatch = async (): Promise<RawRow[]> =>
           (await client.query<RawRow>({ text: fetchText, ...RAW_TEXT })).rows;
@@ -122,33 +132,42 @@ export class ExportRunner {
           await writer.ready();
         }
       } else {
-        // Each row becomes its line as it arrives (see fetchEachRow); PostgreSQL sends the next
-        // rows while this process writes the lines of the previous ones.
-        const onRow =
+        // Each row becomes its line as it arrives (see fetchEachRow), and a chunk goes to the
+        // storage as soon as it is full. Rows are not held, so a round trip can bring more of
+        // them: PostgreSQL resumes the cursor only when asked, and each FETCH first waits for it
+        // (about 18 ms a FETCH on the loaded 2 cores, a sixth of the export at 2,000 rows).
+        const line =
           record.format === 'csv'
-            ? (row: RawRow) => out.add(csvRecord(csvCells(row)))
-            : (row: RawRow) => out.add(ndjsonLine(row, siteIdJson));
+            ? (row: RawRow) => csvRecord(csvCells(row))
+            : (row: RawRow) => ndjsonLine(row, siteIdJson);
+        const onRow = (row: RawRow) => {
+          out.add(line(row));
+          if (out.filled) writer.write(out.take());
+        };
+        const fetchRows = batchRows * STREAMED_BATCHES;
+        const fetchText = `FETCH ${fetchRows} FROM export_rows`;
         for (;;) {
           if (lost) throw new ExportLost(record.id);
           const fetched = await fetchEachRow(client, fetchText, onRow, FETCH_TIMEOUT_MS);
-          writer.write(out.take());
           rows += fetched;
-          if (fetched < batchRows) break;
+          if (fetched < fetchRows) break;
           await writer.ready();
         }
       }
       writer.write(out.end());
       ({ bytes, sha256 } = await writer.end());
+      writing = undefined;
       await runner.query('COMMIT');
     } catch (error) {
+      writing?.destroy(); // first: the ROLLBACK's answer must not wait on a paused socket
       await runner.query('ROLLBACK').catch(() => undefined);
-      writing?.destroy();
       await upload.abort().catch(() => undefined);
       clearInterval(timer);
       if (error instanceof ExportLost || lost) return 'lost';
       throw error;
     } finally {
       clearInterval(timer);
+      writing?.destroy(); // never gives the connection back to the pool with its socket paused
       await runner.release().catch(() => undefined);
     }
 
