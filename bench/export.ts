@@ -51,6 +51,8 @@ interface RunResult {
   seconds: number;
   rowsPerSecond: number;
   idleRssMiB: number;
+  /** The worker's peak resident size before the export (its start-up). */
+  idleHwmMiB: number;
   peakRssMiB: number;
   growthMiB: number;
   loadBefore: number;
@@ -140,6 +142,7 @@ async function runOne(
         seconds: Math.round(seconds * 10) / 10,
         rowsPerSecond: Math.round(rows[0].rows / seconds),
         idleRssMiB: Math.round(idle.rss / MiB),
+        idleHwmMiB: Math.round(idle.hwm / MiB),
         peakRssMiB: Math.round(peak / MiB),
         growthMiB: Math.round((peak - idle.rss) / MiB),
         loadBefore,
@@ -266,11 +269,11 @@ async function main(): Promise<void> {
     '',
     'Runs, in order:',
     '',
-    '| Build | Format | Seconds | Rows/s | Idle RSS MiB | Peak RSS MiB | Growth MiB | Load before | Load after |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| Build | Format | Seconds | Rows/s | Idle RSS MiB | Idle peak MiB | Peak RSS MiB | Growth MiB | Load before | Load after |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...results.map(
       (r) =>
-        `| ${r.build} | ${r.format} | ${r.seconds} | ${r.rowsPerSecond} | ${r.idleRssMiB} | ${r.peakRssMiB} | ${r.growthMiB} | ${r.loadBefore} | ${r.loadAfter} |`,
+        `| ${r.build} | ${r.format} | ${r.seconds} | ${r.rowsPerSecond} | ${r.idleRssMiB} | ${r.idleHwmMiB} | ${r.peakRssMiB} | ${r.growthMiB} | ${r.loadBefore} | ${r.loadAfter} |`,
     ),
     '',
   ].join('\n');

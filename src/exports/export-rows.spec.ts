@@ -11,8 +11,22 @@ import {
   csvRecord,
   csvText,
   ndjsonLine,
+  numberText,
   RawRow,
 } from './export-rows';
+
+describe("numberText: a number's text exactly as String() writes it (without V8's number-string cache)", () => {
+  it('equals String(n) for every double, integers, -0, NaN and the infinities', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.double(), fc.integer(), fc.maxSafeInteger()), (n) => {
+        expect(numberText(n)).toBe(String(n));
+      }),
+      { numRuns: 20_000 },
+    );
+    for (const n of [-0, 0, NaN, Infinity, -Infinity, 1e21, 1e-7, 2 ** 53 + 2, 5e-324])
+      expect(numberText(n)).toBe(String(n));
+  });
+});
 
 describe('CSV cells: a cell that starts with =, +, -, @, tab or carriage return is prefixed with a quote', () => {
   it.each(['=1+1', '+33 6 12', '-2', '@SUM(A1)', '\tx', '\rx'])('%j gets a leading apostrophe', (text) => {

@@ -141,6 +141,14 @@ function textArray(text: string | null): Array<string | null> {
 }
 
 const json = JSON.stringify;
+/**
+ * A number's text exactly as String(n) writes it, without V8's number-to-string cache: String(n)
+ * and template literals keep each result in that cache, so the strings of an export's durations
+ * and scores lived through scavenges and were promoted to the old generation, then piled up there
+ * as garbage until a full collection (most of the old generation's climb during a CSV export).
+ * JSON.stringify writes a finite number the same way but builds a fresh, short-lived string.
+ */
+export const numberText = (n: number): string => (Number.isFinite(n) ? json(n) : String(n));
 /** A float8 as pg parses it (parseFloat) and JSON shows it (NaN and infinities as null). */
 const jsonFloat = (text: string | null) => (text === null ? 'null' : json(parseFloat(text)));
 /** A bigint as the list item shows it (a Number). */
@@ -168,7 +176,7 @@ export function ndjsonLine(r: RawRow, siteIdJson: string, messagesJson?: string)
     `"createdAt":"${created.iso}","updatedAt":"${updated.iso}","siteId":${siteIdJson},` +
     `"agentId":${json(r[C.agentId])},"agentName":${json(r[C.agentName])},"agentVersion":${r[C.agentVersion]},` +
     `"agentVersionId":${json(r[C.agentVersionId])},"entryWidget":${entryWidget},"pageContext":${pageContext},` +
-    `"messageCount":${r[C.messageCount]},"durationMs":${updated.ms - created.ms},` +
+    `"messageCount":${r[C.messageCount]},"durationMs":${numberText(updated.ms - created.ms)},` +
     `"feedback":{"positive":${r[C.feedbackPositive]},"negative":${r[C.feedbackNegative]}},` +
     `"productEngagement":{"impressions":${jsonBigint(r[C.impressions])},"clicks":${jsonBigint(r[C.clicks])}},` +
     `"labelStatus":${json(r[C.labelStatus])},"labelSummary":${labelSummary}` +
@@ -182,7 +190,11 @@ const FORMULA_START = /^[=+\-@\t\r]/;
 /** One CSV cell: empty for null, lists joined with `|`, a leading `'` before a formula start. */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = Array.isArray(value) ? value.join('|') : String(value);
+  const text = Array.isArray(value)
+    ? value.join('|')
+    : typeof value === 'number'
+      ? numberText(value)
+      : String(value);
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 

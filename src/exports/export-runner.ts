@@ -1,15 +1,15 @@
-import { createHash } from 'node:crypto';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import type { Socket } from 'node:net';
 import type { PoolClient } from 'pg';
 import { presentMessage } from '../conversations/conversation.presenter';
 import { MESSAGE_COLUMNS, MessageRecord } from '../database/records/conversation.records';
 import { buildFilterSql, ORDER, whereAll } from '../search/postgres/conversation-sql';
 import { parseExportFilters } from './dto/export-request';
 import { ByteChunks } from './byte-chunks';
+import { ChunkWriter } from './chunk-writer';
+import { fetchEachRow } from './streamed-fetch';
 import { CSV_HEADER, csvCells, csvRecord, exportSelect, ndjsonLine, RAW_TEXT, RawRow } from './export-rows';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
 import { ExportRecord, storageKeyOf } from './export.records';
@@ -22,6 +22,18 @@ export class ExportLost extends Error {
     super(`export ${id} was cancelled or taken over`);
   }
 }
+
+/**
+ * statement_timeout of the export's transaction: one FETCH of a sparse filter may scan far more
+ * rows than a listing page does.
+ */
+const FETCH_TIMEOUT_MS = 60_000;
+
+/**
+ * An export without messages reads this many batches (EXPORT_BATCH_ROWS) per FETCH: its rows are
+ * written out as they arrive, never held, so only the round trips change.
+ */
+const STREAMED_BATCHES = 5;
 
 export type RunOutcome = 'completed' | 'lost';
 
@@ -65,8 +77,9 @@ export class ExportRunner {
 
     const upload = await this.storage.open(key);
     const runner = this.dataSource.createQueryRunner();
-    const hash = createHash('sha256');
     let bytes = 0;
+    let sha256 = '';
+    let writing: ChunkWriter | undefined;
     try {
       const client = (await runner.connect()) as PoolClient;
       await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -78,7 +91,7 @@ export class ExportRunner {
       // One FETCH of a sparse filter may scan far more rows than a listing page does: it gets a
       // minute (DATABASE_STATEMENT_TIMEOUT_MS bounds the API's statements). A statement of its own,
       // so the client-side deadline (src/database/pg-timeouts.ts) follows it.
-      await runner.query('SET LOCAL statement_timeout = 60000');
+      await runner.query(`SET LOCAL statement_timeout = ${FETCH_TIMEOUT_MS}`);
       // The snapshot is taken by this first query: asOf is the instant the export sees.
       const [{ as_of }] = await runner.query('SELECT statement_timestamp() AS as_of');
       asOf = as_of as Date;
@@ -88,52 +101,65 @@ export class ExportRunner {
       );
       await beat();
 
-      const fetchBatch = async (): Promise<RawRow[]> =>
-        (await client.query<RawRow>({ text: `FETCH ${batchRows} FROM export_rows`, ...RAW_TEXT })).rows;
-      const messagesOf = (batch: RawRow[]) => this.messagesOf(runner.query.bind(runner), batch);
       const siteIdJson = JSON.stringify(record.siteId);
-      async function* content(): AsyncGenerator<Buffer> {
-        const out = new ByteChunks();
-        if (record.format === 'csv') out.add(CSV_HEADER);
+      const out = new ByteChunks();
+      // The connection's socket is paused while the storage is behind (ChunkWriter): a FETCH's
+      // rows are written out as they arrive, so its lines would otherwise pile up in chunks.
+      const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+      const writer = new ChunkWriter(upload.stream, (chunk) => out.release(chunk), 2, socket);
+      writing = writer;
+      if (record.format === 'csv') out.add(CSV_HEADER);
+      if (withMessages) {
+        const fetchText = `FETCH ${batchRows} FROM export_rows`;
+        // A batch's lines need its transcripts first: the rows are kept until they are read.
+        const fetchBatch = async (): Promise<RawRow[]> =>
+          (await client.query<RawRow>({ text: fetchText, ...RAW_TEXT })).rows;
         // The next batch is asked for before this one is written out: PostgreSQL reads it while
         // this process turns the current one into text (two cores busy, not one at a time).
-        let next = fetchBatch();
+        // Awaited below; never an unhandled rejection if we stop first.
+        const ask = () => fetchBatch().catch((error: Error) => error);
+        let next = ask();
         for (;;) {
-          next.catch(() => undefined); // awaited below; never an unhandled rejection if we stop first
           if (lost) throw new ExportLost(record.id);
           const batch = await next;
+          if (batch instanceof Error) throw batch;
           if (batch.length === 0) break;
-          next = batch.length < batchRows ? Promise.resolve([]) : fetchBatch();
-          if (record.format === 'csv') {
-            for (const row of batch) out.add(csvRecord(csvCells(row)));
-          } else if (withMessages) {
-            const byConversation = await messagesOf(batch);
-            for (const row of batch)
-              out.add(ndjsonLine(row, siteIdJson, byConversation.get(row[0]!) ?? '[]'));
-          } else {
-            for (const row of batch) out.add(ndjsonLine(row, siteIdJson));
-          }
-          yield* out.take();
+          next = batch.length < batchRows ? Promise.resolve([]) : ask();
+          const byConversation = await this.messagesOf(runner.query.bind(runner), batch);
+          for (const row of batch) out.add(ndjsonLine(row, siteIdJson, byConversation.get(row[0]!) ?? '[]'));
+          writer.write(out.take());
           rows += batch.length;
+          await writer.ready();
         }
-        yield* out.end();
+      } else {
+        // Each row becomes its line as it arrives (see fetchEachRow), and a chunk goes to the
+        // storage as soon as it is full. Rows are not held, so a round trip can bring more of
+        // them: PostgreSQL resumes the cursor only when asked, and each FETCH first waits for it
+        // (about 18 ms a FETCH on the loaded 2 cores, a sixth of the export at 2,000 rows).
+        const line =
+          record.format === 'csv'
+            ? (row: RawRow) => csvRecord(csvCells(row))
+            : (row: RawRow) => ndjsonLine(row, siteIdJson);
+        const onRow = (row: RawRow) => {
+          out.add(line(row));
+          if (out.filled) writer.write(out.take());
+        };
+        const fetchRows = batchRows * STREAMED_BATCHES;
+        const fetchText = `FETCH ${fetchRows} FROM export_rows`;
+        for (;;) {
+          if (lost) throw new ExportLost(record.id);
+          const fetched = await fetchEachRow(client, fetchText, onRow, FETCH_TIMEOUT_MS);
+          rows += fetched;
+          if (fetched < fetchRows) break;
+          await writer.ready();
+        }
       }
-      const counter = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          hash.update(chunk);
-          bytes += chunk.length;
-          done(null, chunk);
-        },
-      });
-      // One chunk (1 MiB) in flight at a time (a high-water mark of 1 byte): memory stays flat whatever
-      // the size of the export, and the database is read only as fast as the storage takes it.
-      await pipeline(
-        Readable.from(content(), { objectMode: false, highWaterMark: 1 }),
-        counter,
-        upload.stream,
-      );
+      writer.write(out.end());
+      ({ bytes, sha256 } = await writer.end());
+      writing = undefined;
       await runner.query('COMMIT');
     } catch (error) {
+      writing?.destroy(); // first: the ROLLBACK's answer must not wait on a paused socket
       await runner.query('ROLLBACK').catch(() => undefined);
       await upload.abort().catch(() => undefined);
       clearInterval(timer);
@@ -141,10 +167,10 @@ export class ExportRunner {
       throw error;
     } finally {
       clearInterval(timer);
+      writing?.destroy(); // never gives the connection back to the pool with its socket paused
       await runner.release().catch(() => undefined);
     }
 
-    const sha256 = hash.digest('hex');
     if (!(await this.exports.heartbeat(record.id, owner, rows, asOf))) {
       await upload.abort().catch(() => undefined);
       return 'lost';

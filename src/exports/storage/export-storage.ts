@@ -2,7 +2,11 @@ import type { Readable, Writable } from 'node:stream';
 
 /** A file being written under a temporary name: nothing is visible under its key before publish(). */
 export interface StorageUpload {
-  /** Where the bytes go; end it, then call publish() (or abort()). */
+  /**
+   * Where the bytes go; end it, then call publish() (or abort()). The writer reuses a chunk's
+   * memory once the chunk's write callback has run: a storage that keeps chunks longer (in a
+   * queue, a multipart part) copies them.
+   */
   readonly stream: Writable;
   /**
    * Checks the written file against what the writer counted (`bytes`, and the sha256 where the

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PassThrough, Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CopyObjectCommand,
@@ -40,7 +40,13 @@ export class S3ExportStorage implements ExportStorage {
 
   async open(key: string): Promise<StorageUpload> {
     const temp = `${key}${PARTIAL}${randomBytes(6).toString('hex')}`;
-    const body = new PassThrough();
+    // lib-storage gathers the chunks it reads into 8 MiB parts: it gets copies, as the writer
+    // reuses a chunk once written (StorageUpload.stream).
+    const body = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        done(null, Buffer.from(chunk));
+      },
+    });
     const upload = new Upload({
       client: this.client,
       params: { Bucket: this.options.bucket, Key: temp, Body: body },
