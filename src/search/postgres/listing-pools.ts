@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
-import { installQueryDeadlines } from '../../database/pg-timeouts';
+import { sidePool } from '../../database/side-pool';
 
 /**
  * The plan shape a listing statement needs. Every listing statement reads a bounded amount of
@@ -51,30 +51,13 @@ export class ListingPools implements ListingQueries {
   private readonly pools: Record<PlanShape, Pool>;
 
   constructor(dataSource: DataSource) {
-    const options = dataSource.options as PostgresConnectionOptions;
-    const extra = (options.extra ?? {}) as Record<string, unknown>;
-    const size = options.poolSize ?? 10;
-    const make = (shape: PlanShape, max: number): Pool => {
-      const pool = new Pool({
-        ...extra,
-        connectionString: options.url,
-        host: options.host,
-        port: options.port,
-        user: options.username,
-        password: options.password as string | undefined,
-        database: options.database,
-        application_name: `${options.applicationName ?? 'shopping-analytics'}-listing-${shape}`,
-        options: SHAPE_SETTINGS[shape].map((s) => `-c ${s}`).join(' '),
+    const size = (dataSource.options as PostgresConnectionOptions).poolSize ?? 10;
+    const make = (shape: PlanShape, max: number): Pool =>
+      sidePool(dataSource, {
+        suffix: `listing-${shape}`,
         max,
-        idleTimeoutMillis: 30_000,
-        // A script (bench, CLI) that used the engine may exit while connections idle.
-        allowExitOnIdle: true,
+        startupOptions: SHAPE_SETTINGS[shape].map((s) => `-c ${s}`).join(' '),
       });
-      // Idle connections that fail are replaced on next use; never an unhandled 'error' event.
-      pool.on('error', () => undefined);
-      if (typeof extra.statement_timeout === 'number') installQueryDeadlines(pool, extra.statement_timeout);
-      return pool;
-    };
     const pinned = Math.max(1, Math.ceil(size * PINNED_POOL_SHARE));
     this.pools = { plain: make('plain', size), bitmap: make('bitmap', pinned), walk: make('walk', pinned) };
   }

@@ -1,7 +1,7 @@
 import { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
-import { installQueryDeadlines } from '../../../database/pg-timeouts';
+import { sidePool } from '../../../database/side-pool';
 import type { Statement } from '../../postgres/conversation-sql';
 
 /** What pg_export_snapshot() returns (e.g. `00000003-0000001B-1`): checked before it is inlined. */
@@ -93,29 +93,12 @@ export class StatsScanHelpers {
   }
 
   private connect(): Pool {
-    if (this.pool) return this.pool;
-    const options = this.dataSource.options as PostgresConnectionOptions;
-    const extra = (options.extra ?? {}) as Record<string, unknown>;
-    const pool = new Pool({
-      ...extra,
-      connectionString: options.url,
-      host: options.host,
-      port: options.port,
-      user: options.username,
-      password: options.password as string | undefined,
-      database: options.database,
-      application_name: `${options.applicationName ?? 'shopping-analytics'}-stats-scan`,
+    this.pool ??= sidePool(this.dataSource, {
+      suffix: 'stats-scan',
       max: StatsScanHelpers.size(this.dataSource),
-      idleTimeoutMillis: 30_000,
       // A helper that cannot connect soon is not worth waiting for: the scan is read whole.
       connectionTimeoutMillis: 2_000,
-      // A script (bench, CLI) that used the engine may exit while connections idle.
-      allowExitOnIdle: true,
     });
-    // Idle connections that fail are replaced on next use; never an unhandled 'error' event.
-    pool.on('error', () => undefined);
-    if (typeof extra.statement_timeout === 'number') installQueryDeadlines(pool, extra.statement_timeout);
-    this.pool = pool;
-    return pool;
+    return this.pool;
   }
 }
