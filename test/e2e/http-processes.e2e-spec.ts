@@ -11,6 +11,7 @@ import {
   waitForReady,
 } from '../setup/service-process';
 import { TEST_RUN_ENV } from '../setup/test-run';
+import { metricSample } from '../setup/metrics-text';
 
 /**
  * HTTP_PROCESSES=2: `node main` forks two HTTP server processes on one port (node:cluster).
@@ -37,18 +38,6 @@ function get(port: number, path: string): Promise<{ status: number; body: string
     req.on('error', reject);
     req.end();
   });
-}
-
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries(
-      [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
-    );
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
-  }
-  return undefined;
 }
 
 function start(suffix: string, port: number) {
@@ -98,13 +87,13 @@ describe('HTTP_PROCESSES=2: two HTTP processes on one port', () => {
         for (let scrape = 0; scrape < 2; scrape++) {
           const metrics = await get(port, '/metrics');
           expect(metrics.status).toBe(200);
-          expect(sample(metrics.body, 'http_request_duration_seconds_count', labels)).toBe(requests);
+          expect(metricSample(metrics.body, 'http_request_duration_seconds_count', labels)).toBe(requests);
           expect(
-            sample(metrics.body, 'http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }),
+            metricSample(metrics.body, 'http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }),
           ).toBe(requests);
           // A gauge read at scrape time is the service's value, not one per process added up.
-          expect(sample(metrics.body, 'search_mirror_configured', {})).toBe(0);
-          expect(sample(metrics.body, 'process_start_time_seconds', {})).toBeGreaterThan(0);
+          expect(metricSample(metrics.body, 'search_mirror_configured', {})).toBe(0);
+          expect(metricSample(metrics.body, 'process_start_time_seconds', {})).toBeGreaterThan(0);
         }
 
         // The background workers run in the first process only.

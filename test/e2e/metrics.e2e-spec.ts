@@ -7,19 +7,7 @@ import { runImport } from '../factories/page-imports';
 import { eventually } from '../setup/isolated-database';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
-
-/** The value of one sample of the exposition `text`, or undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries(
-      [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
-    );
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
-  }
-  return undefined;
-}
+import { metricSample } from '../setup/metrics-text';
 
 async function scrape(t: TestApp): Promise<string> {
   const res = await t.http().get('/metrics');
@@ -48,9 +36,9 @@ describe('GET /metrics (WORKERS=off)', () => {
       expect((await t.http().get(path).set(org.auth)).status).toBe(200);
       const text = await scrape(t);
       const labels = { method: 'GET', route: '/api/v1/sites/:siteId', status_code: '200' };
-      expect(sample(text, 'http_request_duration_seconds_count', labels)).toBeGreaterThanOrEqual(1);
+      expect(metricSample(text, 'http_request_duration_seconds_count', labels)).toBeGreaterThanOrEqual(1);
       expect(
-        sample(text, 'http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }),
+        metricSample(text, 'http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }),
       ).toBeGreaterThanOrEqual(1);
       expect(text).not.toContain(org.site.id);
     });
@@ -59,14 +47,14 @@ describe('GET /metrics (WORKERS=off)', () => {
       expect((await t.http().get(`/api/v1/sites/${org.site.id}`)).status).toBe(401);
       const text = await scrape(t);
       const labels = { method: 'GET', route: '/api/v1/sites/:siteId', status_code: '401' };
-      expect(sample(text, 'http_request_duration_seconds_count', labels)).toBeGreaterThanOrEqual(1);
+      expect(metricSample(text, 'http_request_duration_seconds_count', labels)).toBeGreaterThanOrEqual(1);
     });
 
     it('a path no route serves is counted as route="unmatched", not under its path', async () => {
       expect((await t.http().get('/no/such/path/xyz123')).status).toBe(404);
       const text = await scrape(t);
       expect(
-        sample(text, 'http_request_duration_seconds_count', { route: 'unmatched', status_code: '404' }),
+        metricSample(text, 'http_request_duration_seconds_count', { route: 'unmatched', status_code: '404' }),
       ).toBeGreaterThanOrEqual(1);
       expect(text).not.toContain('xyz123');
     });
@@ -75,24 +63,24 @@ describe('GET /metrics (WORKERS=off)', () => {
   describe('process and event-loop metrics', () => {
     it('exposes resident memory, CPU time and the event-loop delay', async () => {
       const text = await scrape(t);
-      expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
-      expect(sample(text, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+      expect(metricSample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+      expect(metricSample(text, 'process_cpu_seconds_total')).toBeGreaterThan(0);
       expect(text).toMatch(/^# TYPE nodejs_eventloop_lag_seconds gauge$/m);
-      expect(sample(text, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
+      expect(metricSample(text, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
     });
   });
 
   describe('labeling lag: the oldest due pending conversation', () => {
     it('is 0 with nothing due; a conversation quiet for 90 minutes (LABEL_QUIET_MINUTES=30) is due for about 60', async () => {
       const before = await scrape(t);
-      expect(sample(before, 'labeling_due_conversations')).toBe(0);
-      expect(sample(before, 'labeling_lag_seconds')).toBe(0);
+      expect(metricSample(before, 'labeling_due_conversations')).toBe(0);
+      expect(metricSample(before, 'labeling_lag_seconds')).toBe(0);
       const site = { id: org.site.id, organizationId: org.organization.id };
       await insertConversation(t.app, site, [{ role: 'shopper', text: 'Hello?', minutesAgo: 90 }]);
       await insertConversation(t.app, site, [{ role: 'shopper', text: 'Still talking', minutesAgo: 1 }]);
       const after = await scrape(t);
-      expect(sample(after, 'labeling_due_conversations')).toBe(1);
-      const lag = sample(after, 'labeling_lag_seconds')!;
+      expect(metricSample(after, 'labeling_due_conversations')).toBe(1);
+      const lag = metricSample(after, 'labeling_lag_seconds')!;
       expect(lag).toBeGreaterThanOrEqual(60 * 60 - 5);
       expect(lag).toBeLessThan(60 * 60 + 60);
     });
@@ -104,19 +92,21 @@ describe('GET /metrics (WORKERS=off)', () => {
       const closed = await runImport(t.app, org.site, org.organization.id);
       const after = await scrape(t);
       const outcome = closed.outcome!;
-      expect(sample(after, 'page_imports_closed', { outcome })).toBe(
-        (sample(before, 'page_imports_closed', { outcome }) ?? 0) + 1,
+      expect(metricSample(after, 'page_imports_closed', { outcome })).toBe(
+        (metricSample(before, 'page_imports_closed', { outcome }) ?? 0) + 1,
       );
-      expect(sample(after, 'page_imports_running')).toBe(0);
+      expect(metricSample(after, 'page_imports_running')).toBe(0);
     });
   });
 
   describe('export counts, by state', () => {
     it('reports every export state, and a new export is counted under one of them', async () => {
       const states = ['queued', 'running', 'completed', 'failed', 'expired'];
-      const total = (text: string) => states.reduce((n, state) => n + sample(text, 'exports', { state })!, 0);
+      const total = (text: string) =>
+        states.reduce((n, state) => n + metricSample(text, 'exports', { state })!, 0);
       const before = await scrape(t);
-      for (const state of states) expect(sample(before, 'exports', { state })).toBeGreaterThanOrEqual(0);
+      for (const state of states)
+        expect(metricSample(before, 'exports', { state })).toBeGreaterThanOrEqual(0);
       await t
         .http()
         .post(`/api/v1/sites/${org.site.id}/conversations/exports`)
@@ -131,7 +121,7 @@ describe('GET /metrics (WORKERS=off)', () => {
     it('reports every state of the page-imports queue', async () => {
       const text = await scrape(t);
       for (const state of ['waiting', 'active', 'delayed', 'failed', 'paused'])
-        expect(sample(text, 'queue_jobs', { queue: 'page-imports', state })).toBeGreaterThanOrEqual(0);
+        expect(metricSample(text, 'queue_jobs', { queue: 'page-imports', state })).toBeGreaterThanOrEqual(0);
     });
   });
 
@@ -139,11 +129,11 @@ describe('GET /metrics (WORKERS=off)', () => {
     it('search_outbox_pending counts outbox rows; the other four are present', async () => {
       const [{ n }] = await t.app.get(DataSource).query(`SELECT count(*)::int AS n FROM search_outbox`);
       const text = await scrape(t);
-      expect(sample(text, 'search_outbox_pending')).toBe(n);
-      expect(sample(text, 'search_outbox_failing')).toBe(0);
-      expect(sample(text, 'search_outbox_oldest_age_seconds')).toBeGreaterThanOrEqual(0);
-      expect(sample(text, 'search_mirror_configured')).toBe(t.config.search.opensearchUrl ? 1 : 0);
-      expect(sample(text, 'search_mirror_enabled')).toBeDefined();
+      expect(metricSample(text, 'search_outbox_pending')).toBe(n);
+      expect(metricSample(text, 'search_outbox_failing')).toBe(0);
+      expect(metricSample(text, 'search_outbox_oldest_age_seconds')).toBeGreaterThanOrEqual(0);
+      expect(metricSample(text, 'search_mirror_configured')).toBe(t.config.search.opensearchUrl ? 1 : 0);
+      expect(metricSample(text, 'search_mirror_enabled')).toBeDefined();
     });
   });
 
@@ -157,18 +147,18 @@ describe('GET /metrics (WORKERS=off)', () => {
         const started = Date.now();
         const text = await scrape(t);
         expect(Date.now() - started).toBeLessThan(10_000);
-        expect(sample(text, 'page_imports_running')).toBeNaN();
-        expect(sample(text, 'page_imports_closed', { outcome: 'completed' })).toBeUndefined();
+        expect(metricSample(text, 'page_imports_running')).toBeNaN();
+        expect(metricSample(text, 'page_imports_closed', { outcome: 'completed' })).toBeUndefined();
         expect(
-          sample(text, 'metrics_collect_errors_total', { source: 'page_imports' }),
+          metricSample(text, 'metrics_collect_errors_total', { source: 'page_imports' }),
         ).toBeGreaterThanOrEqual(1);
-        expect(sample(text, 'labeling_lag_seconds')).not.toBeNaN();
-        expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+        expect(metricSample(text, 'labeling_lag_seconds')).not.toBeNaN();
+        expect(metricSample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
       } finally {
         await locker.query('ROLLBACK');
         await locker.end();
       }
-      expect(sample(await scrape(t), 'page_imports_running')).toBe(0);
+      expect(metricSample(await scrape(t), 'page_imports_running')).toBe(0);
     });
   });
 });
@@ -187,14 +177,16 @@ describe('job outcomes (WORKERS=on)', () => {
     await insertConversation(t.app, site, [{ role: 'shopper', text: 'Any boots?', minutesAgo: 2 }]);
     const text = await eventually(async () => {
       const text = await scrape(t);
-      return (sample(text, 'queue_jobs_finished_total', { queue: 'labeling', outcome: 'completed' }) ?? 0) >=
-        1
+      return (metricSample(text, 'queue_jobs_finished_total', { queue: 'labeling', outcome: 'completed' }) ??
+        0) >= 1
         ? text
         : undefined;
     }, 'a completed label job is counted');
     expect(
-      sample(text, 'queue_job_duration_seconds_count', { queue: 'labeling', outcome: 'completed' }),
+      metricSample(text, 'queue_job_duration_seconds_count', { queue: 'labeling', outcome: 'completed' }),
     ).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'queue_jobs', { queue: 'labeling', state: 'waiting' })).toBeGreaterThanOrEqual(0);
+    expect(metricSample(text, 'queue_jobs', { queue: 'labeling', state: 'waiting' })).toBeGreaterThanOrEqual(
+      0,
+    );
   });
 });
