@@ -54,6 +54,15 @@ async function bothListening(service: ReturnType<typeof start>): Promise<boolean
   return waitForOutput(service, (out) => (out.match(/"msg":"listening on/g) ?? []).length >= 2, READY_MS);
 }
 
+/** Waits for the service to answer and both HTTP processes to listen; returns their pids. */
+async function bothReady(service: ReturnType<typeof start>, port: number): Promise<number[]> {
+  expect(await waitForReady(port, service.exited, READY_MS)).toBe(true);
+  expect(await bothListening(service)).toBe(true);
+  const pids = descendantsOf(service.child.pid!);
+  expect(pids).toHaveLength(2);
+  return pids;
+}
+
 describe('HTTP_PROCESSES=2: two HTTP processes on one port', () => {
   it(
     'serves from both, /metrics reports the whole service, background workers run in one, SIGTERM drains all',
@@ -62,10 +71,7 @@ describe('HTTP_PROCESSES=2: two HTTP processes on one port', () => {
       const service = start('cluster', port);
       let pids: number[] = [];
       try {
-        expect(await waitForReady(port, service.exited, READY_MS)).toBe(true);
-        expect(await bothListening(service)).toBe(true);
-        pids = descendantsOf(service.child.pid!);
-        expect(pids).toHaveLength(2);
+        pids = await bothReady(service, port);
 
         // Each request on its own connection: the connections alternate between the processes.
         const requests = 20;
@@ -129,10 +135,7 @@ describe('HTTP_PROCESSES=2: two HTTP processes on one port', () => {
       const service = start('cluster_crash', port);
       let pids: number[] = [];
       try {
-        expect(await waitForReady(port, service.exited, READY_MS)).toBe(true);
-        expect(await bothListening(service)).toBe(true);
-        pids = descendantsOf(service.child.pid!);
-        expect(pids).toHaveLength(2);
+        pids = await bothReady(service, port);
 
         process.kill(pids[1], 'SIGKILL');
         expect(await service.exited).toEqual({ code: 1, signal: null });
