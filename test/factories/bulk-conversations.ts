@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
 /**
- * `count` conversations of one site written in one statement (for exports over many rows), one
+ * `count` conversations of one site written in a few statements (for exports over many rows), one
  * second apart going back from `newest`, each with two messages when `messages` is set.
  */
 export async function insertManyConversations(
@@ -13,22 +13,32 @@ export async function insertManyConversations(
 ): Promise<void> {
   const dataSource = app.get(DataSource);
   const newest = options.newest ?? new Date(Date.now() - 60 * 60_000);
-  await dataSource.query(
-    `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
-       agent_version_id, created_at, updated_at, message_count)
-     SELECT 'conv_bulk' || substr(md5($1 || g::text), 1, 20), $2, $1, 'Bulk conversation ' || g, 'web', 'en',
-       'agt_bulk', 'Bulk agent', 1, 'agtv_bulk', $3::timestamptz - make_interval(secs => g),
-       $3::timestamptz - make_interval(secs => g) + interval '30 seconds', CASE WHEN $5 THEN 2 ELSE 0 END
-     FROM generate_series(1, $4) g`,
-    [site.id, site.organizationId, newest, count, options.messages === true],
-  );
-  if (options.messages) {
+  // In slices, so each statement stays far below the test app's statement timeout on a loaded
+  // machine (every row also feeds the GIN index and the statistics rollups).
+  for (let first = 1; first <= count; first += BULK_SLICE) {
+    const last = Math.min(count, first + BULK_SLICE - 1);
     await dataSource.query(
-      `INSERT INTO messages (id, conversation_id, position, role, created_at, blocks)
-       SELECT 'msg_' || substr(md5(c.id || p::text), 1, 22), c.id, p, CASE p WHEN 0 THEN 'shopper' ELSE 'agent' END,
-         c.created_at + make_interval(secs => p), '[{"type":"text","text":"Hello"}]'::jsonb
-       FROM conversations c, generate_series(0, 1) p WHERE c.site_id = $1`,
-      [site.id],
+      `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
+         agent_version_id, created_at, updated_at, message_count)
+       SELECT 'conv_bulk' || substr(md5($1 || g::text), 1, 20), $2, $1, 'Bulk conversation ' || g, 'web', 'en',
+         'agt_bulk', 'Bulk agent', 1, 'agtv_bulk', $3::timestamptz - make_interval(secs => g),
+         $3::timestamptz - make_interval(secs => g) + interval '30 seconds', CASE WHEN $6 THEN 2 ELSE 0 END
+       FROM generate_series($4::int, $5::int) g`,
+      [site.id, site.organizationId, newest, first, last, options.messages === true],
     );
+    if (options.messages) {
+      await dataSource.query(
+        `INSERT INTO messages (id, conversation_id, position, role, created_at, blocks)
+         SELECT 'msg_' || substr(md5(c.id || p::text), 1, 22), c.id, p, CASE p WHEN 0 THEN 'shopper' ELSE 'agent' END,
+           c.created_at + make_interval(secs => p), '[{"type":"text","text":"Hello"}]'::jsonb
+         FROM generate_series($2::int, $3::int) g
+         JOIN conversations c ON c.id = 'conv_bulk' || substr(md5($1 || g::text), 1, 20),
+         generate_series(0, 1) p`,
+        [site.id, first, last],
+      );
+    }
   }
 }
+
+/** Conversations per statement. */
+const BULK_SLICE = 1000;
