@@ -64,8 +64,10 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SET)\b/i.test(q);
 
     it('a filter the newest rows answer is one statement per page, and one Redis command', async () => {
-      // Keywords are weighed by their terms' frequencies, read once per 10 minutes: warm.
+      // Keywords are weighed by their terms' frequencies, read once per 10 minutes, and the
+      // site's term counts (statistics rollups), read once per 30 s: warm.
       await t.app.get(PostgresConversationSearch).refreshTermStats();
+      await t.app.get(PostgresConversationSearch).densities.get(org.site.id);
       const cost = await costOf(4, async () => {
         const res = await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
         expect(res.body.data).toHaveLength(3);
@@ -89,6 +91,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       // A one-row window and no further walk: the page must come from the GIN plan.
       engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0 };
       await engine.refreshTermStats(); // read once per 10 minutes: warm
+      await engine.densities.get(org.site.id); // read once per 30 s: warm
       try {
         const cost = await costOf(1, async () => {
           const res = await listConversations(t, org, { channel: 'web', limit: 2 }).expect(200);
@@ -98,6 +101,33 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         expect(cost.own).toHaveLength(2);
         expect(cost.own.filter(isTransactionControl)).toEqual([]);
         expect(cost.own[1]).toMatch(/search_terms @>/);
+      } finally {
+        engine.tuning = tuning;
+      }
+    });
+
+    it("puts the site's rare terms in the GIN condition and checks its dense ones on the row (exact per-site counts)", async () => {
+      // `web` is rare in this site and common in the table (another site's 12 conversations);
+      // `en` is in every conversation of this site. Table-wide shares would call `web` the dense
+      // one; the site's rollups tell the truth.
+      const site = await createOrganization(t.app);
+      const other = await createOrganization(t.app);
+      for (let i = 0; i < 12; i++) await recordConversation(t, other, { channel: 'web', language: 'de' });
+      const web = await recordConversation(t, site, { channel: 'web', language: 'en' });
+      for (let i = 0; i < 4; i++) await recordConversation(t, site, { channel: 'hosted', language: 'en' });
+      const engine = t.app.get(PostgresConversationSearch);
+      const tuning = engine.tuning;
+      // A one-row window and no further walk: the page must come from the GIN plan.
+      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0 };
+      await engine.densities.get(site.site.id); // read once per 30 s: warm
+      try {
+        const cost = await costOf(1, async () => {
+          const res = await listConversations(t, site, { channel: 'web', language: 'en' }).expect(200);
+          expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([web.id]);
+        });
+        expect(cost.own).toHaveLength(2);
+        expect(cost.own[1]).toMatch(/search_terms @> \$\d+::text\[\] AND language = \$\d+/);
+        expect(cost.own[1]).not.toMatch(/channel = /);
       } finally {
         engine.tuning = tuning;
       }

@@ -14,6 +14,7 @@ import {
   buildFilterSql,
   hasNarrowScoreBand,
   cappedCountSql,
+  indexEqualityTerms,
   ginSortedSql,
   matchingSql,
   rollupCountSql,
@@ -24,7 +25,9 @@ import {
   windowWithEdgeSql,
   withRows,
 } from './conversation-sql';
+import { chooseIndexTerms } from './index-terms';
 import { ListingPools, ListingQueries, PlanShape } from './listing-pools';
+import { SiteDensityCache, siteDensitiesFrom, siteDensitiesSql } from './site-densities';
 
 export interface SearchTuning {
   /** Rows of the range a page request walks by creation time before it turns to the GIN index. */
@@ -40,8 +43,14 @@ export interface SearchTuning {
    * and the rest of the page is expected within this many rows, before it turns to the GIN index.
    */
   walkFurther: number;
-  /** Share of the table's rows above which a search term is checked on the row, not in the GIN index. */
-  denseTermShare: number;
+  /**
+   * How many posting-list entries the GIN index merges in the time of one heap visit: weighs a
+   * dense term's merge against the candidates it removes (index-terms.ts). 0: every term that
+   * can be is checked on the row; Infinity: every term stays in the GIN condition.
+   */
+  postingsPerHeapVisit: number;
+  /** Whether capped counts through the GIN index may use parallel workers (the `count` plan shape). */
+  parallelCounts: boolean;
 }
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
@@ -51,7 +60,8 @@ export const DEFAULT_TUNING: SearchTuning = {
   countWindow: 5000,
   denseShare: 0.05,
   walkFurther: 30000,
-  denseTermShare: 0.1,
+  postingsPerHeapVisit: 250,
+  parallelCounts: true,
 };
 
 /** How long the term frequencies read from pg_stats are reused. */
@@ -195,8 +205,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       // the sample: the GIN candidates outside the range would be visited too.
       n = (
         await this.run<{ n: number }>(
-          cappedCountSql(buildFilterSql(siteId, filter, undefined, await this.indexOptions(filter)), cap + 1),
-          'bitmap',
+          cappedCountSql(
+            buildFilterSql(siteId, filter, undefined, await this.indexOptions(siteId, filter, cap + 1)),
+            cap + 1,
+          ),
+          this.countShape(),
         )
       )[0].n;
     } else {
@@ -218,11 +231,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       )
         n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
       else {
-        const options = await this.indexOptions(filter);
+        const options = await this.indexOptions(siteId, filter, cap + 1);
         n = (
           await this.run<{ n: number }>(
             cappedCountSql(buildFilterSql(siteId, filter, undefined, options), cap + 1),
-            'bitmap',
+            this.countShape(),
           )
         )[0].n;
       }
@@ -306,7 +319,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     const rest = want - found.length;
     const sorted: FoundRow[] = await this.run(
       rowsOf(
-        ginSortedSql(buildFilterSql(siteId, filter, beyond, await this.indexOptions(filter)), probe, rest),
+        ginSortedSql(
+          buildFilterSql(siteId, filter, beyond, await this.indexOptions(siteId, filter, probe)),
+          probe,
+          rest,
+        ),
         { taken: true },
       ),
       'bitmap',
@@ -341,21 +358,54 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
 
   private termStats?: TermStats;
 
-  /** Options of a GIN-plan filter: dense terms (per pg_stats) are left to the row check. */
-  private async indexOptions(filter: ConversationFilter) {
-    const shares = (await this.stats()).shares;
-    return {
-      forIndex: true,
-      termShare: (term: string) => shares.get(term),
-      // With a keyword, every term stays in the GIN condition, dense ones included: the index
-      // intersects a dense term's posting list in a fraction of the heap visits its row check
-      // would cost (count of `retour` + labeled + a common token, 17,042 matches: 24 ms in the
-      // index + 10,001 heap rows, against 11 ms + 23,381 heap pages with the keyword alone in
-      // it; keyword + dense channel and language at 3M: 159,000 heap pages, 1.2 s, when the
-      // title's candidates were not scoped to the site).
-      denseShare: filter.keywords.length > 0 ? Number.POSITIVE_INFINITY : this.tuning.denseTermShare,
-    };
+  /**
+   * Options of a GIN-plan filter: which equality terms the GIN condition holds and which are
+   * checked on the candidate rows (index-terms.ts), from the site's exact term counts (the
+   * statistics rollups) and the keywords' estimated rows (pg_stats of the title terms).
+   * `stopAfter`: the matches after which the statement stops (its LIMIT).
+   */
+  private async indexOptions(siteId: string, filter: ConversationFilter, stopAfter: number) {
+    const terms = indexEqualityTerms(filter);
+    const options = { forIndex: true, onRow: new Set<string>() };
+    if (terms.length === 0) return options;
+    let base: number | undefined;
+    if (filter.keywords.length > 0) {
+      // Keywords the estimate cannot spell: every term stays in the GIN condition.
+      base = await this.keywordRowsAtMost(siteId, filter);
+      if (base === undefined) return options;
+    }
+    const densities = await this.densities.get(siteId);
+    const shareOf = (rows: number) => (densities.rows > 0 ? Math.min(1, rows / densities.rows) : 1);
+    for (const group of filter.labelsAny) {
+      const rows = group.map((token) => densities.terms.get(token));
+      const groupRows = rows.every((n) => n !== undefined)
+        ? rows.reduce((a, b) => a! + b!, 0)!
+        : densities.rows;
+      base = (base ?? densities.rows) * shareOf(groupRows);
+    }
+    if (hasNarrowScoreBand(filter)) base ??= densities.rows;
+    const labeled = filter.labelsAll.length > 0 || filter.labelsAny.length > 0;
+    const kept = new Set(
+      chooseIndexTerms({
+        siteRows: densities.rows,
+        base,
+        // A term the rollups do not count (an unknown agent, a token without a bit): none hold it.
+        terms: terms.map((term) => ({ term, rows: densities.terms.get(term) ?? 0 })),
+        stopAfter,
+        postingsPerHeapVisit: this.tuning.postingsPerHeapVisit,
+        // Label tokens are held by labeled conversations: their status term narrows nothing more.
+        implied: labeled ? new Set(['status:labeled']) : undefined,
+      }),
+    );
+    for (const term of terms) if (!kept.has(term)) options.onRow.add(term);
+    return options;
   }
+
+  /** A site's exact term counts (statistics rollups), read at most once per 30 s. */
+  readonly densities = new SiteDensityCache(async (siteId) => {
+    const statement = siteDensitiesSql(siteId);
+    return siteDensitiesFrom(await this.run<{ kind: number; key: string; n: number }>(statement));
+  });
 
   private async stats(): Promise<TermStats> {
     if (!this.termStats || Date.now() - this.termStats.at > TERM_STATS_TTL_MS) await this.refreshTermStats();
@@ -403,6 +453,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     // A table the first window covers for the most part: walking it is as cheap.
     if (stats.rows <= this.tuning.walkWindow) return undefined;
     return Math.min(...terms.map((t) => stats.shares.get(t) ?? stats.titleFloor)) * stats.rows;
+  }
+
+  /** The plan shape of a capped count through the GIN index (listing-pools.ts). */
+  private countShape(): PlanShape {
+    return this.tuning.parallelCounts ? 'count' : 'bitmap';
   }
 
   /**
