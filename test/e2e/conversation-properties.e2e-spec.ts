@@ -250,7 +250,6 @@ describe('properties of the listing', () => {
         // Merging posting lists priced above any heap visit: GIN plans check every term they
         // can on the row (the rarest stays when nothing else uses the index).
         postingsPerHeapVisit: 0,
-        parallelCounts: true,
       };
       const specs = fc.sample(spec, { numRuns: 36, seed: 42 });
       for (const [i, s] of specs.entries()) {

@@ -9,7 +9,7 @@ import { sidePool } from '../../database/side-pool';
  * tsvector conditions would trigger) only add latency, so no shape has them. `bitmap` pins the
  * GIN index (no index or sequential scans), `walk` the creation-time btree (no bitmaps).
  */
-export type PlanShape = 'plain' | 'bitmap' | 'walk' | 'count';
+export type PlanShape = 'plain' | 'bitmap' | 'walk';
 
 /** The session settings of each shape, sent once per connection in its startup packet. */
 export const SHAPE_SETTINGS: Record<PlanShape, readonly string[]> = {
@@ -24,18 +24,6 @@ export const SHAPE_SETTINGS: Record<PlanShape, readonly string[]> = {
     'work_mem=16MB',
   ],
   walk: ['jit=off', 'max_parallel_workers_per_gather=0', 'enable_bitmapscan=off', 'enable_seqscan=off'],
-  // A capped count through the GIN index visits the heap once per match (Postgres 15.20 no
-  // longer skips all-visible pages in bitmap heap scans): up to 10,001 page reads, which two
-  // workers share with the leader (Parallel Bitmap Heap Scan). The planner weighs the workers'
-  // setup against the heap's cost, so a count of a few matches stays serial; when no worker is
-  // free (max_parallel_workers), the leader scans alone, as the bitmap shape does.
-  count: [
-    'jit=off',
-    'max_parallel_workers_per_gather=2',
-    'enable_indexscan=off',
-    'enable_seqscan=off',
-    'work_mem=16MB',
-  ],
 };
 
 /** A shape's setting as a `SET LOCAL` statement (to reproduce it in a transaction: EXPLAIN). */
@@ -49,7 +37,7 @@ export interface ListingQueries {
   query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]>;
 }
 
-/** Connections of the `bitmap`, `walk` and `count` pools, as a share of the `plain` one (those plans are rarer). */
+/** Connections of the `bitmap` and `walk` pools, as a share of the `plain` one (those plans are rarer). */
 const PINNED_POOL_SHARE = 0.5;
 
 /**
@@ -71,12 +59,7 @@ export class ListingPools implements ListingQueries {
         startupOptions: SHAPE_SETTINGS[shape].map((s) => `-c ${s}`).join(' '),
       });
     const pinned = Math.max(1, Math.ceil(size * PINNED_POOL_SHARE));
-    this.pools = {
-      plain: make('plain', size),
-      bitmap: make('bitmap', pinned),
-      walk: make('walk', pinned),
-      count: make('count', pinned),
-    };
+    this.pools = { plain: make('plain', size), bitmap: make('bitmap', pinned), walk: make('walk', pinned) };
   }
 
   async query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]> {

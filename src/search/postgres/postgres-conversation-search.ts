@@ -49,8 +49,6 @@ export interface SearchTuning {
    * can be is checked on the row; Infinity: every term stays in the GIN condition.
    */
   postingsPerHeapVisit: number;
-  /** Whether capped counts through the GIN index may use parallel workers (the `count` plan shape). */
-  parallelCounts: boolean;
 }
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
@@ -61,7 +59,6 @@ export const DEFAULT_TUNING: SearchTuning = {
   denseShare: 0.05,
   walkFurther: 30000,
   postingsPerHeapVisit: 250,
-  parallelCounts: true,
 };
 
 /** How long the term frequencies read from pg_stats are reused. */
@@ -89,7 +86,7 @@ export function keywordTermsEstimate(siteId: string, keywords: string[]): string
 /** Term frequencies from pg_stats. */
 interface TermStats {
   at: number;
-  /** Share of the table's rows holding each listed term (search terms and title terms). */
+  /** Share of the table's rows holding each listed title term. */
   shares: Map<string, number>;
   /** Share below which the title terms not listed are. */
   titleFloor: number;
@@ -209,7 +206,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
             buildFilterSql(siteId, filter, undefined, await this.indexOptions(siteId, filter, cap + 1)),
             cap + 1,
           ),
-          this.countShape(),
+          'bitmap',
         )
       )[0].n;
     } else {
@@ -235,7 +232,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
         n = (
           await this.run<{ n: number }>(
             cappedCountSql(buildFilterSql(siteId, filter, undefined, options), cap + 1),
-            this.countShape(),
+            'bitmap',
           )
         )[0].n;
       }
@@ -413,8 +410,9 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
   }
 
   /**
-   * Reads the share of rows holding each common term from pg_stats (ANALYZE keeps it current):
-   * search terms (table column) and title terms (expression of conversations_search_idx).
+   * Reads the share of rows holding each common title term from pg_stats (ANALYZE keeps it
+   * current; the expression of conversations_search_idx). Equality terms are weighed by the
+   * site's exact counts instead (densities).
    */
   async refreshTermStats(): Promise<void> {
     const [rows, [table]] = await Promise.all([
@@ -422,8 +420,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
         `SELECT s.attname AS source, u.term, u.share FROM pg_stats s,
            unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
          WHERE s.schemaname = current_schema()
-           AND (s.tablename = 'conversations' AND s.attname = 'search_terms'
-             OR s.tablename = 'conversations_search_idx' AND s.attname = 'conversation_title_terms')`,
+           AND s.tablename = 'conversations_search_idx' AND s.attname = 'conversation_title_terms'`,
       ) as Promise<{ source: string; term: string | null; share: number }[]>,
       this.dataSource.query(
         `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'conversations'::regclass`,
@@ -453,11 +450,6 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     // A table the first window covers for the most part: walking it is as cheap.
     if (stats.rows <= this.tuning.walkWindow) return undefined;
     return Math.min(...terms.map((t) => stats.shares.get(t) ?? stats.titleFloor)) * stats.rows;
-  }
-
-  /** The plan shape of a capped count through the GIN index (listing-pools.ts). */
-  private countShape(): PlanShape {
-    return this.tuning.parallelCounts ? 'count' : 'bitmap';
   }
 
   /**
