@@ -371,7 +371,9 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       base = await this.keywordRowsAtMost(siteId, filter);
       if (base === undefined) return options;
     }
-    const densities = await this.densities.get(siteId);
+    // The counts only weigh the plan: without them (a failed read), every term stays in the index.
+    const densities = await this.densities.get(siteId).catch(() => undefined);
+    if (!densities) return options;
     const shareOf = (rows: number) => (densities.rows > 0 ? Math.min(1, rows / densities.rows) : 1);
     for (const group of filter.labelsAny) {
       const rows = group.map((token) => densities.terms.get(token));
