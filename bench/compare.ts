@@ -49,14 +49,24 @@ async function main(names: string[]): Promise<void> {
     }
     return base + queryString(query, cursor ? { cursor } : {});
   };
+  /**
+   * The builds' order in a round: the first of a round measured slower on the shared machine
+   * (A/A: ~10 %), so odd rounds go the other way.
+   */
+  const turn = (round: number) => {
+    const order = builds.map((_b, i) => i);
+    return round % 2 === 0 ? order : order.reverse();
+  };
   /** Medians of `variants` (paths per build), alternated build by build in each round. */
   const measure = async (variants: string[][]) => {
     const latencies = variants.map(() => builds.map(() => [] as number[]));
     for (const paths of variants) for (const [i, b] of builds.entries()) await getOnce(b.target, paths[i]);
     for (let round = 0; round < rounds; round++)
       for (const [v, paths] of variants.entries())
-        for (const [i, b] of builds.entries())
-          latencies[v][i].push(...(await load(b.target, [paths[i]], { connections, seconds })).latencies);
+        for (const i of turn(round))
+          latencies[v][i].push(
+            ...(await load(builds[i].target, [paths[i]], { connections, seconds })).latencies,
+          );
     return latencies.map((perBuild) => perBuild.map((l) => summarize(l)));
   };
   for (const r of mix) {
@@ -100,8 +110,11 @@ async function main(names: string[]): Promise<void> {
     }
     const runs = builds.map(() => ({ requests: 0, latencies: [] as number[] }));
     for (let round = 0; round < rounds; round++)
-      for (const [i, b] of builds.entries()) {
-        const l = await load(b.target, paths[i], { connections: mixConnections, seconds: mixSeconds });
+      for (const i of turn(round)) {
+        const l = await load(builds[i].target, paths[i], {
+          connections: mixConnections,
+          seconds: mixSeconds,
+        });
         runs[i].requests += l.requests;
         runs[i].latencies.push(...l.latencies);
       }
