@@ -3,6 +3,8 @@ import { createOrganization } from '../factories/organizations';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { countRoundTrips } from '../support/round-trips';
+import { DataSource } from 'typeorm';
+import { emptyFilter } from '../../src/search/listing/conversation-filter';
 
 /** docs/request-cost.md: what one request costs in round trips, counted on the real clients. */
 describe('Round trips per request (docs/request-cost.md)', () => {
@@ -129,6 +131,36 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         expect(cost.own).toHaveLength(2);
         expect(cost.own[1]).toMatch(/search_terms @> \$\d+::text\[\] AND language = \$\d+/);
         expect(cost.own[1]).not.toMatch(/channel = /);
+      } finally {
+        engine.tuning = tuning;
+      }
+    });
+
+    it('a keyword whose matches, weighed by the rarity of the other terms, fit in the GIN probe starts there: one statement', async () => {
+      // Six conversations hold the keyword, one of them on `playground`: 6 × 1/6 = 1 match
+      // expected, within a probe of 2 × 2; the keyword alone (6 rows) is not.
+      const site = await createOrganization(t.app);
+      const wanted = await recordConversation(t, site, { title: 'refund zebra', channel: 'playground' });
+      for (let i = 0; i < 5; i++)
+        await recordConversation(t, site, { title: 'refund zebra', channel: 'hosted' });
+      const engine = t.app.get(PostgresConversationSearch);
+      const tuning = engine.tuning;
+      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2 };
+      await t.app.get(DataSource).query('ANALYZE conversations');
+      await engine.refreshTermStats();
+      await engine.densities.get(site.site.id);
+      try {
+        expect(
+          await engine.keywordRowsAtMost(site.site.id, { ...emptyFilter(), keywords: ['zebra'] }),
+        ).toBeGreaterThan(4);
+        const cost = await costOf(1, async () => {
+          const res = await listConversations(t, site, { channel: 'playground', keywords: 'zebra' }).expect(
+            200,
+          );
+          expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([wanted.id]);
+        });
+        expect(cost.own).toHaveLength(1);
+        expect(cost.own[0]).toMatch(/search_terms @> \$1::text\[\] AND conversation_title_terms/);
       } finally {
         engine.tuning = tuning;
       }

@@ -264,12 +264,18 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     want: number,
     after?: ListingPosition,
   ): Promise<FoundRow[]> {
-    // Keywords whose rarest title term (pg_stats) is held by at most two GIN probes' worth of
-    // rows (a term pg_stats does not list: ~1,100 rows of 2M): every match comes from the index
-    // at once (a probe that large), while a window of heap reads would find almost none.
+    // Keywords whose matches are expected within two GIN probes' worth of rows: the rarest
+    // title term's rows (pg_stats; a term pg_stats does not list: ~1,100 rows of 2M), times the
+    // share of the site holding each equality term (exact rollup counts, independence assumed:
+    // stacked filters). Every match comes from the index at once (a probe that large), while a
+    // window of heap reads would find almost none. A wrong guess costs time, not exactness.
     const keywordRows = await this.keywordRowsAtMost(siteId, filter);
-    if (keywordRows !== undefined && keywordRows <= 2 * this.tuning.ginProbe)
-      return this.fromIndex(siteId, filter, [], want, after, 2 * this.tuning.ginProbe);
+    if (keywordRows !== undefined) {
+      const probe = 2 * this.tuning.ginProbe;
+      const expected =
+        keywordRows <= probe ? keywordRows : keywordRows * (await this.termShares(siteId, filter));
+      if (expected <= probe) return this.fromIndex(siteId, filter, [], want, after, probe);
+    }
 
     const first = await this.windowWithEdge(
       buildFilterSql(siteId, filter, after),
@@ -398,6 +404,26 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     );
     for (const term of terms) if (!kept.has(term)) options.onRow.add(term);
     return options;
+  }
+
+  /**
+   * The share of the site's conversations holding every equality term of `filter`, assuming
+   * independence (exact per-term counts from the rollups); 1 when there are none or a count is
+   * missing. `status:labeled` beside a label token counts as 1 (tokens are on labeled rows).
+   */
+  private async termShares(siteId: string, filter: ConversationFilter): Promise<number> {
+    const terms = indexEqualityTerms(filter);
+    if (terms.length === 0) return 1;
+    const densities = await this.densities.get(siteId).catch(() => undefined);
+    if (!densities || densities.rows <= 0) return 1;
+    const labeled = filter.labelsAll.length > 0 || filter.labelsAny.length > 0;
+    let share = 1;
+    for (const term of terms) {
+      const rows = densities.terms.get(term);
+      if (rows === undefined || (labeled && term === 'status:labeled')) continue;
+      share *= Math.min(1, rows / densities.rows);
+    }
+    return share;
   }
 
   /** A site's exact term counts (statistics rollups), read at most once per 30 s. */
