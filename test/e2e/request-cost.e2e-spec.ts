@@ -3,6 +3,8 @@ import { createOrganization } from '../factories/organizations';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { countRoundTrips } from '../support/round-trips';
+import { DataSource } from 'typeorm';
+import { emptyFilter } from '../../src/search/listing/conversation-filter';
 
 /** docs/request-cost.md: what one request costs in round trips, counted on the real clients. */
 describe('Round trips per request (docs/request-cost.md)', () => {
@@ -64,8 +66,10 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SET)\b/i.test(q);
 
     it('a filter the newest rows answer is one statement per page, and one Redis command', async () => {
-      // Keywords are weighed by their terms' frequencies, read once per 10 minutes: warm.
+      // Keywords are weighed by their terms' frequencies, read once per 10 minutes, and the
+      // site's term counts (statistics rollups), read once per 30 s: warm.
       await t.app.get(PostgresConversationSearch).refreshTermStats();
+      await t.app.get(PostgresConversationSearch).densities.get(org.site.id);
       const cost = await costOf(4, async () => {
         const res = await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
         expect(res.body.data).toHaveLength(3);
@@ -74,10 +78,11 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       expect(cost.own).toHaveLength(4);
       expect(cost.own.filter(isTransactionControl)).toEqual([]);
       // The bounded walk, or, when pg_stats of the shared test database call the keyword's term
-      // rare, the GIN probe that rare keywords start with: one statement per page either way.
+      // rare, the GIN probe that rare keywords start with (`web`, in every conversation of the
+      // site, is then checked on the row): one statement per page either way.
       for (const q of cost.own)
         expect(q).toMatch(
-          /FROM conversations WHERE (site_id = \$1|search_terms @> \$1::text\[\] AND conversation_title_terms)/,
+          /FROM conversations WHERE (site_id = \$1|(search_terms @> \$1::text\[\]|channel = \$1) AND conversation_title_terms)/,
         );
       expect(cost.redis.length).toBeLessThanOrEqual(4);
       expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
@@ -89,6 +94,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       // A one-row window and no further walk: the page must come from the GIN plan.
       engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0 };
       await engine.refreshTermStats(); // read once per 10 minutes: warm
+      await engine.densities.get(org.site.id); // read once per 30 s: warm
       try {
         const cost = await costOf(1, async () => {
           const res = await listConversations(t, org, { channel: 'web', limit: 2 }).expect(200);
@@ -98,6 +104,63 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         expect(cost.own).toHaveLength(2);
         expect(cost.own.filter(isTransactionControl)).toEqual([]);
         expect(cost.own[1]).toMatch(/search_terms @>/);
+      } finally {
+        engine.tuning = tuning;
+      }
+    });
+
+    it("puts the site's rare terms in the GIN condition and checks its dense ones on the row (exact per-site counts)", async () => {
+      // `web` is rare in this site and common in the table (another site's 12 conversations);
+      // `en` is in every conversation of this site. Table-wide shares would call `web` the dense
+      // one; the site's rollups tell the truth.
+      const site = await createOrganization(t.app);
+      const other = await createOrganization(t.app);
+      for (let i = 0; i < 12; i++) await recordConversation(t, other, { channel: 'web', language: 'de' });
+      const web = await recordConversation(t, site, { channel: 'web', language: 'en' });
+      for (let i = 0; i < 4; i++) await recordConversation(t, site, { channel: 'hosted', language: 'en' });
+      const engine = t.app.get(PostgresConversationSearch);
+      const tuning = engine.tuning;
+      // A one-row window and no further walk: the page must come from the GIN plan.
+      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0 };
+      await engine.densities.get(site.site.id); // read once per 30 s: warm
+      try {
+        const cost = await costOf(1, async () => {
+          const res = await listConversations(t, site, { channel: 'web', language: 'en' }).expect(200);
+          expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([web.id]);
+        });
+        expect(cost.own).toHaveLength(2);
+        expect(cost.own[1]).toMatch(/search_terms @> \$\d+::text\[\] AND language = \$\d+/);
+        expect(cost.own[1]).not.toMatch(/channel = /);
+      } finally {
+        engine.tuning = tuning;
+      }
+    });
+
+    it('a keyword whose matches, weighed by the rarity of the other terms, fit in the GIN probe starts there: one statement', async () => {
+      // Six conversations hold the keyword, one of them on `playground`: 6 × 1/6 = 1 match
+      // expected, within a probe of 2 × 2; the keyword alone (6 rows) is not.
+      const site = await createOrganization(t.app);
+      const wanted = await recordConversation(t, site, { title: 'refund zebra', channel: 'playground' });
+      for (let i = 0; i < 5; i++)
+        await recordConversation(t, site, { title: 'refund zebra', channel: 'hosted' });
+      const engine = t.app.get(PostgresConversationSearch);
+      const tuning = engine.tuning;
+      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2 };
+      await t.app.get(DataSource).query('ANALYZE conversations');
+      await engine.refreshTermStats();
+      await engine.densities.get(site.site.id);
+      try {
+        expect(
+          await engine.keywordRowsAtMost(site.site.id, { ...emptyFilter(), keywords: ['zebra'] }),
+        ).toBeGreaterThan(4);
+        const cost = await costOf(1, async () => {
+          const res = await listConversations(t, site, { channel: 'playground', keywords: 'zebra' }).expect(
+            200,
+          );
+          expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([wanted.id]);
+        });
+        expect(cost.own).toHaveLength(1);
+        expect(cost.own[0]).toMatch(/search_terms @> \$1::text\[\] AND conversation_title_terms/);
       } finally {
         engine.tuning = tuning;
       }

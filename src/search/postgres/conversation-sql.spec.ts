@@ -5,6 +5,7 @@ import {
   buildFilterSql,
   hasNarrowScoreBand,
   ginSortedSql,
+  indexEqualityTerms,
   labelMask,
   walkSql,
   walkWindowSql,
@@ -45,18 +46,12 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
     expect(sql.narrowed).toBe(true);
   });
 
-  it('checks dense terms (over denseShare of the rows) on the row instead of in the GIN condition', () => {
-    const shares = new Map([
-      ['site_a|channel:web', 0.35],
-      ['site_a|status:labeled', 0.4],
-      ['site_a|grounded:pass', 0.3],
-      ['site_a|agent:agt_1', 0.05],
-    ]);
+  it('checks the terms of options.onRow on the row instead of in the GIN condition', () => {
     const sql = buildFilterSql(
       'site_a',
       { ...emptyFilter(), channel: 'web', agentId: 'agt_1', labelsAll: ['grounded:pass'] },
       undefined,
-      { forIndex: true, termShare: (t) => shares.get(t), denseShare: 0.1 },
+      { forIndex: true, onRow: new Set(['channel:web', 'status:labeled', 'grounded:pass']) },
     );
     expect(sql.rows).toEqual([
       'search_terms @> $1::text[]',
@@ -67,19 +62,48 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
     expect(sql.params.values).toEqual([['site_a|agent:agt_1'], 'web', 'labeled', ['grounded:pass']]);
   });
 
-  it('keeps the rarest dense term in the GIN condition when nothing else would use the index', () => {
-    const shares = new Map([
-      ['site_a|channel:web', 0.35],
-      ['site_a|status:labeled', 0.4],
-    ]);
+  it('keeps a term in the GIN condition when nothing else would use the index', () => {
     const sql = buildFilterSql(
       'site_a',
       { ...emptyFilter(), channel: 'web', labelStatus: 'labeled' },
       undefined,
-      { forIndex: true, termShare: (t) => shares.get(t), denseShare: 0.1 },
+      { forIndex: true, onRow: new Set(['channel:web', 'status:labeled']) },
     );
     expect(sql.rows).toEqual(['search_terms @> $1::text[]', 'label_status = $2']);
     expect(sql.params.values).toEqual([['site_a|channel:web'], 'labeled']);
+  });
+
+  it('may leave every equality term to the row beside keywords', () => {
+    const sql = buildFilterSql(
+      'site_a',
+      { ...emptyFilter(), channel: 'web', keywords: ['retour'] },
+      undefined,
+      { forIndex: true, onRow: new Set(['channel:web']) },
+    );
+    expect(sql.rows[0]).toBe('channel = $1');
+    expect(sql.rows[1]).toMatch(/^conversation_title_terms\(site_id, title\) @>/);
+    expect(whereAll(sql)).not.toMatch(/search_terms/);
+  });
+
+  it('lists the equality terms in the order the GIN condition holds them', () => {
+    expect(
+      indexEqualityTerms({
+        ...emptyFilter(),
+        channel: 'web',
+        language: 'fr',
+        agentId: 'agt_1',
+        feedback: 'positive',
+        labelsAll: ['grounded:fail'],
+      }),
+    ).toEqual([
+      'channel:web',
+      'language:fr',
+      'agent:agt_1',
+      'feedback:positive',
+      'status:labeled',
+      'grounded:fail',
+    ]);
+    expect(indexEqualityTerms({ ...emptyFilter(), keywords: ['x'] })).toEqual([]);
   });
 
   it('matches keywords as phrases of the simple configuration, all of them', () => {

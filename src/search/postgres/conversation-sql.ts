@@ -69,6 +69,23 @@ export function hasNarrowScoreBand(filter: ConversationFilter): boolean {
   });
 }
 
+/**
+ * The equality terms a GIN plan can put in its `search_terms @>` condition, unscoped, in the
+ * order buildFilterSql adds them: channel, language, agent, feedback, label status (explicit,
+ * or `labeled` implied by a label or score filter), each labels.all token.
+ */
+export function indexEqualityTerms(filter: ConversationFilter): string[] {
+  const status = filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
+  return [
+    ...(filter.channel ? [`channel:${filter.channel}`] : []),
+    ...(filter.language ? [`language:${filter.language}`] : []),
+    ...(filter.agentId ? [`agent:${filter.agentId}`] : []),
+    ...(filter.feedback ? [`feedback:${filter.feedback}`] : []),
+    ...(status ? [`status:${status}`] : []),
+    ...filter.labelsAll,
+  ];
+}
+
 /** Builds the WHERE parts of a filter. `after` is the keyset position (strictly older rows follow it). */
 export function buildFilterSql(
   siteId: string,
@@ -76,10 +93,11 @@ export function buildFilterSql(
   after?: ListingPosition,
   options: {
     forIndex?: boolean;
-    /** (forIndex) Share of the table's rows holding a site-scoped term (pg_stats), if known. */
-    termShare?: (scopedTerm: string) => number | undefined;
-    /** (forIndex) Terms held by more than this share of rows are checked on the row, not in the GIN index. */
-    denseShare?: number;
+    /**
+     * (forIndex) Equality terms (unscoped, as indexEqualityTerms spells them) checked on the
+     * candidate row instead of in the GIN condition (index-terms.ts chooses them).
+     */
+    onRow?: ReadonlySet<string>;
   } = {},
 ): FilterSql {
   const params = new SqlParams();
@@ -122,9 +140,9 @@ export function buildFilterSql(
   if (index) {
     // Terms are scoped to the site (`<site_id>|<term>`, see the SiteScopedSearchTerms migration).
     const scope = (terms: string[]) => terms.map((term) => `${siteId}|${term}`);
-    // Each equality term with its exact check on the row. A dense term (options.termShare above
-    // options.denseShare: a posting list of a large part of the table) costs more to merge in the
-    // GIN index than it narrows the candidates; it is checked on the candidate rows instead.
+    // Each equality term with its exact check on the row. A dense term (a posting list of a
+    // large part of the site) may cost more to merge in the GIN index than it narrows the
+    // candidates: those of options.onRow are checked on the candidate rows instead.
     const equal: { term: string; row: () => string }[] = [];
     if (filter.channel) {
       const channel = filter.channel;
@@ -146,14 +164,11 @@ export function buildFilterSql(
     if (status) equal.push({ term: `status:${status}`, row: () => `label_status = ${params.add(status)}` });
     for (const token of filter.labelsAll)
       equal.push({ term: token, row: () => `label_tokens @> ${params.add([token], '::text[]')}` });
-    const share = (term: string) => options.termShare?.(`${siteId}|${term}`) ?? 0;
-    const dense = (term: string) => share(term) > (options.denseShare ?? 1);
-    const kept = equal.filter((e) => !dense(e.term));
+    const kept = equal.filter((e) => !options.onRow?.has(e.term));
     const otherIndexed =
       filter.labelsAny.length > 0 || filter.keywords.length > 0 || hasNarrowScoreBand(filter);
-    // The GIN condition must keep at least one term: the rarest of the dense ones then.
-    if (kept.length === 0 && equal.length > 0 && !otherIndexed)
-      kept.push(equal.reduce((a, b) => (share(b.term) < share(a.term) ? b : a)));
+    // The GIN condition must keep at least one term (the chooser keeps one; a fallback).
+    if (kept.length === 0 && equal.length > 0 && !otherIndexed) kept.push(equal[0]);
     if (kept.length) rows.push(`search_terms @> ${params.add(scope(kept.map((e) => e.term)), '::text[]')}`);
     for (const e of equal) if (!kept.includes(e)) rows.push(e.row());
     for (const group of filter.labelsAny)

@@ -14,6 +14,7 @@ import {
   buildFilterSql,
   hasNarrowScoreBand,
   cappedCountSql,
+  indexEqualityTerms,
   ginSortedSql,
   matchingSql,
   rollupCountSql,
@@ -24,7 +25,9 @@ import {
   windowWithEdgeSql,
   withRows,
 } from './conversation-sql';
+import { chooseIndexTerms } from './index-terms';
 import { ListingPools, ListingQueries, PlanShape } from './listing-pools';
+import { SiteDensityCache, siteDensitiesFrom, siteDensitiesSql } from './site-densities';
 
 export interface SearchTuning {
   /** Rows of the range a page request walks by creation time before it turns to the GIN index. */
@@ -40,8 +43,12 @@ export interface SearchTuning {
    * and the rest of the page is expected within this many rows, before it turns to the GIN index.
    */
   walkFurther: number;
-  /** Share of the table's rows above which a search term is checked on the row, not in the GIN index. */
-  denseTermShare: number;
+  /**
+   * How many posting-list entries the GIN index merges in the time of one heap visit: weighs a
+   * dense term's merge against the candidates it removes (index-terms.ts). 0: every term that
+   * can be is checked on the row; Infinity: every term stays in the GIN condition.
+   */
+  postingsPerHeapVisit: number;
 }
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
@@ -51,7 +58,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   countWindow: 5000,
   denseShare: 0.05,
   walkFurther: 30000,
-  denseTermShare: 0.1,
+  postingsPerHeapVisit: 250,
 };
 
 /** How long the term frequencies read from pg_stats are reused. */
@@ -79,7 +86,7 @@ export function keywordTermsEstimate(siteId: string, keywords: string[]): string
 /** Term frequencies from pg_stats. */
 interface TermStats {
   at: number;
-  /** Share of the table's rows holding each listed term (search terms and title terms). */
+  /** Share of the table's rows holding each listed title term. */
   shares: Map<string, number>;
   /** Share below which the title terms not listed are. */
   titleFloor: number;
@@ -195,7 +202,10 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       // the sample: the GIN candidates outside the range would be visited too.
       n = (
         await this.run<{ n: number }>(
-          cappedCountSql(buildFilterSql(siteId, filter, undefined, await this.indexOptions(filter)), cap + 1),
+          cappedCountSql(
+            buildFilterSql(siteId, filter, undefined, await this.indexOptions(siteId, filter, cap + 1)),
+            cap + 1,
+          ),
           'bitmap',
         )
       )[0].n;
@@ -218,7 +228,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       )
         n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
       else {
-        const options = await this.indexOptions(filter);
+        const options = await this.indexOptions(siteId, filter, cap + 1);
         n = (
           await this.run<{ n: number }>(
             cappedCountSql(buildFilterSql(siteId, filter, undefined, options), cap + 1),
@@ -254,12 +264,18 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     want: number,
     after?: ListingPosition,
   ): Promise<FoundRow[]> {
-    // Keywords whose rarest title term (pg_stats) is held by at most two GIN probes' worth of
-    // rows (a term pg_stats does not list: ~1,100 rows of 2M): every match comes from the index
-    // at once (a probe that large), while a window of heap reads would find almost none.
+    // Keywords whose matches are expected within two GIN probes' worth of rows: the rarest
+    // title term's rows (pg_stats; a term pg_stats does not list: ~1,100 rows of 2M), times the
+    // share of the site holding each equality term (exact rollup counts, independence assumed:
+    // stacked filters). Every match comes from the index at once (a probe that large), while a
+    // window of heap reads would find almost none. A wrong guess costs time, not exactness.
     const keywordRows = await this.keywordRowsAtMost(siteId, filter);
-    if (keywordRows !== undefined && keywordRows <= 2 * this.tuning.ginProbe)
-      return this.fromIndex(siteId, filter, [], want, after, 2 * this.tuning.ginProbe);
+    if (keywordRows !== undefined) {
+      const probe = 2 * this.tuning.ginProbe;
+      const expected =
+        keywordRows <= probe ? keywordRows : keywordRows * (await this.termShares(siteId, filter));
+      if (expected <= probe) return this.fromIndex(siteId, filter, [], want, after, probe);
+    }
 
     const first = await this.windowWithEdge(
       buildFilterSql(siteId, filter, after),
@@ -306,7 +322,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     const rest = want - found.length;
     const sorted: FoundRow[] = await this.run(
       rowsOf(
-        ginSortedSql(buildFilterSql(siteId, filter, beyond, await this.indexOptions(filter)), probe, rest),
+        ginSortedSql(
+          buildFilterSql(siteId, filter, beyond, await this.indexOptions(siteId, filter, probe)),
+          probe,
+          rest,
+        ),
         { taken: true },
       ),
       'bitmap',
@@ -341,21 +361,76 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
 
   private termStats?: TermStats;
 
-  /** Options of a GIN-plan filter: dense terms (per pg_stats) are left to the row check. */
-  private async indexOptions(filter: ConversationFilter) {
-    const shares = (await this.stats()).shares;
-    return {
-      forIndex: true,
-      termShare: (term: string) => shares.get(term),
-      // With a keyword, every term stays in the GIN condition, dense ones included: the index
-      // intersects a dense term's posting list in a fraction of the heap visits its row check
-      // would cost (count of `retour` + labeled + a common token, 17,042 matches: 24 ms in the
-      // index + 10,001 heap rows, against 11 ms + 23,381 heap pages with the keyword alone in
-      // it; keyword + dense channel and language at 3M: 159,000 heap pages, 1.2 s, when the
-      // title's candidates were not scoped to the site).
-      denseShare: filter.keywords.length > 0 ? Number.POSITIVE_INFINITY : this.tuning.denseTermShare,
-    };
+  /**
+   * Options of a GIN-plan filter: which equality terms the GIN condition holds and which are
+   * checked on the candidate rows (index-terms.ts), from the site's exact term counts (the
+   * statistics rollups) and the keywords' estimated rows (pg_stats of the title terms).
+   * `stopAfter`: the matches after which the statement stops (its LIMIT).
+   */
+  private async indexOptions(siteId: string, filter: ConversationFilter, stopAfter: number) {
+    const terms = indexEqualityTerms(filter);
+    const options = { forIndex: true, onRow: new Set<string>() };
+    if (terms.length === 0) return options;
+    let base: number | undefined;
+    if (filter.keywords.length > 0) {
+      // Keywords the estimate cannot spell: every term stays in the GIN condition.
+      base = await this.keywordRowsAtMost(siteId, filter);
+      if (base === undefined) return options;
+    }
+    // The counts only weigh the plan: without them (a failed read), every term stays in the index.
+    const densities = await this.densities.get(siteId).catch(() => undefined);
+    if (!densities) return options;
+    const shareOf = (rows: number) => (densities.rows > 0 ? Math.min(1, rows / densities.rows) : 1);
+    for (const group of filter.labelsAny) {
+      const rows = group.map((token) => densities.terms.get(token));
+      const groupRows = rows.every((n) => n !== undefined)
+        ? rows.reduce((a, b) => a! + b!, 0)!
+        : densities.rows;
+      base = (base ?? densities.rows) * shareOf(groupRows);
+    }
+    if (hasNarrowScoreBand(filter)) base ??= densities.rows;
+    const labeled = filter.labelsAll.length > 0 || filter.labelsAny.length > 0;
+    const kept = new Set(
+      chooseIndexTerms({
+        siteRows: densities.rows,
+        base,
+        // A term the rollups do not count (an unknown agent, a token without a bit): none hold it.
+        terms: terms.map((term) => ({ term, rows: densities.terms.get(term) ?? 0 })),
+        stopAfter,
+        postingsPerHeapVisit: this.tuning.postingsPerHeapVisit,
+        // Label tokens are held by labeled conversations: their status term narrows nothing more.
+        implied: labeled ? new Set(['status:labeled']) : undefined,
+      }),
+    );
+    for (const term of terms) if (!kept.has(term)) options.onRow.add(term);
+    return options;
   }
+
+  /**
+   * The share of the site's conversations holding every equality term of `filter`, assuming
+   * independence (exact per-term counts from the rollups); 1 when there are none or a count is
+   * missing. `status:labeled` beside a label token counts as 1 (tokens are on labeled rows).
+   */
+  private async termShares(siteId: string, filter: ConversationFilter): Promise<number> {
+    const terms = indexEqualityTerms(filter);
+    if (terms.length === 0) return 1;
+    const densities = await this.densities.get(siteId).catch(() => undefined);
+    if (!densities || densities.rows <= 0) return 1;
+    const labeled = filter.labelsAll.length > 0 || filter.labelsAny.length > 0;
+    let share = 1;
+    for (const term of terms) {
+      const rows = densities.terms.get(term);
+      if (rows === undefined || (labeled && term === 'status:labeled')) continue;
+      share *= Math.min(1, rows / densities.rows);
+    }
+    return share;
+  }
+
+  /** A site's exact term counts (statistics rollups), read at most once per 30 s. */
+  readonly densities = new SiteDensityCache(async (siteId) => {
+    const statement = siteDensitiesSql(siteId);
+    return siteDensitiesFrom(await this.run<{ kind: number; key: string; n: number }>(statement));
+  });
 
   private async stats(): Promise<TermStats> {
     if (!this.termStats || Date.now() - this.termStats.at > TERM_STATS_TTL_MS) await this.refreshTermStats();
@@ -363,8 +438,9 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
   }
 
   /**
-   * Reads the share of rows holding each common term from pg_stats (ANALYZE keeps it current):
-   * search terms (table column) and title terms (expression of conversations_search_idx).
+   * Reads the share of rows holding each common title term from pg_stats (ANALYZE keeps it
+   * current; the expression of conversations_search_idx). Equality terms are weighed by the
+   * site's exact counts instead (densities).
    */
   async refreshTermStats(): Promise<void> {
     const [rows, [table]] = await Promise.all([
@@ -372,8 +448,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
         `SELECT s.attname AS source, u.term, u.share FROM pg_stats s,
            unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
          WHERE s.schemaname = current_schema()
-           AND (s.tablename = 'conversations' AND s.attname = 'search_terms'
-             OR s.tablename = 'conversations_search_idx' AND s.attname = 'conversation_title_terms')`,
+           AND s.tablename = 'conversations_search_idx' AND s.attname = 'conversation_title_terms'`,
       ) as Promise<{ source: string; term: string | null; share: number }[]>,
       this.dataSource.query(
         `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'conversations'::regclass`,
