@@ -343,6 +343,8 @@ describe('stats equal a brute-force count over random data, random filters and c
   it('every request, on the rollup plan and on the scan plan (whole or split), equals the brute-force answer', async () => {
     const plans = new Set<string>();
     const slices = new Set<number>();
+    // Split scans with scores took min / max from bounded btree walks, or (none found) from the scan.
+    const walks = new Set<boolean>();
     await fc.assert(
       fc.asyncProperty(
         fc.array(conversationArb, { minLength: 1, maxLength: 10 }),
@@ -369,6 +371,8 @@ describe('stats equal a brute-force count over random data, random filters and c
                 const { asOf: _asOf, ...answer } = await engine.stats(org.site.id, query);
                 plans.add(engine.lastPlan);
                 if (engine.lastPlan === 'scan') slices.add(engine.lastScanSlices);
+                if (plan === 'split-scan' && engine.lastScanSlices === 2 && query.scores.length)
+                  walks.add(engine.lastEdgeWalks);
                 expect({ plan, answer: roundMeans(answer) }).toEqual({ plan, answer: expected });
               } finally {
                 engine.tuning.useRollups = true;
@@ -386,6 +390,7 @@ describe('stats equal a brute-force count over random data, random filters and c
     expect([...plans].sort()).toEqual(['agent', 'cells', 'rollup', 'rollup+scan', 'scan']);
     // Scans were read whole and split in two slices.
     expect([...slices].sort()).toEqual([1, 2]);
+    expect(walks.has(true)).toBe(true);
     // Hundreds of requests and writes: about 15-20 s alone, a few times that on a loaded machine.
   }, 300_000);
 

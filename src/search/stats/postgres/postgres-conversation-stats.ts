@@ -33,6 +33,7 @@ import {
   siteRollupSql,
   seriesSql,
   scanSql,
+  scanEdgeWalkSql,
   HIST_NULL,
   LABEL_BITS,
   straddleSql,
@@ -120,6 +121,8 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
   lastPlan: StatsPlan = 'scan';
   /** Into how many slices the last scan plan's read was split (tests read it). */
   lastScanSlices = 0;
+  /** Whether the last scan plan took the scores' min and max from bounded btree walks (tests read it). */
+  lastEdgeWalks = false;
   private readonly helpers: StatsScanHelpers;
 
   constructor(private readonly dataSource: DataSource) {
@@ -187,14 +190,25 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
       const range: TimeRange = { from: query.filter.from, to: query.filter.to };
       const selective = await this.selective(m, siteId, query.filter);
       const at = selective ? undefined : await this.splitPoint(m, siteId, range);
+      // A dense scan: each score's min and max from bounded walks of its btree when they find
+      // them, so the scan's sets carry no min / max aggregates.
+      const edges = at !== undefined ? await this.edgeWalks(m, siteId, query, range) : undefined;
       const helper = at !== undefined ? await this.helpers.acquire() : undefined;
       if (at !== undefined && helper) {
-        parts.push(...(await this.splitScan(m, siteId, query, range, at, startDates, helper)));
+        parts.push(...(await this.splitScan(m, siteId, query, range, at, startDates, helper, !edges)));
         this.lastScanSlices = 2;
       } else {
-        parts.push(await this.scan(m, siteId, query, range, startDates, true, selective));
+        parts.push(await this.scan(m, siteId, query, range, startDates, true, selective, !edges));
         this.lastScanSlices = 1;
       }
+      if (edges) {
+        const s = parts[0].scores;
+        for (const name of query.scores) {
+          s.get(name)!.min = lowest(s.get(name)!.min, edges[`${name}_min`]);
+          s.get(name)!.max = highest(s.get(name)!.max, edges[`${name}_max`]);
+        }
+      }
+      this.lastEdgeWalks = edges !== undefined;
       this.lastPlan = 'scan';
     }
     return finish(query, merge(query, parts, starts.length), starts, asOf);
@@ -210,8 +224,16 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
     starts: Date[],
     withSeries: boolean,
     forIndex = query.filter.keywords.length > 0,
+    minMax = true,
   ): Promise<StatsPart> {
-    const { statement, read } = scanStatement(siteId, query, range, withSeries ? starts : [], forIndex);
+    const { statement, read } = scanStatement(
+      siteId,
+      query,
+      range,
+      withSeries ? starts : [],
+      forIndex,
+      minMax,
+    );
     // Hash aggregates only (scanSql): sorts off for this statement alone.
     await m.query(`SELECT set_config('enable_sort', 'off', true)`);
     const rows = await run(m, statement);
@@ -257,9 +279,10 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
     at: string,
     starts: Date[],
     helper: PoolClient,
+    minMax: boolean,
   ): Promise<StatsPart[]> {
-    const newer = scanStatement(siteId, query, { from: at, to: range.to }, starts, false);
-    const older = scanStatement(siteId, query, { from: range.from, to: at }, starts, false);
+    const newer = scanStatement(siteId, query, { from: at, to: range.to }, starts, false, minMax);
+    const older = scanStatement(siteId, query, { from: range.from, to: at }, starts, false, minMax);
     let snapshot: string;
     try {
       [{ snapshot }] = (await m.query(`SELECT pg_export_snapshot() AS snapshot`)) as Array<{
@@ -296,6 +319,26 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
     if (a.status === 'rejected') throw a.reason;
     if (b.status === 'rejected') throw b.reason;
     return [newer.read(a.value), older.read(b.value)];
+  }
+
+  /**
+   * Each asked score's min and max among the filter's matches over `range`, by bounded walks of
+   * the score btrees (scanEdgeWalkSql), or undefined (no score asked, or a walk found no match
+   * within its bound: the scan then computes them).
+   */
+  private async edgeWalks(
+    m: EntityManager,
+    siteId: string,
+    query: StatsQuery,
+    range: TimeRange,
+  ): Promise<Record<string, unknown> | undefined> {
+    if (!query.scores.length) return undefined;
+    const [row] = await run(
+      m,
+      scanEdgeWalkSql(filterOver(siteId, query.filter, range, false), query.filter, query.scores),
+    );
+    const found = query.scores.every((name) => row[`${name}_min`] !== null && row[`${name}_max`] !== null);
+    return found ? row : undefined;
   }
 
   private async scanSeries(
@@ -529,12 +572,14 @@ function scanStatement(
   range: TimeRange,
   starts: Date[],
   forIndex: boolean,
+  minMax = true,
 ): { statement: Statement; read: (rows: Array<Record<string, unknown>>) => StatsPart } {
   const { statement, groups, chunks } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
     facets: query.facets,
     scores: query.scores,
     edges: innerEdges(query.bins),
     starts,
+    minMax,
   });
   const read = (rows: Array<Record<string, unknown>>): StatsPart => {
     const part = emptyPartial(query, Math.max(0, starts.length - 1));
@@ -558,9 +603,11 @@ function scanStatement(
         chunks[c].forEach((name, i) => {
           const s = part.scores.get(name)!;
           const bin = Math.floor(key / 2 ** (8 * i)) % 256;
-          // A missing score is in no bin.
-          if (bin !== HIST_NULL) s.hist[bin] += n;
-          s.n += num(row[`${name}_n`]);
+          // A missing score is in no bin (and not counted).
+          if (bin !== HIST_NULL) {
+            s.hist[bin] += n;
+            s.n += n;
+          }
           s.sum += num(row[`${name}_sum`]);
           s.min = lowest(s.min, row[`${name}_min`]);
           s.max = highest(s.max, row[`${name}_max`]);

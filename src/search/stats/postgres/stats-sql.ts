@@ -299,6 +299,8 @@ export interface ScanAsks {
   edges: number[];
   /** Series bucket edges (every start, then the last end), or none. */
   starts: Date[];
+  /** Whether the scan computes each score's min and max (default true). */
+  minMax?: boolean;
 }
 
 /** The scan's histogram key marks a missing score (NULL) with this bin (bins ≤ 100). */
@@ -381,7 +383,12 @@ export function scanSql(
     sets.push('(r.sb)');
     flags.push('GROUPING(r.sb) = 0 AS in_sb');
   }
-  const values = ['label_status', ...asks.scores.map((name) => SCORE_COLUMN[name]), ...keys];
+  const series = asks.starts.length > 0;
+  const values = [
+    ...(series ? ['label_status'] : []),
+    ...asks.scores.map((name) => SCORE_COLUMN[name]),
+    ...keys,
+  ];
   const select = [
     ...groups.map((_, i) => `r.g${i}`),
     ...(asks.facets.includes('labels') ? ['r.lb'] : []),
@@ -389,14 +396,15 @@ export function scanSql(
     ...(asks.starts.length ? ['r.sb'] : []),
     ...flags,
     'count(*)::bigint AS n',
-    `count(*) FILTER (WHERE r.label_status = 'labeled')::bigint AS labeled`,
+    // Only the series reads the labeled count and each score's count (a histogram key tells
+    // whether its rows have the score): PostgreSQL computes every aggregate for every set.
+    ...(series ? [`count(*) FILTER (WHERE r.label_status = 'labeled')::bigint AS labeled`] : []),
     ...asks.scores.flatMap((name) => {
       const c = `r.${SCORE_COLUMN[name]}`;
       return [
-        `count(${c})::bigint AS ${name}_n`,
+        ...(series ? [`count(${c})::bigint AS ${name}_n`] : []),
         `sum(${c}) AS ${name}_sum`,
-        `min(${c}) AS ${name}_min`,
-        `max(${c}) AS ${name}_max`,
+        ...(asks.minMax === false ? [] : [`min(${c}) AS ${name}_min`, `max(${c}) AS ${name}_max`]),
       ];
     }),
   ];
@@ -410,6 +418,42 @@ export function scanSql(
     groups,
     chunks,
   };
+}
+
+/** Entries of a score index a bounded walk (scanEdgeWalkSql) reads at most, per score and side. */
+export const EDGE_WALK_ENTRIES = 2000;
+
+/**
+ * The lowest and highest value of each asked score among the matches of a filter (walk form,
+ * `sql` over the scan's range), each read by a BOUNDED walk of the score's btree
+ * (`conversations_site_score_<name>_idx (site_id, score) INCLUDE (every column a walk filter
+ * tests)`, index-only): the first EDGE_WALK_ENTRIES entries of the site from the low (high) end,
+ * inside the filter's own bounds on that score, in index order; the filter is tested on each
+ * (`ok`), so no walk reads more than EDGE_WALK_ENTRIES entries. The entries are read in score
+ * order, so a match among them holds the exact min (max) of all the matches; when none of them
+ * matches the column is NULL and the caller computes that score's min and max in the scan.
+ */
+export function scanEdgeWalkSql(sql: FilterSql, filter: ConversationFilter, scores: ScoreName[]): Statement {
+  const p = sql.params;
+  const site = sql.range[0];
+  const ok = whereAll(sql);
+  const limit = p.add(EDGE_WALK_ENTRIES, '::int');
+  const columns = scores.flatMap((name) => {
+    const c = SCORE_COLUMN[name];
+    const bounds = filter.scores[name];
+    const where = [
+      site,
+      `${c} IS NOT NULL`,
+      ...(bounds?.min !== undefined ? [`${c} >= ${p.add(bounds.min, '::float8')}`] : []),
+      ...(bounds?.max !== undefined ? [`${c} <= ${p.add(bounds.max, '::float8')}`] : []),
+    ].join(' AND ');
+    return (['min', 'max'] as const).map((side) => {
+      const order = side === 'min' ? 'ASC' : 'DESC';
+      return `(SELECT ${side}(w.v) FILTER (WHERE w.ok) FROM (SELECT ${c} AS v, (${ok}) AS ok FROM conversations
+        WHERE ${where} ORDER BY site_id ${order}, ${c} ${order} LIMIT ${limit}) w) AS ${name}_${side}`;
+    });
+  });
+  return { text: `SELECT ${columns.join(', ')}`, values: p.values };
 }
 
 /**
