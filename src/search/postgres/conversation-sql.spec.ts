@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { emptyFilter } from '../listing/conversation-filter';
+import { ConversationFilter, emptyFilter } from '../listing/conversation-filter';
 import {
   rollupCountSql,
   buildFilterSql,
@@ -15,21 +15,19 @@ import {
 
 const index = { forIndex: true };
 
+/** One filter of every equality kind: channel, language, agent, feedback and a label token. */
+const equalityFilter = (): ConversationFilter => ({
+  ...emptyFilter(),
+  channel: 'web',
+  language: 'fr',
+  agentId: 'agt_1',
+  feedback: 'positive',
+  labelsAll: ['grounded:fail'],
+});
+
 describe('buildFilterSql for the GIN plans (forIndex)', () => {
   it('answers equality filters with one containment on the GIN-indexed terms, scoped to the site', () => {
-    const sql = buildFilterSql(
-      'site_a',
-      {
-        ...emptyFilter(),
-        channel: 'web',
-        language: 'fr',
-        agentId: 'agt_1',
-        feedback: 'positive',
-        labelsAll: ['grounded:fail'],
-      },
-      undefined,
-      index,
-    );
+    const sql = buildFilterSql('site_a', equalityFilter(), undefined, index);
     expect(sql.rows).toEqual(['search_terms @> $1::text[]']);
     expect(sql.params.values[0]).toEqual(
       [
@@ -86,16 +84,7 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
   });
 
   it('lists the equality terms in the order the GIN condition holds them', () => {
-    expect(
-      indexEqualityTerms({
-        ...emptyFilter(),
-        channel: 'web',
-        language: 'fr',
-        agentId: 'agt_1',
-        feedback: 'positive',
-        labelsAll: ['grounded:fail'],
-      }),
-    ).toEqual([
+    expect(indexEqualityTerms(equalityFilter())).toEqual([
       'channel:web',
       'language:fr',
       'agent:agt_1',
