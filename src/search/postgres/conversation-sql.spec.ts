@@ -25,20 +25,21 @@ const equalityFilter = (): ConversationFilter => ({
   labelsAll: ['grounded:fail'],
 });
 
+/** equalityFilter's terms in the order the GIN condition holds them. */
+const EQUALITY_TERMS = [
+  'channel:web',
+  'language:fr',
+  'agent:agt_1',
+  'feedback:positive',
+  'status:labeled',
+  'grounded:fail',
+];
+
 describe('buildFilterSql for the GIN plans (forIndex)', () => {
   it('answers equality filters with one containment on the GIN-indexed terms, scoped to the site', () => {
     const sql = buildFilterSql('site_a', equalityFilter(), undefined, index);
     expect(sql.rows).toEqual(['search_terms @> $1::text[]']);
-    expect(sql.params.values[0]).toEqual(
-      [
-        'channel:web',
-        'language:fr',
-        'agent:agt_1',
-        'feedback:positive',
-        'status:labeled',
-        'grounded:fail',
-      ].map((t) => `site_a|${t}`),
-    );
+    expect(sql.params.values[0]).toEqual(EQUALITY_TERMS.map((t) => `site_a|${t}`));
     // The scoped terms hold the site: no site check is left on the rows (a count may skip the heap).
     expect(whereAll(sql)).toBe('search_terms @> $1::text[]');
     expect(sql.narrowed).toBe(true);
@@ -84,14 +85,7 @@ describe('buildFilterSql for the GIN plans (forIndex)', () => {
   });
 
   it('lists the equality terms in the order the GIN condition holds them', () => {
-    expect(indexEqualityTerms(equalityFilter())).toEqual([
-      'channel:web',
-      'language:fr',
-      'agent:agt_1',
-      'feedback:positive',
-      'status:labeled',
-      'grounded:fail',
-    ]);
+    expect(indexEqualityTerms(equalityFilter())).toEqual(EQUALITY_TERMS);
     expect(indexEqualityTerms({ ...emptyFilter(), keywords: ['x'] })).toEqual([]);
   });
 
