@@ -583,14 +583,14 @@ function scanStatement(
   });
   const read = (rows: Array<Record<string, unknown>>): StatsPart => {
     const part = emptyPartial(query, Math.max(0, starts.length - 1));
+    // Matches per label token, summed over the `lb` rows (thousands of distinct label_bits on a
+    // dense scan) and added to the facet once per token at the end.
+    const tokens = new Array<number>(LABEL_BITS).fill(0);
     for (const row of rows) {
       const n = num(row.n);
       if (row.in_lb) {
         // Unlabeled matches have no key; label_bits is a bigint (text from the driver).
-        if (row.lb === null) continue;
-        const bits = BigInt(String(row.lb));
-        for (let b = 0; b < LABEL_BITS; b++)
-          if ((bits >> BigInt(b)) & 1n) add(part, 'labels', TAXONOMY_TOKENS[b], n);
+        if (row.lb !== null) countBits(tokens, String(row.lb), n);
         continue;
       }
       if (row.in_sb) {
@@ -628,9 +628,28 @@ function scanStatement(
         g++;
       }
     }
+    tokens.forEach((n, b) => add(part, 'labels', TAXONOMY_TOKENS[b], n));
     return part;
   };
   return { statement, read };
+}
+
+/**
+ * Adds `n` to `counts[b]` for each of the low LABEL_BITS bits set in `bits` (a bigint's decimal
+ * text). Numbers are exact below 2^53 (every value of LABEL_BITS = 32 bits); BigInt otherwise.
+ */
+export function countBits(counts: number[], bits: string, n: number): void {
+  const v = Number(bits);
+  if (Number.isSafeInteger(v) && v >= 0) {
+    // The low 32 bits as an unsigned 32-bit integer (JavaScript's bit operators work on those),
+    // higher bits by division.
+    const low = v % 2 ** 32;
+    for (let b = 0; b < LABEL_BITS; b++)
+      if (b < 32 ? (low >>> b) & 1 : Math.floor(v / 2 ** b) % 2) counts[b] += n;
+    return;
+  }
+  const big = BigInt(bits);
+  for (let b = 0; b < LABEL_BITS; b++) if ((big >> BigInt(b)) & 1n) counts[b] += n;
 }
 
 async function run(m: EntityManager, statement: Statement): Promise<Array<Record<string, unknown>>> {
