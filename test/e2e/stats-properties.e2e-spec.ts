@@ -60,6 +60,7 @@ const statsArb = fc.record({
   spanMinutes: fc.integer({ min: 30, max: 6 * 24 * 60 }),
   /** Extra filters: none often, so that the rollup plan is taken. */
   channel: rarely(fc.constantFrom('web', 'hosted')),
+  language: rarely(fc.constantFrom('en', 'fr')),
   agent: rarely(fc.constantFrom(...AGENTS.map((a) => a.id))),
   labelsAll: rarely(fc.constantFrom('resolution:resolved', 'grounded:fail')),
   qualityMin: rarely(fc.constantFrom('0.29', '0.5')),
@@ -311,6 +312,7 @@ describe('stats equal a brute-force count over random data, random filters and c
     if (q.interval === 'hour' && Date.parse(q.to as string) - Date.parse(q.from as string) > 900 * HOUR)
       delete q.interval;
     if (s.channel) q.channel = s.channel;
+    if (s.language) q.language = s.language;
     if (s.agent) q.agentId = s.agent;
     if (s.labelsAll) q['labels.all'] = s.labelsAll;
     if (s.qualityMin) q['quality.min'] = s.qualityMin;
@@ -320,6 +322,7 @@ describe('stats equal a brute-force count over random data, random filters and c
     if (s.shape === 'bare')
       for (const k of [
         'channel',
+        'language',
         'agentId',
         'labels.all',
         'quality.min',

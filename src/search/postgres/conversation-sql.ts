@@ -70,12 +70,20 @@ export function hasNarrowScoreBand(filter: ConversationFilter): boolean {
 }
 
 /**
+ * The label status every match of the filter has: the explicit `labelStatus`, or `labeled`
+ * implied by a labels.* or score filter (filter rule 2: those match labeled conversations only).
+ */
+export function impliedLabelStatus(filter: ConversationFilter): string | undefined {
+  return filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
+}
+
+/**
  * The equality terms a GIN plan can put in its `search_terms @>` condition, unscoped, in the
  * order buildFilterSql adds them: channel, language, agent, feedback, label status (explicit,
  * or `labeled` implied by a label or score filter), each labels.all token.
  */
 export function indexEqualityTerms(filter: ConversationFilter): string[] {
-  const status = filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
+  const status = impliedLabelStatus(filter);
   return [
     ...(filter.channel ? [`channel:${filter.channel}`] : []),
     ...(filter.language ? [`language:${filter.language}`] : []),
@@ -103,8 +111,7 @@ export function buildFilterSql(
   const params = new SqlParams();
   const index = options.forIndex === true;
   const rows: string[] = [];
-  // Filter rule 2: a labels.* or score filter matches labeled conversations only.
-  const status = filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
+  const status = impliedLabelStatus(filter);
   // A GIN plan checks the site on the candidate rows, never through the creation-time btree:
   // ANDing the GIN bitmap with the site's (a million entries in a large site) took 1.1-1.4 s
   // for a common keyword or term. When the GIN condition holds a site-scoped term (every

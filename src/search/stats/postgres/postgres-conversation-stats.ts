@@ -3,7 +3,7 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import { ConversationFilter, hasLabelFilter, ScoreName } from '../../listing/conversation-filter';
-import type { Statement } from '../../postgres/conversation-sql';
+import { impliedLabelStatus, type Statement } from '../../postgres/conversation-sql';
 import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
 import {
   ConversationStats,
@@ -26,6 +26,7 @@ import {
   daySpanSql,
   filterOver,
   hourlySeriesSql,
+  FACET_COLUMN,
   KIND,
   scoreEdgesSql,
   scoreSumsSql,
@@ -574,12 +575,14 @@ function scanStatement(
   forIndex: boolean,
   minMax = true,
 ): { statement: Statement; read: (rows: Array<Record<string, unknown>>) => StatsPart } {
+  const fixed = fixedFacets(query.filter);
   const { statement, groups, chunks } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
     facets: query.facets,
     scores: query.scores,
     edges: innerEdges(query.bins),
     starts,
     minMax,
+    fixed,
   });
   const read = (rows: Array<Record<string, unknown>>): StatsPart => {
     const part = emptyPartial(query, Math.max(0, starts.length - 1));
@@ -616,7 +619,6 @@ function scanStatement(
       }
       // The cells set: the total and the facets.
       part.total += n;
-      let g = 0;
       for (const facet of query.facets) {
         if (facet === 'labels') continue;
         if (facet === 'feedback') {
@@ -624,8 +626,9 @@ function scanStatement(
           if (row[`g${groups.indexOf('feedback_negative > 0')}`]) add(part, 'feedback', 'negative', n);
           continue;
         }
-        add(part, facet, String(row[`g${g}`]), n);
-        g++;
+        // A column the filter fixes is not in the key: every match has its value.
+        const value = fixed[facet] ?? String(row[`g${groups.indexOf(FACET_COLUMN[facet]!)}`]);
+        add(part, facet, value, n);
       }
     }
     tokens.forEach((n, b) => add(part, 'labels', TAXONOMY_TOKENS[b], n));
@@ -650,6 +653,20 @@ export function countBits(counts: number[], bits: string, n: number): void {
   }
   const big = BigInt(bits);
   for (let b = 0; b < LABEL_BITS; b++) if ((big >> BigInt(b)) & 1n) counts[b] += n;
+}
+
+/**
+ * The facet values every match of the filter has (its equality filters on channel, language and
+ * agent, and the label status it implies): a scan leaves those columns out of its cells key.
+ */
+export function fixedFacets(filter: ConversationFilter): Partial<Record<StatsFacet, string>> {
+  const status = impliedLabelStatus(filter);
+  return {
+    ...(filter.channel !== undefined ? { channel: filter.channel } : {}),
+    ...(filter.language !== undefined ? { language: filter.language } : {}),
+    ...(filter.agentId !== undefined ? { agentId: filter.agentId } : {}),
+    ...(status !== undefined ? { labelStatus: status } : {}),
+  };
 }
 
 async function run(m: EntityManager, statement: Statement): Promise<Array<Record<string, unknown>>> {

@@ -301,6 +301,11 @@ export interface ScanAsks {
   starts: Date[];
   /** Whether the scan computes each score's min and max (default true). */
   minMax?: boolean;
+  /**
+   * Facet columns whose value the filter fixes (every match has it: `channel=web`, a label
+   * filter's `labeled`…): left out of the cells key; the caller counts every match there.
+   */
+  fixed?: Partial<Record<StatsFacet, string>>;
 }
 
 /** The scan's histogram key marks a missing score (NULL) with this bin (bins ≤ 100). */
@@ -320,7 +325,8 @@ export type HistChunks = ScoreName[][];
  * Scan, in ONE statement and one read of the matching rows, with no materialisation: one hash
  * aggregate over the index (or bitmap) scan with one grouping set per part, each on a compact
  * key, so every matching row is hashed once per part as it is read:
- * - cells (`g0`…): the asked facet columns (the empty set without facet columns: the total);
+ * - cells (`g0`…): the asked facet columns but those the filter fixes (`asks.fixed`; the empty
+ *   set without such columns: the total);
  * - labels (`lb`): labeled matches per distinct `label_bits` (9,281 values for 400k matches),
  *   split per bit by the caller;
  * - histograms (`h0`, `h1`…): per key, each score of the chunk `chunks[i]` as its `width_bucket`
@@ -342,7 +348,7 @@ export function scanSql(
   const groups: string[] = [];
   for (const facet of asks.facets) {
     const column = FACET_COLUMN[facet];
-    if (column) groups.push(column);
+    if (column && asks.fixed?.[facet] === undefined) groups.push(column);
   }
   if (asks.facets.includes('feedback')) groups.push('feedback_positive > 0', 'feedback_negative > 0');
 
@@ -359,7 +365,11 @@ export function scanSql(
   const sets: string[] = [`(${groups.map((_, i) => `r.g${i}`).join(', ')})`];
   const flags: string[] = [];
   if (asks.facets.includes('labels')) {
-    keys.push(`CASE WHEN label_status = 'labeled' THEN label_bits END AS lb`);
+    keys.push(
+      asks.fixed?.labelStatus === 'labeled'
+        ? 'label_bits AS lb'
+        : `CASE WHEN label_status = 'labeled' THEN label_bits END AS lb`,
+    );
     sets.push('(r.lb)');
     flags.push('GROUPING(r.lb) = 0 AS in_lb');
   }
