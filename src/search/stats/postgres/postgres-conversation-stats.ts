@@ -661,15 +661,16 @@ export function countBits(counts: number[], bits: string, n: number): void {
 
 /**
  * The facet values every match of the filter has (its equality filters on channel, language and
- * agent, and the label status it implies): a scan leaves those columns out of its cells key.
+ * agent, and the label status it implies), under the same conditions as buildFilterSql adds
+ * them (a set, non-empty value): a scan leaves those columns out of its cells key.
  */
 export function fixedFacets(filter: ConversationFilter): Partial<Record<StatsFacet, string>> {
   const status = impliedLabelStatus(filter);
   return {
-    ...(filter.channel !== undefined ? { channel: filter.channel } : {}),
-    ...(filter.language !== undefined ? { language: filter.language } : {}),
-    ...(filter.agentId !== undefined ? { agentId: filter.agentId } : {}),
-    ...(status !== undefined ? { labelStatus: status } : {}),
+    ...(filter.channel ? { channel: filter.channel } : {}),
+    ...(filter.language ? { language: filter.language } : {}),
+    ...(filter.agentId ? { agentId: filter.agentId } : {}),
+    ...(status ? { labelStatus: status } : {}),
   };
 }
 
