@@ -13,6 +13,30 @@ export interface MachineInfo {
   postgresSettings: Record<string, string>;
   /** 1-minute load average at the start and end of the run (other developers share the machine). */
   loadAverage: { start: number; end?: number };
+  /** Seconds the heap read of warmHeap took before the run (absent with BENCH_WARM=off). */
+  heapWarmSeconds?: number;
+}
+
+/**
+ * Reads the conversations table's heap once, by a sequential scan without workers, so that its
+ * pages are in the OS page cache before anything is timed. On a freshly seeded machine they are
+ * not (4 of 11 GB were cached right after bench:setup), and requests that visit heap pages (GIN
+ * bitmap scans: kw-common reads 40,000) measured the disk: 672 ms instead of 345. Returns the
+ * seconds it took.
+ */
+export async function warmHeap(dataSource: DataSource): Promise<number> {
+  const started = process.hrtime.bigint();
+  await dataSource.transaction(async (m) => {
+    for (const setting of [
+      'enable_indexscan',
+      'enable_indexonlyscan',
+      'enable_bitmapscan',
+      'max_parallel_workers_per_gather',
+    ])
+      await m.query(`SET LOCAL ${setting} = 0`);
+    await m.query('SELECT count(*) FROM conversations');
+  });
+  return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
 export async function describeMachine(dataSource: DataSource): Promise<MachineInfo> {

@@ -102,4 +102,10 @@ describe('the markdown report shows every request against the targets and the ma
     expect(md).toContain('Seq Scan on conversations');
     expect(md).toContain('Nothing changed.');
   });
+
+  it('says whether the heap was read into the OS cache before the run', () => {
+    expect(md).not.toContain('heap was read once');
+    const warmed = renderMarkdown({ ...report, machine: { ...report.machine, heapWarmSeconds: 3.71 } });
+    expect(warmed).toContain('The conversations heap was read once before the run (sequential scan, 3.7 s)');
+  });
 });

@@ -126,6 +126,10 @@ export function renderMarkdown(report: BenchReport): string {
       .map(([k, v]) => `${k}=${v}`)
       .join(', ')}`,
   );
+  if (m.heapWarmSeconds !== undefined)
+    lines.push(
+      `- The conversations heap was read once before the run (sequential scan, ${m.heapWarmSeconds.toFixed(1)} s), so its pages are in the OS cache (BENCH_WARM=off skips it)`,
+    );
   lines.push(
     `- 1-minute load average: ${m.loadAverage.start.toFixed(2)} at start, ${m.loadAverage.end?.toFixed(2) ?? '–'} at end (the cores are shared with other developers: figures are noisy; medians are reported)`,
   );
