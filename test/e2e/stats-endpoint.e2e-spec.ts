@@ -315,6 +315,33 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
       });
     });
 
+    it('a facet the filter fixes lists that one value with every match, and no value when nothing matches (scan plan)', async () => {
+      const facets = ['channel', 'language', 'agentId', 'labelStatus'];
+      // hosted + fr + quality ≥ 0.5: conversation b alone (a score filter implies labeled).
+      const one = await stats(t, org, {
+        channel: 'hosted',
+        language: 'fr',
+        'quality.min': '0.5',
+        facets,
+      }).expect(200);
+      expect(engine.lastPlan).toBe('scan');
+      expect(one.body.data.total).toBe(1);
+      expect(one.body.data.facets.channel.values).toEqual([{ value: 'hosted', count: 1 }]);
+      expect(one.body.data.facets.language.values).toEqual([{ value: 'fr', count: 1 }]);
+      expect(one.body.data.facets.agentId.values).toEqual([{ value: 'agt_TestAgent0001', count: 1 }]);
+      expect(one.body.data.facets.labelStatus.values).toEqual([{ value: 'labeled', count: 1 }]);
+      // Agent B's only conversation is on web: nothing matches, and no fixed value is listed.
+      const none = await stats(t, org, {
+        agentId: 'agt_StatsAgentB',
+        channel: 'hosted',
+        'quality.min': '0.1',
+        facets,
+      }).expect(200);
+      expect(engine.lastPlan).toBe('scan');
+      expect(none.body.data.total).toBe(0);
+      for (const facet of facets) expect(none.body.data.facets[facet]).toEqual({ values: [], other: 0 });
+    });
+
     it('the rollup plan and the scan plan give the same answer', async () => {
       const query: Query = {
         facets: ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'],
