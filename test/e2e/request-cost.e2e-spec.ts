@@ -166,6 +166,42 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       }
     });
 
+    it("when the site's term counts cannot be read, the page is still answered, every term in the GIN condition", async () => {
+      // The counts only weigh the plan: a failed read of them must neither fail the request nor
+      // change its answer.
+      const site = await createOrganization(t.app);
+      const wanted = await recordConversation(t, site, { title: 'refund walrus', channel: 'playground' });
+      await recordConversation(t, site, { title: 'refund walrus', channel: 'hosted' });
+      const engine = t.app.get(PostgresConversationSearch);
+      // A rare keyword starts with the GIN probe, whose terms the counts would weigh.
+      const tuning = engine.tuning;
+      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2 };
+      await t.app.get(DataSource).query('ANALYZE conversations');
+      await engine.refreshTermStats();
+      const read = jest
+        .spyOn(engine.densities, 'get')
+        .mockRejectedValue(new Error('relation "conversation_stats_site" is locked'));
+      try {
+        const cost = await costOf(1, async () => {
+          const res = await listConversations(t, site, {
+            channel: 'playground',
+            keywords: 'walrus',
+            count: true,
+          }).expect(200);
+          expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([wanted.id]);
+          expect(res.body.meta.count).toEqual({ value: 1, capped: false });
+        });
+        expect(read).toHaveBeenCalled();
+        // A statement with the GIN condition keeps the channel in it: no `channel = …` check on the row.
+        const gin = cost.own.filter((q) => q.includes('search_terms @>'));
+        expect(gin.length).toBeGreaterThan(0);
+        for (const q of gin) expect(q).not.toMatch(/channel = \$/);
+      } finally {
+        read.mockRestore();
+        engine.tuning = tuning;
+      }
+    });
+
     it('with count=true: the page and the count, each one statement', async () => {
       const cost = await costOf(1, async () => {
         const res = await listConversations(t, org, { channel: 'web', count: true }).expect(200);

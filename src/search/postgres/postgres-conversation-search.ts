@@ -27,7 +27,7 @@ import {
 } from './conversation-sql';
 import { chooseIndexTerms } from './index-terms';
 import { ListingPools, ListingQueries, PlanShape } from './listing-pools';
-import { SiteDensityCache, siteDensitiesFrom, siteDensitiesSql } from './site-densities';
+import { SiteDensities, SiteDensityCache, siteDensitiesFrom, siteDensitiesSql } from './site-densities';
 
 export interface SearchTuning {
   /** Rows of the range a page request walks by creation time before it turns to the GIN index. */
@@ -81,6 +81,14 @@ export function keywordTermsEstimate(siteId: string, keywords: string[]): string
     for (let i = 1; i < words.length; i++) terms.push(`${siteId}|p:${words[i - 1]} ${words[i]}`);
   }
   return terms;
+}
+
+/**
+ * Equality terms every match of `filter` holds anyway, so they narrow nothing beside the others:
+ * `status:labeled` next to a label token (tokens are on labeled conversations only).
+ */
+function impliedTerms(filter: ConversationFilter): ReadonlySet<string> | undefined {
+  return filter.labelsAll.length > 0 || filter.labelsAny.length > 0 ? new Set(['status:labeled']) : undefined;
 }
 
 /** Term frequencies from pg_stats. */
@@ -377,8 +385,8 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       base = await this.keywordRowsAtMost(siteId, filter);
       if (base === undefined) return options;
     }
-    // The counts only weigh the plan: without them (a failed read), every term stays in the index.
-    const densities = await this.densities.get(siteId).catch(() => undefined);
+    // Without the counts (a failed read), every term stays in the index.
+    const densities = await this.densitiesIfRead(siteId);
     if (!densities) return options;
     const shareOf = (rows: number) => (densities.rows > 0 ? Math.min(1, rows / densities.rows) : 1);
     for (const group of filter.labelsAny) {
@@ -389,7 +397,6 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       base = (base ?? densities.rows) * shareOf(groupRows);
     }
     if (hasNarrowScoreBand(filter)) base ??= densities.rows;
-    const labeled = filter.labelsAll.length > 0 || filter.labelsAny.length > 0;
     const kept = new Set(
       chooseIndexTerms({
         siteRows: densities.rows,
@@ -399,7 +406,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
         stopAfter,
         postingsPerHeapVisit: this.tuning.postingsPerHeapVisit,
         // Label tokens are held by labeled conversations: their status term narrows nothing more.
-        implied: labeled ? new Set(['status:labeled']) : undefined,
+        implied: impliedTerms(filter),
       }),
     );
     for (const term of terms) if (!kept.has(term)) options.onRow.add(term);
@@ -414,16 +421,24 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
   private async termShares(siteId: string, filter: ConversationFilter): Promise<number> {
     const terms = indexEqualityTerms(filter);
     if (terms.length === 0) return 1;
-    const densities = await this.densities.get(siteId).catch(() => undefined);
+    const densities = await this.densitiesIfRead(siteId);
     if (!densities || densities.rows <= 0) return 1;
-    const labeled = filter.labelsAll.length > 0 || filter.labelsAny.length > 0;
+    const implied = impliedTerms(filter);
     let share = 1;
     for (const term of terms) {
       const rows = densities.terms.get(term);
-      if (rows === undefined || (labeled && term === 'status:labeled')) continue;
+      if (rows === undefined || implied?.has(term)) continue;
       share *= Math.min(1, rows / densities.rows);
     }
     return share;
+  }
+
+  /**
+   * The site's term counts, or undefined when they cannot be read: they only weigh plans, so a
+   * failed read (the cache drops it; the next request reads again) must not fail the request.
+   */
+  private densitiesIfRead(siteId: string): Promise<SiteDensities | undefined> {
+    return this.densities.get(siteId).catch(() => undefined);
   }
 
   /** A site's exact term counts (statistics rollups), read at most once per 30 s. */
@@ -445,11 +460,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
   async refreshTermStats(): Promise<void> {
     const [rows, [table]] = await Promise.all([
       this.dataSource.query(
-        `SELECT s.attname AS source, u.term, u.share FROM pg_stats s,
+        `SELECT u.term, u.share FROM pg_stats s,
            unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
          WHERE s.schemaname = current_schema()
            AND s.tablename = 'conversations_search_idx' AND s.attname = 'conversation_title_terms'`,
-      ) as Promise<{ source: string; term: string | null; share: number }[]>,
+      ) as Promise<{ term: string | null; share: number }[]>,
       this.dataSource.query(
         `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'conversations'::regclass`,
       ) as Promise<{ rows: number }[]>,
@@ -460,8 +475,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     let titleFloor: number | undefined;
     for (const r of rows) {
       if (r.term !== null) shares.set(r.term, Number(r.share));
-      else if (r.source === 'conversation_title_terms' && titleFloor === undefined)
-        titleFloor = Number(r.share);
+      else if (titleFloor === undefined) titleFloor = Number(r.share);
     }
     this.termStats = { at: Date.now(), shares, titleFloor: titleFloor ?? 1, rows: Number(table?.rows ?? 0) };
   }
