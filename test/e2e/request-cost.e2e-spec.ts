@@ -62,6 +62,19 @@ describe('Round trips per request (docs/request-cost.md)', () => {
   });
 
   describe('filtered pages of the listing (no transaction, no SET LOCAL, rows read with the page)', () => {
+    /**
+     * The engine tuned so that a keyword of a few rows starts with a GIN probe (a walk window of
+     * one row, probes of two), with fresh pg_stats; `restore` puts the tuning back.
+     */
+    async function probeTuning() {
+      const engine = t.app.get(PostgresConversationSearch);
+      const tuning = engine.tuning;
+      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2 };
+      await t.app.get(DataSource).query('ANALYZE conversations');
+      await engine.refreshTermStats();
+      return { engine, restore: () => (engine.tuning = tuning) };
+    }
+
     const isTransactionControl = (q: string) =>
       /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SET)\b/i.test(q);
 
@@ -143,11 +156,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       const wanted = await recordConversation(t, site, { title: 'refund zebra', channel: 'playground' });
       for (let i = 0; i < 5; i++)
         await recordConversation(t, site, { title: 'refund zebra', channel: 'hosted' });
-      const engine = t.app.get(PostgresConversationSearch);
-      const tuning = engine.tuning;
-      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2 };
-      await t.app.get(DataSource).query('ANALYZE conversations');
-      await engine.refreshTermStats();
+      const { engine, restore } = await probeTuning();
       await engine.densities.get(site.site.id);
       try {
         expect(
@@ -162,7 +171,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         expect(cost.own).toHaveLength(1);
         expect(cost.own[0]).toMatch(/search_terms @> \$1::text\[\] AND conversation_title_terms/);
       } finally {
-        engine.tuning = tuning;
+        restore();
       }
     });
 
@@ -172,12 +181,8 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       const site = await createOrganization(t.app);
       const wanted = await recordConversation(t, site, { title: 'refund walrus', channel: 'playground' });
       await recordConversation(t, site, { title: 'refund walrus', channel: 'hosted' });
-      const engine = t.app.get(PostgresConversationSearch);
       // A rare keyword starts with the GIN probe, whose terms the counts would weigh.
-      const tuning = engine.tuning;
-      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2 };
-      await t.app.get(DataSource).query('ANALYZE conversations');
-      await engine.refreshTermStats();
+      const { engine, restore } = await probeTuning();
       const read = jest
         .spyOn(engine.densities, 'get')
         .mockRejectedValue(new Error('relation "conversation_stats_site" is locked'));
@@ -198,7 +203,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         for (const q of gin) expect(q).not.toMatch(/channel = \$/);
       } finally {
         read.mockRestore();
-        engine.tuning = tuning;
+        restore();
       }
     });
 
