@@ -66,6 +66,26 @@ describe('Sites (product.md "Sites and pages")', () => {
       expect(list.body.data).toHaveLength(1);
     });
 
+    it('refuses null for an optional field instead of taking it as left out', async () => {
+      const org = await createOrganization(t.app);
+      const res = await postSite(org)
+        .send({
+          name: 'S',
+          origin: 'https://nulls.example',
+          aliases: null,
+          pageLimit: null,
+          exclusions: null,
+        })
+        .expect(400);
+      expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
+        '/aliases',
+        '/exclusions',
+        '/pageLimit',
+      ]);
+      const list = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
+      expect(list.body.data).toHaveLength(1);
+    });
+
     it.each([
       ['ftp://shop.example'],
       ['javascript:alert(1)'],
@@ -146,6 +166,32 @@ describe('Sites (product.md "Sites and pages")', () => {
         '/name',
         '/pageLimit',
       ]);
+    });
+
+    it('refuses null for any field (none of a site is ever null: left out means unchanged), and changes nothing', async () => {
+      const org = await createOrganization(t.app);
+      const before = (await t.http().get(`/api/v1/sites/${org.site.id}`).set(org.auth).expect(200)).body;
+      // The fuzz test's counterexample: a valid name beside a null list was a 500.
+      const res = await patchOwnSite(org)
+        .send({ name: 'Renamed', aliases: null, origin: null, pageLimit: null, exclusions: null })
+        .expect(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.code).toBe('invalid_request');
+      const byPointer = Object.fromEntries(
+        res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code]),
+      );
+      expect(byPointer).toEqual({
+        '/aliases': 'invalid_type',
+        '/origin': 'invalid_type',
+        '/pageLimit': 'invalid_type',
+        '/exclusions': 'invalid_type',
+      });
+      const nameOnly = await patchOwnSite(org).send({ name: null }).expect(400);
+      expect(nameOnly.body.errors).toEqual([
+        expect.objectContaining({ pointer: '/name', code: 'invalid_type' }),
+      ]);
+      const after = (await t.http().get(`/api/v1/sites/${org.site.id}`).set(org.auth).expect(200)).body;
+      expect(after).toEqual(before);
     });
   });
 

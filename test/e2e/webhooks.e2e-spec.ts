@@ -215,6 +215,22 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
         'invalid_request',
         '/url',
       );
+      // url, events and status are never null: null is refused, not taken as "unchanged".
+      for (const field of ['url', 'events', 'status'])
+        expectProblem(
+          await http()
+            .patch(`/api/v1/webhooks/${a.id}`)
+            .set(org.auth)
+            .send({ [field]: null }),
+          'invalid_request',
+          `/${field}`,
+        );
+      const [afterNulls] = await w.db.query(`SELECT url, events, status FROM webhooks WHERE id = $1`, [a.id]);
+      expect(afterNulls).toEqual({
+        url: a.url,
+        events: ['export.completed', 'export.failed'],
+        status: 'enabled',
+      });
 
       const stranger = await createOrganization(w.t.app);
       expectProblem(

@@ -1,6 +1,13 @@
 import { applyDecorators, Type, ValidationError, ValidationPipe } from '@nestjs/common';
 import { Type as TransformType } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsObject, registerDecorator, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsObject,
+  registerDecorator,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
 import { ApiError, ProblemEntry } from '../errors/api-error';
 
 const CODE_BY_CONSTRAINT: Record<string, string> = {
@@ -49,6 +56,15 @@ export function EachIsObject(): PropertyDecorator {
         defaultMessage: () => 'must be a JSON object.',
       },
     });
+}
+
+/**
+ * A field that may be left out but, when given, must be valid: unlike `@IsOptional()`, which
+ * lets `null` through unchecked, `null` is validated (and refused by the field's type check) like
+ * any other value. For fields whose resource value is never null.
+ */
+export function Omittable(): PropertyDecorator {
+  return ValidateIf((_object, value) => value !== undefined);
 }
 
 // Listed in the order they apply (as they would stack above the property, bottom first):

@@ -4,7 +4,6 @@ import {
   ArrayMaxSize,
   IsArray,
   IsInt,
-  IsOptional,
   IsString,
   Matches,
   Max,
@@ -14,6 +13,7 @@ import {
   ValidateBy,
   ValidationOptions,
 } from 'class-validator';
+import { Omittable } from '../../common/http/validation';
 import { normalizeHost, normalizeOrigin } from '../site-address';
 
 function IsSiteOrigin(options?: ValidationOptions) {
@@ -64,7 +64,7 @@ export class CreateSiteDto {
     example: ['shop.example.co.uk'],
     description: 'Other hosts of the site. The www. twin of the origin is always an alias.',
   })
-  @IsOptional()
+  @Omittable()
   @IsArray()
   @ArrayMaxSize(20)
   @IsHostName({ each: true })
@@ -79,7 +79,7 @@ export class CreateSiteDto {
     maximum: MAX_PAGE_LIMIT,
     description: 'Most pages the site may hold (page import).',
   })
-  @IsOptional()
+  @Omittable()
   @IsInt()
   @Min(1)
   @Max(MAX_PAGE_LIMIT)
@@ -90,7 +90,7 @@ export class CreateSiteDto {
     example: ['/account/*'],
     description: 'Path globs whose pages the import leaves out.',
   })
-  @IsOptional()
+  @Omittable()
   @IsArray()
   @ArrayMaxSize(100)
   @IsString({ each: true })
@@ -99,4 +99,8 @@ export class CreateSiteDto {
   exclusions?: string[];
 }
 
-export class UpdateSiteDto extends PartialType(CreateSiteDto) {}
+/**
+ * Every field may be left out; none may be null (a site's name, origin, aliases, page limit and
+ * exclusions are never null): `null` is refused like any other wrong type, not taken as "unchanged".
+ */
+export class UpdateSiteDto extends PartialType(CreateSiteDto, { skipNullProperties: false }) {}

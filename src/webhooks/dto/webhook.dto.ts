@@ -11,6 +11,7 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { Omittable } from '../../common/http/validation';
 import { WEBHOOK_EVENT_TYPES } from '../webhook-event-types';
 
 export const MAX_SITE_IDS = 100;
@@ -82,16 +83,19 @@ export class CreateWebhookDto {
   description?: string | null;
 }
 
-/** PATCH: only the fields sent change; `status: "enabled"` re-enables a disabled webhook. */
+/**
+ * PATCH: only the fields sent change; `status: "enabled"` re-enables a disabled webhook. `url`,
+ * `events` and `status` are never null: null is refused (siteIds and description may be null).
+ */
 export class UpdateWebhookDto {
   @ApiPropertyOptional(URL_DOC)
-  @IsOptional()
+  @Omittable()
   @IsString()
   @MaxLength(2048)
   url?: string;
 
   @ApiPropertyOptional({ type: [String], enum: WEBHOOK_EVENT_TYPES })
-  @IsOptional()
+  @Omittable()
   @EventTypeList()
   events?: string[];
 
@@ -111,7 +115,7 @@ export class UpdateWebhookDto {
     description:
       '"enabled" re-enables a disabled webhook (a fresh five days); "disabled" stops its deliveries.',
   })
-  @IsOptional()
+  @Omittable()
   @IsIn(['enabled', 'disabled'])
   status?: 'enabled' | 'disabled';
 }
