@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { createDataSource } from '../../src/database/data-source';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
-import { buildFilterSql, cappedCountSql } from '../../src/search/postgres/conversation-sql';
+import { buildFilterSql, cappedCountSql, postingTerms } from '../../src/search/postgres/conversation-sql';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { createIsolatedDatabase } from '../setup/isolated-database';
 
@@ -164,6 +164,51 @@ describe('site-scoped title terms', () => {
     // The generator reaches both answers and both kinds of keywords.
     expect(matched).toBeGreaterThan(100);
     expect(inexact).toBeGreaterThan(100);
+  }, 60_000);
+
+  it('the postings plan spells the terms of the keywords it takes as conversation_keyword_terms does', async () => {
+    // Words of ASCII letters or of digits, one or two to a keyword, with stray spaces; and,
+    // mixed in, pieces it must refuse (letters and digits mixed, hyphens, URLs, non-ASCII…).
+    const word = fc.oneof(
+      fc.stringMatching(/^[A-Za-z]{1,12}$/),
+      fc.stringMatching(/^[0-9]{1,25}$/),
+      fc.stringMatching(/^[A-Za-z0-9]{1,6}$/),
+      fc.constantFrom('1e5', '12E3', '007', '0x1f', 'abc123', '123abc', '0e0a', 'MiXeD'),
+    );
+    const plain = fc
+      .tuple(
+        fc.array(word, { minLength: 1, maxLength: 2 }),
+        fc.constantFrom(' ', '  '),
+        fc.constantFrom('', ' '),
+      )
+      .map(([words, gap, edge]) => edge + words.join(gap) + edge);
+    const keywords = fc.array(fc.oneof(plain, plain, fc.constantFrom(...PIECES)), {
+      minLength: 1,
+      maxLength: 3,
+    });
+    let taken = 0;
+    await fc.assert(
+      fc.asyncProperty(keywords, async (kws) => {
+        const terms = postingTerms(kws);
+        if (terms === undefined) return;
+        taken++;
+        const [row] = await dataSource.query(
+          `SELECT array(SELECT DISTINCT substr(t, 3) FROM unnest(conversation_keyword_terms('s', $1::text[])) t ORDER BY 1) AS terms,
+                  conversation_keywords_exact($1::text[]) AS exact`,
+          [kws],
+        );
+        expect({ kws, terms: [...terms].sort(), exact: true }).toEqual({
+          kws,
+          terms: row.terms,
+          exact: row.exact,
+        });
+      }),
+      { numRuns: 500 },
+    );
+    expect(taken).toBeGreaterThan(100);
+    expect(postingTerms(['e-mail'])).toBeUndefined();
+    expect(postingTerms(['big red shoes'])).toBeUndefined();
+    expect(postingTerms(['Red  Shoes', 'red'])).toEqual(['p:red shoes', 'w:red']);
   }, 60_000);
 
   it('a phrase of one word or two adjacent words is exact; longer ones, and gaps, are not', async () => {

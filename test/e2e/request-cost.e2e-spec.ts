@@ -64,12 +64,13 @@ describe('Round trips per request (docs/request-cost.md)', () => {
   describe('filtered pages of the listing (no transaction, no SET LOCAL, rows read with the page)', () => {
     /**
      * The engine tuned so that a keyword of a few rows starts with a GIN probe (a walk window of
-     * one row, probes of two), with fresh pg_stats; `restore` puts the tuning back.
+     * one row, probes of two; not the title-term postings, as for keywords they cannot take),
+     * with fresh pg_stats; `restore` puts the tuning back.
      */
     async function probeTuning() {
       const engine = t.app.get(PostgresConversationSearch);
       const tuning = engine.tuning;
-      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2 };
+      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2, postingsWalk: 0 };
       await t.app.get(DataSource).query('ANALYZE conversations');
       await engine.refreshTermStats();
       return { engine, restore: () => (engine.tuning = tuning) };
@@ -79,26 +80,61 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|SET)\b/i.test(q);
 
     it('a filter the newest rows answer is one statement per page, and one Redis command', async () => {
+      const engine = t.app.get(PostgresConversationSearch);
+      const tuning = engine.tuning;
+      // Keywords the title-term postings do not take (tested below) go through the walk or the GIN.
+      engine.tuning = { ...tuning, postingsWalk: 0 };
       // Keywords are weighed by their terms' frequencies, read once per 10 minutes, and the
       // site's term counts (statistics rollups), read once per 30 s: warm.
-      await t.app.get(PostgresConversationSearch).refreshTermStats();
-      await t.app.get(PostgresConversationSearch).densities.get(org.site.id);
-      const cost = await costOf(4, async () => {
-        const res = await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
-        expect(res.body.data).toHaveLength(3);
+      await engine.refreshTermStats();
+      await engine.densities.get(org.site.id);
+      try {
+        const cost = await costOf(4, async () => {
+          const res = await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
+          expect(res.body.data).toHaveLength(3);
+          expect(res.body.data[0].title).toMatch(/^Question about order/);
+        });
+        expect(cost.own).toHaveLength(4);
+        expect(cost.own.filter(isTransactionControl)).toEqual([]);
+        // The bounded walk, or, when pg_stats of the shared test database call the keyword's term
+        // rare, the GIN probe that rare keywords start with (`web`, in every conversation of the
+        // site, is then checked on the row): one statement per page either way.
+        for (const q of cost.own)
+          expect(q).toMatch(
+            /FROM conversations WHERE (site_id = \$1|(search_terms @> \$1::text\[\]|channel = \$1) AND conversation_title_terms)/,
+          );
+        expect(cost.redis.length).toBeLessThanOrEqual(4);
+        expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
+      } finally {
+        engine.tuning = tuning;
+      }
+    });
+
+    it('keywords of plain words: the page and the count are one statement each, on the title-term postings', async () => {
+      const engine = t.app.get(PostgresConversationSearch);
+      await engine.refreshTermStats();
+      await engine.densities.get(org.site.id);
+      const cost = await costOf(2, async () => {
+        const res = await listConversations(t, org, {
+          channel: 'web',
+          keywords: ['Order', 'about order'],
+          count: true,
+          limit: 2,
+        }).expect(200);
+        expect(res.body.data).toHaveLength(2);
         expect(res.body.data[0].title).toMatch(/^Question about order/);
+        expect(res.body.meta.count).toEqual({ value: 3, capped: false });
       });
       expect(cost.own).toHaveLength(4);
       expect(cost.own.filter(isTransactionControl)).toEqual([]);
-      // The bounded walk, or, when pg_stats of the shared test database call the keyword's term
-      // rare, the GIN probe that rare keywords start with (`web`, in every conversation of the
-      // site, is then checked on the row): one statement per page either way.
-      for (const q of cost.own)
+      // One term drives the scan of its postings, the other is probed; the rows are read with the page.
+      for (const q of cost.own) {
         expect(q).toMatch(
-          /FROM conversations WHERE (site_id = \$1|(search_terms @> \$1::text\[\]|channel = \$1) AND conversation_title_terms)/,
+          /FROM conversation_title_postings p WHERE site_id = \$1 AND term = \$\d+ AND channel = /,
         );
-      expect(cost.redis.length).toBeLessThanOrEqual(4);
-      expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
+        expect(q).toMatch(/EXISTS \(SELECT 1 FROM conversation_title_postings o/);
+        expect(q).not.toMatch(/FROM conversations WHERE (?!id = p\.id)/);
+      }
     });
 
     it('a filter that needs the GIN index is two statements (the bounded walk with its edge, then the index), no hydration', async () => {

@@ -25,18 +25,21 @@ export interface SeedResult {
 const BATCH = 50_000;
 const BULK_THRESHOLD = 200_000;
 /** The listing's indexes a bulk seed drops and rebuilds (definitions as in the migrations). */
-const SCORE_INDEX_COLUMNS =
-  'created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
+const FILTER_COLUMNS =
+  'channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
+const SCORE_INDEX_COLUMNS = `created_at, ${FILTER_COLUMNS}`;
 const BULK_INDEXES: Record<string, string> = {
-  conversations_search_idx: 'USING gin (search_terms, conversation_title_terms(site_id, title))',
-  conversations_site_created_cover_idx:
-    '(site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)',
+  conversations_search_idx:
+    'ON conversations USING gin (search_terms, conversation_title_terms(site_id, title))',
+  conversations_site_created_cover_idx: `ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (${FILTER_COLUMNS})`,
   ...Object.fromEntries(
     ['quality', 'service', 'trust'].map((score) => [
       `conversations_site_score_${score}_idx`,
-      `(site_id, score_${score}) INCLUDE (${SCORE_INDEX_COLUMNS}) WHERE score_${score} IS NOT NULL`,
+      `ON conversations (site_id, score_${score}) INCLUDE (${SCORE_INDEX_COLUMNS}) WHERE score_${score} IS NOT NULL`,
     ]),
   ),
+  // The title-term postings (a row per conversation and title term, written by a trigger).
+  conversation_title_postings_idx: `ON conversation_title_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${FILTER_COLUMNS})`,
 };
 const HEAD_WORDS = 40;
 
@@ -83,7 +86,7 @@ export class SeedService {
       await this.dataSource.transaction(async (manager) => {
         await manager.query(`SET LOCAL maintenance_work_mem = '512MB'`);
         await manager.query(`SET LOCAL statement_timeout = 0`);
-        await manager.query(`CREATE INDEX IF NOT EXISTS ${name} ON conversations ${definition}`);
+        await manager.query(`CREATE INDEX IF NOT EXISTS ${name} ${definition}`);
       });
     }
   }
@@ -167,6 +170,7 @@ export class SeedService {
     try {
       await runner.query(`SET statement_timeout = 0`);
       await runner.query(`VACUUM (ANALYZE) conversations`);
+      await runner.query(`VACUUM (ANALYZE) conversation_title_postings`);
       await runner.query(`ANALYZE messages`);
       await runner.query(`ANALYZE label_records`);
     } finally {

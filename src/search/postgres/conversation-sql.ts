@@ -436,3 +436,72 @@ export function rollupCountSql(siteId: string, filter: ConversationFilter): Stat
     values: params.values,
   };
 }
+
+/** Longest term body (bytes) the postings hold as such (longer ones are hashed, see the migration). */
+const POSTING_BODY_BYTES = 200;
+
+/**
+ * The title terms (unscoped, as the postings hold them) that match exactly the keywords, when
+ * each keyword is one or two words, each of ASCII letters or of digits, separated by spaces: `w:<word>`
+ * for a word, `p:<first> <second>` for a pair, lower-cased, deduplicated. For such keywords the
+ * parser of `phraseto_tsquery('simple', …)` makes one lexeme per word, spelled so (the property
+ * test in keyword-terms.e2e-spec.ts compares with conversation_keyword_terms). Undefined for any
+ * other keyword (its terms are left to the SQL functions and the GIN plan) or none.
+ */
+export function postingTerms(keywords: string[]): string[] | undefined {
+  if (keywords.length === 0) return undefined;
+  const terms = new Set<string>();
+  for (const keyword of keywords) {
+    const words = keyword.trim().split(/ +/u);
+    // Letters and digits mixed are not always one lexeme (`0e0a` is the number `0e0` and `a`).
+    if (words.length > 2 || !words.every((w) => /^(?:[A-Za-z]+|[0-9]+)$/u.test(w))) return undefined;
+    const body = words.join(' ').toLowerCase();
+    if (body.length > POSTING_BODY_BYTES) return undefined;
+    terms.add(words.length === 1 ? `w:${body}` : `p:${body}`);
+  }
+  return [...terms];
+}
+
+/**
+ * A filter for the postings plan (migration TitleTermPostings): the matches are the postings of
+ * `driver` (a title term of the keywords, the rarest) in the site, in the listing order, each
+ * checked on the index tuple against every other filter (the covering index's columns), and
+ * against the keywords' `others` terms by a probe of the same index (site, term, creation time,
+ * id). `terms` come from postingTerms, so the keywords are matched exactly.
+ */
+export function postingsFilterSql(
+  siteId: string,
+  filter: ConversationFilter,
+  terms: { driver: string; others: string[] },
+  after?: ListingPosition,
+): FilterSql {
+  const sql = buildFilterSql(siteId, { ...filter, keywords: [] }, after);
+  const p = sql.params;
+  const range = [...sql.range, `term = ${p.add(terms.driver)}`];
+  const rows = [
+    ...sql.rows,
+    ...terms.others.map(
+      (term) => `EXISTS (SELECT 1 FROM conversation_title_postings o
+        WHERE o.site_id = p.site_id AND o.term = ${p.add(term)} AND o.created_at = p.created_at AND o.id = p.id)`,
+    ),
+  ];
+  return { params: p, rangeParams: p.values.length, narrowed: true, needsHeap: false, range, rows };
+}
+
+/** Postings plan (postingsFilterSql): the first `limit` matches' positions, in the listing order. */
+export function postingsPageSql(sql: FilterSql, limit: number): Statement {
+  const p = sql.params;
+  return {
+    text: `SELECT id, created_at FROM conversation_title_postings p WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
+    values: p.values,
+  };
+}
+
+/** Postings plan (postingsFilterSql): the number of matches, stopping at `cap`. */
+export function postingsCountSql(sql: FilterSql, cap: number): Statement {
+  const p = sql.params;
+  return {
+    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM conversation_title_postings p WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`,
+    values: p.values,
+  };
+}

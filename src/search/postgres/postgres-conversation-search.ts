@@ -17,6 +17,10 @@ import {
   indexEqualityTerms,
   ginSortedSql,
   matchingSql,
+  postingsCountSql,
+  postingsFilterSql,
+  postingsPageSql,
+  postingTerms,
   rollupCountSql,
   Statement,
   FilterSql,
@@ -49,6 +53,13 @@ export interface SearchTuning {
    * can be is checked on the row; Infinity: every term stays in the GIN condition.
    */
   postingsPerHeapVisit: number;
+  /**
+   * Keywords whose rarest title term is held by fewer rows than this (pg_stats, over the table)
+   * are matched through the title-term postings (an index-only range scan of that term's
+   * postings, ~0.3 µs an entry, checked against every other filter on the index tuple) for
+   * pages and counts. 0: never; Infinity: whenever the keywords allow it (postingTerms).
+   */
+  postingsWalk: number;
 }
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
@@ -59,6 +70,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   denseShare: 0.05,
   walkFurther: 30000,
   postingsPerHeapVisit: 250,
+  postingsWalk: 150_000,
 };
 
 /** How long the term frequencies read from pg_stats are reused. */
@@ -197,11 +209,22 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     const sql = buildFilterSql(siteId, filter);
     let n: number;
     const rollup = rollupCountSql(siteId, filter);
+    const postings = rollup ? undefined : await this.postingsPlan(siteId, filter);
     if (rollup) {
       // Column filters alone: an exact sum from the statistics rollups, whatever the matches.
       n = (await this.run<{ n: number }>(rollup))[0].n;
     } else if (!sql.narrowed) {
       n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
+    } else if (postings) {
+      // Keywords of plain words, the rarest held by few enough rows: an index-only scan of its
+      // postings, every other filter checked on the index tuple, at most cap + 1 matches. The
+      // GIN count visited the heap once per match (Postgres 15.20 visits all-visible pages).
+      n = (
+        await this.run<{ n: number }>(
+          postingsCountSql(postingsFilterSql(siteId, filter, postings), cap + 1),
+          'walk',
+        )
+      )[0].n;
     } else if (filter.keywords.length > 0 && filter.from === undefined && filter.to === undefined) {
       // Keywords over the whole site: the GIN count visits on the heap only the site's rows
       // holding every term (site-scoped title terms; exact for words and two-word phrases), at
@@ -272,6 +295,16 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     want: number,
     after?: ListingPosition,
   ): Promise<FoundRow[]> {
+    // Keywords of plain words, the rarest held by few enough rows: one statement walks that
+    // term's postings in the listing order (index-only, every other filter on the index tuple),
+    // the page's rows read by primary key. Its cost follows the term's rows, at most.
+    const postings = await this.postingsPlan(siteId, filter);
+    if (postings)
+      return this.run<FoundRow>(
+        rowsOf(postingsPageSql(postingsFilterSql(siteId, filter, postings, after), want)),
+        'walk',
+      );
+
     // Keywords whose matches are expected within two GIN probes' worth of rows: the rarest
     // title term's rows (pg_stats; a term pg_stats does not list: ~1,100 rows of 2M), times the
     // share of the site holding each equality term (exact rollup counts, independence assumed:
@@ -492,6 +525,24 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     // A table the first window covers for the most part: walking it is as cheap.
     if (stats.rows <= this.tuning.walkWindow) return undefined;
     return Math.min(...terms.map((t) => stats.shares.get(t) ?? stats.titleFloor)) * stats.rows;
+  }
+
+  /**
+   * The title terms the postings plan takes for `filter`'s keywords: the rarest one (pg_stats of
+   * the title terms; a term not listed is rarer than the least common listed one) drives the
+   * scan, the others are probed. Undefined when the keywords are not plain words
+   * (postingTerms) or the rarest term is held by `postingsWalk` rows or more.
+   */
+  async postingsPlan(
+    siteId: string,
+    filter: ConversationFilter,
+  ): Promise<{ driver: string; others: string[] } | undefined> {
+    const terms = postingTerms(filter.keywords);
+    if (!terms || !(this.tuning.postingsWalk > 0)) return undefined;
+    const stats = await this.stats();
+    const rows = (term: string) => (stats.shares.get(`${siteId}|${term}`) ?? stats.titleFloor) * stats.rows;
+    const [driver, ...others] = [...terms].sort((a, b) => rows(a) - rows(b));
+    return rows(driver) < this.tuning.postingsWalk ? { driver, others } : undefined;
   }
 
   /**
