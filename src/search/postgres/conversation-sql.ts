@@ -48,6 +48,8 @@ export interface FilterSql {
   rangeParams: number;
   range: string[];
   rows: string[];
+  /** The relation (and alias) the conditions are on: `conversations` when absent. */
+  from?: string;
 }
 
 /** Bit of each taxonomy token in `label_bits` (CoveringListingIndex migration). */
@@ -485,14 +487,22 @@ export function postingsFilterSql(
         WHERE o.site_id = p.site_id AND o.term = ${p.add(term)} AND o.created_at = p.created_at AND o.id = p.id)`,
     ),
   ];
-  return { params: p, rangeParams: p.values.length, narrowed: true, needsHeap: false, range, rows };
+  return {
+    params: p,
+    rangeParams: p.values.length,
+    narrowed: true,
+    needsHeap: false,
+    range,
+    rows,
+    from: 'conversation_title_postings p',
+  };
 }
 
 /** Postings plan (postingsFilterSql): the first `limit` matches' positions, in the listing order. */
 export function postingsPageSql(sql: FilterSql, limit: number): Statement {
   const p = sql.params;
   return {
-    text: `SELECT id, created_at FROM conversation_title_postings p WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
+    text: `SELECT id, created_at FROM ${sql.from} WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
     values: p.values,
   };
 }
@@ -501,7 +511,7 @@ export function postingsPageSql(sql: FilterSql, limit: number): Statement {
 export function postingsCountSql(sql: FilterSql, cap: number): Statement {
   const p = sql.params;
   return {
-    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM conversation_title_postings p WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`,
+    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${sql.from} WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`,
     values: p.values,
   };
 }

@@ -1,5 +1,12 @@
 import type { ConversationFilter, ScoreName } from '../../listing/conversation-filter';
-import { buildFilterSql, FilterSql, Statement, whereAll } from '../../postgres/conversation-sql';
+import {
+  buildFilterSql,
+  FilterSql,
+  postingsFilterSql,
+  postingTerms,
+  Statement,
+  whereAll,
+} from '../../postgres/conversation-sql';
 import type { StatsFacet } from '../conversation-stats';
 
 export const SCORE_COLUMN: Record<ScoreName, string> = {
@@ -25,7 +32,13 @@ export interface TimeRange {
   to?: string;
 }
 
-/** The listing's filter SQL (walk form: covering-index columns), over `range` instead of the filter's window. */
+/**
+ * The listing's filter SQL over `range` instead of the filter's window: walk form (the covering
+ * index's columns), or with `forIndex` the GIN form, or, for a keyword of one plain word or
+ * two-word phrase (postingTerms: one term), the postings form: an index-only scan of that term's
+ * title-term postings (migration TitleTermPostings), which carry every column a scan reads, so
+ * a keyword's matches are not each fetched from the heap.
+ */
 export function filterOver(
   siteId: string,
   filter: ConversationFilter,
@@ -33,16 +46,14 @@ export function filterOver(
   forIndex = filter.keywords.length > 0,
 ): FilterSql {
   const { from: _from, to: _to, ...rest } = filter;
-  return buildFilterSql(
-    siteId,
-    {
-      ...rest,
-      ...(range.from !== undefined ? { from: range.from } : {}),
-      ...(range.to !== undefined ? { to: range.to } : {}),
-    },
-    undefined,
-    { forIndex },
-  );
+  const over = {
+    ...rest,
+    ...(range.from !== undefined ? { from: range.from } : {}),
+    ...(range.to !== undefined ? { to: range.to } : {}),
+  };
+  const terms = forIndex ? postingTerms(filter.keywords) : undefined;
+  if (terms?.length === 1) return postingsFilterSql(siteId, over, { driver: terms[0], others: [] });
+  return buildFilterSql(siteId, over, undefined, { forIndex });
 }
 
 /**
@@ -64,7 +75,7 @@ export function seriesSql(sql: FilterSql, scores: ScoreName[], starts: Date[]): 
     ]),
   ];
   return {
-    text: `SELECT width_bucket(created_at, ${e}) AS b, ${aggregates.join(', ')} FROM conversations
+    text: `SELECT width_bucket(created_at, ${e}) AS b, ${aggregates.join(', ')} FROM ${sql.from ?? 'conversations'}
       WHERE ${whereAll(sql)} GROUP BY 1`,
     values: p.values,
   };
@@ -421,7 +432,7 @@ export function scanSql(
   return {
     statement: {
       text: `SELECT ${select.join(', ')}
-        FROM (SELECT ${values.join(', ')} FROM conversations WHERE ${whereAll(sql)}) r
+        FROM (SELECT ${values.join(', ')} FROM ${sql.from ?? 'conversations'} WHERE ${whereAll(sql)}) r
         GROUP BY GROUPING SETS (${sets.join(', ')})`,
       values: p.values,
     },
