@@ -365,34 +365,30 @@ export function withRows(
 }
 
 /**
- * walkWindowSql and windowEdgeSql in one statement and ONE walk of the window, the matches read
- * whole: the first `limit` matches among the newest `window` rows of the range, as
- * conversations (`columns`, see withRows), and, only when fewer than `limit` matched, one more
- * row with `edge` true: the position (`position_id`, `position_at`) of the window's last row,
- * where a further plan goes on (no edge row: the window held every row of the range). Each row
- * carries `edge`; a match also its position.
- *
- * The walk numbers its rows (`row_number()` over the walk's own order: no sort) and keeps the
- * matches and the window's last row, stopping after `limit` + 1 of them: a page the window fills
- * stops as early as a plain filtered walk, and a window it does not fill is read once (until
- * session 24 the edge was a second walk of the window, `OFFSET window - 1`: as long as the first,
- * 8 of 26 ms on page 5 of a rare token).
+ * walkWindowSql and windowEdgeSql in one statement, the matches read whole: the first `limit`
+ * matches among the newest `window` rows of the range, as conversations (`columns`, see
+ * withRows), and, only when fewer than `limit` matched, one more row with `edge` true: the
+ * position (`position_id`, `position_at`) of the window's last row, where a further plan goes on
+ * (no edge row: the window held every row of the range). Each row carries `edge`; a match also
+ * its position. The edge's walk runs behind a one-time filter on the number of matches, so a
+ * page the window fills pays nothing for it.
  */
 export function windowWithEdgeSql(sql: FilterSql, window: number, limit: number, columns: string): Statement {
   const p = sql.params;
+  const range = sql.range.join(' AND ');
   const windowParam = p.add(window);
   const limitParam = p.add(limit);
   const text = `WITH m AS MATERIALIZED (
-    SELECT id, created_at, ok, rn = ${windowParam} AS last FROM (
-      SELECT id, created_at, (${whereRowFilters(sql)}) IS TRUE AS ok, row_number() OVER (${ORDER}) AS rn FROM (
-        SELECT ${walkColumns(sql)} FROM conversations WHERE ${sql.range.join(' AND ')} ${ORDER} LIMIT ${windowParam}
-      ) w
-    ) n WHERE ok OR rn = ${windowParam} LIMIT ${limitParam}::int + 1
+    SELECT id, created_at FROM (
+      SELECT ${walkColumns(sql)} FROM conversations WHERE ${range} ${ORDER} LIMIT ${windowParam}
+    ) w WHERE ${whereRowFilters(sql)} ${ORDER} LIMIT ${limitParam}
   )
   SELECT p.edge, p.id AS position_id, p.created_at AS position_at, c.* FROM (
-    (SELECT false AS edge, id, created_at FROM m WHERE ok ${ORDER} LIMIT ${limitParam})
+    SELECT false AS edge, id, created_at FROM m
     UNION ALL
-    SELECT true, id, created_at FROM m WHERE last AND (SELECT count(*) FROM m WHERE ok) < ${limitParam}
+    SELECT true, id, created_at FROM (
+      SELECT id, created_at FROM conversations WHERE ${range} ${ORDER} OFFSET ${windowParam}::int - 1 LIMIT 1
+    ) e WHERE (SELECT count(*) FROM m) < ${limitParam}
   ) p
   LEFT JOIN LATERAL (SELECT ${columns} FROM conversations WHERE id = p.id AND NOT p.edge) c ON true
   ORDER BY p.edge, p.created_at DESC, p.id COLLATE "C" DESC`;
