@@ -130,9 +130,9 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       // One term drives the scan of its postings, the other is probed; the rows are read with the page.
       for (const q of cost.own) {
         expect(q).toMatch(
-          /FROM conversation_title_postings p WHERE site_id = \$1 AND term = \$\d+ AND channel = /,
+          /FROM conversation_postings p WHERE site_id = \$1 AND term = \$\d+ AND channel = /,
         );
-        expect(q).toMatch(/EXISTS \(SELECT 1 FROM conversation_title_postings o/);
+        expect(q).toMatch(/EXISTS \(SELECT 1 FROM conversation_postings o/);
         expect(q).not.toMatch(/FROM conversations WHERE (?!id = p\.id)/);
       }
     });

@@ -39,7 +39,7 @@ const BULK_INDEXES: Record<string, string> = {
     ]),
   ),
   // The title-term postings (a row per conversation and title term, written by a trigger).
-  conversation_title_postings_idx: `ON conversation_title_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${FILTER_COLUMNS})`,
+  conversation_postings_idx: `ON conversation_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${FILTER_COLUMNS})`,
 };
 const HEAD_WORDS = 40;
 
@@ -170,7 +170,7 @@ export class SeedService {
     try {
       await runner.query(`SET statement_timeout = 0`);
       await runner.query(`VACUUM (ANALYZE) conversations`);
-      await runner.query(`VACUUM (ANALYZE) conversation_title_postings`);
+      await runner.query(`VACUUM (ANALYZE) conversation_postings`);
       await runner.query(`ANALYZE messages`);
       await runner.query(`ANALYZE label_records`);
     } finally {

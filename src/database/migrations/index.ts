@@ -14,7 +14,7 @@ import { Webhooks1763800000000 } from './1763800000000-Webhooks';
 import { AppendOnlyStatsRollups1763810000000 } from './1763810000000-AppendOnlyStatsRollups';
 import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup';
 import { SiteScopedTitleTerms1763820000000 } from './1763820000000-SiteScopedTitleTerms';
-import { TitleTermPostings1763830000000 } from './1763830000000-TitleTermPostings';
+import { ConversationPostings1763830000000 } from './1763830000000-ConversationPostings';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -34,5 +34,5 @@ export const MIGRATIONS = [
   AppendOnlyStatsRollups1763810000000,
   AgentStatsRollup1763810000001,
   SiteScopedTitleTerms1763820000000,
-  TitleTermPostings1763830000000,
+  ConversationPostings1763830000000,
 ];

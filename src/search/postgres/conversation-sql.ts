@@ -465,7 +465,7 @@ export function postingTerms(keywords: string[]): string[] | undefined {
 }
 
 /**
- * A filter for the postings plan (migration TitleTermPostings): the matches are the postings of
+ * A filter for the postings plan (migration ConversationPostings): the matches are the postings of
  * `driver` (a title term of the keywords, the rarest) in the site, in the listing order, each
  * checked on the index tuple against every other filter (the covering index's columns), and
  * against the keywords' `others` terms by a probe of the same index (site, term, creation time,
@@ -483,7 +483,7 @@ export function postingsFilterSql(
   const rows = [
     ...sql.rows,
     ...terms.others.map(
-      (term) => `EXISTS (SELECT 1 FROM conversation_title_postings o
+      (term) => `EXISTS (SELECT 1 FROM conversation_postings o
         WHERE o.site_id = p.site_id AND o.term = ${p.add(term)} AND o.created_at = p.created_at AND o.id = p.id)`,
     ),
   ];
@@ -494,7 +494,7 @@ export function postingsFilterSql(
     needsHeap: false,
     range,
     rows,
-    from: 'conversation_title_postings p',
+    from: 'conversation_postings p',
   };
 }
 

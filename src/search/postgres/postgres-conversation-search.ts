@@ -74,6 +74,9 @@ export const DEFAULT_TUNING: SearchTuning = {
   postingsWalk: 150_000,
 };
 
+/** Label tokens with postings (migration ConversationPostings): those flagging a problem, the rare ones. */
+const PROBLEM_TOKEN = /:(true|fail)$/;
+
 /** How long the term frequencies read from pg_stats are reused. */
 const TERM_STATS_TTL_MS = 10 * 60_000;
 
@@ -534,26 +537,48 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
   }
 
   /**
-   * The title terms the postings plan takes for `filter`'s keywords: the rarest one (pg_stats of
-   * the title terms; a term not listed is rarer than the least common listed one) drives the
-   * scan, the others are probed. Undefined when the keywords are not plain words
-   * (postingTerms) or the rarest term is held by `postingsWalk` rows or more.
+   * The posting terms the postings plan takes for `filter` (migration ConversationPostings):
+   * its keywords' title terms (postingTerms; keywords of any other kind: no postings plan) and
+   * its labels.all tokens that flag a problem (`…:true`, `…:fail`: `t:<token>`). The rarest
+   * drives the scan (title terms by pg_stats of the title-terms index expression, a term not
+   * listed being rarer than the least common listed one; tokens by the site's exact counts);
+   * the other title terms are probed, the other tokens checked on `label_bits` as in a walk.
+   * Undefined when the driver is held by `postingsWalk` rows or more (a quarter of it with
+   * terms to probe), or there is no such term.
    */
   async postingsPlan(
     siteId: string,
     filter: ConversationFilter,
   ): Promise<{ driver: string; others: string[] } | undefined> {
-    const terms = postingTerms(filter.keywords);
-    if (!terms || !(this.tuning.postingsWalk > 0)) return undefined;
-    const stats = await this.stats();
-    const rows = (term: string) => (stats.shares.get(`${siteId}|${term}`) ?? stats.titleFloor) * stats.rows;
-    const [driver, ...others] = [...terms].sort((a, b) => rows(a) - rows(b));
+    if (!(this.tuning.postingsWalk > 0)) return undefined;
+    const titleTerms = filter.keywords.length > 0 ? postingTerms(filter.keywords) : [];
+    if (!titleTerms) return undefined;
+    const tokens = filter.labelsAll.filter((token) => PROBLEM_TOKEN.test(token));
+    if (titleTerms.length === 0 && tokens.length === 0) return undefined;
+    const candidates: { term: string; rows: number; title: boolean }[] = [];
+    if (titleTerms.length > 0) {
+      const stats = await this.stats();
+      for (const term of titleTerms)
+        candidates.push({
+          term,
+          rows: (stats.shares.get(`${siteId}|${term}`) ?? stats.titleFloor) * stats.rows,
+          title: true,
+        });
+    }
+    // Without the site's counts (a failed read), tokens do not drive: the other plans take them.
+    const densities = tokens.length > 0 ? await this.densitiesIfRead(siteId) : undefined;
+    if (densities)
+      for (const token of tokens)
+        candidates.push({ term: `t:${token}`, rows: densities.terms.get(token) ?? 0, title: false });
+    if (candidates.length === 0) return undefined;
+    const [driver] = [...candidates].sort((a, b) => a.rows - b.rows);
+    const others = candidates.filter((c) => c !== driver && c.title).map((c) => c.term);
     // With other terms, every entry of the driver's postings is also matched against theirs (a
     // merge with each term's postings, or a probe per entry): a quarter of the bound. Two
     // common words (`retour` and `order`, 43,000 and 41,000 postings, no title with both) took
     // 13 ms this way; the GIN index intersects their posting lists without a heap visit.
     const bound = others.length ? this.tuning.postingsWalk / 4 : this.tuning.postingsWalk;
-    return rows(driver) < bound ? { driver, others } : undefined;
+    return driver.rows < bound ? { driver: driver.term, others } : undefined;
   }
 
   /**

@@ -36,7 +36,7 @@ export interface TimeRange {
  * The listing's filter SQL over `range` instead of the filter's window: walk form (the covering
  * index's columns), or with `forIndex` the GIN form, or, for a keyword of one plain word or
  * two-word phrase (postingTerms: one term), the postings form: an index-only scan of that term's
- * title-term postings (migration TitleTermPostings), which carry every column a scan reads, so
+ * title-term postings (migration ConversationPostings), which carry every column a scan reads, so
  * a keyword's matches are not each fetched from the heap.
  */
 export function filterOver(
