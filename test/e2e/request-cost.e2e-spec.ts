@@ -129,9 +129,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       expect(cost.own.filter(isTransactionControl)).toEqual([]);
       // One term drives the scan of its postings, the other is probed; the rows are read with the page.
       for (const q of cost.own) {
-        expect(q).toMatch(
-          /FROM conversation_postings p WHERE site_id = \$1 AND term = \$\d+ AND channel = /,
-        );
+        expect(q).toMatch(/FROM conversation_postings p WHERE site_id = \$1 AND term = \$\d+ AND channel = /);
         expect(q).toMatch(/EXISTS \(SELECT 1 FROM conversation_postings o/);
         expect(q).not.toMatch(/FROM conversations WHERE (?!id = p\.id)/);
       }
