@@ -24,10 +24,11 @@ export interface SeedResult {
 
 const BATCH = 50_000;
 const BULK_THRESHOLD = 200_000;
-/** The listing's indexes a bulk seed drops and rebuilds (definitions as in the migrations). */
+/** The filter columns the covering listing index and the postings carry. */
 const FILTER_COLUMNS =
   'channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
 const SCORE_INDEX_COLUMNS = `created_at, ${FILTER_COLUMNS}`;
+/** The listing's indexes a bulk seed drops and rebuilds (definitions as in the migrations). */
 const BULK_INDEXES: Record<string, string> = {
   conversations_search_idx:
     'ON conversations USING gin (search_terms, conversation_title_terms(site_id, title))',
@@ -38,7 +39,7 @@ const BULK_INDEXES: Record<string, string> = {
       `ON conversations (site_id, score_${score}) INCLUDE (${SCORE_INDEX_COLUMNS}) WHERE score_${score} IS NOT NULL`,
     ]),
   ),
-  // The title-term postings (a row per conversation and title term, written by a trigger).
+  // The postings (a row per conversation and title term or rare token, written by a trigger).
   conversation_postings_idx: `ON conversation_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${FILTER_COLUMNS})`,
 };
 const HEAD_WORDS = 40;
