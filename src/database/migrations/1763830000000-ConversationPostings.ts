@@ -82,8 +82,10 @@ export class ConversationPostings1763830000000 implements MigrationInterface {
         RETURN NULL;
       END $$`);
     // Only rows whose title, label tokens or a filter column changed (appending a message
-    // changes none).
-    const changed = (side: 'o' | 'n') => `(
+    // changes none), found first by one hash join of the transition tables (a MATERIALIZED
+    // CTE): inlined, the planner computed every updated row's terms and probed its postings
+    // before that filter (1.4 s for 1,000 message appends on the bench database).
+    const changed = (side: 'o' | 'n') => `WITH changed AS MATERIALIZED (
       SELECT ${side}.* FROM old_rows o JOIN new_rows n ON n.id = o.id
       WHERE (o.site_id, o.title, o.created_at, o.label_tokens, ${POSTING_COLUMNS.split(', ')
         .map((c) => `o.${c}`)
@@ -95,9 +97,10 @@ export class ConversationPostings1763830000000 implements MigrationInterface {
     await q.query(`
       CREATE FUNCTION conversation_postings_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        ${deletePostingsOf(changed('o'))};
+        ${changed('o')} ${deletePostingsOf('changed')};
+        ${changed('n')}
         INSERT INTO conversation_postings (site_id, term, created_at, id, ${POSTING_COLUMNS})
-        ${postingsOf(changed('n'))};
+        ${postingsOf('changed')};
         RETURN NULL;
       END $$`);
     await q.query(`
