@@ -466,10 +466,11 @@ export function postingTerms(keywords: string[]): string[] | undefined {
 
 /**
  * A filter for the postings plan (migration ConversationPostings): the matches are the postings of
- * `driver` (a title term of the keywords, the rarest) in the site, in the listing order, each
- * checked on the index tuple against every other filter (the covering index's columns), and
- * against the keywords' `others` terms by a probe of the same index (site, term, creation time,
- * id). `terms` come from postingTerms, so the keywords are matched exactly.
+ * `driver` (the rarest title term of the keywords or `t:` problem token of labels.all) in the
+ * site, in the listing order, each checked on the index tuple against every other filter (the
+ * covering index's columns), and against the keywords' `others` terms by a probe of the same
+ * index (site, term, creation time, id). Title terms come from postingTerms, so the keywords
+ * are matched exactly.
  */
 export function postingsFilterSql(
   siteId: string,
