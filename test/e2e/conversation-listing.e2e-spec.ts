@@ -10,7 +10,10 @@ import {
 import { createOrganization, createSite } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
+import { DataSource } from 'typeorm';
 import { SeedService } from '../../src/conversations/seed/seed.service';
+import { emptyFilter } from '../../src/search/listing/conversation-filter';
+import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 const ids = (res: { body: { data: Array<{ id: string }> } }) => res.body.data.map((c) => c.id);
@@ -665,6 +668,52 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
           (await listConversations(t, big, { count: true, 'labels.all': 'resolution:resolved' }).expect(200))
             .body.meta.count,
         ).toEqual({ value: expect.any(Number), capped: false });
+
+        // The same rule through the postings (docs/query-engine.md, "Title-term postings"): a
+        // keyword every title now holds, in any case, and a problem token counted exactly.
+        const db = t.app.get(DataSource);
+        // In statements of 2,000 conversations (the service writes one at a time).
+        const ids: string[] = (
+          await db.query(`SELECT id FROM conversations WHERE site_id = $1`, [big.site.id])
+        ).map((r: { id: string }) => r.id);
+        for (let i = 0; i < ids.length; i += 2000)
+          await db.query(`UPDATE conversations SET title = title || ' Capword' WHERE id = ANY($1::text[])`, [
+            ids.slice(i, i + 2000),
+          ]);
+        const engine = t.app.get(PostgresConversationSearch);
+        expect(await engine.postingsPlan(big.site.id, { ...emptyFilter(), keywords: ['capword'] })).toEqual({
+          driver: 'w:capword',
+          others: [],
+        });
+        expect(
+          (await listConversations(t, big, { count: true, keywords: 'CAPWORD', limit: 1 }).expect(200)).body
+            .meta.count,
+        ).toEqual({ value: 10000, capped: true });
+        const token = 'purchase_intent:true';
+        expect(
+          (await engine.postingsPlan(big.site.id, { ...emptyFilter(), labelsAll: [token] }))?.driver,
+        ).toBe(`t:${token}`);
+        const [{ n }] = await db.query(
+          `SELECT count(*)::int AS n FROM conversations WHERE site_id = $1 AND label_tokens @> ARRAY[$2]`,
+          [big.site.id, token],
+        );
+        expect(n).toBeGreaterThan(0);
+        expect(
+          (
+            await listConversations(t, big, {
+              count: true,
+              'labels.all': [token, 'resolution:resolved'],
+            }).expect(200)
+          ).body.meta.count,
+        ).toEqual({
+          value: (
+            await db.query(
+              `SELECT count(*)::int AS n FROM conversations WHERE site_id = $1 AND label_tokens @> ARRAY[$2, 'resolution:resolved']`,
+              [big.site.id, token],
+            )
+          )[0].n,
+          capped: false,
+        });
       }, 120_000);
     });
   });

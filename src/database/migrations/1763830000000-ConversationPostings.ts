@@ -5,15 +5,15 @@ export const POSTING_COLUMNS =
   'channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
 
 /**
- * The posting terms of a conversation row `r`: the distinct title terms (conversation_title_terms
+ * The posting terms of a conversation row (`row`, an alias or a PL/pgSQL record): the distinct title terms (conversation_title_terms
  * without its `<site_id>|` scope) and, as `t:<token>`, its label tokens that flag a problem
  * (`…:true` flags and `…:fail` criteria), the rare ones: a page or count of such a token reads
  * only its postings.
  */
-const TERMS_OF_ROW = `(
-      SELECT substr(t, length(r.site_id) + 2) FROM unnest(conversation_title_terms(r.site_id, r.title)) t
+const termsOf = (row: string) => `(
+      SELECT substr(t, length(${row}.site_id) + 2) FROM unnest(conversation_title_terms(${row}.site_id, ${row}.title)) t
       UNION
-      SELECT 't:' || k FROM unnest(r.label_tokens) k WHERE k LIKE '%:true' OR k LIKE '%:fail'
+      SELECT 't:' || k FROM unnest(${row}.label_tokens) k WHERE k LIKE '%:true' OR k LIKE '%:fail'
     ) t(term)`;
 
 /** Postings of `rows` (an alias over conversation rows): one per posting term, with the row's filter columns. */
@@ -23,15 +23,23 @@ export function postingsOf(rows: string): string {
     .join(', ');
   return `
     SELECT r.site_id, t.term, r.created_at, r.id, ${columns}
-    FROM ${rows} r CROSS JOIN LATERAL ${TERMS_OF_ROW}`;
+    FROM ${rows} r CROSS JOIN LATERAL ${termsOf('r')}`;
 }
 
-/** Deletes the postings of `rows` (an alias over conversation rows, their values as stored). */
-function deletePostingsOf(rows: string): string {
+/**
+ * PL/pgSQL deleting the postings of the conversation rows `query` returns (their values as
+ * stored; needs `g record` declared): one DELETE per row by the index key (site, its terms,
+ * creation time, id). A join of those rows with the postings was planned from the transition
+ * tables' guessed sizes: past a few thousand rows, a scan of every posting hashed (3,000 title
+ * changes in one statement: 12.7 s; 10,000: 27.7 s, against 4.0 s without postings).
+ */
+function deletePostingsOf(query: string): string {
   return `
-    DELETE FROM conversation_postings p
-    USING ${rows} r CROSS JOIN LATERAL ${TERMS_OF_ROW}
-    WHERE p.site_id = r.site_id AND p.term = t.term AND p.created_at = r.created_at AND p.id = r.id`;
+    FOR g IN ${query} LOOP
+      DELETE FROM conversation_postings p
+      WHERE p.site_id = g.site_id AND p.term = ANY (ARRAY(SELECT t.term FROM ${termsOf('g')}))
+        AND p.created_at = g.created_at AND p.id = g.id;
+    END LOOP`;
 }
 
 /**
@@ -96,8 +104,9 @@ export class ConversationPostings1763830000000 implements MigrationInterface {
     )`;
     await q.query(`
       CREATE FUNCTION conversation_postings_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE g record;
       BEGIN
-        ${changed('o')} ${deletePostingsOf('changed')};
+        ${deletePostingsOf(`${changed('o')} SELECT * FROM changed`)};
         ${changed('n')}
         INSERT INTO conversation_postings (site_id, term, created_at, id, ${POSTING_COLUMNS})
         ${postingsOf('changed')};
@@ -105,8 +114,9 @@ export class ConversationPostings1763830000000 implements MigrationInterface {
       END $$`);
     await q.query(`
       CREATE FUNCTION conversation_postings_on_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE g record;
       BEGIN
-        ${deletePostingsOf('old_rows')};
+        ${deletePostingsOf('SELECT * FROM old_rows')};
         RETURN NULL;
       END $$`);
     // The triggers first: creating them locks out writers until this migration commits, so the

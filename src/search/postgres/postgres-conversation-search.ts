@@ -54,11 +54,12 @@ export interface SearchTuning {
    */
   postingsPerHeapVisit: number;
   /**
-   * Keywords whose rarest title term is held by fewer rows than this (pg_stats, over the table)
-   * are matched through the title-term postings (an index-only range scan of that term's
-   * postings, ~0.13-0.3 µs an entry, checked against every other filter on the index tuple) for
-   * pages and counts; a quarter of it when the keywords have other terms. 0: never; Infinity:
-   * whenever the keywords allow it (postingTerms).
+   * Filters whose rarest posting term (a keyword's title term, by pg_stats over the table, or a
+   * labels.all problem token, by the site's exact count) is held by fewer rows than this are
+   * matched through the postings (an index-only range scan of that term's postings, ~0.13-0.3 µs
+   * an entry, checked against every other filter on the index tuple) for pages and counts; a
+   * quarter of it when other title terms must be probed. 0: never; Infinity: whenever the
+   * filter allows it (postingsPlan).
    */
   postingsWalk: number;
 }
@@ -105,6 +106,14 @@ export function keywordTermsEstimate(siteId: string, keywords: string[]): string
  */
 function impliedTerms(filter: ConversationFilter): ReadonlySet<string> | undefined {
   return filter.labelsAll.length > 0 || filter.labelsAny.length > 0 ? new Set(['status:labeled']) : undefined;
+}
+
+/**
+ * Rows of the table holding a (site-scoped) title term, per pg_stats: its share of the table, or,
+ * for a term not listed, the least common listed one's (it is rarer).
+ */
+function titleTermRows(stats: TermStats, scopedTerm: string): number {
+  return (stats.shares.get(scopedTerm) ?? stats.titleFloor) * stats.rows;
 }
 
 /** Term frequencies from pg_stats. */
@@ -220,9 +229,10 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     } else if (!sql.narrowed) {
       n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n;
     } else if (postings) {
-      // Keywords of plain words, the rarest held by few enough rows: an index-only scan of its
-      // postings, every other filter checked on the index tuple, at most cap + 1 matches. The
-      // GIN count visited the heap once per match (Postgres 15.20 visits all-visible pages).
+      // Keywords of plain words or a rare labels.all token, the rarest term held by few enough
+      // rows: an index-only scan of its postings, every other filter checked on the index
+      // tuple, at most cap + 1 matches. The GIN count visited the heap once per match (Postgres
+      // 15.20 visits all-visible pages).
       n = (
         await this.run<{ n: number }>(
           postingsCountSql(postingsFilterSql(siteId, filter, postings), cap + 1),
@@ -299,9 +309,10 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     want: number,
     after?: ListingPosition,
   ): Promise<FoundRow[]> {
-    // Keywords of plain words, the rarest held by few enough rows: one statement walks that
-    // term's postings in the listing order (index-only, every other filter on the index tuple),
-    // the page's rows read by primary key. Its cost follows the term's rows, at most.
+    // Keywords of plain words or a rare labels.all token, the rarest term held by few enough
+    // rows: one statement walks that term's postings in the listing order (index-only, every
+    // other filter on the index tuple), the page's rows read by primary key. Its cost follows
+    // the term's rows, at most.
     const postings = await this.postingsPlan(siteId, filter);
     if (postings)
       return this.run<FoundRow>(
@@ -533,7 +544,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     const stats = await this.stats();
     // A table the first window covers for the most part: walking it is as cheap.
     if (stats.rows <= this.tuning.walkWindow) return undefined;
-    return Math.min(...terms.map((t) => stats.shares.get(t) ?? stats.titleFloor)) * stats.rows;
+    return Math.min(...terms.map((t) => titleTermRows(stats, t)));
   }
 
   /**
@@ -559,11 +570,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     if (titleTerms.length > 0) {
       const stats = await this.stats();
       for (const term of titleTerms)
-        candidates.push({
-          term,
-          rows: (stats.shares.get(`${siteId}|${term}`) ?? stats.titleFloor) * stats.rows,
-          title: true,
-        });
+        candidates.push({ term, rows: titleTermRows(stats, `${siteId}|${term}`), title: true });
     }
     // Without the site's counts (a failed read), tokens do not drive: the other plans take them.
     const densities = tokens.length > 0 ? await this.densitiesIfRead(siteId) : undefined;
