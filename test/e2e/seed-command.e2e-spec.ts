@@ -58,6 +58,24 @@ describe('seed --site ID --conversations N [--days D] [--labeled-share F] (produ
       ])
     ).map((r: { t: string }) => r.t);
     expect(tokens.every((tk) => TAXONOMY_TOKENS.includes(tk))).toBe(true);
+    // The rollups' appended deltas are folded (one row per key, as the workers leave them),
+    // and the folded rows still sum to the site's conversations.
+    const [rollups] = await db.query(
+      `SELECT (SELECT count(*) FROM conversation_stats_cell WHERE site_id = $1 AND fresh)::int AS fresh_cells,
+         (SELECT count(*) FROM conversation_stats_site WHERE site_id = $1 AND fresh)::int AS fresh_site,
+         (SELECT count(*) FROM conversation_stats_cell WHERE site_id = $1 AND kind = 0)::int AS total_cells,
+         (SELECT count(DISTINCT (channel, language, label_status, fp, fn)) FROM conversation_stats_cell WHERE site_id = $1 AND kind = 0)::int AS keys,
+         (SELECT sum(n) FROM conversation_stats_cell WHERE site_id = $1 AND kind = 0)::int AS counted`,
+      [org.site.id],
+    );
+    expect(rollups).toEqual({
+      fresh_cells: 0,
+      fresh_site: 0,
+      total_cells: rollups.keys,
+      keys: expect.any(Number),
+      counted: 400,
+    });
+    expect(rollups.keys).toBeGreaterThan(10);
     // The API lists and filters them.
     const page = await listConversations(t, org, { labelStatus: 'labeled', count: true, limit: 100 }).expect(
       200,

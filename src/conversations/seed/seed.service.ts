@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { StatsRollupCompactor } from '../../search/stats/postgres/stats-rollup-compactor';
 import { SEED_LANGUAGES, titleWords } from './seed-vocabulary';
 
 export interface SeedOptions {
@@ -23,6 +24,14 @@ export interface SeedResult {
 }
 
 const BATCH = 50_000;
+/** The statistics rollups a seed writes to (through the triggers), analyzed after it. */
+const ROLLUP_TABLES = [
+  'conversation_stats_daily',
+  'conversation_stats_site',
+  'conversation_stats_cell',
+  'conversation_stats_hourly',
+  'conversation_stats_agent',
+];
 const BULK_THRESHOLD = 200_000;
 /** The filter columns the covering listing index and the postings carry. */
 const FILTER_COLUMNS =
@@ -165,6 +174,10 @@ export class SeedService {
     } finally {
       if (bulk) await this.rebuildListingIndexes();
     }
+    // Each batch appended its rollup deltas (docs/statistics.md); the workers would fold them
+    // within seconds, but a seed may run while none do (WORKERS=off, the bench): fold them
+    // now, so counts and statistics read the site's steady state, not thousands of deltas.
+    await new StatsRollupCompactor(this.dataSource).compactSite(options.siteId);
     // VACUUM cannot run in a transaction: lift the pool's statement timeout on one connection.
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
@@ -174,6 +187,7 @@ export class SeedService {
       await runner.query(`VACUUM (ANALYZE) conversation_postings`);
       await runner.query(`ANALYZE messages`);
       await runner.query(`ANALYZE label_records`);
+      for (const table of ROLLUP_TABLES) await runner.query(`ANALYZE ${table}`);
     } finally {
       await runner.query(`RESET statement_timeout`).catch(() => undefined);
       await runner.release();
