@@ -2,11 +2,12 @@ import { TAXONOMY_VERSION } from '../labels/taxonomy';
 import type {
   ConversationRecord,
   LabelRecordRow,
+  ListedConversation,
   MessageRecord,
 } from '../database/records/conversation.records';
 
 /** The one mapping of a conversation row to its public shape (list item and single conversation). */
-export function presentConversation(c: ConversationRecord) {
+export function presentConversation(c: ListedConversation) {
   return {
     id: c.id,
     title: c.title,

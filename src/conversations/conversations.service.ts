@@ -7,6 +7,7 @@ import { KeysetPage, KeysetPaging, newestFirst } from '../common/paging/keyset-p
 import { SitesService } from '../sites/sites.service';
 import type {
   ConversationRecord,
+  ListedConversation,
   LabelRecordRow,
   MessageRecord,
 } from '../database/records/conversation.records';
@@ -55,7 +56,7 @@ export class ConversationsService {
     organizationId: string,
     siteId: string,
     query: ListingQuery,
-  ): Promise<KeysetPage<ConversationRecord> & { count?: SearchCount }> {
+  ): Promise<KeysetPage<ListedConversation> & { count?: SearchCount }> {
     await this.sites.assertOwned(organizationId, siteId);
     const list = {
       binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(query.filter) },

@@ -35,20 +35,32 @@ export interface ConversationRecord {
   labelTokens: string[];
 }
 
+/** What a list item shows (presentConversation): the record without the fields only the detail, labeling and events read. */
+export type ListedConversation = Omit<
+  ConversationRecord,
+  'organizationId' | 'metadata' | 'currentLabelId' | 'labelTokens'
+>;
+
 /**
- * The columns of a ConversationRecord. The text arrays are read as JSON: pg parses `json` with
- * the native JSON.parse, while its text[] parser walks each character in JavaScript (6 % of the
- * listing's CPU for 25 rows of ~20 label tokens: docs/request-cost.md).
+ * The columns of a ListedConversation: what the listing reads for each row of a page. The
+ * playground `metadata` (jsonb), the label tokens, the organization and the current label's id
+ * are left out: pg would parse them for every row and the list item shows none of them
+ * (docs/request-cost.md). The text array is read as JSON: pg parses `json` with the native
+ * JSON.parse, while its text[] parser walks each character in JavaScript.
  */
-export const CONVERSATION_COLUMNS = `id, organization_id AS "organizationId", site_id AS "siteId", title, channel, language,
+export const LISTED_COLUMNS = `id, site_id AS "siteId", title, channel, language,
   agent_id AS "agentId", agent_name AS "agentName", agent_version AS "agentVersion", agent_version_id AS "agentVersionId",
   entry_widget AS "entryWidget", has_page_context AS "hasPageContext", page_type AS "pageType",
-  page_product_id AS "pageProductId", page_category_name AS "pageCategoryName", page_url AS "pageUrl", metadata,
+  page_product_id AS "pageProductId", page_category_name AS "pageCategoryName", page_url AS "pageUrl",
   created_at AS "createdAt", updated_at AS "updatedAt", message_count AS "messageCount",
   feedback_positive AS "feedbackPositive", feedback_negative AS "feedbackNegative", impressions, clicks,
-  label_status AS "labelStatus", current_label_id AS "currentLabelId", label_resolution AS "labelResolution",
+  label_status AS "labelStatus", label_resolution AS "labelResolution",
   label_review_reason AS "labelReviewReason", score_quality AS "scoreQuality", score_service AS "scoreService",
-  score_trust AS "scoreTrust", to_json(failed_criteria) AS "failedCriteria", to_json(label_tokens) AS "labelTokens"`;
+  score_trust AS "scoreTrust", to_json(failed_criteria) AS "failedCriteria"`;
+
+/** The columns of a ConversationRecord: the listed ones and the rest (text arrays as JSON, as above). */
+export const CONVERSATION_COLUMNS = `${LISTED_COLUMNS}, organization_id AS "organizationId", metadata,
+  current_label_id AS "currentLabelId", to_json(label_tokens) AS "labelTokens"`;
 
 export interface MessageBlock {
   type: string;

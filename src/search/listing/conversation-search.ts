@@ -1,4 +1,4 @@
-import type { ConversationRecord } from '../../database/records/conversation.records';
+import type { ListedConversation } from '../../database/records/conversation.records';
 import type { ConversationFilter } from './conversation-filter';
 
 /** A place in the listing's order (newest first by creation time, then id descending). */
@@ -17,7 +17,7 @@ export interface SearchPage {
    * The conversations of `items`, in their order, when the engine read them with the page in
    * the same statement; otherwise the caller loads them.
    */
-  rows?: ConversationRecord[];
+  rows?: ListedConversation[];
 }
 
 export interface SearchCount {

@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { CONVERSATION_COLUMNS, ConversationRecord } from '../../database/records/conversation.records';
+import { LISTED_COLUMNS, ListedConversation } from '../../database/records/conversation.records';
 import { DataSource } from 'typeorm';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import {
@@ -133,24 +133,24 @@ interface PositionRow {
 }
 
 /** A matching conversation, read whole by the statement that found it. */
-type FoundRow = ConversationRecord & { taken?: number };
+type FoundRow = ListedConversation & { taken?: number };
 
 /** A row of windowWithEdgeSql: a match (conversation columns) or the window's edge (position only). */
-type WindowRow = ConversationRecord & { edge: boolean; position_id: string; position_at: Date };
+type WindowRow = ListedConversation & { edge: boolean; position_id: string; position_at: Date };
 
 const toPosition = (row: PositionRow): ListingPosition => ({
   id: row.id,
   createdAt: row.created_at.toISOString(),
 });
 
-const positionOf = (row: ConversationRecord): ListingPosition => ({
+const positionOf = (row: ListedConversation): ListingPosition => ({
   id: row.id,
   createdAt: row.createdAt.toISOString(),
 });
 
 /** Makes a statement of positions return the conversations themselves (see withRows). */
 const rowsOf = (statement: Statement, options?: { taken?: boolean }) =>
-  withRows(statement, CONVERSATION_COLUMNS, options);
+  withRows(statement, LISTED_COLUMNS, options);
 
 /**
  * The Postgres query engine. Adaptive, because neither plan alone is fast for every selectivity
@@ -203,7 +203,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       // No row filter: the page is the first rows of the creation-time index after the position,
       // read whole by one statement (an index walk bounded by LIMIT, cost ~70 whatever the
       // site's size), on the listing pool: pg's own pool, without TypeORM's query runner.
-      const rows = await this.run<ConversationRecord>(walkSql(unfiltered, want, CONVERSATION_COLUMNS));
+      const rows = await this.run<ListedConversation>(walkSql(unfiltered, want, LISTED_COLUMNS));
       const page = rows.slice(0, options.limit);
       return {
         items: page.map((r) => ({ id: r.id, createdAt: r.createdAt.toISOString() })),
@@ -410,7 +410,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     window: number,
     limit: number,
   ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
-    const out = await this.run<WindowRow>(windowWithEdgeSql(sql, window, limit, CONVERSATION_COLUMNS));
+    const out = await this.run<WindowRow>(windowWithEdgeSql(sql, window, limit, LISTED_COLUMNS));
     const rows: FoundRow[] = [];
     let edge: ListingPosition | undefined;
     for (const { edge: isEdge, position_id: id, position_at: createdAt, ...row } of out) {
