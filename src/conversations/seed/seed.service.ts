@@ -24,7 +24,11 @@ export interface SeedResult {
 }
 
 const BATCH = 50_000;
-/** The statistics rollups a seed writes to (through the triggers), analyzed after it. */
+/**
+ * The statistics rollups a seed writes to (through the triggers). Vacuumed and analyzed after
+ * the fold, which deletes every delta row: left to autovacuum, a count over the site's cells
+ * stepped over 300,000 dead index entries (60 ms instead of 1).
+ */
 const ROLLUP_TABLES = [
   'conversation_stats_daily',
   'conversation_stats_site',
@@ -187,7 +191,7 @@ export class SeedService {
       await runner.query(`VACUUM (ANALYZE) conversation_postings`);
       await runner.query(`ANALYZE messages`);
       await runner.query(`ANALYZE label_records`);
-      for (const table of ROLLUP_TABLES) await runner.query(`ANALYZE ${table}`);
+      for (const table of ROLLUP_TABLES) await runner.query(`VACUUM (ANALYZE) ${table}`);
     } finally {
       await runner.query(`RESET statement_timeout`).catch(() => undefined);
       await runner.release();
