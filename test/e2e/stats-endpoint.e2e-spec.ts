@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { createDataSource } from '../../src/database/data-source';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
 import { StatsScanHelpers } from '../../src/search/stats/postgres/stats-scan-helpers';
@@ -7,6 +8,7 @@ import { label, labeledOutcome, recordConversation } from '../factories/conversa
 import { createOrganization, createSite } from '../factories/organizations';
 import { queryString } from '../factories/query-string';
 import { testAppPerSuite } from '../setup/app-per-suite';
+import { TEST_RUN_ENV } from '../setup/test-run';
 import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
@@ -406,6 +408,48 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
       )) as Array<{ rows: number; fresh: boolean }>;
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.every((r) => r.rows === 1 && !r.fresh)).toBe(true);
+    });
+
+    it("an unbounded fold (the seed's) outlasts the statement timeout; a bounded one does not", async () => {
+      const org = await createOrganization(t.app);
+      await recordConversation(t, org);
+      const timeouts = {
+        statementTimeoutMs: 200,
+        connectTimeoutMs: 2000,
+        idleInTransactionTimeoutMs: 10_000,
+      };
+      const short = await createDataSource(process.env[TEST_RUN_ENV.database]!, {
+        poolSize: 2,
+        timeouts,
+      }).initialize();
+      const blocker = t.db.createQueryRunner();
+      await blocker.connect();
+      try {
+        const compactor = new StatsRollupCompactor(short);
+        // A fold waiting 600 ms on a locked rollup table: a statement running past 200 ms.
+        const foldWhileLocked = async (unbounded: boolean) => {
+          await blocker.startTransaction();
+          await blocker.query('LOCK TABLE conversation_stats_site IN ACCESS EXCLUSIVE MODE');
+          const release = setTimeout(() => void blocker.rollbackTransaction(), 600);
+          try {
+            return await compactor.compactSite(org.site.id, { unbounded });
+          } finally {
+            await new Promise((resolve) => setTimeout(resolve, 650));
+            clearTimeout(release);
+          }
+        };
+        await expect(foldWhileLocked(false)).rejects.toThrow(/statement timeout/);
+        await expect(foldWhileLocked(true)).resolves.toBe(true);
+        const [{ n }] = (await t.db.query(
+          `SELECT count(*)::int AS n FROM conversation_stats_site WHERE site_id = $1 AND fresh`,
+          [org.site.id],
+        )) as Array<{ n: number }>;
+        expect(n).toBe(0);
+      } finally {
+        if (blocker.isTransactionActive) await blocker.rollbackTransaction();
+        await blocker.release();
+        await short.destroy();
+      }
     });
   });
 

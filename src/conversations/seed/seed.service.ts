@@ -181,7 +181,7 @@ export class SeedService {
     // Each batch appended its rollup deltas (docs/statistics.md); the workers would fold them
     // within seconds, but a seed may run while none do (WORKERS=off, the bench): fold them
     // now, so counts and statistics read the site's steady state, not thousands of deltas.
-    await new StatsRollupCompactor(this.dataSource).compactSite(options.siteId);
+    await new StatsRollupCompactor(this.dataSource).compactSite(options.siteId, { unbounded: true });
     // VACUUM cannot run in a transaction: lift the pool's statement timeout on one connection.
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();

@@ -35,7 +35,10 @@ export interface ConversationRecord {
   labelTokens: string[];
 }
 
-/** What a list item shows (presentConversation): the record without the fields only the detail, labeling and events read. */
+/**
+ * What a list item shows (presentConversation): the record without the fields only the detail,
+ * labeling and events read.
+ */
 export type ListedConversation = Omit<
   ConversationRecord,
   'organizationId' | 'metadata' | 'currentLabelId' | 'labelTokens'
