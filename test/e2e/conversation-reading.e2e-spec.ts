@@ -4,7 +4,13 @@ import { InvalidLabelError } from '../../src/labels/label-outcome';
 import { LabelWriter } from '../../src/conversations/label-writer.service';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { labelMask } from '../../src/search/postgres/conversation-sql';
-import { conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
+import {
+  conversationBody,
+  label,
+  labeledOutcome,
+  listConversations,
+  recordConversation,
+} from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
@@ -93,6 +99,45 @@ describe('reading conversations, labels and the vocabulary', () => {
       const list = await t.http().get(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth).expect(200);
       expect(list.body.data[0]).not.toHaveProperty('messages');
       expect(list.body.data[0]).not.toHaveProperty('metadata');
+    });
+
+    it('a list item is the single conversation without messages and metadata, whichever plan lists it', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org, {
+        title: 'Running shoes refund',
+        channel: 'playground',
+        language: 'nl',
+        entryWidget: { id: 'wdg_1', kind: 'bubble', name: 'Ask us' },
+        pageContext: {
+          pageType: 'product',
+          productId: 'sku-9',
+          categoryName: 'Shoes',
+          pageUrl: 'https://s.example/p',
+        },
+        metadata: { scenario: 'list-vs-detail' },
+        productEngagement: { impressions: 5, clicks: 2 },
+        messages: [
+          { role: 'shopper', blocks: [{ type: 'text', text: 'Refund?' }] },
+          { role: 'agent', rating: 'negative', blocks: [{ type: 'text', text: 'Sure.' }] },
+        ],
+      });
+      await label(t.app, c.id, labeledOutcome({ failing: ['safe_response'], raised: ['abusive_visitor'] }));
+      const { messages, metadata, ...item } = (await read(org, c.id).expect(200)).body.data;
+      expect(messages).toHaveLength(2);
+      expect(metadata).toEqual({ scenario: 'list-vs-detail' });
+      expect(item.labelSummary.failedCriteria).toEqual(['safe_response']);
+      // No filter (the creation-time walk), column filters (the bounded walk), a keyword and a
+      // problem token (the postings), and a keyword with a token (GIN or postings).
+      for (const query of [
+        {},
+        { channel: 'playground', language: 'nl' },
+        { keywords: 'refund' },
+        { 'labels.all': 'abusive_visitor:true' },
+        { keywords: 'running shoes', 'labels.all': 'safe_response:fail' },
+      ]) {
+        const list = await listConversations(t, org, query).expect(200);
+        expect({ query, data: list.body.data }).toEqual({ query, data: [item] });
+      }
     });
 
     it('an unknown id gives 404 not_found', async () => {

@@ -439,7 +439,10 @@ export function rollupCountSql(siteId: string, filter: ConversationFilter): Stat
   };
 }
 
-/** Longest term body (bytes) the postings hold as such (longer ones are hashed, see the migration). */
+/**
+ * Longest term body (bytes) held as such: conversation_title_terms stores a longer one as its
+ * md5 (migration SiteScopedTitleTerms, HASHED_BODY_BYTES), so its keyword is left to the GIN plan.
+ */
 const POSTING_BODY_BYTES = 200;
 
 /**

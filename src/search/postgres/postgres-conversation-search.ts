@@ -222,7 +222,8 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     const sql = buildFilterSql(siteId, filter);
     let n: number;
     const rollup = rollupCountSql(siteId, filter);
-    const postings = rollup ? undefined : await this.postingsPlan(siteId, filter);
+    // Only a narrowed filter can have a posting term (a keyword or a labels.all token).
+    const postings = rollup || !sql.narrowed ? undefined : await this.postingsPlan(siteId, filter);
     if (rollup) {
       // Column filters alone: an exact sum from the statistics rollups, whatever the matches.
       n = (await this.run<{ n: number }>(rollup))[0].n;

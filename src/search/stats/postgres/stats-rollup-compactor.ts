@@ -20,6 +20,9 @@ const TABLES: Array<{ table: string; keys: readonly string[]; sums: readonly str
   AGENT_ROLLUP,
 ];
 
+/** The names of the append-only rollup tables (the seed vacuums them after folding). */
+export const ROLLUP_TABLES: readonly string[] = TABLES.map((t) => t.table);
+
 /**
  * Folds the rollups' appended (`fresh`) rows into one row per key (migration
  * AppendOnlyStatsRollups, docs/statistics.md). Writers only append and never wait on each
