@@ -1,6 +1,9 @@
 import { conversationBody, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
+import {
+  expectedKeywordRows,
+  PostgresConversationSearch,
+} from '../../src/search/postgres/postgres-conversation-search';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { countRoundTrips } from '../support/round-trips';
 import { DataSource } from 'typeorm';
@@ -204,6 +207,55 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         });
         expect(cost.own).toHaveLength(1);
         expect(cost.own[0]).toMatch(/search_terms @> \$1::text\[\] AND conversation_title_terms/);
+      } finally {
+        restore();
+      }
+    });
+
+    it('two keywords each held by more rows than the GIN probe, expected together within it, start there; keywords sharing a word do not', async () => {
+      // Each word is in 6 conversations of a site of 2,000 (one holds both): as if independent,
+      // 6 × 6 / 2,000 of them are expected to hold both, within a probe of 2 × 2; either alone is not.
+      const site = await createOrganization(t.app);
+      const both = await recordConversation(t, site, { title: 'refund walrus zebra' });
+      for (let i = 0; i < 5; i++) {
+        await recordConversation(t, site, { title: 'walrus gift' });
+        await recordConversation(t, site, { title: 'zebra gift' });
+      }
+      const dataSource = t.app.get(DataSource);
+      await dataSource.query(
+        `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version, agent_version_id, created_at)
+         SELECT 'conv_' || lpad(n::text, 22, 'f'), s.organization_id, s.id, 'filler ' || n, 'web', 'en', 'agt_F', 'F', 1, 'agtv_F', now() - n * interval '1 second'
+         FROM sites s, generate_series(1, 1989) AS n WHERE s.id = $1`,
+        [site.site.id],
+      );
+      const { engine, restore } = await probeTuning();
+      try {
+        const rowsOf = (keywords: string[]) =>
+          engine.keywordRowsAtMost(site.site.id, { ...emptyFilter(), keywords });
+        const walrus = (await rowsOf(['walrus']))!;
+        const zebra = (await rowsOf(['zebra']))!;
+        const siteRows = (await engine.densities.get(site.site.id)).rows;
+        expect(siteRows).toBe(2000);
+        expect(Math.min(walrus, zebra)).toBeGreaterThan(4);
+        expect(expectedKeywordRows([walrus, zebra], siteRows)).toBeLessThanOrEqual(4);
+
+        const independent = await costOf(1, async () => {
+          const res = await listConversations(t, site, { keywords: ['walrus', 'zebra'] }).expect(200);
+          expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([both.id]);
+        });
+        expect(independent.own).toHaveLength(1);
+        expect(independent.own[0]).toMatch(
+          /search_terms @> \$1::text\[\] AND conversation_title_terms|conversation_title_terms\(site_id, title\) @>/,
+        );
+
+        // Keywords that share a word (here the same word twice) are not independent: the rarest
+        // alone is weighed, more than the probe holds, so the page starts with the bounded walk.
+        const shared = await costOf(1, async () => {
+          const res = await listConversations(t, site, { keywords: ['walrus', 'Walrus'] }).expect(200);
+          expect(res.body.data).toHaveLength(6);
+        });
+        expect(shared.own.length).toBeGreaterThan(1);
+        expect(shared.own[0]).toMatch(/FROM conversations WHERE site_id = \$1/);
       } finally {
         restore();
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { keywordTermsEstimate } from './postgres-conversation-search';
+import { expectedKeywordRows, keywordTermsEstimate } from './postgres-conversation-search';
 
 describe('keywordTermsEstimate (title terms the plan chooser weighs)', () => {
   it("spells a word's term and a phrase's adjacent pairs as conversation_keyword_terms does", () => {
@@ -15,5 +15,26 @@ describe('keywordTermsEstimate (title terms the plan chooser weighs)', () => {
     expect(keywordTermsEstimate('s', ['ok', 'size 4.5'])).toBeUndefined();
     expect(keywordTermsEstimate('s', ['!!!'])).toBeUndefined();
     expect(keywordTermsEstimate('s', [])).toBeUndefined();
+  });
+});
+
+describe('expectedKeywordRows (keywords weighed as independent of each other)', () => {
+  it("multiplies the rarest keyword's rows by the site's share holding each other keyword", () => {
+    // retour and order on the benched site: 43,155 and 40,786 of 1,000,000 rows.
+    expect(expectedKeywordRows([43_155, 40_786], 1_000_000)).toBeCloseTo(43_155 * 0.040786, 6);
+    expect(expectedKeywordRows([500, 100_000, 200_000], 1_000_000)).toBeCloseTo(10, 6);
+    // Order of the keywords does not matter.
+    expect(expectedKeywordRows([200_000, 500, 100_000], 1_000_000)).toBeCloseTo(10, 6);
+  });
+
+  it("is the rarest keyword's rows for one keyword or without the site's row count", () => {
+    expect(expectedKeywordRows([43_155], 1_000_000)).toBe(43_155);
+    expect(expectedKeywordRows([43_155, 40_786])).toBe(40_786);
+    expect(expectedKeywordRows([43_155, 40_786], 0)).toBe(40_786);
+  });
+
+  it('never weighs a keyword held by more rows than the site has as more than all of them', () => {
+    // pg_stats estimates can exceed a small site's exact count: a share is at most 1.
+    expect(expectedKeywordRows([30, 50], 40)).toBe(30);
   });
 });

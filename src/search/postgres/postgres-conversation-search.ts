@@ -89,15 +89,39 @@ const TERM_STATS_TTL_MS = 10 * 60_000;
  * splitting of punctuation, hyphens, URLs is left to Postgres) or no keywords are given.
  */
 export function keywordTermsEstimate(siteId: string, keywords: string[]): string[] | undefined {
+  return keywordTermGroups(siteId, keywords)?.flatMap((group) => group.terms);
+}
+
+/** keywordTermsEstimate, keyword by keyword: each keyword's words and title terms. */
+function keywordTermGroups(
+  siteId: string,
+  keywords: string[],
+): Array<{ words: string[]; terms: string[] }> | undefined {
   if (keywords.length === 0) return undefined;
-  const terms: string[] = [];
+  const groups: Array<{ words: string[]; terms: string[] }> = [];
   for (const keyword of keywords) {
     const words = keyword.trim().toLowerCase().split(/\s+/u);
     if (!words.every((w) => /^[\p{L}\p{N}]+$/u.test(w))) return undefined;
+    const terms: string[] = [];
     if (words.length === 1) terms.push(`${siteId}|w:${words[0]}`);
     for (let i = 1; i < words.length; i++) terms.push(`${siteId}|p:${words[i - 1]} ${words[i]}`);
+    groups.push({ words, terms });
   }
-  return terms;
+  return groups;
+}
+
+/**
+ * The rows expected to hold every keyword, from each keyword's rows (its rarest title term's):
+ * the rarest keyword's rows times the share of the site's `siteRows` holding each other one, as
+ * if keywords occurred independently. Without the site's rows, or for one keyword, the rarest
+ * keyword's rows (an upper bound). Two common words of different languages (`retour`, `order`:
+ * 43,000 and 41,000 of 1,000,000) are expected in 1,760 rows, not 41,000.
+ */
+export function expectedKeywordRows(keywordRows: number[], siteRows?: number): number {
+  const sorted = [...keywordRows].sort((a, b) => a - b);
+  if (sorted.length === 0) return 0;
+  if (!siteRows || siteRows <= 0) return sorted[0];
+  return sorted.slice(1).reduce((rows, other) => rows * Math.min(1, other / siteRows), sorted[0]);
 }
 
 /**
@@ -322,11 +346,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       );
 
     // Keywords whose matches are expected within two GIN probes' worth of rows: the rarest
-    // title term's rows (pg_stats; a term pg_stats does not list: ~1,100 rows of 2M), times the
-    // share of the site holding each equality term (exact rollup counts, independence assumed:
-    // stacked filters). Every match comes from the index at once (a probe that large), while a
+    // keyword's rows (its rarest title term's, pg_stats; a term pg_stats does not list: ~1,100
+    // rows of 2M), times the share of the site holding each other keyword (keywordRowsExpected)
+    // and each equality term (exact rollup counts), independence assumed: stacked filters. Every match comes from the index at once (a probe that large), while a
     // window of heap reads would find almost none. A wrong guess costs time, not exactness.
-    const keywordRows = await this.keywordRowsAtMost(siteId, filter);
+    const keywordRows = await this.keywordRowsExpected(siteId, filter);
     if (keywordRows !== undefined) {
       const probe = 2 * this.tuning.ginProbe;
       const expected =
@@ -546,6 +570,26 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     // A table the first window covers for the most part: walking it is as cheap.
     if (stats.rows <= this.tuning.walkWindow) return undefined;
     return Math.min(...terms.map((t) => titleTermRows(stats, t)));
+  }
+
+  /**
+   * How many of the site's rows are expected to hold every keyword (expectedKeywordRows): each
+   * keyword's rows as keywordRowsAtMost weighs them, the keywords taken as independent of each
+   * other, weighed against the site's exact row count. Keywords that share a word (`order`,
+   * `order delivery`) are not independent: then the rarest keyword's rows, as before. A wrong
+   * guess (words that mostly occur together) costs a GIN probe that finds too many candidates
+   * and a walk after it, never a wrong page. Undefined as keywordRowsAtMost.
+   */
+  private async keywordRowsExpected(siteId: string, filter: ConversationFilter): Promise<number | undefined> {
+    const groups = keywordTermGroups(siteId, filter.keywords);
+    if (!groups) return undefined;
+    const stats = await this.stats();
+    if (stats.rows <= this.tuning.walkWindow) return undefined;
+    const rows = groups.map((group) => Math.min(...group.terms.map((t) => titleTermRows(stats, t))));
+    const words = groups.flatMap((group) => group.words);
+    const independent = rows.length > 1 && new Set(words).size === words.length;
+    const siteRows = independent ? (await this.densitiesIfRead(siteId))?.rows : undefined;
+    return expectedKeywordRows(rows, siteRows);
   }
 
   /**
