@@ -24,6 +24,7 @@ import {
 } from './lib/report';
 import { explain, SqlTimer, SqlTiming } from './lib/sql-timing';
 import { mixContext } from './lib/mix-context';
+import { CpuTicks, cpuPerRequest, cpuTicks } from './lib/cpu-accounting';
 import { buildMix, MixRequest, queryString } from './query-mix';
 import { PoolLoop } from './lib/floor';
 import { summarize } from './lib/stats';
@@ -38,6 +39,19 @@ const FLOOR_ROUNDS = 5;
 
 function log(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+/**
+ * Seconds of load at the throughput concurrency before each throughput figure, not recorded:
+ * the figures are the warmed service's, as the floor's pool loop is warmed before it is timed.
+ */
+const WARM_UP_SECONDS = 3;
+
+const ZERO_TICKS: CpuTicks = { service: 0, postgres: 0, redis: 0, bench: 0, machine: 0 };
+
+/** Adds the ticks spent between two readings to `into`. */
+function addTicks(into: CpuTicks, before: CpuTicks, after: CpuTicks): void {
+  for (const k of Object.keys(into) as Array<keyof CpuTicks>) into[k] += after[k] - before[k];
 }
 
 /** The path of a request; for a deep page, follows nextCursor over HTTP to reach it. */
@@ -67,16 +81,24 @@ async function measureFloor(
   databaseUrl: string,
   seconds: number,
   compare?: HttpTarget,
-): Promise<{ firstPage: LoadResult; floor: ThroughputFloor }> {
+  servicePid?: number,
+): Promise<{ firstPage: LoadResult; floor: ThroughputFloor; cpu: CpuTicks }> {
   const loadStart = os.loadavg()[0];
   const path = `/api/v1/sites/${siteId}/conversations`;
   const recorded = (await timer.time(siteId, {}, 1, 1)).statements;
   const loop = new PoolLoop(databaseUrl, recorded, THROUGHPUT_CONNECTIONS);
   await loop.open();
   const services = compare ? [target, compare] : [target];
-  for (const service of services) await getOnce(service, path);
+  // Warmed like the loop (its connections opened and each run once): the service's pools open
+  // their connections at this concurrency, and the new backends fill their catalog caches.
+  for (const service of services) {
+    await getOnce(service, path);
+    await load(service, [path], { connections: THROUGHPUT_CONNECTIONS, seconds: WARM_UP_SECONDS });
+  }
   const served = services.map(() => ({ latencies: [] as number[], seconds: 0, non2xx: 0, errors: 0 }));
   const floorRuns = { latencies: [] as number[], ms: 0 };
+  // CPU spent while the benched service (not the compared one, not the loop) served.
+  const cpu: CpuTicks = { ...ZERO_TICKS };
   const slice = seconds / FLOOR_ROUNDS;
   log(
     `throughput floor: unfiltered first page at ${THROUGHPUT_CONNECTIONS} connections, ${FLOOR_ROUNDS} rounds of ${slice} s (service${compare ? ', compared service' : ''}, pool loop)`,
@@ -84,7 +106,9 @@ async function measureFloor(
   try {
     for (let round = 0; round < FLOOR_ROUNDS; round++) {
       for (const [i, service] of services.entries()) {
+        const before = cpuTicks(servicePid);
         const l = await load(service, [path], { connections: THROUGHPUT_CONNECTIONS, seconds: slice });
+        if (i === 0) addTicks(cpu, before, cpuTicks(servicePid));
         served[i].latencies.push(...l.latencies);
         served[i].seconds += slice;
         served[i].non2xx += l.non2xx;
@@ -136,7 +160,7 @@ async function measureFloor(
         ? `; compared service ${other.throughput.toFixed(0)} req/s: ratio ${floor.compared!.ratio.toFixed(2)}`
         : ''),
   );
-  return { firstPage, floor };
+  return { firstPage, floor, cpu };
 }
 
 async function main(): Promise<void> {
@@ -177,6 +201,9 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const closers: Array<() => Promise<void>> = [];
   try {
+    // The service's (primary) process: its memory, and its CPU and its HTTP processes' per request.
+    const port = Number(new URL(baseUrl).port || 80);
+    const pid = env.BENCH_SERVICE_PID ? Number(env.BENCH_SERVICE_PID) : listeningPid(port);
     // The statistics section (bench/stats-bench.ts): after the listing, or alone with BENCH_SECTION=stats.
     const stats = () => runStatsBench({ target, siteId, dataSource, env, outName, log });
     if (env.BENCH_SECTION === 'stats') return await stats();
@@ -184,7 +211,11 @@ async function main(): Promise<void> {
       // The throughput floor alone (a quick check while working on the request path).
       const floorTimer = new SqlTimer(dataSource);
       closers.push(() => floorTimer.close());
-      const { floor } = await measureFloor(target, floorTimer, siteId, dbUrl, throughputSeconds, compare);
+      const measured = await measureFloor(target, floorTimer, siteId, dbUrl, throughputSeconds, compare, pid);
+      const floor = {
+        ...measured.floor,
+        cpuPerRequestUs: cpuPerRequest(ZERO_TICKS, measured.cpu, measured.firstPage.requests),
+      };
       mkdirSync(RESULTS_DIR, { recursive: true });
       const file = join(RESULTS_DIR, `${env.BENCH_OUT ?? 'floor'}.json`);
       writeFileSync(
@@ -204,19 +235,18 @@ async function main(): Promise<void> {
     );
     const siteSize = siteCounts.find((s) => s.site_id === siteId)?.n ?? 0;
 
-    const port = Number(new URL(baseUrl).port || 80);
-    const pid = env.BENCH_SERVICE_PID ? Number(env.BENCH_SERVICE_PID) : listeningPid(port);
     const sampler = pid ? new MemorySampler(pid) : undefined;
     if (!pid) log('service pid unknown (set BENCH_SERVICE_PID): memory will not be reported');
 
     const mix = buildMix(ctx).filter((r) => !only || only.has(r.name));
-    const toThroughput = (l: Awaited<ReturnType<typeof load>>): Throughput => ({
+    const toThroughput = (l: Awaited<ReturnType<typeof load>>, cpu: CpuTicks): Throughput => ({
       connections: THROUGHPUT_CONNECTIONS,
       seconds: throughputSeconds,
       requestsPerSecond: l.throughput,
       latency: l.latency,
       non2xx: l.non2xx,
       errors: l.errors,
+      cpuPerRequestUs: cpuPerRequest(ZERO_TICKS, cpu, l.requests),
     });
 
     const timer = new SqlTimer(dataSource);
@@ -307,14 +337,30 @@ async function main(): Promise<void> {
       write(report(`partial: ${i + 1} of ${mix.length} requests done, throughput not yet measured`));
     }
 
-    const measured = await measureFloor(target, timer, siteId, dbUrl, throughputSeconds, compare);
-    const firstPage = toThroughput(measured.firstPage);
+    const measured = await measureFloor(target, timer, siteId, dbUrl, throughputSeconds, compare, pid);
+    const firstPage = toThroughput(measured.firstPage, measured.cpu);
     const throughputFloor = measured.floor;
     log('throughput: whole mix at 32 connections');
-    const mixThroughput = toThroughput(
-      await load(target, paths, { connections: THROUGHPUT_CONNECTIONS, seconds: throughputSeconds }),
+    // Not recorded: the mix's plan shapes open their pools' connections at this concurrency, as
+    // the first page's warm-up did for its own (a new backend plans with empty catalog caches).
+    const mixWarmUp = await load(target, paths, {
+      connections: THROUGHPUT_CONNECTIONS,
+      seconds: WARM_UP_SECONDS,
+    });
+    log(
+      `  warm-up (${WARM_UP_SECONDS} s, not recorded): ${mixWarmUp.throughput.toFixed(0)} req/s, p99 ${mixWarmUp.latency.p99.toFixed(0)} ms`,
     );
-    log(`  ${mixThroughput.requestsPerSecond.toFixed(0)} req/s`);
+    const mixCpu = { ...ZERO_TICKS };
+    const mixBefore = cpuTicks(pid);
+    const mixLoad = await load(target, paths, {
+      connections: THROUGHPUT_CONNECTIONS,
+      seconds: throughputSeconds,
+    });
+    addTicks(mixCpu, mixBefore, cpuTicks(pid));
+    const mixThroughput = toThroughput(mixLoad, mixCpu);
+    log(
+      `  ${mixThroughput.requestsPerSecond.toFixed(0)} req/s, p99 ${mixThroughput.latency.p99.toFixed(0)} ms; CPU µs per request: ${JSON.stringify(mixThroughput.cpuPerRequestUs)}`,
+    );
     const memory = sampler && pid ? { pid, ...sampler.stop() } : undefined;
 
     const slowest = [...results].sort((a, b) => b.http.median - a.http.median).slice(0, 3);
@@ -333,7 +379,15 @@ async function main(): Promise<void> {
     const complete = only ? `subset (${mix.length} requests: ${[...only].join(', ')})` : 'complete';
     write(
       report(complete, {
-        throughput: { firstPage, mix: mixThroughput },
+        throughput: {
+          firstPage,
+          mix: mixThroughput,
+          mixWarmUp: {
+            ...toThroughput(mixWarmUp, ZERO_TICKS),
+            seconds: WARM_UP_SECONDS,
+            cpuPerRequestUs: undefined,
+          },
+        },
         throughputFloor,
         memory,
         slowest: plans,

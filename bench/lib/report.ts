@@ -1,3 +1,4 @@
+import type { CpuTicks } from './cpu-accounting';
 import type { MachineInfo } from './machine';
 import type { Summary } from './stats';
 
@@ -35,6 +36,12 @@ export interface Throughput {
   latency: Summary;
   non2xx: number;
   errors: number;
+  /**
+   * CPU time per request (µs) of the service's processes, every Postgres process, Redis, the
+   * bench's own process (the HTTP client) and the whole machine, over the load (/proc, Linux):
+   * where the two cores went, steadier than requests/s on a shared machine.
+   */
+  cpuPerRequestUs?: CpuTicks;
 }
 
 /**
@@ -72,7 +79,8 @@ export interface BenchReport {
   requests: RequestResult[];
   /** Requests that could not be measured (e.g. an error answer), with why. */
   failed: Array<{ name: string; error: string }>;
-  throughput: { firstPage?: Throughput; mix?: Throughput };
+  /** mixWarmUp: the unrecorded seconds before the mix figure (pools opening), shown as they were. */
+  throughput: { firstPage?: Throughput; mix?: Throughput; mixWarmUp?: Throughput };
   throughputFloor?: ThroughputFloor;
   memory?: { pid: number; peakSampledRssMiB: number; vmHwmMiB?: number; rssEndMiB?: number };
   slowest: Array<{ name: string; httpMedian: number; plans: string[] }>;
@@ -165,17 +173,22 @@ export function renderMarkdown(report: BenchReport): string {
     lines.push('');
   }
   lines.push('## Throughput', '');
-  lines.push('| load | connections | seconds | requests/s | median ms | p99 ms | non-2xx |');
-  lines.push('|---|---|---|---|---|---|---|');
+  lines.push(
+    '| load | connections | seconds | requests/s | median ms | p99 ms | non-2xx | CPU µs/request: service, Postgres, Redis, bench client, machine |',
+  );
+  lines.push('|---|---|---|---|---|---|---|---|');
   for (const [name, t] of [
     ['unfiltered first page', report.throughput.firstPage],
     ['whole mix, in turn', report.throughput.mix],
+    ['whole mix: its warm-up just before, not counted', report.throughput.mixWarmUp],
   ] as const) {
+    if (!t && name.endsWith('not counted')) continue;
+    const cpu = t?.cpuPerRequestUs;
     if (t)
       lines.push(
-        `| ${name} | ${t.connections} | ${t.seconds} | ${t.requestsPerSecond.toFixed(0)} | ${fmt(t.latency.median)} | ${fmt(t.latency.p99)} | ${t.non2xx + t.errors} |`,
+        `| ${name} | ${t.connections} | ${t.seconds} | ${t.requestsPerSecond.toFixed(0)} | ${fmt(t.latency.median)} | ${fmt(t.latency.p99)} | ${t.non2xx + t.errors} | ${cpu ? `${cpu.service}, ${cpu.postgres}, ${cpu.redis}, ${cpu.bench}, ${cpu.machine}` : '–'} |`,
       );
-    else lines.push(`| ${name} | – | – | not measured | | | |`);
+    else lines.push(`| ${name} | – | – | not measured | | | | |`);
   }
   lines.push('');
   const floor = report.throughputFloor;

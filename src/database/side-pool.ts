@@ -12,12 +12,14 @@ export interface SidePoolOptions {
   startupOptions?: string;
   /** How long a checkout may wait for a new connection; unbounded by default (pg's default). */
   connectionTimeoutMillis?: number;
+  /** How long an idle connection is kept before it is closed (30 s by default). */
+  idleTimeoutMillis?: number;
 }
 
 /**
  * A pg pool of its own beside a DataSource (the listing's plan-shape pools, the stats scan's
  * helper connections): same server, credentials, statement_timeout and client-side query
- * deadline; connections opened on first use and closed after 30 s idle; an idle connection that
+ * deadline; connections opened on first use and closed after 30 s idle (idleTimeoutMillis); an idle connection that
  * fails is replaced on next use, never an unhandled 'error' event.
  */
 export function sidePool(dataSource: DataSource, options: SidePoolOptions): Pool {
@@ -35,7 +37,7 @@ export function sidePool(dataSource: DataSource, options: SidePoolOptions): Pool
     ...(options.startupOptions ? { options: options.startupOptions } : {}),
     ...(options.connectionTimeoutMillis ? { connectionTimeoutMillis: options.connectionTimeoutMillis } : {}),
     max: options.max,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: options.idleTimeoutMillis ?? 30_000,
     // A script (bench, CLI) that used the engine may exit while connections idle.
     allowExitOnIdle: true,
   });

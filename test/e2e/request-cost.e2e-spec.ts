@@ -4,6 +4,7 @@ import {
   expectedKeywordRows,
   PostgresConversationSearch,
 } from '../../src/search/postgres/postgres-conversation-search';
+import { LISTING_IDLE_MS } from '../../src/search/postgres/listing-pools';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { countRoundTrips } from '../support/round-trips';
 import { DataSource } from 'typeorm';
@@ -62,6 +63,20 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
       expect(cost.lookups.length).toBeLessThan(30);
     });
+  });
+
+  it("keeps the listing's connections through a quiet minute: a new backend plans with empty caches", async () => {
+    // pg-pool closes a connection idle for idleTimeoutMillis; the side pools' 30 s made every
+    // burst after a quiet half-minute open up to 20 backends per process again (LISTING_IDLE_MS).
+    await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
+    const pools = t.app.get(PostgresConversationSearch).listingPools().all();
+    expect(pools).toHaveLength(3);
+    for (const pool of pools)
+      expect((pool as unknown as { options: { idleTimeoutMillis: number } }).options.idleTimeoutMillis).toBe(
+        LISTING_IDLE_MS,
+      );
+    expect(LISTING_IDLE_MS).toBeGreaterThanOrEqual(10 * 60_000);
+    expect(pools.reduce((n, pool) => n + pool.idleCount, 0)).toBeGreaterThan(0);
   });
 
   describe('filtered pages of the listing (no transaction, no SET LOCAL, rows read with the page)', () => {

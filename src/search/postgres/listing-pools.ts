@@ -41,11 +41,22 @@ export interface ListingQueries {
 const PINNED_POOL_SHARE = 0.5;
 
 /**
+ * How long a listing connection idles before it is closed: 10 minutes (HikariCP's default
+ * idleTimeout), not the side pools' 30 s. A new backend costs its start and, worse, its first
+ * statements: its catalog caches are empty, so a keyword page planned in 2.5 ms instead of
+ * 0.1 ms and ran in 6.2 instead of 2.2 (EXPLAIN, first and third statement of one session).
+ * With 30 s, every burst after a quiet half-minute paid that on up to 20 connections per
+ * process: the mix at 32 connections after 40 s idle had p99 298 ms against 162 ms warm
+ * (docs/request-cost.md, session 26). Idle connections hold no more than the pool's peak.
+ */
+export const LISTING_IDLE_MS = 10 * 60_000;
+
+/**
  * One pg pool per plan shape, whose connections carry the shape's settings from their start
  * (`options=-c jit=off …` in the startup packet), so a listing statement is one round trip:
  * no `BEGIN`, `SET LOCAL …`, `COMMIT` around it. Same server, credentials and timeouts as the
  * DataSource it is built from (statement_timeout, the client-side query deadline); connections
- * are opened on first use and closed after 30 s idle.
+ * are opened on first use and closed after LISTING_IDLE_MS idle.
  */
 export class ListingPools implements ListingQueries {
   private readonly pools: Record<PlanShape, Pool>;
@@ -57,6 +68,7 @@ export class ListingPools implements ListingQueries {
         suffix: `listing-${shape}`,
         max,
         startupOptions: SHAPE_SETTINGS[shape].map((s) => `-c ${s}`).join(' '),
+        idleTimeoutMillis: LISTING_IDLE_MS,
       });
     const pinned = Math.max(1, Math.ceil(size * PINNED_POOL_SHARE));
     this.pools = { plain: make('plain', size), bitmap: make('bitmap', pinned), walk: make('walk', pinned) };
