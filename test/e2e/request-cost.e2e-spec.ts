@@ -317,6 +317,38 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       expect(cost.own).toHaveLength(2);
       expect(cost.own.filter(isTransactionControl)).toEqual([]);
     });
+    it("with count=true over a filter the rollups cannot count: a dense sample's count runs in the sample's statement", async () => {
+      const engine = t.app.get(PostgresConversationSearch);
+      const tuning = engine.tuning;
+      // `from` keeps the rollups out; a window of 2 rows is sampled, both web.
+      const query = { channel: 'web', from: '2020-01-01T00:00:00Z', count: true };
+      const isCappedCount = (q: string) =>
+        /^SELECT count\(\*\)::int AS n FROM \(SELECT 1 FROM conversations/.test(q);
+      try {
+        // Dense (2 of 2 at least 40 %): the capped count is the sample statement's second half.
+        engine.tuning = { ...tuning, countWindow: 2, denseShare: 0.4 };
+        const dense = await costOf(1, async () => {
+          const res = await listConversations(t, org, query).expect(200);
+          expect(res.body.meta.count).toEqual({ value: 3, capped: false });
+        });
+        expect(dense.own).toHaveLength(2);
+        expect(
+          dense.own.filter((q) => /^WITH s AS MATERIALIZED \(SELECT \(count\(\*\) FILTER/.test(q)),
+        ).toHaveLength(1);
+        expect(dense.own.filter(isCappedCount)).toEqual([]);
+
+        // Sparse (2 of 2 below a share of 2): the statement's count is not run; the GIN count follows.
+        engine.tuning = { ...tuning, countWindow: 2, denseShare: 2 };
+        const sparse = await costOf(1, async () => {
+          const res = await listConversations(t, org, query).expect(200);
+          expect(res.body.meta.count).toEqual({ value: 3, capped: false });
+        });
+        expect(sparse.own).toHaveLength(3);
+        expect(sparse.own.filter(isCappedCount)).toHaveLength(1);
+      } finally {
+        engine.tuning = tuning;
+      }
+    });
   });
 
   describe('recording a conversation (POST)', () => {

@@ -346,6 +346,27 @@ export function windowCountSql(sql: FilterSql, window: number): Statement {
 }
 
 /**
+ * windowCountSql, and in the same statement, when the window was full and held at least
+ * `denseHits` matches but no more than `cap`, the capped count (cappedCountSql, at most `limit`
+ * matches) as `n`; otherwise `n` is null and the count was not run (a scalar subquery in a CASE
+ * branch is an InitPlan, evaluated only when the branch is taken). One round trip where the
+ * sample and the count of a dense filter took two.
+ */
+export function windowThenCappedCountSql(
+  sql: FilterSql,
+  options: { window: number; denseHits: number; cap: number; limit: number },
+): Statement {
+  const sample = windowCountSql(sql, options.window);
+  const p = sql.params;
+  const window = p.add(options.window);
+  const text = `WITH s AS MATERIALIZED (${sample.text})
+  SELECT s.hits, s.seen, CASE WHEN s.seen >= ${window} AND s.hits >= ${p.add(options.denseHits)} AND s.hits <= ${p.add(options.cap)}
+    THEN (SELECT count(*)::int FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(options.limit)}) c)
+  END AS n FROM s`;
+  return { text, values: p.values };
+}
+
+/**
  * A statement returning positions (`id`, `created_at`, maybe `taken`), made to return the
  * conversations themselves (`columns`, which must include `id` and `created_at AS "createdAt"`),
  * in the listing order: each position's row is read by primary key in the same statement, so

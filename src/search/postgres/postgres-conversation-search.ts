@@ -25,7 +25,7 @@ import {
   Statement,
   FilterSql,
   walkSql,
-  windowCountSql,
+  windowThenCappedCountSql,
   windowWithEdgeSql,
   withRows,
 } from './conversation-sql';
@@ -285,18 +285,23 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       // score band, the planner's pick); sparse ones are counted through the GIN index, whose
       // cost follows the number of matches. A narrow score band walks from a lower density: its
       // btree holds only the band's entries (at most a fifth of the site).
+      // The sample and, when dense, the count in one statement (no round trip between them).
       const window = (
-        await this.run<{ hits: number; seen: number }>(
-          windowCountSql(buildFilterSql(siteId, filter), this.tuning.countWindow),
+        await this.run<{ hits: number; seen: number; n: number | null }>(
+          windowThenCappedCountSql(buildFilterSql(siteId, filter), {
+            window: this.tuning.countWindow,
+            denseHits: Math.ceil(
+              this.tuning.countWindow *
+                (hasNarrowScoreBand(filter) ? this.tuning.denseShare / 4 : this.tuning.denseShare),
+            ),
+            cap,
+            limit: cap + 1,
+          }),
+          'walk',
         )
       )[0];
       if (window.seen < this.tuning.countWindow || window.hits > cap) n = window.hits;
-      else if (
-        window.hits >=
-        this.tuning.countWindow *
-          (hasNarrowScoreBand(filter) ? this.tuning.denseShare / 4 : this.tuning.denseShare)
-      )
-        n = (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'walk'))[0].n;
+      else if (window.n !== null) n = window.n;
       else {
         const options = await this.indexOptions(siteId, filter, cap + 1);
         n = (
