@@ -24,7 +24,7 @@ import {
 } from './lib/report';
 import { explain, SqlTimer, SqlTiming } from './lib/sql-timing';
 import { mixContext } from './lib/mix-context';
-import { CpuTicks, cpuPerRequest, cpuTicks } from './lib/cpu-accounting';
+import { cpuDelta, cpuPerRequest, cpuReading, CpuTicks } from './lib/cpu-accounting';
 import { buildMix, MixRequest, queryString } from './query-mix';
 import { PoolLoop } from './lib/floor';
 import { summarize } from './lib/stats';
@@ -49,9 +49,9 @@ const WARM_UP_SECONDS = 3;
 
 const ZERO_TICKS: CpuTicks = { service: 0, postgres: 0, redis: 0, bench: 0, machine: 0 };
 
-/** Adds the ticks spent between two readings to `into`. */
-function addTicks(into: CpuTicks, before: CpuTicks, after: CpuTicks): void {
-  for (const k of Object.keys(into) as Array<keyof CpuTicks>) into[k] += after[k] - before[k];
+/** Adds the ticks spent by each group between two readings to `into`. */
+function addTicks(into: CpuTicks, spent: CpuTicks): void {
+  for (const k of Object.keys(into) as Array<keyof CpuTicks>) into[k] += spent[k];
 }
 
 /** The path of a request; for a deep page, follows nextCursor over HTTP to reach it. */
@@ -106,9 +106,9 @@ async function measureFloor(
   try {
     for (let round = 0; round < FLOOR_ROUNDS; round++) {
       for (const [i, service] of services.entries()) {
-        const before = cpuTicks(servicePid);
+        const before = cpuReading(servicePid);
         const l = await load(service, [path], { connections: THROUGHPUT_CONNECTIONS, seconds: slice });
-        if (i === 0) addTicks(cpu, before, cpuTicks(servicePid));
+        if (i === 0) addTicks(cpu, cpuDelta(before, cpuReading(servicePid)));
         served[i].latencies.push(...l.latencies);
         served[i].seconds += slice;
         served[i].non2xx += l.non2xx;
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
       const measured = await measureFloor(target, floorTimer, siteId, dbUrl, throughputSeconds, compare, pid);
       const floor = {
         ...measured.floor,
-        cpuPerRequestUs: cpuPerRequest(ZERO_TICKS, measured.cpu, measured.firstPage.requests),
+        cpuPerRequestUs: cpuPerRequest(measured.cpu, measured.firstPage.requests),
       };
       mkdirSync(RESULTS_DIR, { recursive: true });
       const file = join(RESULTS_DIR, `${env.BENCH_OUT ?? 'floor'}.json`);
@@ -246,7 +246,7 @@ async function main(): Promise<void> {
       latency: l.latency,
       non2xx: l.non2xx,
       errors: l.errors,
-      cpuPerRequestUs: cpuPerRequest(ZERO_TICKS, cpu, l.requests),
+      cpuPerRequestUs: cpuPerRequest(cpu, l.requests),
     });
 
     const timer = new SqlTimer(dataSource);
@@ -351,12 +351,12 @@ async function main(): Promise<void> {
       `  warm-up (${WARM_UP_SECONDS} s, not recorded): ${mixWarmUp.throughput.toFixed(0)} req/s, p99 ${mixWarmUp.latency.p99.toFixed(0)} ms`,
     );
     const mixCpu = { ...ZERO_TICKS };
-    const mixBefore = cpuTicks(pid);
+    const mixBefore = cpuReading(pid);
     const mixLoad = await load(target, paths, {
       connections: THROUGHPUT_CONNECTIONS,
       seconds: throughputSeconds,
     });
-    addTicks(mixCpu, mixBefore, cpuTicks(pid));
+    addTicks(mixCpu, cpuDelta(mixBefore, cpuReading(pid)));
     const mixThroughput = toThroughput(mixLoad, mixCpu);
     log(
       `  ${mixThroughput.requestsPerSecond.toFixed(0)} req/s, p99 ${mixThroughput.latency.p99.toFixed(0)} ms; CPU µs per request: ${JSON.stringify(mixThroughput.cpuPerRequestUs)}`,

@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpuPerRequest, cpuTicks, parseStat } from './cpu-accounting';
+import { cpuDelta, cpuPerRequest, CpuReading, cpuReading, parseStat } from './cpu-accounting';
 
 describe('CPU accounting of a bench load (/proc)', () => {
-  it('reads the parent and utime + stime after the command name, spaces and parentheses included', () => {
-    const stat = '4242 (node (x) y) S 4100 4242 4242 0 -1 4194304 100 0 0 0 731 269 0 0 20 0 11 0 5000';
-    expect(parseStat(stat)).toEqual({ ppid: 4100, ticks: 1000 });
+  it('reads the parent, utime + stime and the start time after the command name, spaces and parentheses included', () => {
+    const stat = '4242 (node (x) y) S 4100 4242 4242 0 -1 4194304 100 0 0 0 731 269 0 0 20 0 11 0 5000 123';
+    expect(parseStat(stat)).toEqual({ ppid: 4100, ticks: 1000, started: 5000 });
   });
 
   /** Busy until this process has used `ms` more of CPU time (not wall time: the machine may be busy). */
@@ -20,7 +20,6 @@ describe('CPU accounting of a bench load (/proc)', () => {
   it('counts CPU burnt by the service and its children as the service, and by this process as the bench', async () => {
     // A "service" whose child burns 300 ms of CPU, says so, then idles.
     const child = `const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system >= 300000) break; } console.log('burnt'); setTimeout(() => {}, 10000);`;
-    const before = cpuTicks(undefined);
     const parent = spawn(
       process.execPath,
       [
@@ -31,16 +30,15 @@ describe('CPU accounting of a bench load (/proc)', () => {
     );
     try {
       const burnt = new Promise((resolve) => parent.stdout!.on('data', resolve));
+      const before = cpuReading(parent.pid);
       burn(300); // this process: the bench
-      const benchBefore = cpuTicks(undefined).bench;
+      const benchDone = cpuReading(parent.pid);
       await burnt;
-      const after = cpuTicks(parent.pid);
-      const perRequest = cpuPerRequest({ ...before, service: 0 }, after, 1);
+      const spent = cpuDelta(before, cpuReading(parent.pid));
+      const perRequest = cpuPerRequest(spent, 1);
       // /proc counts in 10 ms ticks: 300 ms each, less a tick or two.
       expect(perRequest.service).toBeGreaterThanOrEqual(280_000);
-      expect(cpuPerRequest(before, { ...before, bench: benchBefore }, 1).bench).toBeGreaterThanOrEqual(
-        280_000,
-      );
+      expect(cpuPerRequest(cpuDelta(before, benchDone), 1).bench).toBeGreaterThanOrEqual(280_000);
       expect(perRequest.machine).toBeGreaterThanOrEqual(perRequest.service + 280_000 - 20_000);
     } finally {
       spawnSync('pkill', ['-P', String(parent.pid)]);
@@ -48,8 +46,49 @@ describe('CPU accounting of a bench load (/proc)', () => {
     }
   });
 
+  it('leaves out a process that ended between the readings instead of subtracting its history', () => {
+    const reading = (
+      processes: Array<[string, 'postgres' | 'service', number]>,
+      machine: number,
+    ): CpuReading => ({
+      processes: new Map(processes.map(([key, group, ticks]) => [key, { group, ticks }])),
+      machine,
+    });
+    const before = reading(
+      [
+        ['10@1', 'postgres', 5000], // ends before the second reading
+        ['11@1', 'postgres', 100],
+        ['12@1', 'service', 40],
+      ],
+      9000,
+    );
+    const after = reading(
+      [
+        ['11@1', 'postgres', 130],
+        ['12@1', 'service', 70],
+        ['13@2', 'postgres', 5], // started in between
+        ['10@3', 'postgres', 2], // pid 10 reused by a new process
+      ],
+      9100,
+    );
+    expect(cpuDelta(before, after)).toEqual({ service: 30, postgres: 37, redis: 0, bench: 0, machine: 100 });
+    expect(cpuPerRequest(cpuDelta(before, after), 10)).toEqual({
+      service: 30_000,
+      postgres: 37_000,
+      redis: 0,
+      bench: 0,
+      machine: 100_000,
+    });
+  });
+
   it('is zero per request when nothing was served', () => {
-    const t = cpuTicks(undefined);
-    expect(cpuPerRequest(t, t, 0)).toEqual({ service: 0, postgres: 0, redis: 0, bench: 0, machine: 0 });
+    const t = cpuReading(undefined);
+    expect(cpuPerRequest(cpuDelta(t, t), 0)).toEqual({
+      service: 0,
+      postgres: 0,
+      redis: 0,
+      bench: 0,
+      machine: 0,
+    });
   });
 });
