@@ -19,8 +19,8 @@ export interface SidePoolOptions {
 /**
  * A pg pool of its own beside a DataSource (the listing's plan-shape pools, the stats scan's
  * helper connections): same server, credentials, statement_timeout and client-side query
- * deadline; connections opened on first use and closed after 30 s idle (idleTimeoutMillis); an idle connection that
- * fails is replaced on next use, never an unhandled 'error' event.
+ * deadline; connections opened on first use and closed after 30 s idle (or idleTimeoutMillis);
+ * an idle connection that fails is replaced on next use, never an unhandled 'error' event.
  */
 export function sidePool(dataSource: DataSource, options: SidePoolOptions): Pool {
   const connection = dataSource.options as PostgresConnectionOptions;

@@ -353,8 +353,9 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     // Keywords whose matches are expected within two GIN probes' worth of rows: the rarest
     // keyword's rows (its rarest title term's, pg_stats; a term pg_stats does not list: ~1,100
     // rows of 2M), times the share of the site holding each other keyword (keywordRowsExpected)
-    // and each equality term (exact rollup counts), independence assumed: stacked filters. Every match comes from the index at once (a probe that large), while a
-    // window of heap reads would find almost none. A wrong guess costs time, not exactness.
+    // and each equality term (exact rollup counts), independence assumed: stacked filters.
+    // Every match comes from the index at once (a probe that large), while a window of heap
+    // reads would find almost none. A wrong guess costs time, not exactness.
     const keywordRows = await this.keywordRowsExpected(siteId, filter);
     if (keywordRows !== undefined) {
       const probe = 2 * this.tuning.ginProbe;
