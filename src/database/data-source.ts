@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { parse, parseIntoClientConfig } from 'pg-connection-string';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from './migrations';
 import { PgTimeouts, pgPoolOptions } from './pg-timeouts';
@@ -24,8 +25,13 @@ export function createDataSource(
   });
 }
 
+/**
+ * The database named in a connection URL, as pg reads it (pg-connection-string): also a URL
+ * without a host, whose server is a Unix socket directory (`postgres://user@/db?host=/run/postgresql`),
+ * which WHATWG URL parsing refuses.
+ */
 function databaseName(url: string): string {
-  const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+  const name = parse(url).database ?? '';
   if (!/^[A-Za-z0-9_-]{1,63}$/.test(name))
     throw new Error(`Unsupported database name in DATABASE_URL: ${JSON.stringify(name)}`);
   return name;
@@ -33,9 +39,11 @@ function databaseName(url: string): string {
 
 /** Runs `work` with a client of the cluster's `postgres` database (creating or dropping `url`'s). */
 async function withAdminClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  const client = new Client({
+    ...parseIntoClientConfig(url),
+    database: 'postgres',
+    connectionTimeoutMillis: 5000,
+  });
   await client.connect();
   try {
     return await work(client);

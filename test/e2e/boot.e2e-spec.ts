@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { dropDatabase } from '../../src/database/data-source';
+import { existsSync } from 'node:fs';
+import { dropDatabase, ensureDatabase } from '../../src/database/data-source';
 import { freePort, jsonLines, startEntryPoint, waitForReady } from '../setup/service-process';
 import { TEST_RUN_ENV } from '../setup/test-run';
 
@@ -32,6 +33,35 @@ describe('npm start (src/main.ts)', () => {
       await dropDatabase(url.toString());
     }
   }, 240_000);
+
+  it('creates and drops the database over a Unix socket, named by a URL without a host', async () => {
+    // libpq's form for a local server: the socket directory in `host=`, no host before the path.
+    // WHATWG URL parsing refuses it ("Invalid URL"); pg's own parser is used instead.
+    const socketDirectory = '/var/run/postgresql';
+    expect(existsSync(`${socketDirectory}/.s.PGSQL.5432`)).toBe(true);
+    const tcp = new URL(process.env[TEST_RUN_ENV.database]!);
+    const name = `${tcp.pathname.slice(1)}_socket`;
+    const url = `postgres://${tcp.username || 'postgres'}@/${name}?host=${socketDirectory}`;
+    await dropDatabase(url);
+    try {
+      expect(await ensureDatabase(url)).toBe(true);
+      expect(await ensureDatabase(url)).toBe(false);
+      const db = new Client({ connectionString: url });
+      await db.connect();
+      const { rows } = await db.query(
+        'SELECT current_database() AS name, inet_server_addr() IS NULL AS over_socket',
+      );
+      await db.end();
+      expect(rows[0]).toEqual({ name, over_socket: true });
+    } finally {
+      await dropDatabase(url);
+    }
+    const check = new Client({ connectionString: tcp.toString() });
+    await check.connect();
+    const { rowCount } = await check.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    await check.end();
+    expect(rowCount).toBe(0);
+  });
 
   it('a bad configuration stops the start with a message naming every bad variable', async () => {
     const service = startService({ PORT: 'eighty', RATE_LIMIT_KEY_MAX: '-1' });
