@@ -239,7 +239,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       const dataSource = t.app.get(DataSource);
       await dataSource.query(
         `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version, agent_version_id, created_at)
-         SELECT 'conv_' || lpad(n::text, 22, 'f'), s.organization_id, s.id, 'filler ' || n, 'web', 'en', 'agt_F', 'F', 1, 'agtv_F', now() - n * interval '1 second'
+         SELECT 'conv_' || substr(md5(s.id || n), 1, 22), s.organization_id, s.id, 'filler ' || n, 'web', 'en', 'agt_F', 'F', 1, 'agtv_F', now() - n * interval '1 second'
          FROM sites s, generate_series(1, 1989) AS n WHERE s.id = $1`,
         [site.site.id],
       );
