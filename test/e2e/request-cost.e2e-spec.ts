@@ -71,10 +71,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
     await listConversations(t, org, { channel: 'web', keywords: 'order' }).expect(200);
     const pools = t.app.get(PostgresConversationSearch).listingPools().all();
     expect(pools).toHaveLength(3);
-    for (const pool of pools)
-      expect((pool as unknown as { options: { idleTimeoutMillis: number } }).options.idleTimeoutMillis).toBe(
-        LISTING_IDLE_MS,
-      );
+    for (const pool of pools) expect(pool.options.idleTimeoutMillis).toBe(LISTING_IDLE_MS);
     expect(LISTING_IDLE_MS).toBeGreaterThanOrEqual(10 * 60_000);
     expect(pools.reduce((n, pool) => n + pool.idleCount, 0)).toBeGreaterThan(0);
   });

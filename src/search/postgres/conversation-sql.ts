@@ -338,11 +338,14 @@ export function cappedCountSql(sql: FilterSql, cap: number): Statement {
 
 /** Matches among the newest `window` rows of the range, and how many rows that window held. */
 export function windowCountSql(sql: FilterSql, window: number): Statement {
-  const p = sql.params;
-  const text = `SELECT (count(*) FILTER (WHERE ${whereRowFilters(sql)}))::int AS hits, count(*)::int AS seen FROM (
-    SELECT ${walkColumns(sql)} FROM conversations WHERE ${sql.range.join(' AND ')} ${ORDER} LIMIT ${p.add(window)}
+  return { text: windowCountText(sql, sql.params.add(window)), values: sql.params.values };
+}
+
+/** windowCountSql's text, the window's size being the parameter `window` (`$n`). */
+function windowCountText(sql: FilterSql, window: string): string {
+  return `SELECT (count(*) FILTER (WHERE ${whereRowFilters(sql)}))::int AS hits, count(*)::int AS seen FROM (
+    SELECT ${walkColumns(sql)} FROM conversations WHERE ${sql.range.join(' AND ')} ${ORDER} LIMIT ${window}
   ) w`;
-  return { text, values: p.values };
 }
 
 /**
@@ -356,10 +359,9 @@ export function windowThenCappedCountSql(
   sql: FilterSql,
   options: { window: number; denseHits: number; cap: number; limit: number },
 ): Statement {
-  const sample = windowCountSql(sql, options.window);
   const p = sql.params;
   const window = p.add(options.window);
-  const text = `WITH s AS MATERIALIZED (${sample.text})
+  const text = `WITH s AS MATERIALIZED (${windowCountText(sql, window)})
   SELECT s.hits, s.seen, CASE WHEN s.seen >= ${window} AND s.hits >= ${p.add(options.denseHits)} AND s.hits <= ${p.add(options.cap)}
     THEN (SELECT count(*)::int FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(options.limit)}) c)
   END AS n FROM s`;

@@ -570,12 +570,8 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
    * without keywords, or for a keyword the estimate cannot spell (keywordTermsEstimate).
    */
   async keywordRowsAtMost(siteId: string, filter: ConversationFilter): Promise<number | undefined> {
-    const terms = keywordTermsEstimate(siteId, filter.keywords);
-    if (!terms) return undefined;
-    const stats = await this.stats();
-    // A table the first window covers for the most part: walking it is as cheap.
-    if (stats.rows <= this.tuning.walkWindow) return undefined;
-    return Math.min(...terms.map((t) => titleTermRows(stats, t)));
+    const weighed = await this.rowsByKeyword(siteId, filter);
+    return weighed && expectedKeywordRows(weighed.rows);
   }
 
   /**
@@ -587,15 +583,31 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
    * and a walk after it, never a wrong page. Undefined as keywordRowsAtMost.
    */
   private async keywordRowsExpected(siteId: string, filter: ConversationFilter): Promise<number | undefined> {
+    const weighed = await this.rowsByKeyword(siteId, filter);
+    if (!weighed) return undefined;
+    const { rows, words } = weighed;
+    const independent = rows.length > 1 && new Set(words).size === words.length;
+    const siteRows = independent ? (await this.densitiesIfRead(siteId))?.rows : undefined;
+    return expectedKeywordRows(rows, siteRows);
+  }
+
+  /**
+   * Each keyword's rows (its rarest title term's, per pg_stats) and the keywords' words.
+   * Undefined without keywords, for a keyword the estimate cannot spell (keywordTermsEstimate),
+   * or when the first window covers most of the table (walking it is as cheap).
+   */
+  private async rowsByKeyword(
+    siteId: string,
+    filter: ConversationFilter,
+  ): Promise<{ rows: number[]; words: string[] } | undefined> {
     const groups = keywordTermGroups(siteId, filter.keywords);
     if (!groups) return undefined;
     const stats = await this.stats();
     if (stats.rows <= this.tuning.walkWindow) return undefined;
-    const rows = groups.map((group) => Math.min(...group.terms.map((t) => titleTermRows(stats, t))));
-    const words = groups.flatMap((group) => group.words);
-    const independent = rows.length > 1 && new Set(words).size === words.length;
-    const siteRows = independent ? (await this.densitiesIfRead(siteId))?.rows : undefined;
-    return expectedKeywordRows(rows, siteRows);
+    return {
+      rows: groups.map((group) => Math.min(...group.terms.map((t) => titleTermRows(stats, t)))),
+      words: groups.flatMap((group) => group.words),
+    };
   }
 
   /**
