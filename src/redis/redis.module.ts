@@ -9,9 +9,14 @@ export const REDIS = Symbol('REDIS');
  * A Redis client that fails fast instead of queueing while Redis is down, so callers (rate
  * limits, health) can fall back or report instead of hanging. Keys carry REDIS_KEY_PREFIX.
  */
-export function createRedisClient(config: AppConfig, name: string): Redis {
+export function createRedisClient(
+  config: AppConfig,
+  name: string,
+  options: { autoPipelining?: boolean } = {},
+): Redis {
   const logger = new Logger(`Redis:${name}`);
   const client = new Redis(config.redisUrl, {
+    enableAutoPipelining: options.autoPipelining ?? false,
     keyPrefix: config.redisKeyPrefix,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -52,7 +57,9 @@ const BOOT_WAIT_MS = 2000;
       provide: REDIS,
       inject: [AppConfig],
       useFactory: async (config: AppConfig) => {
-        const client = createRedisClient(config, 'main');
+        // Every request's rate-limit script goes through this client: the requests that reach the
+        // guard in one turn of the event loop share one write to Redis and one read of the answers.
+        const client = createRedisClient(config, 'main', { autoPipelining: true });
         await untilReady(client, BOOT_WAIT_MS);
         return client;
       },

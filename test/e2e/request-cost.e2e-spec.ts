@@ -7,7 +7,11 @@ import {
 import { LISTING_IDLE_MS } from '../../src/search/postgres/listing-pools';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { countRoundTrips } from '../support/round-trips';
+import { ThrottlerStorage } from '@nestjs/throttler';
+import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
+import { REDIS } from '../../src/redis/redis.module';
+import type { CountersStorage } from '../../src/rate-limit/counters';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 
 /** docs/request-cost.md: what one request costs in round trips, counted on the real clients. */
@@ -63,6 +67,31 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
       expect(cost.lookups.length).toBeLessThan(30);
     });
+  });
+
+  it('the rate-limit scripts of requests that reach the guard in one turn of the event loop share one write to Redis', async () => {
+    // ioredis' auto-pipelining on the service's Redis client: under load, the requests read from
+    // the sockets in one turn of the event loop go to Redis as one write, and their answers come
+    // back in one read (half of Redis' CPU per request in the bench, docs/request-cost.md).
+    const storage = t.app.get(ThrottlerStorage) as unknown as CountersStorage;
+    const redis = t.app.get<Redis>(REDIS);
+    const socket = (redis as unknown as { stream: { write: (...args: unknown[]) => boolean } }).stream;
+    const write = socket.write;
+    let writes = 0;
+    socket.write = function (this: unknown, ...args: unknown[]) {
+      writes += 1;
+      return write.apply(this, args);
+    };
+    const key = `pipelined-${Date.now()}`;
+    const check = { name: 'key', key, ttl: 60_000, limit: 1000, blockDuration: 60_000 };
+    try {
+      const records = await Promise.all([1, 2, 3, 4, 5].map(() => storage.incrementAll([check])));
+      expect(records.map(([r]) => r.totalHits)).toEqual([1, 2, 3, 4, 5]);
+      expect(records.every(([r]) => !r.isBlocked && r.timeToExpire === 60)).toBe(true);
+    } finally {
+      socket.write = write;
+    }
+    expect(writes).toBe(1);
   });
 
   it("keeps the listing's connections through a quiet minute: a new backend plans with empty caches", async () => {
