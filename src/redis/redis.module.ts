@@ -58,7 +58,10 @@ const BOOT_WAIT_MS = 2000;
       inject: [AppConfig],
       useFactory: async (config: AppConfig) => {
         // Every request's rate-limit script goes through this client: the requests that reach the
-        // guard in one turn of the event loop share one write to Redis and one read of the answers.
+        // guard in one turn of the event loop share one write to Redis and one read of the answers
+        // (ioredis auto-pipelining; it keeps one pipeline in flight, and the scripts sent meanwhile
+        // go in the next). A Redis that stops answering holds a request for at most two command
+        // timeouts, then the rate limits fail over to the instance (test/e2e/rate-limit).
         const client = createRedisClient(config, 'main', { autoPipelining: true });
         await untilReady(client, BOOT_WAIT_MS);
         return client;

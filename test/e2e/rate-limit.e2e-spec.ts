@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AddressInfo, createServer, Server, Socket } from 'node:net';
 import { generateSecret } from '../../src/auth/api-key-secret';
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -168,6 +169,55 @@ describe('Rate limits (contract "Limits")', () => {
       const res = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       expect(res.headers['ratelimit-policy']).toBe('"address";q=50;w=60, "key";q=5;w=60');
       expect(res.headers['ratelimit']).toMatch(/^"address";r=49;t=\d+, "key";r=4;t=\d+$/);
+    });
+  });
+
+  describe('when Redis stops answering after the connection is ready', () => {
+    /**
+     * A Redis on loopback that answers the connection's ready check (INFO) and nothing after it:
+     * a Redis that hangs mid-flight. The rate-limit commands, sent through the client's
+     * auto-pipeline, must each time out (the client's commandTimeout, 1 s) and not hold the
+     * request.
+     */
+    let silent: Server;
+    const sockets: Socket[] = [];
+    beforeAll(async () => {
+      silent = createServer((socket) => {
+        sockets.push(socket);
+        socket.on('data', (chunk) => {
+          if (/info/i.test(chunk.toString('latin1'))) {
+            const info = '# Server\r\nredis_version:7.0.15\r\nloading:0\r\n';
+            socket.write(`$${Buffer.byteLength(info)}\r\n${info}\r\n`);
+          }
+        });
+        socket.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+
+    it('requests are served by the per-instance limiter within seconds, never held', async () => {
+      const port = (silent.address() as AddressInfo).port;
+      const t = await start({
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        RATE_LIMIT_IP_MAX: '100',
+        RATE_LIMIT_KEY_MAX: '3',
+      });
+      const org = await createOrganization(t.app);
+      const started = performance.now();
+      // Four at once: their scripts share one pipeline, and every one of them times out.
+      const first = await Promise.all([1, 2, 3, 4].map(() => t.http().get('/api/v1/sites').set(org.auth)));
+      expect(first.map((r) => r.status).sort()).toEqual([200, 200, 200, 429]);
+      // ioredis runs one auto-pipeline at a time: the scripts sent while the first pipeline waits
+      // go in the next one, which waits its own timeout. At most two command timeouts (2 s).
+      expect(performance.now() - started).toBeLessThan(4000);
+      // The failover holds the counts: the key stays over its allowance.
+      const res = await t.http().get('/api/v1/sites').set(org.auth);
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('rate_limited');
     });
   });
 
