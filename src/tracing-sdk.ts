@@ -21,6 +21,7 @@ import {
   SpanExporter,
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { setTracingActive } from './tracing-state';
 
 /** Paths whose incoming requests make no trace: probes and scrapes, every few seconds. */
 const UNTRACED_PATHS = ['/health', '/metrics'];
@@ -49,6 +50,7 @@ export function startTracing(options: TracingOptions): () => Promise<void> {
   });
   started.register();
   provider = started;
+  setTracingActive(true);
   const unregister = registerInstrumentations({
     tracerProvider: started,
     instrumentations: [
@@ -71,6 +73,7 @@ export function startTracing(options: TracingOptions): () => Promise<void> {
     unregister();
     await started.shutdown();
     provider = undefined;
+    setTracingActive(false);
   };
 }
 

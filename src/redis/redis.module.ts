@@ -2,6 +2,7 @@ import { Global, Logger, Module, OnApplicationShutdown, Inject } from '@nestjs/c
 import { once } from 'node:events';
 import Redis from 'ioredis';
 import { AppConfig } from '../config/app-config';
+import { tracingActive } from '../tracing-state';
 
 export const REDIS = Symbol('REDIS');
 
@@ -62,7 +63,9 @@ const BOOT_WAIT_MS = 2000;
         // (ioredis auto-pipelining; it keeps one pipeline in flight, and the scripts sent meanwhile
         // go in the next). A Redis that stops answering holds a request for at most two command
         // timeouts, then the rate limits fail over to the instance (test/e2e/rate-limit).
-        const client = createRedisClient(config, 'main', { autoPipelining: true });
+        // Off while tracing: a pipeline is sent in the context of the request that started it, so
+        // the Redis spans of the other requests in it would join that request's trace.
+        const client = createRedisClient(config, 'main', { autoPipelining: !tracingActive() });
         await untilReady(client, BOOT_WAIT_MS);
         return client;
       },
