@@ -336,12 +336,10 @@ export function cappedCountSql(sql: FilterSql, cap: number): Statement {
   };
 }
 
-/** Matches among the newest `window` rows of the range, and how many rows that window held. */
-export function windowCountSql(sql: FilterSql, window: number): Statement {
-  return { text: windowCountText(sql, sql.params.add(window)), values: sql.params.values };
-}
-
-/** windowCountSql's text, the window's size being the parameter `window` (`$n`). */
+/**
+ * Matches among the newest `window` rows of the range (`hits`), and how many rows that window
+ * held (`seen`); the window's size is the parameter `window` (`$n`).
+ */
 function windowCountText(sql: FilterSql, window: string): string {
   return `SELECT (count(*) FILTER (WHERE ${whereRowFilters(sql)}))::int AS hits, count(*)::int AS seen FROM (
     SELECT ${walkColumns(sql)} FROM conversations WHERE ${sql.range.join(' AND ')} ${ORDER} LIMIT ${window}
@@ -349,7 +347,7 @@ function windowCountText(sql: FilterSql, window: string): string {
 }
 
 /**
- * windowCountSql, and in the same statement, when the window was full and held at least
+ * The density sample (windowCountText), and in the same statement, when the window was full and held at least
  * `denseHits` matches but no more than `cap`, the capped count (cappedCountSql, at most `limit`
  * matches) as `n`; otherwise `n` is null and the count was not run (a scalar subquery in a CASE
  * branch is an InitPlan, evaluated only when the branch is taken). One round trip where the

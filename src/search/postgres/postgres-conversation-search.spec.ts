@@ -1,20 +1,19 @@
 import { describe, expect, it } from '@jest/globals';
-import { expectedKeywordRows, keywordTermsEstimate } from './postgres-conversation-search';
+import { expectedKeywordRows, keywordTermGroups } from './postgres-conversation-search';
 
-describe('keywordTermsEstimate (title terms the plan chooser weighs)', () => {
-  it("spells a word's term and a phrase's adjacent pairs as conversation_keyword_terms does", () => {
-    expect(keywordTermsEstimate('s', ['Retour', 'Red  running shoes'])).toEqual([
-      's|w:retour',
-      's|p:red running',
-      's|p:running shoes',
+describe('keywordTermGroups (title terms the plan chooser weighs)', () => {
+  it("spells a word's term and a phrase's adjacent pairs as conversation_keyword_terms does, keyword by keyword", () => {
+    expect(keywordTermGroups('s', ['Retour', 'Red  running shoes'])).toEqual([
+      { words: ['retour'], terms: ['s|w:retour'] },
+      { words: ['red', 'running', 'shoes'], terms: ['s|p:red running', 's|p:running shoes'] },
     ]);
   });
 
   it('gives up on keywords the parser splits in its own way (punctuation, hyphens) and on none', () => {
-    expect(keywordTermsEstimate('s', ['e-mail'])).toBeUndefined();
-    expect(keywordTermsEstimate('s', ['ok', 'size 4.5'])).toBeUndefined();
-    expect(keywordTermsEstimate('s', ['!!!'])).toBeUndefined();
-    expect(keywordTermsEstimate('s', [])).toBeUndefined();
+    expect(keywordTermGroups('s', ['e-mail'])).toBeUndefined();
+    expect(keywordTermGroups('s', ['ok', 'size 4.5'])).toBeUndefined();
+    expect(keywordTermGroups('s', ['!!!'])).toBeUndefined();
+    expect(keywordTermGroups('s', [])).toBeUndefined();
   });
 });
 

@@ -82,18 +82,14 @@ const PROBLEM_TOKEN = /:(true|fail)$/;
 const TERM_STATS_TTL_MS = 10 * 60_000;
 
 /**
- * The title terms of keywords made of plain words (letters and digits, split by white space), as
- * conversation_keyword_terms spells them: a word's `w:` term, a phrase's adjacent `p:` pairs.
- * Only to weigh them by frequency (no round trip): the GIN condition itself folds the SQL
- * function, exact for any keyword. Undefined when a keyword has anything else (the parser's
- * splitting of punctuation, hyphens, URLs is left to Postgres) or no keywords are given.
+ * Keyword by keyword, the words and the title terms of keywords made of plain words (letters and
+ * digits, split by white space), the terms as conversation_keyword_terms spells them: a word's
+ * `w:` term, a phrase's adjacent `p:` pairs. Only to weigh them by frequency (no round trip): the
+ * GIN condition itself folds the SQL function, exact for any keyword. Undefined when a keyword
+ * has anything else (the parser's splitting of punctuation, hyphens, URLs is left to Postgres)
+ * or no keywords are given.
  */
-export function keywordTermsEstimate(siteId: string, keywords: string[]): string[] | undefined {
-  return keywordTermGroups(siteId, keywords)?.flatMap((group) => group.terms);
-}
-
-/** keywordTermsEstimate, keyword by keyword: each keyword's words and title terms. */
-function keywordTermGroups(
+export function keywordTermGroups(
   siteId: string,
   keywords: string[],
 ): Array<{ words: string[]; terms: string[] }> | undefined {
@@ -567,7 +563,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
   /**
    * At most how many rows hold every keyword's title terms, per pg_stats (the rarest term's share
    * of the table; a term not listed is rarer than the least common listed one). Undefined
-   * without keywords, or for a keyword the estimate cannot spell (keywordTermsEstimate).
+   * without keywords, or for a keyword the estimate cannot spell (keywordTermGroups).
    */
   async keywordRowsAtMost(siteId: string, filter: ConversationFilter): Promise<number | undefined> {
     const weighed = await this.rowsByKeyword(siteId, filter);
@@ -593,7 +589,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
 
   /**
    * Each keyword's rows (its rarest title term's, per pg_stats) and the keywords' words.
-   * Undefined without keywords, for a keyword the estimate cannot spell (keywordTermsEstimate),
+   * Undefined without keywords, for a keyword the estimate cannot spell (keywordTermGroups),
    * or when the first window covers most of the table (walking it is as cheap).
    */
   private async rowsByKeyword(
