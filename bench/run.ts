@@ -350,14 +350,12 @@ async function main(): Promise<void> {
     log(
       `  warm-up (${WARM_UP_SECONDS} s, not recorded): ${mixWarmUp.throughput.toFixed(0)} req/s, p99 ${mixWarmUp.latency.p99.toFixed(0)} ms`,
     );
-    const mixCpu = { ...ZERO_TICKS };
     const mixBefore = cpuReading(pid);
     const mixLoad = await load(target, paths, {
       connections: THROUGHPUT_CONNECTIONS,
       seconds: throughputSeconds,
     });
-    addTicks(mixCpu, cpuDelta(mixBefore, cpuReading(pid)));
-    const mixThroughput = toThroughput(mixLoad, mixCpu);
+    const mixThroughput = toThroughput(mixLoad, cpuDelta(mixBefore, cpuReading(pid)));
     log(
       `  ${mixThroughput.requestsPerSecond.toFixed(0)} req/s, p99 ${mixThroughput.latency.p99.toFixed(0)} ms; CPU µs per request: ${JSON.stringify(mixThroughput.cpuPerRequestUs)}`,
     );
