@@ -7,7 +7,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { createDataSource } from '../src/database/data-source';
 import { parseListingQuery } from '../src/conversations/dto/listing-query';
 import { PostgresConversationSearch } from '../src/search/postgres/postgres-conversation-search';
-import { PlanShape, setLocal, SHAPE_SETTINGS } from '../src/search/postgres/listing-pools';
+import { PlanShape, setLocal, SHAPE_SETTINGS, ValueReading } from '../src/search/postgres/listing-pools';
 import { CASES } from './listing-latency-cases';
 
 const args = Object.fromEntries(
@@ -47,12 +47,17 @@ async function main() {
   // The listing statements: explained under their plan shape's settings, then run as the engine runs them.
   const pools = search.queries;
   search.queries = {
-    query: async <T>(shape: PlanShape, sql: string, values: unknown[]): Promise<T[]> => {
+    query: async <T>(
+      shape: PlanShape,
+      sql: string,
+      values: unknown[],
+      reading?: ValueReading,
+    ): Promise<T[]> => {
       await ds.transaction(async (manager: EntityManager) => {
         for (const setting of SHAPE_SETTINGS[shape]) await manager.query(setLocal(setting));
         await explain(manager.query.bind(manager), sql, values);
       });
-      return pools.query<T>(shape, sql, values);
+      return pools.query<T>(shape, sql, values, reading);
     },
   };
   const cases = await CASES(ds, args.site);

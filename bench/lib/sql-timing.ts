@@ -3,7 +3,13 @@ import { ConversationsRepository } from '../../src/conversations/conversations.r
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
 import type { ListingPosition } from '../../src/search/listing/conversation-search';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
-import { ListingQueries, PlanShape, setLocal, SHAPE_SETTINGS } from '../../src/search/postgres/listing-pools';
+import {
+  ListingQueries,
+  PlanShape,
+  setLocal,
+  SHAPE_SETTINGS,
+  ValueReading,
+} from '../../src/search/postgres/listing-pools';
 import type { QueryValue } from '../query-mix';
 import { elapsedMs, summarize, Summary } from './stats';
 
@@ -12,6 +18,10 @@ export interface RecordedStatement {
   text: string;
   values: unknown[];
   settings: string[];
+  /** The listing pool's plan shape it ran under (its sessions carry `settings`); none: the DataSource. */
+  shape?: PlanShape;
+  /** How its values were read (pg's parsers, or as text). */
+  reading?: ValueReading;
 }
 
 /**
@@ -39,13 +49,15 @@ class RecordingQueries implements ListingQueries {
     private readonly inner: ListingQueries,
   ) {}
 
-  query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]> {
+  query<T>(shape: PlanShape, text: string, values: unknown[], reading?: ValueReading): Promise<T[]> {
     this.statements.push({
       text,
       values,
       settings: SHAPE_SETTINGS[shape].map(setLocal),
+      shape,
+      reading,
     });
-    return this.inner.query<T>(shape, text, values);
+    return this.inner.query<T>(shape, text, values, reading);
   }
 }
 

@@ -1,3 +1,4 @@
+import { listItemJson, ListedText, rawRowOf } from '../database/records/conversation-text';
 import { TAXONOMY_VERSION } from '../labels/taxonomy';
 import type {
   ConversationRecord,
@@ -44,6 +45,25 @@ export function presentConversation(c: ListedConversation) {
           }
         : null,
   };
+}
+
+/**
+ * A page's list items as a JSON array: rows the engine read as text are written from that text
+ * (conversation-text.ts, byte for byte what presentConversation and JSON.stringify give), records
+ * loaded by id go through presentConversation. `siteId`: the listed site (every row's).
+ */
+export function listItemsJson(siteId: string, items: ReadonlyArray<ListedConversation | ListedText>): string {
+  const siteIdJson = JSON.stringify(siteId);
+  let out = '[';
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (i > 0) out += ',';
+    out +=
+      typeof item.createdAt === 'string'
+        ? listItemJson(rawRowOf(item as ListedText), siteIdJson)
+        : JSON.stringify(presentConversation(item as ListedConversation));
+  }
+  return `${out}]`;
 }
 
 export function presentMessage(m: MessageRecord) {

@@ -3,6 +3,7 @@ import {
   Body,
   Controller,
   Get,
+  Header,
   HttpCode,
   Param,
   Post,
@@ -30,6 +31,7 @@ import {
   MessageSchema,
 } from '../docs/openapi';
 import {
+  listItemsJson,
   presentConversation,
   presentConversationDetail,
   presentLabelRecord,
@@ -47,6 +49,8 @@ export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
   @Get()
+  // The answer is written as JSON text here (listItemsJson), not serialised from an object.
+  @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOperation({ summary: "List a site's conversations, newest first, filtered, one page at a time" })
   @ApiListing()
   @ApiPageResponse(ConversationSchema, { withCount: true })
@@ -55,12 +59,10 @@ export class ConversationsController {
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
     @Query() query: Record<string, unknown>,
-  ) {
+  ): Promise<string> {
     const page = await this.conversations.list(auth.organizationId, siteId, parseListingQuery(query));
-    return {
-      data: page.items.map(presentConversation),
-      meta: { nextCursor: page.nextCursor, ...(page.count ? { count: page.count } : {}) },
-    };
+    const meta = { nextCursor: page.nextCursor, ...(page.count ? { count: page.count } : {}) };
+    return `{"data":${listItemsJson(siteId, page.items)},"meta":${JSON.stringify(meta)}}`;
   }
 
   @Post()

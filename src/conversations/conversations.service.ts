@@ -11,6 +11,7 @@ import type {
   LabelRecordRow,
   MessageRecord,
 } from '../database/records/conversation.records';
+import type { ListedText } from '../database/records/conversation-text';
 import { ConversationEvents } from './conversation-events';
 import { ConversationsRepository, NewMessage } from './conversations.repository';
 import {
@@ -56,7 +57,7 @@ export class ConversationsService {
     organizationId: string,
     siteId: string,
     query: ListingQuery,
-  ): Promise<KeysetPage<ListedConversation> & { count?: SearchCount }> {
+  ): Promise<KeysetPage<ListedConversation | ListedText> & { count?: SearchCount }> {
     await this.sites.assertOwned(organizationId, siteId);
     const list = {
       binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(query.filter) },
@@ -70,7 +71,8 @@ export class ConversationsService {
       countCap: query.count ? COUNT_CAP : undefined,
     });
     const { nextCursor } = this.paging.pageOf(list, found.items, found.hasMore);
-    const items =
+    // The rows the engine read as text, or the records loaded by id (presentListItems writes both).
+    const items: Array<ListedConversation | ListedText> =
       found.rows ??
       (await this.conversations.findManyInSite(
         siteId,

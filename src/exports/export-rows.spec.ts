@@ -3,17 +3,8 @@ import fc from 'fast-check';
 import { types } from 'pg';
 import { presentConversation } from '../conversations/conversation.presenter';
 import type { ConversationRecord } from '../database/records/conversation.records';
-import {
-  CSV_COLUMNS,
-  CSV_HEADER,
-  csvCell,
-  csvCells,
-  csvRecord,
-  csvText,
-  ndjsonLine,
-  numberText,
-  RawRow,
-} from './export-rows';
+import { CSV_COLUMNS, CSV_HEADER, csvCell, csvCells, csvRecord, csvText, ndjsonLine } from './export-rows';
+import { numberText, RawRow } from '../database/records/conversation-text';
 
 describe("numberText: a number's text exactly as String() writes it (without V8's number-string cache)", () => {
   it('equals String(n) for every double, integers, -0, NaN and the infinities', () => {

@@ -1,6 +1,6 @@
 import { Query, type PoolClient } from 'pg';
 import { CLIENT_DEADLINE_GRACE_MS, QueryDeadlineError } from '../database/pg-timeouts';
-import { RAW_TEXT, RawRow } from './export-rows';
+import { RAW_TEXT, RawRow } from '../database/records/conversation-text';
 
 /**
  * Runs `text` (a FETCH) on `client` and hands each row to `onRow` as pg reads it off the socket,

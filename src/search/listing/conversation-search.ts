@@ -1,4 +1,4 @@
-import type { ListedConversation } from '../../database/records/conversation.records';
+import type { ListedText } from '../../database/records/conversation-text';
 import type { ConversationFilter } from './conversation-filter';
 
 /** A place in the listing's order (newest first by creation time, then id descending). */
@@ -15,9 +15,10 @@ export interface SearchPage {
   hasMore: boolean;
   /**
    * The conversations of `items`, in their order, when the engine read them with the page in
-   * the same statement; otherwise the caller loads them.
+   * the same statement (as PostgreSQL's text: conversation-text.ts writes their list items);
+   * otherwise the caller loads them.
    */
-  rows?: ListedConversation[];
+  rows?: ListedText[];
 }
 
 export interface SearchCount {

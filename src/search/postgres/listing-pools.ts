@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import { TEXT_PARSERS } from '../../database/records/conversation-text';
 import { sidePool } from '../../database/side-pool';
 
 /**
@@ -12,8 +13,10 @@ import { sidePool } from '../../database/side-pool';
 export type PlanShape = 'plain' | 'bitmap' | 'walk';
 
 /** The session settings of each shape, sent once per connection in its startup packet. */
+// TimeZone=UTC: timestamps read as text come as `2026-11-01 12:34:56.789+00`, which
+// conversation-text.ts turns into ISO strings without parsing dates (any zone is right, only slower).
 export const SHAPE_SETTINGS: Record<PlanShape, readonly string[]> = {
-  plain: ['jit=off', 'max_parallel_workers_per_gather=0'],
+  plain: ['jit=off', 'max_parallel_workers_per_gather=0', 'TimeZone=UTC'],
   // work_mem: a GIN bitmap of ~100,000 candidates (a common title word) went lossy at the 4 MB
   // default, and every row of a lossy page was rechecked (45,000 more rows for `retour`).
   bitmap: [
@@ -22,9 +25,20 @@ export const SHAPE_SETTINGS: Record<PlanShape, readonly string[]> = {
     'enable_indexscan=off',
     'enable_seqscan=off',
     'work_mem=16MB',
+    'TimeZone=UTC',
   ],
-  walk: ['jit=off', 'max_parallel_workers_per_gather=0', 'enable_bitmapscan=off', 'enable_seqscan=off'],
+  walk: [
+    'jit=off',
+    'max_parallel_workers_per_gather=0',
+    'enable_bitmapscan=off',
+    'enable_seqscan=off',
+    'TimeZone=UTC',
+  ],
 };
+
+/** The startup `options` of a shape's sessions: its settings, each as `-c name=value`. */
+export const shapeStartupOptions = (shape: PlanShape): string =>
+  SHAPE_SETTINGS[shape].map((s) => `-c ${s}`).join(' ');
 
 /** A shape's setting as a `SET LOCAL` statement (to reproduce it in a transaction: EXPLAIN). */
 export function setLocal(setting: string): string {
@@ -32,9 +46,16 @@ export function setLocal(setting: string): string {
   return `SET LOCAL ${name} = '${value}'`;
 }
 
+/**
+ * How a statement's values are read: `parsed` by pg's type parsers (numbers, dates, JSON), or
+ * `text`, every value as PostgreSQL's text (the rows of a page: conversation-text.ts writes
+ * their list items from it).
+ */
+export type ValueReading = 'parsed' | 'text';
+
 /** Runs one listing statement with the session settings of a plan shape. */
 export interface ListingQueries {
-  query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]>;
+  query<T>(shape: PlanShape, text: string, values: unknown[], reading?: ValueReading): Promise<T[]>;
 }
 
 /** Connections of the `bitmap` and `walk` pools, as a share of the `plain` one (those plans are rarer). */
@@ -67,15 +88,21 @@ export class ListingPools implements ListingQueries {
       sidePool(dataSource, {
         suffix: `listing-${shape}`,
         max,
-        startupOptions: SHAPE_SETTINGS[shape].map((s) => `-c ${s}`).join(' '),
+        startupOptions: shapeStartupOptions(shape),
         idleTimeoutMillis: LISTING_IDLE_MS,
       });
     const pinned = Math.max(1, Math.ceil(size * PINNED_POOL_SHARE));
     this.pools = { plain: make('plain', size), bitmap: make('bitmap', pinned), walk: make('walk', pinned) };
   }
 
-  async query<T>(shape: PlanShape, text: string, values: unknown[]): Promise<T[]> {
-    return (await this.pools[shape].query(text, values)).rows as T[];
+  async query<T>(
+    shape: PlanShape,
+    text: string,
+    values: unknown[],
+    reading: ValueReading = 'parsed',
+  ): Promise<T[]> {
+    const config = reading === 'text' ? { text, values, types: TEXT_PARSERS } : { text, values };
+    return (await this.pools[shape].query(config)).rows as T[];
   }
 
   /** Every pool (tests observe their connections). */

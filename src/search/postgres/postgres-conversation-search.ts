@@ -1,5 +1,5 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { LISTED_COLUMNS, ListedConversation } from '../../database/records/conversation.records';
+import { instant, LISTED_TEXT_COLUMNS, ListedText } from '../../database/records/conversation-text';
 import { DataSource } from 'typeorm';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import {
@@ -152,25 +152,31 @@ interface PositionRow {
   created_at: Date;
 }
 
-/** A matching conversation, read whole by the statement that found it. */
-type FoundRow = ListedConversation & { taken?: number };
+/** A matching conversation, read whole (as text) by the statement that found it. */
+type FoundRow = ListedText;
 
-/** A row of windowWithEdgeSql: a match (conversation columns) or the window's edge (position only). */
-type WindowRow = ListedConversation & { edge: boolean; position_id: string; position_at: Date };
+/** A row of ginSortedSql with the rows: a match and how many the probe took (`taken`, text). */
+type TakenRow = ListedText & { taken: string };
+
+/**
+ * A row of windowWithEdgeSql, as text: a match (conversation columns) or the window's edge
+ * (position only). `edge` is PostgreSQL's text of a boolean: `t` or `f`.
+ */
+type WindowRow = ListedText & { edge: string; position_id: string; position_at: string };
 
 const toPosition = (row: PositionRow): ListingPosition => ({
   id: row.id,
   createdAt: row.created_at.toISOString(),
 });
 
-const positionOf = (row: ListedConversation): ListingPosition => ({
+const positionOf = (row: ListedText): ListingPosition => ({
   id: row.id,
-  createdAt: row.createdAt.toISOString(),
+  createdAt: instant(row.createdAt).iso,
 });
 
 /** Makes a statement of positions return the conversations themselves (see withRows). */
 const rowsOf = (statement: Statement, options?: { taken?: boolean }) =>
-  withRows(statement, LISTED_COLUMNS, options);
+  withRows(statement, LISTED_TEXT_COLUMNS, options);
 
 /**
  * The Postgres query engine. Adaptive, because neither plan alone is fast for every selectivity
@@ -223,13 +229,9 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       // No row filter: the page is the first rows of the creation-time index after the position,
       // read whole by one statement (an index walk bounded by LIMIT, cost ~70 whatever the
       // site's size), on the listing pool: pg's own pool, without TypeORM's query runner.
-      const rows = await this.run<ListedConversation>(walkSql(unfiltered, want, LISTED_COLUMNS));
+      const rows = await this.rows<FoundRow>(walkSql(unfiltered, want, LISTED_TEXT_COLUMNS));
       const page = rows.slice(0, options.limit);
-      return {
-        items: page.map((r) => ({ id: r.id, createdAt: r.createdAt.toISOString() })),
-        hasMore: rows.length > options.limit,
-        rows: page,
-      };
+      return { items: page.map(positionOf), hasMore: rows.length > options.limit, rows: page };
     }
     // Every statement of the adaptive plan reads the matching conversations whole: no second
     // statement loads the page's rows.
@@ -341,7 +343,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     // the term's rows, at most.
     const postings = await this.postingsPlan(siteId, filter);
     if (postings)
-      return this.run<FoundRow>(
+      return this.rows<FoundRow>(
         rowsOf(postingsPageSql(postingsFilterSql(siteId, filter, postings, after), want)),
         'walk',
       );
@@ -408,7 +410,7 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     probe = this.tuning.ginProbe,
   ): Promise<FoundRow[]> {
     const rest = want - found.length;
-    const sorted: FoundRow[] = await this.run(
+    const sorted = await this.rows<TakenRow>(
       rowsOf(
         ginSortedSql(
           buildFilterSql(siteId, filter, beyond, await this.indexOptions(siteId, filter, probe)),
@@ -419,11 +421,10 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
       ),
       'bitmap',
     );
-    if (sorted.length === 0 || sorted[0].taken! < probe)
-      return [...found, ...sorted.map(({ taken: _taken, ...row }) => row as FoundRow)];
+    if (sorted.length === 0 || Number(sorted[0].taken) < probe) return [...found, ...sorted];
     return [
       ...found,
-      ...(await this.run<FoundRow>(rowsOf(walkSql(buildFilterSql(siteId, filter, beyond), rest)), 'walk')),
+      ...(await this.rows<FoundRow>(rowsOf(walkSql(buildFilterSql(siteId, filter, beyond), rest)), 'walk')),
     ];
   }
 
@@ -437,11 +438,11 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
     window: number,
     limit: number,
   ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
-    const out = await this.run<WindowRow>(windowWithEdgeSql(sql, window, limit, LISTED_COLUMNS));
+    const out = await this.rows<WindowRow>(windowWithEdgeSql(sql, window, limit, LISTED_TEXT_COLUMNS));
     const rows: FoundRow[] = [];
     let edge: ListingPosition | undefined;
-    for (const { edge: isEdge, position_id: id, position_at: createdAt, ...row } of out) {
-      if (isEdge) edge = { id, createdAt: createdAt.toISOString() };
+    for (const row of out) {
+      if (row.edge === 't') edge = { id: row.position_id, createdAt: instant(row.position_at).iso };
       else rows.push(row);
     }
     return { rows, edge };
@@ -653,5 +654,10 @@ export class PostgresConversationSearch implements ConversationSearch, OnApplica
    */
   private run<T = PositionRow>(statement: Statement, shape: PlanShape = 'plain'): Promise<T[]> {
     return this.queries.query<T>(shape, statement.text, statement.values);
+  }
+
+  /** A statement returning conversations: every value read as text (ListedText). */
+  private rows<T extends ListedText>(statement: Statement, shape: PlanShape = 'plain'): Promise<T[]> {
+    return this.queries.query<T>(shape, statement.text, statement.values, 'text');
   }
 }
