@@ -71,7 +71,7 @@ export class ConversationsService {
       countCap: query.count ? COUNT_CAP : undefined,
     });
     const { nextCursor } = this.paging.pageOf(list, found.items, found.hasMore);
-    // The rows the engine read as text, or the records loaded by id (presentListItems writes both).
+    // The rows the engine read as text, or the records loaded by id (listItemsJson writes both).
     const items: Array<ListedConversation | ListedText> =
       found.rows ??
       (await this.conversations.findManyInSite(
