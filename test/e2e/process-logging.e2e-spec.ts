@@ -42,10 +42,34 @@ describe('every line the service prints is JSON, start-up warnings and fatal err
       try {
         expect(await waitForReady(port, service.exited, READY_MS)).toBe(true);
         expect(await waitForOutput(service, (out) => out.includes('listening on'))).toBe(true);
+        // The access line of a request carrying credentials: both headers redacted, the secret
+        // nowhere in the output (docs/security.md, "What is logged").
+        const secret = 'sk_live_ThisMustNeverBeLogged0123456789';
+        const answer = await fetch(`http://127.0.0.1:${port}/api/v1/sites/site_unknown?probe=1`, {
+          headers: { authorization: `Bearer ${secret}`, cookie: `session=${secret}` },
+        });
+        expect(answer.status).toBe(401);
+        const requestId = answer.headers.get('x-request-id');
+        expect(await waitForOutput(service, (out) => out.includes('"probe":"1"'))).toBe(true);
         service.child.kill('SIGTERM');
         await service.exited;
 
         const lines = jsonLines(service.output());
+        const access = lines.filter((line) =>
+          (line.req as { url?: string } | undefined)?.url?.includes('probe=1'),
+        );
+        expect(access).toEqual([
+          expect.objectContaining({
+            level: 30,
+            requestId,
+            req: expect.objectContaining({
+              method: 'GET',
+              headers: expect.objectContaining({ authorization: '[Redacted]', cookie: '[Redacted]' }),
+            }),
+            res: expect.objectContaining({ statusCode: 401 }),
+          }),
+        ]);
+        expect(service.output()).not.toContain(secret);
         expect(withMessage(lines, /^CURSOR_SECRET is not set/)).toEqual([
           expect.objectContaining({ level: 40 }),
         ]);
