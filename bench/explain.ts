@@ -3,7 +3,7 @@
  * engine runs for the named requests of the mix (all when none is named), with the SQL timing.
  */
 import { seededBenchSite } from './lib/bench-database';
-import { explain, SqlTimer } from './lib/sql-timing';
+import { explain, settingsComment, SqlTimer } from './lib/sql-timing';
 import { mixContext } from './lib/mix-context';
 import { buildMix } from './query-mix';
 
@@ -21,7 +21,7 @@ async function main(names: string[]): Promise<void> {
       );
       for (const st of t.statements) {
         console.log(
-          `${st.settings.length ? `-- ${st.settings.join('; ')}\n` : ''}-- ${st.text.replace(/\s+/g, ' ').trim()}\n-- params: ${JSON.stringify(st.values)}`,
+          `${settingsComment(st)}-- ${st.text.replace(/\s+/g, ' ').trim()}\n-- params: ${JSON.stringify(st.values)}`,
         );
         console.log(await explain(dataSource, st));
       }

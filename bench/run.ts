@@ -22,7 +22,7 @@ import {
   Throughput,
   ThroughputFloor,
 } from './lib/report';
-import { explain, SqlTimer, SqlTiming } from './lib/sql-timing';
+import { explain, settingsComment, SqlTimer, SqlTiming } from './lib/sql-timing';
 import { mixContext } from './lib/mix-context';
 import { cpuDelta, cpuPerRequest, cpuReading, CpuTicks } from './lib/cpu-accounting';
 import { buildMix, MixRequest, queryString } from './query-mix';
@@ -367,9 +367,8 @@ async function main(): Promise<void> {
       const recorded = statements.get(s.name) ?? [];
       const texts: string[] = [];
       for (const st of recorded) {
-        const settings = st.settings.length ? `-- ${st.settings.join('; ')}\n` : '';
         texts.push(
-          `${settings}-- ${st.text.replace(/\s+/g, ' ').trim()}\n-- params: ${JSON.stringify(st.values)}\n${await explain(dataSource, st)}`,
+          `${settingsComment(st)}-- ${st.text.replace(/\s+/g, ' ').trim()}\n-- params: ${JSON.stringify(st.values)}\n${await explain(dataSource, st)}`,
         );
       }
       plans.push({ name: s.name, httpMedian: s.http.median, plans: texts });

@@ -13,15 +13,25 @@ import {
 import type { QueryValue } from '../query-mix';
 import { elapsedMs, summarize, Summary } from './stats';
 
-/** One statement the engine sent, with the settings in force for it (as SET LOCAL statements). */
+/** One statement the engine sent, and how: on which listing pool, its values read how. */
 export interface RecordedStatement {
   text: string;
   values: unknown[];
-  settings: string[];
-  /** The listing pool's plan shape it ran under (its sessions carry `settings`); none: the DataSource. */
+  /** The listing pool's plan shape it ran under (its sessions carry the settings); none: the DataSource. */
   shape?: PlanShape;
   /** How its values were read (pg's parsers, or as text). */
   reading?: ValueReading;
+}
+
+/** The settings in force for a recorded statement, as SET LOCAL statements (none on the DataSource). */
+export function statementSettings(statement: RecordedStatement): string[] {
+  return statement.shape ? SHAPE_SETTINGS[statement.shape].map(setLocal) : [];
+}
+
+/** A recorded statement's settings as an SQL comment line, to print above its text ('' for none). */
+export function settingsComment(statement: RecordedStatement): string {
+  const settings = statementSettings(statement);
+  return settings.length ? `-- ${settings.join('; ')}\n` : '';
 }
 
 /**
@@ -37,7 +47,7 @@ class RecordingDataSource {
   }
 
   query(text: string, values?: unknown[]): Promise<unknown> {
-    this.statements.push({ text, values: values ?? [], settings: [] });
+    this.statements.push({ text, values: values ?? [] });
     return this.dataSource.query(text, values);
   }
 }
@@ -50,13 +60,7 @@ class RecordingQueries implements ListingQueries {
   ) {}
 
   query<T>(shape: PlanShape, text: string, values: unknown[], reading?: ValueReading): Promise<T[]> {
-    this.statements.push({
-      text,
-      values,
-      settings: SHAPE_SETTINGS[shape].map(setLocal),
-      shape,
-      reading,
-    });
+    this.statements.push({ text, values, shape, reading });
     return this.inner.query<T>(shape, text, values, reading);
   }
 }
@@ -154,7 +158,7 @@ export const COUNT_CAP = 10_000;
 /** EXPLAIN (ANALYZE, BUFFERS) of a recorded statement, under the same SET LOCAL settings. */
 export async function explain(dataSource: DataSource, statement: RecordedStatement): Promise<string> {
   return dataSource.transaction(async (manager) => {
-    for (const setting of statement.settings) await manager.query(setting);
+    for (const setting of statementSettings(statement)) await manager.query(setting);
     const rows: Array<{ 'QUERY PLAN': string }> = await manager.query(
       `EXPLAIN (ANALYZE, BUFFERS) ${statement.text}`,
       statement.values,

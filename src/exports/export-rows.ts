@@ -2,6 +2,7 @@ import { stringify } from 'csv-stringify/sync';
 import {
   C,
   instant,
+  LISTED_TEXT_COLUMNS,
   listItemJson,
   numberText,
   RawRow,
@@ -51,16 +52,13 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /**
- * The columns an export reads, in the order of RawRow. `label_tokens` is read for CSV only (NDJSON
- * list items do not show it). Timestamps must come as UTC text: the export's transaction sets
+ * The columns an export reads, in the order of RawRow: the listing's (LISTED_TEXT_COLUMNS; their
+ * names do not matter to rows read as arrays), then `label_tokens` for CSV only (NDJSON list items
+ * do not show it). Timestamps must come as UTC text: the export's transaction sets
  * `TimeZone = 'UTC'` (another zone is still right, only slower).
  */
 export function exportSelect(format: 'ndjson' | 'csv'): string {
-  return `id, title, channel, language, created_at, updated_at, agent_id, agent_name, agent_version,
-    agent_version_id, entry_widget, has_page_context, page_type, page_product_id, page_category_name,
-    page_url, message_count, feedback_positive, feedback_negative, impressions, clicks, label_status,
-    label_resolution, label_review_reason, score_quality, score_service, score_trust, failed_criteria,
-    ${format === 'csv' ? 'label_tokens' : 'NULL'}`;
+  return `${LISTED_TEXT_COLUMNS}, ${format === 'csv' ? 'label_tokens' : 'NULL'}`;
 }
 
 /** The list item of a row as one NDJSON line (JSON.stringify(presentConversation(row)) + '\n'). */

@@ -66,6 +66,52 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     });
   });
 
+  describe('the answer is JSON text written from the rows as PostgreSQL sends them (not serialised from objects)', () => {
+    it('is application/json; charset=utf-8, and byte for byte JSON.stringify of the document it parses to, under each plan', async () => {
+      const org = await createOrganization(t.app);
+      // Strings that JSON must escape, or must not: quotes, a backslash, a tab, U+2028, non-Latin
+      // letters, an emoji; a null in the page context; a labeled row with fractional scores.
+      const tricky = await recordConversation(t, org, {
+        title: 'Refund "now" \\ tab\there \u2028 naïve 東京 🛒',
+        entryWidget: { id: 'wdg_"x"', kind: 'bubble', name: 'Ask \\ us' },
+        pageContext: {
+          pageType: 'product',
+          productId: 'sku-1',
+          categoryName: null,
+          pageUrl: 'https://s.example/p?a=1&b="2"',
+        },
+        productEngagement: { impressions: 12, clicks: 3 },
+        createdAt: ago(3),
+      });
+      await label(
+        t.app,
+        tricky.id,
+        labeledOutcome({
+          failing: ['safe_response'],
+          scores: { quality: 0.1 + 0.2, service: 1 / 3, trust: 0 },
+        }),
+      );
+      await recordConversation(t, org, { title: 'Refund plain', createdAt: ago(2) });
+      for (const query of [
+        {},
+        { keywords: 'refund' },
+        { channel: 'web', language: 'en' },
+        { count: 'true' },
+      ]) {
+        const res = await listConversations(t, org, query).expect(200);
+        expect({ query, type: res.headers['content-type'] }).toEqual({
+          query,
+          type: 'application/json; charset=utf-8',
+        });
+        expect(res.body.data.length).toBeGreaterThan(0);
+        expect({ query, text: res.text }).toEqual({ query, text: JSON.stringify(res.body) });
+      }
+      const item = (await listConversations(t, org, { keywords: 'refund now' }).expect(200)).body.data[0];
+      expect(item.title).toBe('Refund "now" \\ tab\there \u2028 naïve 東京 🛒');
+      expect(item.labelSummary.scores).toEqual({ quality: 0.1 + 0.2, service: 1 / 3, trust: 0 });
+    });
+  });
+
   describe('query parameters', () => {
     let org: Org;
     const c: Record<string, { id: string; createdAt: string }> = {};

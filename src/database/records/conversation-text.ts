@@ -52,9 +52,9 @@ export enum C {
 
 // pg's own parsers (what the listing's rows go through), for the values the fast paths leave.
 /**
- * The listing's columns, in the order of C (without the label tokens, which a list item does not
- * show): [column, name in the row] when the two differ. Every value is read as text
- * (TEXT_PARSERS), so a listing row is `ListedText`.
+ * The columns of a list item, in the order of C (without the label tokens, which a list item does
+ * not show): [column, name in the row] when the two differ. The listing reads them as named rows,
+ * every value as text (TEXT_PARSERS: a `ListedText`); an export as arrays (exportSelect).
  */
 const LISTED: ReadonlyArray<readonly [string, string?]> = [
   ['id'],
