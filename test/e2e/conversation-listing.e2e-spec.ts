@@ -66,7 +66,7 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     });
   });
 
-  describe('the answer is JSON text written from the rows as PostgreSQL sends them (not serialised from objects)', () => {
+  describe('the answer is JSON text the service writes itself (listItemsJson), not serialised by Express', () => {
     it('is application/json; charset=utf-8, and byte for byte JSON.stringify of the document it parses to, under each plan', async () => {
       const org = await createOrganization(t.app);
       // Strings that JSON must escape, or must not: quotes, a backslash, a tab, U+2028, non-Latin
