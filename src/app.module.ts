@@ -1,11 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { LoggerModule } from 'nestjs-pino';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { CommonModule } from './common/common.module';
 import { ProblemFilter } from './common/errors/problem.filter';
-import { ServiceRequest } from './common/http/request-context';
+import { LoggingModule } from './common/logging/logging.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -32,15 +31,7 @@ import { WebhookDeliveryModule, WebhooksModule } from './webhooks/webhooks.modul
 export function infrastructureModules(config: AppConfig) {
   return [
     ConfigModule.forConfig(config),
-    LoggerModule.forRoot({
-      pinoHttp: {
-        level: config.logLevel,
-        genReqId: (req) => (req as unknown as ServiceRequest).id,
-        customProps: (req) => ({ requestId: (req as unknown as ServiceRequest).id }),
-        redact: ['req.headers.authorization', 'req.headers.cookie'],
-        autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') },
-      },
-    }),
+    LoggingModule.forConfig(config),
     CommonModule,
     DatabaseModule,
     RedisModule,

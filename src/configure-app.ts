@@ -1,8 +1,8 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
 import { jsonBodyMiddlewares } from './common/http/body-parsing';
 import { pathAndQueryMiddleware } from './common/http/path-and-query';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
+import { accessLogMiddleware, ServiceLogger } from './common/logging/request-logging';
 import { createValidationPipe } from './common/http/validation';
 import { AppConfig } from './config/app-config';
 import { setupOpenApi } from './docs/openapi/openapi-document';
@@ -13,7 +13,8 @@ import { httpMetricsMiddleware, MetricsService } from './metrics';
  * so the tests serve exactly what production serves. Create the app with `bodyParser: false`.
  */
 export function configureApp(app: NestExpressApplication, config: AppConfig): NestExpressApplication {
-  app.useLogger(app.get(Logger));
+  const logger = app.get(ServiceLogger);
+  app.useLogger(logger);
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   // No automatic weak ETag on JSON answers: Express hashed every body (SHA-1 of a 20 KB page) for
@@ -25,6 +26,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Ne
     hop: number,
   ) => boolean;
   app.use(requestIdMiddleware((peer) => trust(peer, 0)));
+  // The access log (no line for /health/*), and the request bound to the lines written serving it.
+  app.use(accessLogMiddleware(logger.root, (req) => req.url.startsWith('/health')));
   app.use(pathAndQueryMiddleware(), ...jsonBodyMiddlewares(config.publicBaseUrl));
   app.useGlobalPipes(createValidationPipe());
   setupOpenApi(app, config);

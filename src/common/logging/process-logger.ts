@@ -20,10 +20,15 @@ export function createProcessLogger(env: NodeJS.ProcessEnv = process.env): Logge
 /**
  * Nest's logger while the application is being created, so that a failing module logs JSON too
  * (Nest flushes its buffered start-up logs to this logger when the creation fails). Replaced by
- * nestjs-pino's request-aware logger once the application exists.
+ * ServiceLogger, the same lines bound to the request being served, once the application exists.
  */
 export class NestProcessLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
+
+  /** The pino logger the next line is written to. */
+  protected target(): Logger {
+    return this.logger;
+  }
 
   log(message: unknown, ...params: unknown[]): void {
     this.write('info', message, params);
@@ -46,14 +51,16 @@ export class NestProcessLogger implements LoggerService {
 
   // Nest passes the context name last, and for errors (message, stack, context).
   private write(level: Level, message: unknown, params: unknown[]): void {
+    if (!this.logger.isLevelEnabled(level)) return;
+    const logger = this.target();
     const fields: Record<string, unknown> = {};
     const rest = [...params];
     if (rest.length > 0 && typeof rest[rest.length - 1] === 'string') fields.context = rest.pop();
     if (level === 'error' && typeof rest[0] === 'string' && /\n\s*at /.test(rest[0]))
       fields.stack = rest.shift();
-    if (message instanceof Error) this.logger[level]({ ...fields, err: message }, message.message);
-    else if (message !== null && typeof message === 'object') this.logger[level]({ ...fields, ...message });
-    else this.logger[level](fields, String(message));
+    if (message instanceof Error) logger[level]({ ...fields, err: message }, message.message);
+    else if (message !== null && typeof message === 'object') logger[level]({ ...fields, ...message });
+    else logger[level](fields, String(message));
   }
 }
 
