@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import type { Server } from 'node:http';
+import { jsonBodyMiddlewares } from '../http/body-parsing';
 import { requestIdMiddleware } from '../http/request-id.middleware';
 import { accessLogMiddleware, createServiceLogger, loggerFor, ServiceLogger } from './request-logging';
 
@@ -211,6 +212,43 @@ describe('ServiceLogger: a line written while serving a request carries that req
       expect(outside).toEqual(expect.objectContaining({ level: 30, context: 'Bootstrap' }));
       expect(outside).not.toHaveProperty('req');
       expect(outside).not.toHaveProperty('requestId');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a body read in pieces on later ticks, then parsed, does not lose the request (the body parser runs inside it)', async () => {
+    const log = capture();
+    const logger = new ServiceLogger(log.root);
+    const server = await serve(log.root, (app) => {
+      app.use(...jsonBodyMiddlewares('http://localhost'));
+      app.post('/record', async (req, res) => {
+        await sleep(1);
+        logger.warn(`recorded ${(req.body as { n: number }).n}`, 'Recorder');
+        res.status(201).json({});
+      });
+    });
+    try {
+      const pieces = ['{"n":', '42', '}'];
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await sleep(20);
+          const piece = pieces.shift();
+          if (piece === undefined) controller.close();
+          else controller.enqueue(new TextEncoder().encode(piece));
+        },
+      });
+      const answer = await fetch(`${server.base}/record`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      expect(answer.status).toBe(201);
+      const lines = await until(log.lines, 2);
+      expect(lines.find((line) => line.msg === 'recorded 42')).toEqual(
+        expect.objectContaining({ requestId: answer.headers.get('x-request-id'), context: 'Recorder' }),
+      );
     } finally {
       await server.close();
     }

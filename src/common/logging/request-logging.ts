@@ -43,7 +43,10 @@ export function loggerFor(root: Logger): Logger {
  * and `request completed`, or `request errored` with `err` for a 5xx or a stream error. The line
  * is built only then: nothing is serialised for a request while it is being served, unlike
  * pino-http's per-request child logger (docs/request-cost.md). `ignore`d requests get no line.
- * Mount it right after the request id, so every request the service reads is logged.
+ * Mount it right after the request id, so every request the service reads is logged. What runs
+ * after it stays bound to the request through promises and through callbacks bound with
+ * AsyncResource; a plain listener on the request's stream would not be (the body parser's
+ * raw-body binds its callback: request-logging.spec.ts reads a body in pieces through it).
  */
 export function accessLogMiddleware(root: Logger, ignore: (req: Request) => boolean) {
   return (req: Request, res: Response, next: NextFunction) => {
