@@ -1,24 +1,10 @@
-import { Writable } from 'node:stream';
 import pino from 'pino';
+import { logCapture } from '../../../test/setup/log-capture';
 import { NestProcessLogger } from './process-logger';
 
 function capture(): { logger: NestProcessLogger; lines: () => Record<string, unknown>[] } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      text += chunk;
-      done();
-    },
-  });
-  const logger = new NestProcessLogger(pino({ level: 'trace' }, stream));
-  return {
-    logger,
-    lines: () =>
-      text
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
+  const { stream, lines } = logCapture();
+  return { logger: new NestProcessLogger(pino({ level: 'trace' }, stream)), lines };
 }
 
 describe('NestProcessLogger: what Nest logs while the application is created is JSON', () => {

@@ -23,7 +23,7 @@ export function createProcessLogger(env: NodeJS.ProcessEnv = process.env): Logge
  * ServiceLogger, the same lines bound to the request being served, once the application exists.
  */
 export class NestProcessLogger implements LoggerService {
-  constructor(private readonly logger: Logger) {}
+  constructor(protected readonly logger: Logger) {}
 
   /** The pino logger the next line is written to. */
   protected target(): Logger {

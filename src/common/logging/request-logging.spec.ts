@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import express from 'express';
 import type { Server } from 'node:http';
+import { logCapture } from '../../../test/setup/log-capture';
 import { jsonBodyMiddlewares } from '../http/body-parsing';
 import { requestIdMiddleware } from '../http/request-id.middleware';
 import { accessLogMiddleware, createServiceLogger, loggerFor, ServiceLogger } from './request-logging';
@@ -12,23 +12,8 @@ type Line = Record<string, unknown>;
 
 /** A service logger writing into memory, and the lines written so far. */
 function capture(level = 'info') {
-  let text = '';
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      text += chunk;
-      done();
-    },
-  });
-  const root = createServiceLogger(level, stream);
-  return {
-    root,
-    text: () => text,
-    lines: (): Line[] =>
-      text
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Line),
-  };
+  const { stream, text, lines } = logCapture();
+  return { root: createServiceLogger(level, stream), text, lines };
 }
 
 /** An Express app mounted as configureApp mounts the logging: request id, then the access log. */

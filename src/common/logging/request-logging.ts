@@ -88,11 +88,12 @@ function writeAccessLine(
  * so every line written while serving a request carries its `req` and `requestId`.
  */
 export class ServiceLogger extends NestProcessLogger {
-  constructor(readonly root: Logger) {
-    super(root);
+  /** The logger outside any request (the access log writes through it). */
+  get root(): Logger {
+    return this.logger;
   }
 
   protected override target(): Logger {
-    return loggerFor(this.root);
+    return loggerFor(this.logger);
   }
 }
