@@ -3,7 +3,6 @@ import { jsonBodyMiddlewares } from './common/http/body-parsing';
 import { pathAndQueryMiddleware } from './common/http/path-and-query';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { accessLogMiddleware, ServiceLogger } from './common/logging/request-logging';
-import { createValidationPipe } from './common/http/validation';
 import { AppConfig } from './config/app-config';
 import { setupOpenApi } from './docs/openapi/openapi-document';
 import { httpMetricsMiddleware, MetricsService } from './metrics';
@@ -29,7 +28,6 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Ne
   // The access log (no line for /health/*), and the request bound to the lines written serving it.
   app.use(accessLogMiddleware(logger.root, (req) => req.url.startsWith('/health')));
   app.use(pathAndQueryMiddleware(), ...jsonBodyMiddlewares(config.publicBaseUrl));
-  app.useGlobalPipes(createValidationPipe());
   setupOpenApi(app, config);
   app.enableShutdownHooks();
   return app;

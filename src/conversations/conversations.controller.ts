@@ -1,6 +1,5 @@
 import {
   applyDecorators,
-  Body,
   Controller,
   Get,
   Header,
@@ -11,6 +10,7 @@ import {
   Query,
   Type,
 } from '@nestjs/common';
+import { ValidBody } from '../common/http/validation';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
@@ -76,7 +76,7 @@ export class ConversationsController {
   async create(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
-    @Body() body: CreateConversationDto,
+    @ValidBody() body: CreateConversationDto,
   ) {
     // The same representation as GET of the conversation (messages and metadata included).
     const { conversation, messages } = await this.conversations.create(recording(auth, siteId), body);
@@ -116,7 +116,7 @@ export class ConversationsController {
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
-    @Body() body: AppendMessagesDto,
+    @ValidBody() body: AppendMessagesDto,
   ) {
     const { conversation, messages } = await this.conversations.appendMessages(
       recording(auth, siteId),
@@ -138,7 +138,7 @@ export class ConversationsController {
     @Param('siteId') siteId: string,
     @Param('id') id: string,
     @Param('messageId') messageId: string,
-    @Body() body: RateMessageDto,
+    @ValidBody() body: RateMessageDto,
   ) {
     return {
       data: presentMessage(
@@ -155,7 +155,7 @@ export class ConversationsController {
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
-    @Body() body: EngagementDto,
+    @ValidBody() body: EngagementDto,
   ) {
     return {
       data: presentConversation(await this.conversations.addEngagement(recording(auth, siteId), id, body)),

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ValidBody } from '../common/http/validation';
 import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
@@ -65,7 +66,7 @@ export class PagesController {
   async discover(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
-    @Body() body: DiscoverPagesDto,
+    @ValidBody() body: DiscoverPagesDto,
     @Req() req: ServiceRequest,
     @Res({ passthrough: true }) res: Response,
   ) {

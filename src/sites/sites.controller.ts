@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ValidBody } from '../common/http/validation';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
@@ -35,7 +36,7 @@ export class SitesController {
   @ApiBody({ type: CreateSiteDto })
   @ApiDataResponse(201, SiteResponse, 'Created.')
   @ApiProblems(...BODY_PROBLEMS)
-  async create(@Auth() auth: AuthContext, @Body() body: CreateSiteDto) {
+  async create(@Auth() auth: AuthContext, @ValidBody() body: CreateSiteDto) {
     return { data: presentSite(await this.sites.create(auth.organizationId, body)) };
   }
 
@@ -54,7 +55,7 @@ export class SitesController {
   @ApiBody({ type: UpdateSiteDto })
   @ApiDataResponse(200, SiteResponse, 'The changed site.')
   @ApiProblems(...BODY_PROBLEMS, 'not_found')
-  async update(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Body() body: UpdateSiteDto) {
+  async update(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @ValidBody() body: UpdateSiteDto) {
     return { data: presentSite(await this.sites.update(auth.organizationId, siteId, body)) };
   }
 

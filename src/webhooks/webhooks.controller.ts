@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ValidBody } from '../common/http/validation';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
@@ -43,7 +44,7 @@ export class WebhooksController {
     'Created, with its secret (shown only here and by rotate-secret).',
   )
   @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
-  async create(@Auth() auth: AuthContext, @Body() body: CreateWebhookDto) {
+  async create(@Auth() auth: AuthContext, @ValidBody() body: CreateWebhookDto) {
     const { webhook, secret } = await this.webhooks.create(auth.organizationId, body);
     return { data: { ...presentWebhook(webhook), secret } };
   }
@@ -70,7 +71,11 @@ export class WebhooksController {
   @ApiBody({ type: UpdateWebhookDto })
   @ApiDataResponse(200, WebhookSchema, 'The changed webhook.')
   @ApiProblems(...BODY_PROBLEMS, 'not_found')
-  async update(@Auth() auth: AuthContext, @Param('webhookId') id: string, @Body() body: UpdateWebhookDto) {
+  async update(
+    @Auth() auth: AuthContext,
+    @Param('webhookId') id: string,
+    @ValidBody() body: UpdateWebhookDto,
+  ) {
     return { data: presentWebhook(await this.webhooks.update(auth.organizationId, id, body)) };
   }
 
@@ -123,7 +128,11 @@ export class WebhooksController {
   @ApiBody({ type: ReplayWebhookDto })
   @ApiDataResponse(202, WebhookReplaySchema, 'Queued.')
   @ApiProblems(...BODY_PROBLEMS, 'not_found', 'conflict')
-  async replay(@Auth() auth: AuthContext, @Param('webhookId') id: string, @Body() body: ReplayWebhookDto) {
+  async replay(
+    @Auth() auth: AuthContext,
+    @Param('webhookId') id: string,
+    @ValidBody() body: ReplayWebhookDto,
+  ) {
     return { data: await this.webhooks.replay(auth.organizationId, id, body.from) };
   }
 

@@ -1,4 +1,4 @@
-import { applyDecorators, Type, ValidationError, ValidationPipe } from '@nestjs/common';
+import { applyDecorators, Body, Type, ValidationError, ValidationPipe } from '@nestjs/common';
 import { Type as TransformType } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -156,3 +156,16 @@ export function createValidationPipe(): ValidationPipe {
     exceptionFactory: (errors) => ApiError.invalidRequest(uniqueEntries(validationEntries(errors))),
   });
 }
+
+/** The body validation of every DTO body: one pipe, stateless, shared. */
+const BODY_VALIDATION = createValidationPipe();
+
+/**
+ * A request body validated against its DTO class (createValidationPipe): what `@Body()` with a
+ * global ValidationPipe did, bound where a DTO is declared instead of around every parameter of
+ * every route. A global pipe ran for each path parameter, query object and `@Auth()` value of
+ * every request (a chain of promises each, none of them validated), so the listing paid it three
+ * times a page (docs/request-cost.md, session 30). src/common/http/body-validation.spec.ts checks
+ * that every DTO body of every route is bound this way.
+ */
+export const ValidBody = (): ParameterDecorator => Body(BODY_VALIDATION);
