@@ -14,7 +14,7 @@ import { createDataSource } from '../src/database/data-source';
 import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
 import { getOnce, HttpTarget, load } from './lib/http-load';
 import { mixContext } from './lib/mix-context';
-import { summarize } from './lib/stats';
+import { append, summarize } from './lib/stats';
 import { buildMix, queryString } from './query-mix';
 
 async function main(names: string[]): Promise<void> {
@@ -116,7 +116,7 @@ async function main(names: string[]): Promise<void> {
           seconds: mixSeconds,
         });
         runs[i].requests += l.requests;
-        runs[i].latencies.push(...l.latencies);
+        append(runs[i].latencies, l.latencies);
       }
     mixThroughput = Object.fromEntries(
       builds.map((b, i) => {

@@ -27,7 +27,7 @@ import { mixContext } from './lib/mix-context';
 import { cpuDelta, cpuPerRequest, cpuReading, CpuTicks } from './lib/cpu-accounting';
 import { buildMix, MixRequest, queryString } from './query-mix';
 import { PoolLoop } from './lib/floor';
-import { summarize } from './lib/stats';
+import { append, summarize } from './lib/stats';
 import { runStatsBench } from './stats-bench';
 
 const RESULTS_DIR = join(__dirname, 'results');
@@ -109,13 +109,13 @@ async function measureFloor(
         const before = cpuReading(servicePid);
         const l = await load(service, [path], { connections: THROUGHPUT_CONNECTIONS, seconds: slice });
         if (i === 0) addTicks(cpu, cpuDelta(before, cpuReading(servicePid)));
-        served[i].latencies.push(...l.latencies);
+        append(served[i].latencies, l.latencies);
         served[i].seconds += slice;
         served[i].non2xx += l.non2xx;
         served[i].errors += l.errors;
       }
       const f = await loop.run(slice);
-      floorRuns.latencies.push(...f.latencies);
+      append(floorRuns.latencies, f.latencies);
       floorRuns.ms += f.ms;
     }
   } finally {

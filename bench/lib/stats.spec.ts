@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { median, percentile, summarize } from './stats';
+import { append, median, percentile, summarize } from './stats';
 
 describe('percentiles of bench timings', () => {
   it('the median of an odd count is the middle value, whatever the input order', () => {
@@ -41,5 +41,23 @@ describe('percentiles of bench timings', () => {
       max: 8,
     });
     expect(s.p99).toBeCloseTo(7.94, 10);
+  });
+});
+
+describe('append', () => {
+  it('appends more samples than a call can take as arguments', () => {
+    const into = [1];
+    const samples = Array.from({ length: 500_000 }, (_, i) => i);
+    append(into, samples);
+    expect(into.length).toBe(500_001);
+    expect(into[500_000]).toBe(499_999);
+  });
+});
+
+describe('summarize', () => {
+  it('summarizes more samples than a call can take as arguments', () => {
+    const samples = Array.from({ length: 500_000 }, (_, i) => (i * 7919) % 500_000);
+    const summary = summarize(samples);
+    expect([summary.n, summary.min, summary.max]).toEqual([500_000, 0, 499_999]);
   });
 });
