@@ -111,18 +111,24 @@ export function createBareListing(options: BareListingOptions): BareListing {
       rows.length > PAGE,
     );
     const body = `{"data":${listItemsJson(siteId, items)},"meta":${JSON.stringify({ nextCursor })}}`;
-    res.writeHead(200, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(body),
-      'X-Request-Id': id,
-      'RateLimit-Policy': `"address";q=${config.rateLimit.ipMax};w=${config.rateLimit.windowSeconds}, "key";q=${config.rateLimit.keyMax};w=${config.rateLimit.windowSeconds}`,
-      RateLimit: records
+    // Set one by one, as Express and Nest set them, so the access line serializes them too.
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.setHeader('X-Request-Id', id);
+    res.setHeader(
+      'RateLimit-Policy',
+      `"address";q=${config.rateLimit.ipMax};w=${config.rateLimit.windowSeconds}, "key";q=${config.rateLimit.keyMax};w=${config.rateLimit.windowSeconds}`,
+    );
+    res.setHeader(
+      'RateLimit',
+      records
         .map((r, i) => {
           const limit = i === 0 ? config.rateLimit.ipMax : config.rateLimit.keyMax;
           return `"${i === 0 ? 'address' : 'key'}";r=${Math.max(0, limit - r.totalHits)};t=${r.timeToExpire}`;
         })
         .join(', '),
-    });
+    );
+    res.statusCode = 200;
     res.end(body);
     logger.info({ req, requestId: id, res, responseTime: Date.now() - started }, 'request completed');
   }
