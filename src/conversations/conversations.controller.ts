@@ -10,8 +10,8 @@ import {
   Query,
   Type,
 } from '@nestjs/common';
-import { ValidBody } from '../common/http/validation';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';

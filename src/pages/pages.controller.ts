@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ValidBody } from '../common/http/validation';
 import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
 import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';

@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ValidBody } from '../common/http/validation';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import type { AuthContext } from '../common/http/request-context';
