@@ -628,15 +628,25 @@ describe('background: at most EXPORT_CONCURRENCY_PER_ORG run at once; DELETE of 
   }, 120_000);
 
   it('DELETE while running: 204, the worker stops and no file (partial or whole) is left', async () => {
-    const org = await createOrganization(t.app);
-    await insertManyConversations(t.app, { id: org.site.id, organizationId: org.organization.id }, 6000, {
-      messages: true,
-    });
-    const e = await createExport(t, org, { format: 'ndjson', include: ['messages'] });
-    await eventually(async () => {
-      const res = await getExport(t, org, e.id);
-      return res.body.data.state === 'running' && res.body.data.progress.rows > 0 ? true : undefined;
-    }, 'export running');
+    // The export must be seen running with rows written (progress is recorded every 500 ms here):
+    // a machine that exports 6,000 conversations before that (session 30's) gets twice as many.
+    let org: Awaited<ReturnType<typeof createOrganization>>;
+    let e: { id: string };
+    for (let count = 6000; ; count *= 2) {
+      org = await createOrganization(t.app);
+      await insertManyConversations(t.app, { id: org.site.id, organizationId: org.organization.id }, count, {
+        messages: true,
+      });
+      e = await createExport(t, org, { format: 'ndjson', include: ['messages'] });
+      const seen = await eventually(async () => {
+        const { state, progress } = (await getExport(t, org, e.id)).body.data;
+        if (state === 'running' && progress.rows > 0) return 'running';
+        return state === 'completed' || state === 'failed' ? (state as string) : undefined;
+      }, 'export running or ended');
+      if (seen === 'running') break;
+      expect(seen).toBe('completed');
+      if (count >= 48_000) throw new Error(`an export of ${count} conversations was never seen running`);
+    }
     expect((await deleteExport(t, org, e.id)).status).toBe(204);
     const dir = join(exportDir, org.site.id);
     await eventually(
