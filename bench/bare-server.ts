@@ -18,6 +18,10 @@ import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
 const env = benchEnv();
 const processes = numberFrom(env, 'BENCH_BARE_PROCESSES', 2);
 const on = (name: string) => env[name] === 'on';
+if (!env.BENCH_API_KEY || !env.BENCH_SITE_ID)
+  throw new Error(
+    'BENCH_API_KEY and BENCH_SITE_ID are not set: run npm run bench:setup first (bench/.env.bench)',
+  );
 
 if (cluster.isPrimary && processes > 1) {
   for (let i = 0; i < processes; i++) cluster.fork();
@@ -37,8 +41,8 @@ if (cluster.isPrimary && processes > 1) {
   const listing = createBareListing({
     config,
     redis: createRedisClient(config, 'bare', { autoPipelining: true }),
-    keys: new Map([[hashSecret(env.BENCH_API_KEY!).toString('hex'), organization]]),
-    sites: new Map([[env.BENCH_SITE_ID!, organization]]),
+    keys: new Map([[hashSecret(env.BENCH_API_KEY).toString('hex'), organization]]),
+    sites: new Map([[env.BENCH_SITE_ID, organization]]),
     logger: createServiceLogger(config.logLevel),
     express: on('BENCH_BARE_EXPRESS'),
     als: on('BENCH_BARE_ALS'),
