@@ -44,7 +44,13 @@ describe('bench: the first page served without the framework', () => {
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/sites/${org.site.id}/conversations`, {
         headers: authorization ? { authorization } : {},
       });
-      return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+      return {
+        status: res.status,
+        type: res.headers.get('content-type'),
+        policy: res.headers.get('ratelimit-policy'),
+        rateLimit: res.headers.get('ratelimit'),
+        body: await res.text(),
+      };
     } finally {
       await listing.close();
     }
@@ -61,6 +67,18 @@ describe('bench: the first page served without the framework', () => {
     expect(bare.type).toBe(service.headers['content-type']);
     expect(JSON.parse(service.text).meta.nextCursor).toEqual(expect.any(String));
     expect(bare.body).toBe(service.text);
+  });
+
+  it('spends the service’s own rate-limit counters and answers its RateLimit headers', async () => {
+    const keyRemaining = (header: string | null | undefined) =>
+      Number(/"key";r=(\d+)/.exec(header ?? '')?.[1]);
+    const before = await listConversations(t, org).expect(200);
+    const bare = await served({}, org.auth.Authorization);
+    const after = await listConversations(t, org).expect(200);
+    expect(bare.policy).toBe(before.headers['ratelimit-policy']);
+    expect(bare.rateLimit).toMatch(/^"address";r=\d+;t=\d+, "key";r=\d+;t=\d+$/);
+    expect(keyRemaining(bare.rateLimit)).toBe(keyRemaining(before.headers['ratelimit']) - 1);
+    expect(keyRemaining(after.headers['ratelimit'])).toBe(keyRemaining(before.headers['ratelimit']) - 2);
   });
 
   it('refuses a request without the key', async () => {

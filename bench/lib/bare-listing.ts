@@ -10,19 +10,18 @@ import { hashSecret } from '../../src/auth/api-key-secret';
 import { clientAddress } from '../../src/common/http/client-address';
 import { CursorCodec } from '../../src/common/cursor/cursor-codec';
 import { newId } from '../../src/common/ids/ids';
-import { KeysetPaging, newestFirst } from '../../src/common/paging/keyset-page';
+import { KeysetPaging } from '../../src/common/paging/keyset-page';
 import { AppConfig } from '../../src/config/app-config';
 import { listItemsJson } from '../../src/conversations/conversation.presenter';
-import {
-  instant,
-  LISTED_TEXT_COLUMNS,
-  ListedText,
-  TEXT_PARSERS,
-} from '../../src/database/records/conversation-text';
-import { RedisCountersStorage } from '../../src/rate-limit/counters';
-import { canonicalFilterText, emptyFilter } from '../../src/search/listing/conversation-filter';
+import { conversationList } from '../../src/conversations/conversations.service';
+import { parseListingQuery } from '../../src/conversations/dto/listing-query';
+import { LISTED_TEXT_COLUMNS, ListedText, TEXT_PARSERS } from '../../src/database/records/conversation-text';
+import { CounterCheck, RedisCountersStorage } from '../../src/rate-limit/counters';
+import { rateLimitHeaders } from '../../src/rate-limit/rate-limit.guard';
+import { keyTracker, rateLimitKey } from '../../src/rate-limit/rate-limit.module';
 import { buildFilterSql, walkSql } from '../../src/search/postgres/conversation-sql';
 import { shapeStartupOptions } from '../../src/search/postgres/listing-pools';
+import { positionOf } from '../../src/search/postgres/postgres-conversation-search';
 
 /**
  * The unfiltered first page of a site's conversations served without the framework: plain
@@ -58,8 +57,6 @@ export interface BareListing {
 }
 
 const LISTING = /^\/api\/v1\/sites\/([^/?]+)\/conversations$/;
-const PAGE = 25;
-const ORDER = newestFirst('createdAt', 'conv');
 
 export function createBareListing(options: BareListingOptions): BareListing {
   const { config, keys, sites, logger } = options;
@@ -72,62 +69,45 @@ export function createBareListing(options: BareListingOptions): BareListing {
   const counters = new RedisCountersStorage(options.redis);
   const paging = new KeysetPaging(new CursorCodec(config));
   const ttl = config.rateLimit.windowSeconds * 1000;
-  const filter = emptyFilter();
-  const filters = canonicalFilterText(filter);
+  // What the service's listing parses from a request without a query: no filter, the default limit.
+  const { filter, limit } = parseListingQuery({});
+  const counter = (name: string, tracker: string, allowance: number): CounterCheck => ({
+    name,
+    key: rateLimitKey(name, tracker),
+    ttl,
+    limit: allowance,
+    blockDuration: ttl,
+  });
 
   async function listing(req: http.IncomingMessage, res: http.ServerResponse, siteId: string): Promise<void> {
     const started = Date.now();
     const id = newId('req');
     const secret = presentedKey(req);
     const organizationId = secret === undefined ? undefined : keys.get(hashSecret(secret).toString('hex'));
-    if (organizationId === undefined || sites.get(siteId) !== organizationId) {
-      res.writeHead(secret === undefined || organizationId === undefined ? 401 : 404).end();
-      return;
-    }
-    const keyTracker = hashSecret(secret!).toString('base64url').slice(0, 32);
-    const records = await counters.incrementAll([
-      {
-        name: 'address',
-        key: `ratelimit:address:${clientAddress(req)}`,
-        ttl,
-        limit: config.rateLimit.ipMax,
-        blockDuration: ttl,
-      },
-      {
-        name: 'key',
-        key: `ratelimit:key:${keyTracker}`,
-        ttl,
-        limit: config.rateLimit.keyMax,
-        blockDuration: ttl,
-      },
-    ]);
-    const statement = walkSql(buildFilterSql(siteId, filter), PAGE + 1, LISTED_TEXT_COLUMNS);
+    if (organizationId === undefined) return void res.writeHead(401).end();
+    if (sites.get(siteId) !== organizationId) return void res.writeHead(404).end();
+    const checks = [
+      counter('address', clientAddress(req), config.rateLimit.ipMax),
+      counter('key', keyTracker(req), config.rateLimit.keyMax),
+    ];
+    const records = await counters.incrementAll(checks);
+    const statement = walkSql(buildFilterSql(siteId, filter), limit + 1, LISTED_TEXT_COLUMNS);
     const query = { text: statement.text, values: statement.values, types: TEXT_PARSERS };
     const rows = (await pool.query<ListedText>(query)).rows;
-    const items = rows.slice(0, PAGE);
+    const items = rows.slice(0, limit);
     const { nextCursor } = paging.pageOf(
-      { binding: { resource: 'conversations', scope: siteId, filters }, order: ORDER },
-      items.map((row) => ({ id: row.id, createdAt: instant(row.createdAt).iso })),
-      rows.length > PAGE,
+      conversationList(siteId, filter),
+      items.map(positionOf),
+      rows.length > limit,
     );
     const body = `{"data":${listItemsJson(siteId, items)},"meta":${JSON.stringify({ nextCursor })}}`;
     // Set one by one, as Express and Nest set them, so the access line serializes them too.
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     res.setHeader('Content-Length', Buffer.byteLength(body));
     res.setHeader('X-Request-Id', id);
-    res.setHeader(
-      'RateLimit-Policy',
-      `"address";q=${config.rateLimit.ipMax};w=${config.rateLimit.windowSeconds}, "key";q=${config.rateLimit.keyMax};w=${config.rateLimit.windowSeconds}`,
-    );
-    res.setHeader(
-      'RateLimit',
-      records
-        .map((r, i) => {
-          const limit = i === 0 ? config.rateLimit.ipMax : config.rateLimit.keyMax;
-          return `"${i === 0 ? 'address' : 'key'}";r=${Math.max(0, limit - r.totalHits)};t=${r.timeToExpire}`;
-        })
-        .join(', '),
-    );
+    const headers = rateLimitHeaders(checks, records);
+    res.setHeader('RateLimit-Policy', headers.policy);
+    res.setHeader('RateLimit', headers.state);
     res.statusCode = 200;
     res.end(body);
     logger.info({ req, requestId: id, res, responseTime: Date.now() - started }, 'request completed');

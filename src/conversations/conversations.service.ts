@@ -24,13 +24,19 @@ import {
 import { LabelWriter } from './label-writer.service';
 import { sanitizePageUrl } from './page-url';
 import type { ListingQuery } from './dto/listing-query';
-import { canonicalFilterText } from '../search/listing/conversation-filter';
+import { canonicalFilterText, ConversationFilter } from '../search/listing/conversation-filter';
 import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from '../search/listing/conversation-search';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;
 
 const CONVERSATION_ORDER = newestFirst('createdAt', 'conv');
+
+/** A site's conversations as a keyset list: what its cursors are bound to, and their order. */
+export const conversationList = (siteId: string, filter: ConversationFilter) => ({
+  binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(filter) },
+  order: CONVERSATION_ORDER,
+});
 
 /** Who records, where. */
 export interface RecordingRequest {
@@ -59,10 +65,7 @@ export class ConversationsService {
     query: ListingQuery,
   ): Promise<KeysetPage<ListedConversation | ListedText> & { count?: SearchCount }> {
     await this.sites.assertOwned(organizationId, siteId);
-    const list = {
-      binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(query.filter) },
-      order: CONVERSATION_ORDER,
-    };
+    const list = conversationList(siteId, query.filter);
     const after = this.paging.after(list, query.cursor);
     // Page and count from one engine (a fallback answers both).
     const { page: found, count } = await this.search.list(siteId, query.filter, {

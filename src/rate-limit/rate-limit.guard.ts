@@ -1,17 +1,31 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
+import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type { Request, Response } from 'express';
 import { IS_PUBLIC } from '../auth/public.decorator';
 import { ApiError } from '../common/errors/api-error';
 import { AppConfig } from '../config/app-config';
 import type { CounterCheck, CountersStorage } from './counters';
 
-interface PolicyState {
-  name: string;
-  limit: number;
-  windowSeconds: number;
-  remaining: number;
-  resetSeconds: number;
+/**
+ * The IETF draft RateLimit-Policy and RateLimit header values of the counters a request spent
+ * (`records[i]` is the spend of `checks[i]`; a refused request spends fewer than it checked).
+ */
+export function rateLimitHeaders(
+  checks: readonly CounterCheck[],
+  records: readonly ThrottlerStorageRecord[],
+): { policy: string; state: string } {
+  const states = records.map((record, i) => ({
+    name: checks[i].name,
+    limit: checks[i].limit,
+    windowSeconds: Math.round(checks[i].ttl / 1000),
+    remaining: record.isBlocked ? 0 : Math.max(0, checks[i].limit - record.totalHits),
+    resetSeconds: Math.max(0, Math.ceil(record.isBlocked ? record.timeToBlockExpire : record.timeToExpire)),
+  }));
+  return {
+    policy: states.map((s) => `"${s.name}";q=${s.limit};w=${s.windowSeconds}`).join(', '),
+    state: states.map((s) => `"${s.name}";r=${s.remaining};t=${s.resetSeconds}`).join(', '),
+  };
 }
 
 /**
@@ -54,22 +68,10 @@ export class RateLimitGuard extends ThrottlerGuard {
     }
     const records = await (this.storageService as CountersStorage).incrementAll(checks);
 
-    const states: PolicyState[] = records.map((record, i) => ({
-      name: checks[i].name,
-      limit: checks[i].limit,
-      windowSeconds: Math.round(checks[i].ttl / 1000),
-      remaining: record.isBlocked ? 0 : Math.max(0, checks[i].limit - record.totalHits),
-      resetSeconds: Math.max(0, Math.ceil(record.isBlocked ? record.timeToBlockExpire : record.timeToExpire)),
-    }));
-    if (states.length === 0) return true;
-    res.setHeader(
-      'RateLimit-Policy',
-      states.map((s) => `"${s.name}";q=${s.limit};w=${s.windowSeconds}`).join(', '),
-    );
-    res.setHeader(
-      'RateLimit',
-      states.map((s) => `"${s.name}";r=${s.remaining};t=${s.resetSeconds}`).join(', '),
-    );
+    if (records.length === 0) return true;
+    const headers = rateLimitHeaders(checks, records);
+    res.setHeader('RateLimit-Policy', headers.policy);
+    res.setHeader('RateLimit', headers.state);
 
     const refused = records.findIndex((record) => record.isBlocked);
     if (refused !== -1) {

@@ -10,12 +10,15 @@ import { RedisCountersStorage } from './counters';
 import { FailoverThrottlerStorage } from './failover-storage';
 
 /** The presented key, hashed: the secret itself never reaches Redis. */
-function keyTracker(req: { headers: Record<string, string | string[] | undefined> }): string {
+export function keyTracker(req: { headers: Record<string, string | string[] | undefined> }): string {
   return createHash('sha256')
     .update(presentedKey(req) ?? '')
     .digest('base64url')
     .slice(0, 32);
 }
+
+/** The Redis key of a throttler's counter for a tracker (an address, a hashed key). */
+export const rateLimitKey = (name: string, tracker: string): string => `ratelimit:${name}:${tracker}`;
 
 @Module({
   imports: [
@@ -38,7 +41,7 @@ function keyTracker(req: { headers: Record<string, string | string[] | undefined
               skipIf: (ctx) => presentedKey(ctx.switchToHttp().getRequest()) === undefined,
             },
           ],
-          generateKey: (_ctx, tracker, name) => `ratelimit:${name}:${tracker}`,
+          generateKey: (_ctx, tracker, name) => rateLimitKey(name, tracker),
           storage: new FailoverThrottlerStorage(new RedisCountersStorage(redis)),
         } as ThrottlerModuleOptions;
       },

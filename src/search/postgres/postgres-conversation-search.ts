@@ -169,7 +169,8 @@ const toPosition = (row: PositionRow): ListingPosition => ({
   createdAt: row.created_at.toISOString(),
 });
 
-const positionOf = (row: ListedText): ListingPosition => ({
+/** The listing position of a row read as text (the cursor after it). */
+export const positionOf = (row: ListedText): ListingPosition => ({
   id: row.id,
   createdAt: instant(row.createdAt).iso,
 });
