@@ -36,6 +36,10 @@ export abstract class AppConfig {
     readonly bulkTimeoutMs: number;
     /** Primary shards of an index built by search:reindex (OPENSEARCH_SHARDS). */
     readonly shards: number;
+    /** Replicas per primary shard of an index built by search:reindex (OPENSEARCH_REPLICAS). */
+    readonly replicas: number;
+    /** Alias the listing and statistics read (OPENSEARCH_INDEX); indices are named from it. */
+    readonly index: string;
     /** Test-only: searches drain the site's outbox and refresh first, no fallback (env.dto.ts). */
     readonly syncForTests: boolean;
   };

@@ -175,6 +175,8 @@ export function loadConfig(
       timeoutMs: env.OPENSEARCH_TIMEOUT_MS,
       bulkTimeoutMs: env.OPENSEARCH_BULK_TIMEOUT_MS,
       shards: env.OPENSEARCH_SHARDS,
+      replicas: env.OPENSEARCH_REPLICAS,
+      index: env.OPENSEARCH_INDEX,
       syncForTests: env.SEARCH_SYNC_FOR_TESTS,
     }),
     exports: Object.freeze({

@@ -193,6 +193,24 @@ export class EnvDto {
   OPENSEARCH_SHARDS: number = 1;
 
   /**
+   * Replicas of each primary shard of an index built by search:reindex (0 on a single node,
+   * whose replicas could never be allocated). Read at index creation only.
+   */
+  @IntSetting({ min: 0, max: 16 })
+  OPENSEARCH_REPLICAS: number = 1;
+
+  /**
+   * Name of the alias the listing and statistics read; the reindex names its indices
+   * `<name>_v<mapping version>[_<time>]` and builds under `<name>_building`. One OpenSearch can
+   * hold several deployments (or test runs) under different names.
+   */
+  @IsOptional()
+  @Matches(/^[a-z0-9][a-z0-9_-]{0,99}$/, {
+    message: 'must be 1 to 100 lowercase letters, digits, "_" or "-", starting with a letter or digit',
+  })
+  OPENSEARCH_INDEX: string = 'conversations';
+
+  /**
    * Bearer token that opens /metrics to scrapers anywhere. Unset: /metrics answers only direct
    * loopback connections that no proxy forwarded (see src/auth/metrics-access.guard.ts).
    */

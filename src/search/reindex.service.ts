@@ -9,8 +9,8 @@ import {
   SOURCE_COLUMNS,
   toDocument,
 } from './opensearch/conversation-index';
-import { BUILDING_ALIAS, CONVERSATIONS_ALIAS, INDEX_PREFIX } from './opensearch/opensearch-client';
-import { OPENSEARCH_BULK_CLIENT } from './opensearch/opensearch.providers';
+import type { IndexNames } from './opensearch/opensearch-client';
+import { OPENSEARCH_BULK_CLIENT, OPENSEARCH_INDEX_NAMES } from './opensearch/opensearch.providers';
 
 export const REINDEX_BATCH = 1000;
 /** Bulk copies in flight at once by default (bounded: each holds a batch in memory). */
@@ -56,6 +56,7 @@ export class ReindexService {
     private readonly outbox: SearchOutboxRepository,
     @Inject(OPENSEARCH_BULK_CLIENT) private readonly client: Client,
     private readonly config: AppConfig,
+    @Inject(OPENSEARCH_INDEX_NAMES) private readonly names: IndexNames,
   ) {}
 
   async reindex(
@@ -92,20 +93,20 @@ export class ReindexService {
 
     const existing = await this.indices();
     const previous = Object.entries(existing)
-      .filter(([, aliases]) => aliases.includes(CONVERSATIONS_ALIAS))
+      .filter(([, aliases]) => aliases.includes(this.names.alias))
       .map(([name]) => name)
       .sort();
     const index =
-      existing[INDEX_PREFIX] === undefined
-        ? INDEX_PREFIX
-        : `${INDEX_PREFIX}_${new Date().toISOString().replace(/\D/g, '').slice(0, 17)}`;
-    const indexBody = conversationIndexBody(this.config.search.shards);
+      existing[this.names.prefix] === undefined
+        ? this.names.prefix
+        : `${this.names.prefix}_${new Date().toISOString().replace(/\D/g, '').slice(0, 17)}`;
+    const indexBody = conversationIndexBody(this.config.search.shards, this.config.search.replicas);
     await this.client.indices.create({
       index,
       body: {
         ...indexBody,
         settings: { ...indexBody.settings, refresh_interval: '-1' },
-        aliases: { [BUILDING_ALIAS]: {} },
+        aliases: { [this.names.building]: {} },
       } as never,
     });
 
@@ -173,9 +174,9 @@ export class ReindexService {
     await this.client.indices.updateAliases({
       body: {
         actions: [
-          ...previous.map((name) => ({ remove: { index: name, alias: CONVERSATIONS_ALIAS } })),
-          { add: { index, alias: CONVERSATIONS_ALIAS } },
-          { remove: { index, alias: BUILDING_ALIAS } },
+          ...previous.map((name) => ({ remove: { index: name, alias: this.names.alias } })),
+          { add: { index, alias: this.names.alias } },
+          { remove: { index, alias: this.names.building } },
         ],
       },
     });
@@ -185,7 +186,7 @@ export class ReindexService {
       deleted.push(...previous);
     }
     return {
-      alias: CONVERSATIONS_ALIAS,
+      alias: this.names.alias,
       index,
       previousIndices: previous,
       deletedIndices: deleted,
@@ -198,7 +199,7 @@ export class ReindexService {
 
   /** Index name → its aliases, for every index of this mapping version. */
   private async indices(): Promise<Record<string, string[]>> {
-    const { body } = await this.client.indices.getAlias({ index: `${INDEX_PREFIX}*` });
+    const { body } = await this.client.indices.getAlias({ index: `${this.names.prefix}*` });
     const out: Record<string, string[]> = {};
     for (const [name, entry] of Object.entries(body as Record<string, { aliases?: Record<string, unknown> }>))
       out[name] = Object.keys(entry.aliases ?? {});

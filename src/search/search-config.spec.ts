@@ -4,15 +4,31 @@ import { ConfigError, loadConfig } from '../config/config';
 const base = { NODE_ENV: 'test' };
 
 describe('search configuration (SEARCH_BACKEND, OPENSEARCH_*)', () => {
-  it('defaults: Postgres engine, no mirror, 2 s search timeout, 30 s bulk timeout, 1 shard', () => {
+  it('defaults: Postgres engine, no mirror, 2 s search timeout, 30 s bulk timeout, 1 shard, 1 replica, alias conversations', () => {
     expect(loadConfig(base).search).toEqual({
       backend: 'postgres',
       opensearchUrl: undefined,
       timeoutMs: 2000,
       bulkTimeoutMs: 30000,
       shards: 1,
+      replicas: 1,
+      index: 'conversations',
       syncForTests: false,
     });
+  });
+
+  it('OPENSEARCH_REPLICAS sets the replicas of a new index: an integer from 0 to 16', () => {
+    expect(loadConfig({ ...base, OPENSEARCH_REPLICAS: '0' }).search.replicas).toBe(0);
+    expect(() => loadConfig({ ...base, OPENSEARCH_REPLICAS: '-1' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, OPENSEARCH_REPLICAS: '17' })).toThrow(ConfigError);
+  });
+
+  it('OPENSEARCH_INDEX names the alias: lowercase letters, digits, "_" and "-"', () => {
+    expect(loadConfig({ ...base, OPENSEARCH_INDEX: 'acme_conversations' }).search.index).toBe(
+      'acme_conversations',
+    );
+    for (const bad of ['Conversations', '_conversations', 'a*b', 'a,b', 'x'.repeat(101)])
+      expect(() => loadConfig({ ...base, OPENSEARCH_INDEX: bad })).toThrow(ConfigError);
   });
 
   it('OPENSEARCH_SHARDS sets the primary shards of a new index: an integer from 1 to 1024', () => {

@@ -4,7 +4,9 @@ import { DataSource } from 'typeorm';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { DRAIN_INTERVAL_MS } from '../../src/search/mirror/search-mirror.scheduler';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
-import { BUILDING_ALIAS, CONVERSATIONS_ALIAS } from '../../src/search/opensearch/opensearch-client';
+import { indexNames } from '../../src/search/opensearch/opensearch-client';
+
+const { alias: CONVERSATIONS_ALIAS, building: BUILDING_ALIAS } = indexNames('conversations');
 import { runCli } from '../../src/cli/run-cli';
 import { ReindexService } from '../../src/search/reindex.service';
 import { label, recordConversation } from '../factories/conversations';
@@ -47,7 +49,12 @@ describe('search mirror', () => {
   beforeAll(async () => {
     os = await new FakeOpenSearch().start();
     t = await createTestApp(
-      { ...OWN_BUDGET, OPENSEARCH_URL: os.url, OPENSEARCH_BULK_TIMEOUT_MS: '500' },
+      {
+        ...OWN_BUDGET,
+        OPENSEARCH_URL: os.url,
+        OPENSEARCH_INDEX: CONVERSATIONS_ALIAS,
+        OPENSEARCH_BULK_TIMEOUT_MS: '500',
+      },
       { redisKeyPrefixSuffix: 'search-mirror:' },
     );
     db = t.app.get(DataSource);
@@ -542,6 +549,7 @@ describe('search mirror', () => {
           ...process.env,
           DATABASE_URL: process.env[TEST_RUN_ENV.database],
           OPENSEARCH_URL: os.url,
+          OPENSEARCH_INDEX: CONVERSATIONS_ALIAS,
           LOG_LEVEL: 'silent',
         },
       });
@@ -599,6 +607,7 @@ describe('search mirror', () => {
           ...OWN_BUDGET,
           SEARCH_BACKEND: 'opensearch',
           OPENSEARCH_URL: os.url,
+          OPENSEARCH_INDEX: CONVERSATIONS_ALIAS,
           SEARCH_SYNC_FOR_TESTS: 'true',
         },
         { redisKeyPrefixSuffix: 'search-mirror:' },
@@ -640,7 +649,7 @@ describe('search mirror', () => {
     let worker: TestApp;
     beforeAll(async () => {
       worker = await createTestApp(
-        { OPENSEARCH_URL: os.url, WORKERS: 'on' },
+        { OPENSEARCH_URL: os.url, OPENSEARCH_INDEX: CONVERSATIONS_ALIAS, WORKERS: 'on' },
         { redisKeyPrefixSuffix: 'mirror-worker:' },
       );
     });
@@ -694,7 +703,12 @@ describe('search mirror', () => {
       relay = new RedisRelay(port);
       await relay.up();
       worker = await createTestApp(
-        { OPENSEARCH_URL: os.url, WORKERS: 'on', REDIS_URL: `redis://127.0.0.1:${port}` },
+        {
+          OPENSEARCH_URL: os.url,
+          OPENSEARCH_INDEX: CONVERSATIONS_ALIAS,
+          WORKERS: 'on',
+          REDIS_URL: `redis://127.0.0.1:${port}`,
+        },
         { redisKeyPrefixSuffix: 'mirror-relay:' },
       );
     });

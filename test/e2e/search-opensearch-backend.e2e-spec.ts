@@ -62,6 +62,7 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
         ...OWN_BUDGET,
         SEARCH_BACKEND: 'opensearch',
         OPENSEARCH_URL: os.url,
+        OPENSEARCH_INDEX: 'conversations',
         OPENSEARCH_TIMEOUT_MS: '300',
       },
       { redisKeyPrefixSuffix: 'search-backend:' },

@@ -3,45 +3,40 @@ import type { Client } from '@opensearch-project/opensearch';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { toDocument } from '../../src/search/opensearch/conversation-index';
-import { CONVERSATIONS_ALIAS, createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
+import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
 import { ReindexService } from '../../src/search/reindex.service';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
+import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
 
 /** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
 const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 
 /**
  * Parity: the OpenSearch backend answers the listing exactly as the Postgres engine does, on a
- * real OpenSearch. Runs only when OPENSEARCH_URL is set (test/setup/env.ts keeps it for this
- * suite as TEST_OPENSEARCH_URL; docker/docker-compose.yml service `opensearch`; README "Search backends"):
+ * real OpenSearch (`npm run opensearch:start`; .ci/run starts one). Runs when OPENSEARCH_URL is
+ * set (test/setup/test-opensearch.ts), on an alias of its own (it moves it with a reindex):
  * 1. the whole listing e2e suite (conversation-listing.e2e-spec.ts) with SEARCH_BACKEND=opensearch
  *    and SEARCH_SYNC_FOR_TESTS (each search first drains the site's outbox and refreshes, and
  *    there is no Postgres fallback that could hide a difference);
  * 2. page-by-page comparisons of both engines on one data set, including cursors moving between
  *    engines.
- * It moves the `conversations` alias of that OpenSearch: use one dedicated to tests. Without
- * OPENSEARCH_URL every test is reported as skipped (with a notice), never as passed.
+ * Without OPENSEARCH_URL every test is reported as skipped (with a notice), never as passed.
  */
-const OPENSEARCH_URL = process.env.TEST_OPENSEARCH_URL;
+const OPENSEARCH_URL = testOpenSearchUrl();
 const describeParity = OPENSEARCH_URL ? describe : describe.skip;
-const ON_OPENSEARCH = {
-  SEARCH_BACKEND: 'opensearch',
-  OPENSEARCH_URL: OPENSEARCH_URL!,
-  OPENSEARCH_TIMEOUT_MS: '10000',
-};
+const NAMES = OPENSEARCH_URL ? testIndexNames('parity') : undefined;
+const ALIAS = NAMES?.alias ?? '';
+/** The listing and stats on OpenSearch alone, synced before each request (SEARCH_SYNC_FOR_TESTS). */
+const ON_OPENSEARCH: Record<string, string> = OPENSEARCH_URL ? onTestOpenSearch(NAMES) : {};
 /** The service on this suite's own budget and Redis prefix, with `env` on top. */
 const parityApp = (env: Record<string, string> = {}) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'search-parity:' });
 if (OPENSEARCH_URL) {
-  Object.assign(process.env, {
-    SEARCH_BACKEND: 'opensearch',
-    OPENSEARCH_URL,
-    SEARCH_SYNC_FOR_TESTS: 'true',
-    OPENSEARCH_TIMEOUT_MS: '10000',
-  });
+  // The listing suite required below builds its apps from process.env.
+  Object.assign(process.env, ON_OPENSEARCH);
   beforeAll(async () => {
     // The alias must exist before the first search: build the index once.
     const t = await parityApp();
@@ -245,7 +240,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
       return [
         {
           index: {
-            _index: CONVERSATIONS_ALIAS,
+            _index: ALIAS,
             _id: id,
             routing: siteId,
             version: 1,
@@ -281,7 +276,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
 
   it('meta.count: exactly 10,000 matches count as 10,000 (not capped); 10,001 are capped', async () => {
     const siteId = `site_Scale${Date.now()}`;
-    const engine = new OpenSearchConversationSearch(client);
+    const engine = new OpenSearchConversationSearch(client, ALIAS);
     try {
       await indexSynthetic(siteId, 0, 10_000);
       expect(await engine.count(siteId, emptyFilter(), 10_000)).toEqual({ value: 10_000, capped: false });
@@ -289,7 +284,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
       expect(await engine.count(siteId, emptyFilter(), 10_000)).toEqual({ value: 10_000, capped: true });
     } finally {
       await client.deleteByQuery({
-        index: CONVERSATIONS_ALIAS,
+        index: ALIAS,
         routing: siteId,
         refresh: true,
         conflicts: 'proceed',
@@ -299,7 +294,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
   }, 120_000);
 
   it('the index is sorted by (site_id, created_at desc, id desc), requires routing, and a routed page comes in listing order', async () => {
-    const { body } = await client.indices.getSettings({ index: CONVERSATIONS_ALIAS });
+    const { body } = await client.indices.getSettings({ index: ALIAS });
     const settings = Object.values(body as Record<string, { settings: { index: { sort: unknown } } }>)[0];
     expect(settings.settings.index.sort).toEqual({
       field: ['site_id', 'created_at', 'id'],
@@ -309,8 +304,8 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await recordConversation(t, org)).id);
     await t.app.get(SearchIndexer).drain(20, org.site.id);
-    await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
-    const page = await new OpenSearchConversationSearch(client).page(org.site.id, emptyFilter(), {
+    await client.indices.refresh({ index: ALIAS });
+    const page = await new OpenSearchConversationSearch(client, ALIAS).page(org.site.id, emptyFilter(), {
       limit: 5,
     });
     expect(new Set(page.items.map((i) => i.id))).toEqual(new Set(ids));
@@ -327,17 +322,17 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
       (
         (
           await client.count({
-            index: CONVERSATIONS_ALIAS,
+            index: ALIAS,
             routing: site.id,
             body: { query: { term: { site_id: site.id } } },
           } as never)
         ).body as { count: number }
       ).count;
-    await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
+    await client.indices.refresh({ index: ALIAS });
     expect(await countOf()).toBe(2);
     expect((await t.http().delete(`/api/v1/sites/${site.id}`).set(org.auth)).status).toBe(204);
     await indexer.drain(20, site.id);
-    await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
+    await client.indices.refresh({ index: ALIAS });
     expect(await countOf()).toBe(0);
   });
 
@@ -347,7 +342,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
     await label(t.app, c.id, labeledOutcome({ resolution: 'resolved' }));
     const indexer = t.app.get(SearchIndexer);
     await indexer.drain(20, org.site.id);
-    await client.indices.refresh({ index: CONVERSATIONS_ALIAS });
+    await client.indices.refresh({ index: ALIAS });
     // Relabeled in Postgres; the mirror is not drained: it still says resolved.
     await label(t.app, c.id, labeledOutcome({ resolution: 'unresolved' }));
     const lagging = await parityApp({ ...ON_OPENSEARCH, SEARCH_SYNC_FOR_TESTS: 'false' });

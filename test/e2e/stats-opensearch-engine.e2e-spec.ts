@@ -5,10 +5,9 @@ import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
 import {
-  CONVERSATIONS_ALIAS,
   createOpenSearchClient,
   describeOpenSearchError,
-  INDEX_PREFIX,
+  indexNames,
 } from '../../src/search/opensearch/opensearch-client';
 import type {
   ConversationStats,
@@ -27,6 +26,7 @@ import { createTestApp, TestApp } from '../setup/test-app';
 /** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
 const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const TIMEOUT_MS = 300;
+const { alias: CONVERSATIONS_ALIAS, prefix: INDEX_PREFIX } = indexNames('conversations');
 
 const query = (over: Partial<StatsQuery> = {}): StatsQuery => ({
   filter: emptyFilter(),
@@ -64,13 +64,14 @@ describe('OpenSearch stats engine', () => {
       {
         ...OWN_BUDGET,
         OPENSEARCH_URL: os.url,
+        OPENSEARCH_INDEX: CONVERSATIONS_ALIAS,
         OPENSEARCH_BULK_TIMEOUT_MS: '2000',
       },
       { redisKeyPrefixSuffix: 'stats-opensearch:', ownDatabase: true },
     );
     db = t.db;
     client = createOpenSearchClient(os.url, TIMEOUT_MS);
-    engine = new OpenSearchConversationStats(client, new MirrorWatermark(db));
+    engine = new OpenSearchConversationStats(client, new MirrorWatermark(db), CONVERSATIONS_ALIAS);
     org = await createOrganization(t.app);
   });
   afterAll(async () => {

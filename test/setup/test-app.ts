@@ -8,9 +8,6 @@ import { answerClientErrorsWithProblems } from '../../src/common/http/client-err
 import { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/config';
 import { configureApp } from '../../src/configure-app';
-import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
-import { CONVERSATION_STATS } from '../../src/search/stats/conversation-stats';
-import { syncedOpenSearch, syncedOpenSearchStats, wantsSyncedOpenSearch } from './synced-opensearch';
 import { createIsolatedDatabase } from './isolated-database';
 import { TEST_RUN_ENV } from './test-run';
 
@@ -27,7 +24,7 @@ export interface TestApp {
  * The whole service as `npm start` serves it, on this run's database and Redis prefix.
  * `env` overrides variables (e.g. small rate limits); `keyPrefixSuffix` isolates Redis keys.
  * With SEARCH_BACKEND=opensearch and SEARCH_SYNC_FOR_TESTS, the listing and stats engines are
- * the synced OpenSearch ones (test/setup/synced-opensearch.ts). `ownDatabase` runs it on a
+ * the synced OpenSearch ones (src/search/synced-for-tests.ts). `ownDatabase` runs it on a
  * database of its own (created and migrated first, dropped by close()): for apps whose background
  * workers scan every conversation, so that they never touch other suites' rows.
  */
@@ -63,17 +60,6 @@ async function startTestApp(
     imports: [AppModule.register(config)],
     controllers: options.extraControllers ?? [],
   });
-  if (wantsSyncedOpenSearch(config)) {
-    builder.overrideProvider(CONVERSATION_SEARCH).useFactory({
-      factory: (dataSource: DataSource) => syncedOpenSearch(config, dataSource),
-      inject: [DataSource],
-    });
-    // The stats engine likewise (a no-op while no module provides CONVERSATION_STATS).
-    builder.overrideProvider(CONVERSATION_STATS).useFactory({
-      factory: (dataSource: DataSource) => syncedOpenSearchStats(config, dataSource),
-      inject: [DataSource],
-    });
-  }
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, config);

@@ -14,6 +14,7 @@ export function newTestRun(
 ) {
   const id = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const url = new URL(baseUrl);
-  url.pathname = `/sa_test_${id}`;
-  return { databaseUrl: url.toString(), redisKeyPrefix: `sa_test_${id}:` };
+  const name = `sa_test_${id}`;
+  url.pathname = `/${name}`;
+  return { name, databaseUrl: url.toString(), redisKeyPrefix: `${name}:` };
 }

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Client } from '@opensearch-project/opensearch';
 import { DataSource, EntityManager } from 'typeorm';
-import { BUILDING_ALIAS, CONVERSATIONS_ALIAS, INDEX_PREFIX } from '../opensearch/opensearch-client';
+import type { IndexNames } from '../opensearch/opensearch-client';
 import { toDocument } from '../opensearch/conversation-index';
-import { OPENSEARCH_BULK_CLIENT } from '../opensearch/opensearch.providers';
+import { OPENSEARCH_BULK_CLIENT, OPENSEARCH_INDEX_NAMES } from '../opensearch/opensearch.providers';
 import { MirrorState, OutboxRow, SearchOutboxRepository } from './search-outbox.repository';
 
 /** Outbox rows one drain transaction takes at most. */
@@ -53,17 +53,18 @@ export class SearchIndexer {
     private readonly dataSource: DataSource,
     private readonly outbox: SearchOutboxRepository,
     @Inject(OPENSEARCH_BULK_CLIENT) private readonly client: Client,
+    @Inject(OPENSEARCH_INDEX_NAMES) private readonly names: IndexNames,
   ) {}
 
   /** Indices the mirror writes to: the alias's, plus the one a reindex is building. */
   async targets(): Promise<string[]> {
-    const { body } = await this.client.indices.getAlias({ index: `${INDEX_PREFIX}*` });
+    const { body } = await this.client.indices.getAlias({ index: `${this.names.prefix}*` });
     const out: string[] = [];
     for (const [index, entry] of Object.entries(
       body as Record<string, { aliases?: Record<string, unknown> }>,
     )) {
       const aliases = Object.keys(entry.aliases ?? {});
-      if (aliases.includes(CONVERSATIONS_ALIAS) || aliases.includes(BUILDING_ALIAS)) out.push(index);
+      if (aliases.includes(this.names.alias) || aliases.includes(this.names.building)) out.push(index);
     }
     return out.sort();
   }

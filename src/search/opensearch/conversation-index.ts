@@ -63,11 +63,11 @@ export const CONVERSATION_INDEX_BODY = {
   },
 } as const;
 
-/** The index body with `shards` primary shards (OPENSEARCH_SHARDS). */
-export function conversationIndexBody(shards: number) {
+/** The index body with `shards` primary shards and `replicas` (OPENSEARCH_SHARDS, OPENSEARCH_REPLICAS). */
+export function conversationIndexBody(shards: number, replicas: number) {
   return {
     ...CONVERSATION_INDEX_BODY,
-    settings: { ...CONVERSATION_INDEX_BODY.settings, number_of_shards: shards },
+    settings: { ...CONVERSATION_INDEX_BODY.settings, number_of_shards: shards, number_of_replicas: replicas },
   };
 }
 

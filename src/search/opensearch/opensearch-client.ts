@@ -1,11 +1,23 @@
 import { Client } from '@opensearch-project/opensearch';
 
-/** Alias every listing search reads and the indexer writes through. */
+/** The alias's default name (OPENSEARCH_INDEX). */
 export const CONVERSATIONS_ALIAS = 'conversations';
-/** Alias a reindex puts on the index it is building, so the indexer writes there too meanwhile. */
-export const BUILDING_ALIAS = 'conversations_building';
-/** Mapping version: indices are `conversations_v1` (first build) then `conversations_v1_<time>`. */
-export const INDEX_PREFIX = 'conversations_v1';
+/** Mapping version of the conversations index (conversation-index.ts). */
+export const MAPPING_VERSION = 1;
+
+/** The names the mirror uses in OpenSearch, all derived from the alias (OPENSEARCH_INDEX). */
+export interface IndexNames {
+  /** Alias every listing and statistics search reads. */
+  alias: string;
+  /** Alias a reindex puts on the index it is building, so the indexer writes there too meanwhile. */
+  building: string;
+  /** Indices of this mapping version are `<prefix>` (first build) then `<prefix>_<time>`. */
+  prefix: string;
+}
+
+export function indexNames(alias: string = CONVERSATIONS_ALIAS): IndexNames {
+  return { alias, building: `${alias}_building`, prefix: `${alias}_v${MAPPING_VERSION}` };
+}
 
 /**
  * One OpenSearch client. No client-side retries: the listing falls back to Postgres and the

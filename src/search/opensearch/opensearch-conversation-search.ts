@@ -9,7 +9,6 @@ import {
   SearchResult,
 } from '../listing/conversation-search';
 import { buildCountBody, buildPageBody, countFromTotal } from './conversation-query';
-import { CONVERSATIONS_ALIAS } from './opensearch-client';
 
 interface Hit {
   _id: string;
@@ -52,7 +51,7 @@ export interface OpenSearchEngineOptions {
 }
 
 /**
- * The OpenSearch query engine over the mirror (alias `conversations`). Returns positions from
+ * The OpenSearch query engine over the mirror (its alias, OPENSEARCH_INDEX). Returns positions from
  * the hits' sort values; the listing hydrates them from Postgres in one query, in hit order, so
  * what is shown is always Postgres' current data. Positions have the Postgres engine's shape, so
  * a cursor stays valid across backends.
@@ -66,7 +65,8 @@ export interface OpenSearchEngineOptions {
 export class OpenSearchConversationSearch implements ConversationSearch {
   constructor(
     private readonly client: Client,
-    private readonly index = CONVERSATIONS_ALIAS,
+    /** The alias searched (IndexNames.alias). */
+    private readonly index: string,
     /** Runs before each search (SEARCH_SYNC_FOR_TESTS: drain the site's outbox, refresh). */
     private readonly beforeSearch?: (siteId: string) => Promise<void>,
     private readonly options: OpenSearchEngineOptions = {},

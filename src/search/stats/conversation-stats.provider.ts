@@ -1,7 +1,8 @@
 import { Logger, Provider, Type } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
-import { createOpenSearchClient } from '../opensearch/opensearch-client';
+import { createOpenSearchClient, indexNames } from '../opensearch/opensearch-client';
+import { syncedOpenSearchStats, wantsSyncedOpenSearch } from '../synced-for-tests';
 import { CONVERSATION_STATS, ConversationStatsEngine } from './conversation-stats';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from './opensearch/mirror-watermark';
@@ -12,8 +13,8 @@ export const REUSE_REFRESH_MS = 1000;
 
 /**
  * The stats engine, chosen by SEARCH_BACKEND as the listing's is: `postgres` (default) or
- * `opensearch` (OPENSEARCH_URL, falling back to Postgres when OpenSearch fails). The test app
- * replaces it when SEARCH_SYNC_FOR_TESTS is set (test/setup/synced-opensearch.ts).
+ * `opensearch` (OPENSEARCH_URL, falling back to Postgres when OpenSearch fails); with SEARCH_SYNC_FOR_TESTS,
+ * OpenSearch alone, synced before each request (../synced-for-tests.ts).
  *
  * `postgresEngine` is the Postgres engine's class (PostgresConversationStats), registered as a
  * provider of the same module: `providers: [PostgresConversationStats,
@@ -28,6 +29,7 @@ export const conversationStatsProvider = (postgresEngine: Type<ConversationStats
     dataSource: DataSource,
   ): ConversationStatsEngine => {
     if (config.search.backend !== 'opensearch') return postgres;
+    if (wantsSyncedOpenSearch(config)) return syncedOpenSearchStats(config, dataSource);
     const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
     new Logger('ConversationStats').log(
       `stats served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
@@ -36,7 +38,7 @@ export const conversationStatsProvider = (postgresEngine: Type<ConversationStats
       new OpenSearchConversationStats(
         client,
         new MirrorWatermark(dataSource),
-        undefined,
+        indexNames(config.search.index).alias,
         undefined,
         REUSE_REFRESH_MS,
       ),

@@ -1,5 +1,4 @@
 import type { Client } from '@opensearch-project/opensearch';
-import { CONVERSATIONS_ALIAS } from '../../opensearch/opensearch-client';
 import type {
   ConversationStats,
   ConversationStatsEngine,
@@ -11,7 +10,7 @@ import { MirrorSnapshot, MirrorWatermark, watermarkOf } from './mirror-watermark
 import { buildStatsBody, parseStatsResponse } from './stats-query';
 
 /**
- * The stats engine over the OpenSearch mirror (alias `conversations`): one `_search` with
+ * The stats engine over the OpenSearch mirror (its alias, OPENSEARCH_INDEX): one `_search` with
  * `size: 0`, the exact total and the aggregations (stats-query.ts). `asOf` is the mirror's
  * watermark for the site (mirror-watermark.ts), read before an index refresh, so every
  * conversation state written up to the watermark is counted.
@@ -26,7 +25,8 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
   constructor(
     private readonly client: Client,
     private readonly watermark: Pick<MirrorWatermark, 'read' | 'snapshot'>,
-    private readonly index = CONVERSATIONS_ALIAS,
+    /** The alias searched (IndexNames.alias). */
+    private readonly index: string,
     /** Runs before each request (SEARCH_SYNC_FOR_TESTS: drain the site's outbox first). */
     private readonly beforeStats?: (siteId: string) => Promise<void>,
     /**
