@@ -150,8 +150,12 @@ export class ReindexService {
       await Promise.all(inFlight);
       if (failure) throw failure;
 
+      await this.client.indices.putSettings({ index, body: { index: { refresh_interval: null } } as never });
+      await this.client.indices.refresh({ index });
+
       // A site deleted while the copy ran may have been copied after its delete-by-query reached
-      // this index: delete the conversations of every site deleted since the build started.
+      // this index: delete the conversations of every site deleted since the build started. After
+      // the refresh: a delete-by-query finds only what a search finds.
       const deletedSites: Array<{ id: string }> = await this.dataSource.query(
         `SELECT id FROM sites WHERE deleted_at >= $1`,
         [startedAt],
@@ -161,11 +165,9 @@ export class ReindexService {
           index,
           routing: site.id,
           conflicts: 'proceed',
+          refresh: true,
           body: { query: { term: { site_id: site.id } } },
         } as never);
-
-      await this.client.indices.putSettings({ index, body: { index: { refresh_interval: null } } as never });
-      await this.client.indices.refresh({ index });
     } catch (error) {
       // A half-built index must not keep the building alias (the indexer would keep writing to it).
       await this.client.indices.delete({ index }).catch(() => undefined);

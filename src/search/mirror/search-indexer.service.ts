@@ -85,12 +85,15 @@ export class SearchIndexer {
 
   /** One transaction: lock due rows, read state, one `_bulk`, acknowledge or postpone. */
   async drainBatch(limit = DRAIN_BATCH, siteId?: string): Promise<DrainResult> {
-    // Targets first: a reindex that started before this lookup is building an index we write to.
-    const targets = await this.targets();
     return this.dataSource.transaction(async (manager) => {
       const taken = await this.outbox.lockDue(manager, limit, siteId);
-      if (taken.length === 0 || targets.length === 0)
-        return { taken: taken.length, acknowledged: 0, postponed: 0, targets };
+      if (taken.length === 0) return { taken: 0, acknowledged: 0, postponed: 0, targets: [] };
+      // Targets once the rows are locked (their changes committed): a reindex whose index exists
+      // by now gets them written to it; one that creates its index later copies Postgres as it
+      // is after these changes. Looked up before locking, a reindex could build and swap in
+      // between, and these changes would miss its index.
+      const targets = await this.targets();
+      if (targets.length === 0) return { taken: taken.length, acknowledged: 0, postponed: 0, targets };
 
       // A site's deletion is one row: one delete-by-query for the whole site.
       const siteRows = taken.filter((r) => r.conversation_id === null);
@@ -199,10 +202,11 @@ export class SearchIndexer {
 
   /**
    * One delete-by-query on `site_id` per deleted site, routed to the site's shard, in every
-   * target index. OpenSearch deletes what matched when the request started (a snapshot); with
-   * `conflicts: proceed` a document changed meanwhile is counted as a conflict instead of
-   * stopping the request. A conflict, a failure or a timeout keeps the row for another pass
-   * (what was deleted stays deleted, so passes converge); a failed request rolls the batch back.
+   * target index. OpenSearch deletes what matched when the request started (a snapshot of what
+   * a search finds, so the targets are refreshed first); with `conflicts: proceed` a document
+   * changed meanwhile is counted as a conflict instead of stopping the request. A conflict, a
+   * failure or a timeout keeps the row for another pass (what was deleted stays deleted, so
+   * passes converge); a failed request rolls the batch back.
    */
   private async deleteSites(
     manager: EntityManager,
@@ -211,6 +215,10 @@ export class SearchIndexer {
   ): Promise<{ acknowledged: number; postponed: number }> {
     const done: string[] = [];
     let postponed = 0;
+    // A search sees only refreshed documents: without this, those written since the last
+    // refresh (up to a second on the live index, all of them on an index being built, whose
+    // refresh_interval is -1) would survive their site's deletion.
+    if (rows.length) await this.client.indices.refresh({ index: targets.join(',') });
     for (const row of rows) {
       const { body } = await this.client.deleteByQuery({
         index: targets.join(','),
