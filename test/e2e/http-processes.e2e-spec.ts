@@ -97,8 +97,11 @@ describe('HTTP_PROCESSES=2: two HTTP processes on one port', () => {
           expect(
             metricSample(metrics.body, 'http_request_duration_seconds_bucket', { ...labels, le: '+Inf' }),
           ).toBe(requests);
-          // A gauge read at scrape time is the service's value, not one per process added up.
-          expect(metricSample(metrics.body, 'search_mirror_configured', {})).toBe(0);
+          // A gauge read at scrape time is the service's value, not one per process added up
+          // (1 with OPENSEARCH_URL set, as under TEST_SEARCH_BACKEND=opensearch, never 2).
+          expect(metricSample(metrics.body, 'search_mirror_configured', {})).toBe(
+            process.env.OPENSEARCH_URL ? 1 : 0,
+          );
           expect(metricSample(metrics.body, 'process_start_time_seconds', {})).toBeGreaterThan(0);
         }
 

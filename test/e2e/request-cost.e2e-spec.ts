@@ -18,7 +18,8 @@ describe('Round trips per request (docs/request-cost.md)', () => {
   let t: TestApp;
   let org: Awaited<ReturnType<typeof createOrganization>>;
   beforeAll(async () => {
-    t = await createTestApp();
+    // The Postgres engine's round trips are counted here, whatever TEST_SEARCH_BACKEND says.
+    t = await createTestApp({ SEARCH_BACKEND: 'postgres' });
     org = await createOrganization(t.app);
     for (let i = 0; i < 3; i++) await recordConversation(t, org);
     // The first request of a key and of a site reads them from Postgres; these are warm.

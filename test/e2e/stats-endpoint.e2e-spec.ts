@@ -43,13 +43,22 @@ const rated = (rating: 'positive' | 'negative') => [
 
 describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
   let t: TestApp;
+  /** The Postgres engine's plans are under test where `engine` is read: those requests go to `pg`. */
+  let pg: TestApp;
   let engine: PostgresConversationStats;
   testAppPerSuite(
     (app) => {
       t = app;
-      engine = app.app.get(PostgresConversationStats);
     },
     {},
+    { redisKeyPrefixSuffix: 'stats-endpoint:' },
+  );
+  testAppPerSuite(
+    (app) => {
+      pg = app;
+      engine = app.app.get(PostgresConversationStats);
+    },
+    { SEARCH_BACKEND: 'postgres' },
     { redisKeyPrefixSuffix: 'stats-endpoint:' },
   );
 
@@ -320,7 +329,7 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
     it('a facet the filter fixes lists that one value with every match, and no value when nothing matches (scan plan)', async () => {
       const facets = ['channel', 'language', 'agentId', 'labelStatus'];
       // hosted + fr + quality ≥ 0.5: conversation b alone (a score filter implies labeled).
-      const one = await stats(t, org, {
+      const one = await stats(pg, org, {
         channel: 'hosted',
         language: 'fr',
         'quality.min': '0.5',
@@ -333,7 +342,7 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
       expect(one.body.data.facets.agentId.values).toEqual([{ value: 'agt_TestAgent0001', count: 1 }]);
       expect(one.body.data.facets.labelStatus.values).toEqual([{ value: 'labeled', count: 1 }]);
       // Agent B's only conversation is on web: nothing matches, and no fixed value is listed.
-      const none = await stats(t, org, {
+      const none = await stats(pg, org, {
         agentId: 'agt_StatsAgentB',
         channel: 'hosted',
         'quality.min': '0.1',
@@ -354,11 +363,11 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
         from: '2026-10-24T05:00:00Z',
         to: '2026-10-27T09:00:00Z',
       };
-      const viaRollups = await stats(t, org, query).expect(200);
+      const viaRollups = await stats(pg, org, query).expect(200);
       expect(engine.lastPlan).toBe('rollup+scan');
       engine.tuning.useRollups = false;
       try {
-        const viaScan = await stats(t, org, query).expect(200);
+        const viaScan = await stats(pg, org, query).expect(200);
         expect(engine.lastPlan).toBe('scan');
         expect(roundMeans(viaRollups.body.data)).toEqual(roundMeans(viaScan.body.data));
       } finally {
@@ -509,7 +518,7 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
         await blocker.query('LOCK TABLE conversation_stats_daily IN ACCESS EXCLUSIVE MODE');
         engine.tuning.statementTimeoutMs = 300;
         const started = Date.now();
-        const res = await stats(t, org).expect(503);
+        const res = await stats(pg, org).expect(503);
         expect(Date.now() - started).toBeLessThan(5000);
         expect(res.body.code).toBe('service_unavailable');
         expect(res.headers['retry-after']).toMatch(/^\d+$/);

@@ -1,0 +1,493 @@
+/**
+ * `npm run bench:opensearch`: both search engines side by side on the bench database
+ * (`npm run bench:setup`, 2 × 1,000,000) and a running OpenSearch (`npm run opensearch:start`):
+ *
+ * 1. reindex: `search:reindex` of every conversation into the alias BENCH_OS_INDEX, timed;
+ * 2. listing: the listing mix (bench/query-mix.ts) through two services on the same database,
+ *    one on Postgres, one on OpenSearch (no fallback can answer for it: OPENSEARCH_TIMEOUT_MS is
+ *    10 s there), the same requests alternated between them, one at a time; the first pages of
+ *    both are compared (same ids, same count);
+ * 3. stats: the statistics mix (bench/stats-bench.ts) likewise;
+ * 4. lag: conversations recorded at BENCH_LAG_RATE a second into the other site for
+ *    BENCH_LAG_SECONDS, with a worker process draining the outbox; the time from each
+ *    recording's answer (its commit) to the moment a search finds it.
+ *
+ * Writes bench/results/opensearch.{json,md} (BENCH_OUT renames them), the engine named in
+ * every row. BENCH_OS_SECTIONS (reindex,listing,stats,lag) picks sections.
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import { join } from 'node:path';
+import { createDataSource } from '../src/database/data-source';
+import { createOpenSearchClient } from '../src/search/opensearch/opensearch-client';
+import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { getOnce, HttpTarget, ListingBody } from './lib/http-load';
+import { mixContext } from './lib/mix-context';
+import { elapsedMs, percentile, summarize, Summary } from './lib/stats';
+import { buildMix, queryString } from './query-mix';
+import { buildStatsMix, STATS_TARGETS } from './stats-bench';
+
+const ROOT = join(__dirname, '..');
+const RESULTS_DIR = join(__dirname, 'results');
+type Engine = 'postgres' | 'opensearch';
+const ENGINES: Engine[] = ['postgres', 'opensearch'];
+/** Targets on OpenSearch (issue "OpenSearch for real"). */
+export const OPENSEARCH_TARGETS = {
+  listingMedianMs: 25,
+  dashboardMedianMs: 100,
+  statsMedianMs: 300,
+  lagP99Ms: 2000,
+  reindexMillionSeconds: 300,
+};
+
+function log(message: string): void {
+  process.stderr.write(`[bench:opensearch ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+interface Row {
+  section: 'listing' | 'stats';
+  name: string;
+  query: string;
+  engine: Engine;
+  http: Summary;
+  /** First page's ids and count (listing) or total (stats) equal on both engines. */
+  same: boolean;
+  targetMs?: number;
+  verdict?: 'PASS' | 'FAIL';
+}
+
+interface Report {
+  status: string;
+  startedAt: string;
+  finishedAt?: string;
+  machine: { cores: number; load: number[] };
+  conversations?: number;
+  reindex?: {
+    documents: number;
+    seconds: number;
+    perSecond: number;
+    millionSeconds: number;
+    verdict: string;
+  };
+  rows: Row[];
+  lag?: {
+    rate: number;
+    seconds: number;
+    recorded: number;
+    found: number;
+    lagMs: Summary;
+    p90Ms: number;
+    verdict: string;
+  };
+}
+
+/** Starts `node dist/<entry>` with `env` and waits for /health/ready when it serves HTTP. */
+async function startProcess(entry: string, env: NodeJS.ProcessEnv, port?: number): Promise<ChildProcess> {
+  const child = spawn('node', [join(ROOT, 'dist', entry)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (port === undefined) return child;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${entry} on ${port} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health/ready`)).ok) return child;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${entry} on ${port} not ready after 60 s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** Alternates the same request between the engines `runs` times (after one warm-up each). */
+async function sideBySide(
+  targets: Record<Engine, HttpTarget>,
+  paths: Record<Engine, string>,
+  runs: number,
+): Promise<{ times: Record<Engine, number[]>; bodies: Record<Engine, unknown> }> {
+  const times: Record<Engine, number[]> = { postgres: [], opensearch: [] };
+  const bodies = {} as Record<Engine, unknown>;
+  for (const engine of ENGINES) bodies[engine] = (await getOnce(targets[engine], paths[engine])).body;
+  for (let i = 0; i < runs; i++)
+    for (const engine of i % 2 ? [...ENGINES].reverse() : ENGINES)
+      times[engine].push((await getOnce(targets[engine], paths[engine])).ms);
+  return { times, bodies };
+}
+
+/** The path of a listing request; a deep page follows nextCursor on that engine. */
+async function listingPath(target: HttpTarget, base: string, query: string, page: number): Promise<string> {
+  let cursor: string | undefined;
+  for (let p = 1; p < page; p++) {
+    const { body } = await getOnce(
+      target,
+      `${base}${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
+    if (!body.meta.nextCursor) throw new Error(`only ${p} pages`);
+    cursor = body.meta.nextCursor;
+  }
+  return `${base}${query}${cursor ? `${query ? '&' : '?'}cursor=${encodeURIComponent(cursor)}` : ''}`;
+}
+
+function sameListing(a: unknown, b: unknown): boolean {
+  const x = a as ListingBody;
+  const y = b as ListingBody;
+  return (
+    JSON.stringify(x.data.map((c) => c.id)) === JSON.stringify(y.data.map((c) => c.id)) &&
+    JSON.stringify(x.meta.count ?? null) === JSON.stringify(y.meta.count ?? null)
+  );
+}
+
+function render(report: Report): string {
+  const f = (n: number) => n.toFixed(1);
+  const lines = [
+    '# OpenSearch and Postgres side by side',
+    '',
+    `${report.status}. Started ${report.startedAt}, finished ${report.finishedAt ?? '…'}; ${report.machine.cores} cores, load average ${report.machine.load.map((l) => l.toFixed(1)).join(' → ')}. ${report.conversations?.toLocaleString('en-US') ?? '?'} conversations in the database (\`npm run bench:setup\`); one OpenSearch node (\`npm run opensearch:start\`). HTTP times of one request at a time, the same request alternated between the two engines. Command: \`npm run bench:opensearch\`.`,
+    '',
+  ];
+  if (report.reindex)
+    lines.push(
+      '## Reindex',
+      '',
+      `| engine | documents | seconds | documents/s | 1,000,000 in | target | verdict |`,
+      '|---|---|---|---|---|---|---|',
+      `| opensearch | ${report.reindex.documents} | ${f(report.reindex.seconds)} | ${report.reindex.perSecond.toFixed(0)} | ${report.reindex.millionSeconds.toFixed(0)} s | ≤ ${OPENSEARCH_TARGETS.reindexMillionSeconds} s | ${report.reindex.verdict} |`,
+      '',
+    );
+  for (const section of ['listing', 'stats'] as const) {
+    const rows = report.rows.filter((r) => r.section === section);
+    if (!rows.length) continue;
+    const os = rows.filter((r) => r.engine === 'opensearch');
+    lines.push(
+      section === 'listing' ? '## Listing mix' : '## Statistics mix',
+      '',
+      `${os.filter((r) => r.verdict === 'PASS').length} of ${os.length} requests meet their target on OpenSearch; ${os.filter((r) => !r.same).length} first answers differ between the engines.`,
+      '',
+      '| request | engine | runs | median ms | p99 ms | OpenSearch / Postgres | same answer | target | verdict |',
+      '|---|---|---|---|---|---|---|---|---|',
+    );
+    for (const r of rows) {
+      const pg = rows.find((x) => x.name === r.name && x.engine === 'postgres');
+      const ratio = r.engine === 'opensearch' && pg ? (r.http.median / pg.http.median).toFixed(2) : '';
+      lines.push(
+        `| ${r.name} | ${r.engine} | ${r.http.n} | ${f(r.http.median)} | ${f(r.http.p99)} | ${ratio} | ${r.same ? 'yes' : 'NO'} | ${r.targetMs ? `≤ ${r.targetMs}` : ''} | ${r.verdict ?? ''} |`,
+      );
+    }
+    lines.push('');
+  }
+  if (report.lag)
+    lines.push(
+      '## Mirror lag',
+      '',
+      `Recorded at ${report.lag.rate}/s for ${report.lag.seconds} s (${report.lag.recorded} conversations, ${report.lag.found} found by a search), one worker process draining the outbox. Lag: from the recording's answer to the first search that finds it.`,
+      '',
+      '| engine | p50 ms | p90 ms | p99 ms | max ms | target p99 | verdict |',
+      '|---|---|---|---|---|---|---|',
+      `| opensearch | ${f(report.lag.lagMs.median)} | ${f(report.lag.p90Ms)} | ${f(report.lag.lagMs.p99)} | ${f(report.lag.lagMs.max)} | ≤ ${OPENSEARCH_TARGETS.lagP99Ms} | ${report.lag.verdict} |`,
+      '',
+    );
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const env = benchEnv();
+  const apiKey = env.BENCH_API_KEY;
+  const siteId = env.BENCH_SITE_ID;
+  const otherSiteId = env.BENCH_OTHER_SITE_ID;
+  if (!apiKey || !siteId || !otherSiteId) throw new Error('run npm run bench:setup first (bench/.env.bench)');
+  const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const opensearchUrl = env.OPENSEARCH_URL ?? 'http://127.0.0.1:9200';
+  const alias = env.BENCH_OS_INDEX ?? 'bench_conversations';
+  const sections = new Set((env.BENCH_OS_SECTIONS ?? 'reindex,listing,stats,lag').split(','));
+  const runs = numberFrom(env, 'BENCH_OS_RUNS', 15);
+  const outName = env.BENCH_OUT ?? 'opensearch';
+  const report: Report = {
+    status: 'partial',
+    startedAt: new Date().toISOString(),
+    machine: { cores: os.cpus().length, load: [os.loadavg()[0]] },
+    rows: [],
+  };
+  const write = () => {
+    report.finishedAt = new Date().toISOString();
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    writeFileSync(join(RESULTS_DIR, `${outName}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(join(RESULTS_DIR, `${outName}.md`), render(report));
+  };
+
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  const dataSource = createDataSource(databaseUrl, { poolSize: 2, applicationName: 'bench-opensearch' });
+  await dataSource.initialize();
+  const serviceEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
+    WEBHOOK_SECRET_KEY: 'bench-webhook-secret-0123456789abcdef0123456789',
+    REDIS_KEY_PREFIX: 'sa_bench_os:',
+    RATE_LIMIT_IP_MAX: '100000000',
+    RATE_LIMIT_KEY_MAX: '100000000',
+    OPENSEARCH_URL: opensearchUrl,
+    OPENSEARCH_INDEX: alias,
+    OPENSEARCH_REPLICAS: env.OPENSEARCH_REPLICAS ?? '0',
+    OPENSEARCH_TIMEOUT_MS: '10000',
+    LOG_LEVEL: 'warn',
+    WORKERS: 'off',
+  };
+  const children: ChildProcess[] = [];
+  try {
+    const [{ n }] = await dataSource.query('SELECT count(*)::int AS n FROM conversations');
+    report.conversations = n;
+
+    if (sections.has('reindex')) {
+      log(`reindexing ${n} conversations into ${alias} (search:reindex --delete-previous)`);
+      const start = process.hrtime.bigint();
+      const out = execFileSync(
+        'node',
+        [join(ROOT, 'dist/cli/main.js'), 'search:reindex', '--delete-previous'],
+        {
+          env: serviceEnv,
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        },
+      );
+      const seconds = elapsedMs(start) / 1000;
+      const summary = JSON.parse(out) as { documents: number };
+      const perSecond = summary.documents / seconds;
+      report.reindex = {
+        documents: summary.documents,
+        seconds,
+        perSecond,
+        millionSeconds: 1_000_000 / perSecond,
+        verdict: 1_000_000 / perSecond <= OPENSEARCH_TARGETS.reindexMillionSeconds ? 'PASS' : 'FAIL',
+      };
+      log(`reindex: ${summary.documents} documents in ${seconds.toFixed(1)} s (${perSecond.toFixed(0)}/s)`);
+      write();
+    }
+
+    const ports: Record<Engine, number> = { postgres: 3101, opensearch: 3102 };
+    for (const engine of ENGINES)
+      children.push(
+        await startProcess(
+          'main.js',
+          { ...serviceEnv, PORT: String(ports[engine]), SEARCH_BACKEND: engine },
+          ports[engine],
+        ),
+      );
+    const targets: Record<Engine, HttpTarget> = {
+      postgres: { baseUrl: `http://127.0.0.1:${ports.postgres}`, apiKey },
+      opensearch: { baseUrl: `http://127.0.0.1:${ports.opensearch}`, apiKey },
+    };
+    const ctx = await mixContext(dataSource, siteId);
+    const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+
+    if (sections.has('listing')) {
+      const base = `/api/v1/sites/${siteId}/conversations`;
+      const mix = buildMix(ctx).filter((r) => !only || only.has(r.name));
+      for (const [i, r] of mix.entries()) {
+        const query = queryString(r.query);
+        try {
+          const paths = {} as Record<Engine, string>;
+          for (const engine of ENGINES)
+            paths[engine] = await listingPath(targets[engine], base, query, r.page ?? 1);
+          const { times, bodies } = await sideBySide(targets, paths, runs);
+          const same = sameListing(bodies.postgres, bodies.opensearch);
+          for (const engine of ENGINES) {
+            const http = summarize(times[engine]);
+            report.rows.push({
+              section: 'listing',
+              name: r.name,
+              query,
+              engine,
+              http,
+              same,
+              ...(engine === 'opensearch'
+                ? {
+                    targetMs: OPENSEARCH_TARGETS.listingMedianMs,
+                    verdict: http.median <= OPENSEARCH_TARGETS.listingMedianMs ? 'PASS' : 'FAIL',
+                  }
+                : {}),
+            });
+          }
+          const [pg, osr] = report.rows.slice(-2);
+          log(
+            `listing ${i + 1}/${mix.length} ${r.name}: postgres ${pg.http.median.toFixed(1)} ms, opensearch ${osr.http.median.toFixed(1)} ms${same ? '' : ' DIFFERENT ANSWERS'}`,
+          );
+        } catch (error) {
+          log(`listing ${r.name}: ${(error as Error).message}`);
+        }
+        write();
+      }
+    }
+
+    if (sections.has('stats')) {
+      const mix = buildStatsMix(ctx).filter((r) => !only || only.has(r.name));
+      for (const [i, r] of mix.entries()) {
+        const path = `/api/v1/sites/${siteId}/conversations/stats${queryString(r.query)}`;
+        try {
+          const { times, bodies } = await sideBySide(targets, { postgres: path, opensearch: path }, runs);
+          const total = (b: unknown) => (b as { data: { total: number } }).data.total;
+          const same = total(bodies.postgres) === total(bodies.opensearch);
+          const targetMs =
+            r.kind === 'dashboard' ? OPENSEARCH_TARGETS.dashboardMedianMs : OPENSEARCH_TARGETS.statsMedianMs;
+          for (const engine of ENGINES) {
+            const http = summarize(times[engine]);
+            report.rows.push({
+              section: 'stats',
+              name: r.name,
+              query: queryString(r.query),
+              engine,
+              http,
+              same,
+              ...(engine === 'opensearch'
+                ? { targetMs, verdict: http.median <= targetMs ? 'PASS' : 'FAIL' }
+                : {
+                    targetMs:
+                      r.kind === 'dashboard'
+                        ? STATS_TARGETS.dashboardMedianMs
+                        : STATS_TARGETS.filteredMedianMs,
+                  }),
+            });
+          }
+          const [pg, osr] = report.rows.slice(-2);
+          log(
+            `stats ${i + 1}/${mix.length} ${r.name}: postgres ${pg.http.median.toFixed(1)} ms, opensearch ${osr.http.median.toFixed(1)} ms${same ? '' : ' DIFFERENT TOTALS'}`,
+          );
+        } catch (error) {
+          log(`stats ${r.name}: ${(error as Error).message}`);
+        }
+        write();
+      }
+    }
+
+    if (sections.has('lag')) {
+      report.lag = await measureLag({
+        target: targets.opensearch,
+        siteId: otherSiteId,
+        opensearchUrl,
+        alias,
+        rate: numberFrom(env, 'BENCH_LAG_RATE', 200),
+        seconds: numberFrom(env, 'BENCH_LAG_SECONDS', 30),
+        startWorker: async () => {
+          const worker = await startProcess('worker.js', { ...serviceEnv, WORKERS: 'on' });
+          children.push(worker);
+          return worker;
+        },
+      });
+      write();
+    }
+    report.status = only ? `subset (${only.size} requests)` : 'complete';
+  } finally {
+    report.machine.load.push(os.loadavg()[0]);
+    write();
+    await Promise.all(children.map(stopProcess));
+    await dataSource.destroy();
+  }
+  log(`wrote bench/results/${outName}.md and .json`);
+}
+
+/**
+ * Records conversations at `rate` a second for `seconds` through the service, a worker draining
+ * the outbox, and polls OpenSearch every 50 ms for the ones not yet found (one `ids` search,
+ * routed to the site): the lag of each is from its 201 to the poll that first finds it.
+ */
+async function measureLag(o: {
+  target: HttpTarget;
+  siteId: string;
+  opensearchUrl: string;
+  alias: string;
+  rate: number;
+  seconds: number;
+  startWorker: () => Promise<ChildProcess>;
+}): Promise<NonNullable<Report['lag']>> {
+  await o.startWorker();
+  const client = createOpenSearchClient(o.opensearchUrl, 10_000);
+  const committedAt = new Map<string, number>();
+  const lags: number[] = [];
+  let recorded = 0;
+  let recording = true;
+  const poller = (async () => {
+    const deadline = () => !recording && (committedAt.size === 0 || Date.now() > stopAt + 30_000);
+    let stopAt = Infinity;
+    while (!deadline()) {
+      if (!recording && stopAt === Infinity) stopAt = Date.now();
+      const ids = [...committedAt.keys()];
+      if (ids.length) {
+        const { body } = await client.search({
+          index: o.alias,
+          routing: o.siteId,
+          body: { size: ids.length, _source: false, query: { ids: { values: ids } } } as never,
+        });
+        const now = performance.now();
+        for (const hit of (body as { hits: { hits: Array<{ _id: string }> } }).hits.hits) {
+          lags.push(now - committedAt.get(hit._id)!);
+          committedAt.delete(hit._id);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const started = performance.now();
+  const total = Math.round(o.rate * o.seconds);
+  const inFlight = new Set<Promise<void>>();
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / o.rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const p = fetch(`${o.target.baseUrl}/api/v1/sites/${o.siteId}/conversations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${o.target.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(recordingBody(i)),
+    }).then(async (res) => {
+      const body = (await res.json()) as { data?: { id: string } };
+      if (res.status === 201 && body.data) {
+        committedAt.set(body.data.id, performance.now());
+        recorded++;
+      }
+    });
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }
+  await Promise.all(inFlight);
+  recording = false;
+  await poller;
+  await client.close();
+  const lagMs = summarize(lags);
+  log(
+    `lag: ${recorded} recorded, ${lags.length} found; p50 ${lagMs.median.toFixed(0)} ms, p99 ${percentile(lags, 99).toFixed(0)} ms`,
+  );
+  return {
+    rate: o.rate,
+    seconds: o.seconds,
+    recorded,
+    found: lags.length,
+    lagMs,
+    p90Ms: percentile(lags, 90),
+    verdict: lags.length === recorded && lagMs.p99 <= OPENSEARCH_TARGETS.lagP99Ms ? 'PASS' : 'FAIL',
+  };
+}
+
+function recordingBody(i: number): object {
+  return {
+    title: `Lag probe ${i}: where is my order?`,
+    channel: 'web',
+    language: 'en',
+    agent: { id: 'agt_BenchLag0001', name: 'Bench', version: 1, versionId: 'agtv_BenchLag0001' },
+    messages: [
+      { role: 'shopper', blocks: [{ type: 'text', text: 'Where is my order?' }] },
+      { role: 'agent', blocks: [{ type: 'text', text: 'It ships tomorrow.' }] },
+    ],
+  };
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.stack : error);
+  process.exit(1);
+});
