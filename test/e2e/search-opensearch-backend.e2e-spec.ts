@@ -1,73 +1,80 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type { Client } from '@opensearch-project/opensearch';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { FallbackConversationSearch } from '../../src/search/fallback-conversation-search';
+import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
+import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
+import { toDocument } from '../../src/search/opensearch/conversation-index';
+import type { IndexNames } from '../../src/search/opensearch/opensearch-client';
+import { ReindexService } from '../../src/search/reindex.service';
 import { recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
-import { FakeOpenSearch } from '../fixtures/fake-opensearch';
+import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
+import { testIndexNames, testOpenSearchClient, testOpenSearchUrl } from '../setup/test-opensearch';
 
 /** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
 const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
-
-/** Hits as OpenSearch returns them for a sorted search: `_id` and the sort values [site, ms, id]. */
-const hitsOf = (
-  items: Array<{ id: string; createdAt: string; siteId?: unknown }>,
-  total?: { value: number; relation: 'eq' | 'gte' },
-) => ({
-  took: 1,
-  timed_out: false,
-  _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
-  hits: {
-    ...(total ? { total } : {}),
-    hits: items.map((c) => ({
-      _index: 'conversations_v1',
-      _id: c.id,
-      _score: null,
-      sort: [c.siteId ?? 'site', Date.parse(c.createdAt), c.id],
-    })),
-  },
-});
-
-/** The hits after `search_after` (listing order), at most `size`: what OpenSearch would answer. */
-const after = (items: Array<{ id: string; createdAt: string }>, body: Record<string, unknown>) => {
-  const from = body.search_after as [string, number, string] | undefined;
-  const rest = from
-    ? items.filter(
-        (c) => Date.parse(c.createdAt) < from[1] || (Date.parse(c.createdAt) === from[1] && c.id < from[2]),
-      )
-    : items;
-  return rest.slice(0, Number(body.size));
-};
+interface Listing {
+  status: number;
+  body: {
+    data: Array<{ id: string; title: string; siteId: string; channel: string }>;
+    meta: { nextCursor: string | null; count?: { value: number; capped: boolean } };
+  };
+}
 
 /**
- * SEARCH_BACKEND=opensearch through the real listing endpoint, with OpenSearch played by a real
- * HTTP server on 127.0.0.1 (canned `_search` answers, or failures). What a real OpenSearch would
- * match is checked by the query-body unit specs and, with OPENSEARCH_URL set, the parity suite.
+ * SEARCH_BACKEND=opensearch through the real listing endpoint, on the run's real OpenSearch
+ * (`npm run opensearch:start`; global setup starts one), as production wires it: OpenSearch with
+ * every hit re-checked against Postgres, Postgres as fallback. The suite's index is built by
+ * search:reindex with OPENSEARCH_SHARDS=3 (sites land on different shards of the single node)
+ * on an alias of its own, and the mirror is drained by hand (`mirror`), so a test decides what
+ * the mirror lags behind. Tests of what OpenSearch answers check that no request fell back to
+ * Postgres (`onOpenSearch`), as the fallback would otherwise hide a wrong answer. Its own
+ * database: no other suite's drain takes this suite's outbox rows.
+ *
+ * Real errors come from the real node: the alias missing (index_not_found), a shard failing
+ * (an index of the alias whose mapping cannot sort). Faults a real node does not produce on
+ * demand (a search hanging past the timeout, a 5xx, timed_out: true) are in
+ * search-opensearch-backend-faults.e2e-spec.ts, on the loopback stand-in; a node not listening
+ * is a closed port, here. Without OpenSearch (OPENSEARCH_URL=none) every test is reported as
+ * skipped, never as passed.
  */
-describe('listing with SEARCH_BACKEND=opensearch', () => {
+const OPENSEARCH_URL = testOpenSearchUrl();
+const describeReal = OPENSEARCH_URL ? describe : describe.skip;
+if (!OPENSEARCH_URL)
+  process.stderr.write(
+    '\nNOTICE: OpenSearch listing backend suite SKIPPED: no OpenSearch (OPENSEARCH_URL=none).\n',
+  );
+
+describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () => {
+  const names = OPENSEARCH_URL ? testIndexNames('listing') : ({} as IndexNames);
+  let admin: Client;
   let t: TestApp;
-  let os: FakeOpenSearch;
+  let index: string;
+  let search: FallbackConversationSearch;
   let org: Org;
   let convs: Array<{ id: string; createdAt: string }>;
-  let breaker: FallbackConversationSearch['breaker'];
 
   beforeAll(async () => {
-    os = await new FakeOpenSearch().start();
+    admin = testOpenSearchClient();
     t = await createTestApp(
       {
         ...OWN_BUDGET,
         SEARCH_BACKEND: 'opensearch',
-        OPENSEARCH_URL: os.url,
-        OPENSEARCH_INDEX: 'conversations',
-        OPENSEARCH_TIMEOUT_MS: '300',
+        SEARCH_SYNC_FOR_TESTS: 'false',
+        OPENSEARCH_URL: OPENSEARCH_URL!,
+        OPENSEARCH_INDEX: names.alias,
+        OPENSEARCH_SHARDS: '3',
+        OPENSEARCH_TIMEOUT_MS: '5000',
+        OPENSEARCH_BULK_TIMEOUT_MS: '10000',
       },
-      { redisKeyPrefixSuffix: 'search-backend:' },
+      { redisKeyPrefixSuffix: 'search-backend:', ownDatabase: true },
     );
-    breaker = (t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch).breaker;
+    index = (await t.app.get(ReindexService).reindex()).index;
+    search = t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch;
     org = await createOrganization(t.app);
     convs = [];
     for (let i = 0; i < 3; i++)
@@ -77,153 +84,357 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
           createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
         }),
       );
-  });
+    await mirror(org.site.id);
+  }, 60_000);
   afterAll(async () => {
     await t?.close();
-    await os?.stop();
+    await admin?.close();
   });
-  beforeEach(() => {
-    os.mode = 'ok';
-    os.searchHandler = undefined;
-    os.searches.length = 0;
-    os.searchParams.length = 0;
-    breaker.reset();
-  });
+  beforeEach(() => search.breaker.reset());
 
-  const list = (query = '') =>
-    t.http().get(`/api/v1/sites/${org.site.id}/conversations${query}`).set(org.auth);
-  const newestFirst = () => [...convs].reverse();
+  /** Writes the site's waiting changes to the index and makes them searchable. */
+  const mirror = async (siteId: string) => {
+    const indexer = t.app.get(SearchIndexer);
+    let result;
+    do result = await indexer.drain(20, siteId);
+    while (result.taken > 0);
+    await admin.indices.refresh({ index: names.alias });
+  };
+  /** Documents of a site that exist only in OpenSearch, made searchable. */
+  const indexSynthetic = async (
+    siteId: string,
+    docs: Array<{ id: string; createdAt: Date; channel?: string }>,
+  ) => {
+    for (let i = 0; i < docs.length; i += 5000) {
+      const body = docs.slice(i, i + 5000).flatMap((d) => [
+        { index: { _index: names.alias, _id: d.id, routing: siteId } },
+        toDocument({
+          id: d.id,
+          organization_id: 'org_Synthetic',
+          site_id: siteId,
+          title: 'Synthetic',
+          channel: d.channel ?? 'web',
+          language: 'en',
+          agent_id: 'agt_Synthetic',
+          agent_version_id: 'agtv_Synthetic',
+          label_status: 'pending',
+          label_tokens: [],
+          created_at: d.createdAt,
+          updated_at: d.createdAt,
+          message_count: 0,
+          feedback_positive: 0,
+          feedback_negative: 0,
+          score_quality: null,
+          score_service: null,
+          score_trust: null,
+          search_version: '1',
+        }),
+      ]);
+      const { body: answer } = await admin.bulk({ body } as never);
+      expect((answer as { errors: boolean }).errors).toBe(false);
+    }
+    await admin.indices.refresh({ index: names.alias });
+  };
+  const list = (o: Org, query = ''): Promise<Listing> =>
+    t
+      .http()
+      .get(`/api/v1/sites/${o.site.id}/conversations${query}`)
+      .set(o.auth) as unknown as Promise<Listing>;
+  const after = (cursor: string | null) => `cursor=${encodeURIComponent(cursor!)}`;
+  const ids = (res: Listing) => res.body.data.map((c) => c.id);
+  const newestFirst = () => [...convs].reverse().map((c) => c.id);
+  /** Runs `fn`, checking that `fellBack` requests were answered by Postgres and every other by OpenSearch. */
+  const served = async <T>(fellBack: number, fn: () => Promise<T>): Promise<T> => {
+    const before = search.fallbacks;
+    const out = await fn();
+    expect(search.fallbacks - before).toBe(fellBack);
+    return out;
+  };
+  const onOpenSearch = <T>(fn: () => Promise<T>) => served(0, fn);
+  /** Runs `fn` with the alias gone: every search gets OpenSearch's index_not_found (404). */
+  const withoutAlias = async <T>(fn: () => Promise<T>): Promise<T> => {
+    await admin.indices.deleteAlias({ index, name: names.alias });
+    try {
+      return await fn();
+    } finally {
+      await admin.indices.putAlias({ index, name: names.alias });
+    }
+  };
+  /** Every page of `o`'s listing with `limit` per page, from the start or after `cursor`. */
+  const allPages = async (o: Org, limit: number, cursor: string | null = null) => {
+    const out: string[] = [];
+    do {
+      const res: Listing = await list(o, `?limit=${limit}${cursor ? `&${after(cursor)}` : ''}`);
+      expect(res.status).toBe(200);
+      out.push(...ids(res));
+      cursor = res.body.meta.nextCursor;
+    } while (cursor);
+    return out;
+  };
 
   describe('hits are hydrated from Postgres in hit order', () => {
-    it('the page lists the conversations in the order OpenSearch returned them, with Postgres data', async () => {
-      const order = [convs[1], convs[2], convs[0]];
-      os.searchHandler = () => hitsOf(order);
-      const res = await list('?limit=5');
+    it("the page lists the site's conversations in the mirror's order (newest first), with Postgres' data", async () => {
+      const own = await createOrganization(t.app);
+      const mine = [];
+      for (let i = 0; i < 3; i++)
+        mine.push(
+          await recordConversation(t, own, {
+            title: `Parcel ${i}`,
+            createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
+          }),
+        );
+      await mirror(own.site.id);
+      // Renamed in Postgres; the mirror still has the old title (not drained).
+      await t.db.query(`UPDATE conversations SET title = 'Parcel 1, renamed' WHERE id = $1`, [mine[1].id]);
+      const res = await onOpenSearch(() => list(own, '?limit=5'));
       expect(res.status).toBe(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(order.map((c) => c.id));
-      expect(res.body.data[0]).toMatchObject({ id: convs[1].id, title: 'Parcel 1', siteId: org.site.id });
-      expect(res.body.meta.nextCursor).toBeNull();
-      expect(os.searches).toHaveLength(1);
-      expect(os.searches[0].index).toBe('conversations');
-      expect(os.searches[0].body).toMatchObject({
-        size: 6,
-        sort: [{ site_id: { order: 'asc' } }, { created_at: { order: 'desc' } }, { id: { order: 'desc' } }],
-        query: { bool: { filter: [{ term: { site_id: org.site.id } }] } },
+      expect(ids(res)).toEqual([mine[2].id, mine[1].id, mine[0].id]);
+      expect(res.body.data[1]).toMatchObject({
+        id: mine[1].id,
+        title: 'Parcel 1, renamed',
+        siteId: own.site.id,
       });
+      expect(res.body.meta.nextCursor).toBeNull();
     });
 
     it('a hit whose conversation is gone from Postgres is left out', async () => {
-      os.searchHandler = () =>
-        hitsOf([
-          { id: 'conv_GoneGoneGoneGoneGone00', createdAt: '2026-12-01T00:00:00.000Z' },
-          ...newestFirst(),
-        ]);
-      const res = await list();
+      const own = await createOrganization(t.app);
+      const mine = [];
+      for (let i = 0; i < 3; i++)
+        mine.push(
+          await recordConversation(t, own, { createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString() }),
+        );
+      await mirror(own.site.id);
+      // Deleted in Postgres, still in the mirror (not drained).
+      await t.db.query(`DELETE FROM conversations WHERE id = $1`, [mine[2].id]);
+      const res = await onOpenSearch(() => list(own));
       expect(res.status).toBe(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
+      expect(ids(res)).toEqual([mine[1].id, mine[0].id]);
     });
   });
 
   describe('a cursor stays valid when the backend changes between pages', () => {
-    it('page 1 from OpenSearch, page 2 from Postgres (OpenSearch down) with the same cursor', async () => {
-      os.searchHandler = (_, body) => hitsOf(newestFirst().slice(0, Number(body.size)));
-      const first = await list('?limit=1');
+    it('page 1 from OpenSearch, page 2 from Postgres (OpenSearch answering index_not_found) with the same cursor', async () => {
+      const first = await onOpenSearch(() => list(org, '?limit=1'));
       expect(first.status).toBe(200);
-      expect(first.body.data.map((c: { id: string }) => c.id)).toEqual([convs[2].id]);
+      expect(ids(first)).toEqual([convs[2].id]);
       expect(first.body.meta.nextCursor).toEqual(expect.any(String));
 
-      os.mode = { status: 503 };
-      const second = await list(`?limit=1&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`);
+      const second = await served(1, () =>
+        withoutAlias(() => list(org, `?limit=1&${after(first.body.meta.nextCursor)}`)),
+      );
       expect(second.status).toBe(200);
-      expect(second.body.data.map((c: { id: string }) => c.id)).toEqual([convs[1].id]);
+      expect(ids(second)).toEqual([convs[1].id]);
     });
 
-    it('page 1 from Postgres (OpenSearch down), page 2 from OpenSearch sent as search_after', async () => {
-      os.mode = { status: 500 };
-      const first = await list('?limit=1');
-      expect(first.body.data.map((c: { id: string }) => c.id)).toEqual([convs[2].id]);
-      breaker.reset();
-
-      os.mode = 'ok';
-      os.searchHandler = () => hitsOf([convs[1]]);
-      const second = await list(`?limit=1&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`);
+    it('page 1 from Postgres (OpenSearch answering index_not_found), page 2 from OpenSearch after that cursor', async () => {
+      const first = await served(1, () => withoutAlias(() => list(org, '?limit=1')));
+      expect(ids(first)).toEqual([convs[2].id]);
+      const second = await onOpenSearch(() => list(org, `?limit=1&${after(first.body.meta.nextCursor)}`));
       expect(second.status).toBe(200);
-      expect(second.body.data.map((c: { id: string }) => c.id)).toEqual([convs[1].id]);
-      expect(os.searches[0].body.search_after).toEqual([
-        org.site.id,
-        Date.parse(convs[2].createdAt),
-        convs[2].id,
-      ]);
+      expect(ids(second)).toEqual([convs[1].id]);
+    });
+  });
+
+  describe('search_after on ties: conversations created in the same millisecond follow their ids, page after page', () => {
+    let ties: Org;
+    let expected: string[];
+    beforeAll(async () => {
+      ties = await createOrganization(t.app);
+      const same = '2026-10-10T10:00:00.000Z';
+      const recorded = [];
+      for (const createdAt of [
+        '2026-10-10T10:00:00.001Z',
+        same,
+        same,
+        same,
+        same,
+        same,
+        '2026-10-10T09:59:59.999Z',
+      ])
+        recorded.push(await recordConversation(t, ties, { createdAt }));
+      expected = recorded
+        .sort((a, b) =>
+          a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? 1 : -1) : a.id < b.id ? 1 : -1,
+        )
+        .map((c) => c.id);
+      await mirror(ties.site.id);
+    });
+
+    it('pages of 2 list each conversation once, ids descending within the millisecond', async () => {
+      expect(await onOpenSearch(() => allPages(ties, 2))).toEqual(expected);
+      expect(await onOpenSearch(() => allPages(ties, 3))).toEqual(expected);
+    });
+
+    it('a cursor from a Postgres page ending inside the tie continues on OpenSearch with the next id', async () => {
+      const first = await served(1, () => withoutAlias(() => list(ties, '?limit=3')));
+      expect(ids(first)).toEqual(expected.slice(0, 3));
+      const rest = await onOpenSearch(() => allPages(ties, 2, first.body.meta.nextCursor));
+      expect(rest).toEqual(expected.slice(3));
     });
   });
 
   describe('meta.count from track_total_hits, counted to 10,001 as the Postgres engine counts', () => {
-    it('an exact total is the count; totals are tracked to 10,001', async () => {
-      os.searchHandler = (_, body) =>
-        body.size === 0 ? hitsOf([], { value: 3, relation: 'eq' }) : hitsOf(newestFirst());
-      const res = await list('?count=true');
+    let capped: Org;
+    let synthetic = 0;
+    /** The site has `n` matches: its 2 recorded conversations and `n - 2` older ones in OpenSearch only. */
+    const matching = async (n: number) => {
+      const docs = [];
+      for (let i = synthetic; i < n - 2; i++)
+        docs.push({
+          id: `conv_Cap${String(i).padStart(19, '0')}`,
+          createdAt: new Date(Date.UTC(2026, 0, 1) + i),
+        });
+      await indexSynthetic(capped.site.id, docs);
+      synthetic = Math.max(synthetic, n - 2);
+      expect(synthetic).toBe(n - 2);
+    };
+    /** meta.count of the site; the page (limit 1) is the newest recorded conversation. */
+    const count = async () => {
+      const res = await onOpenSearch(() => list(capped, '?limit=1&count=true'));
+      expect(res.status).toBe(200);
+      expect(res.body.data).toHaveLength(1);
+      return res.body.meta.count;
+    };
+    beforeAll(async () => {
+      capped = await createOrganization(t.app);
+      await recordConversation(t, capped, {});
+      await recordConversation(t, capped, {});
+      await mirror(capped.site.id);
+    });
+
+    it("an exact total is the count: the mirror's total", async () => {
+      const res = await onOpenSearch(() => list(org, '?count=true'));
       expect(res.body.meta.count).toEqual({ value: 3, capped: false });
-      const countSearch = os.searches.find((s) => s.body.size === 0)!;
-      expect(countSearch.body.track_total_hits).toBe(10_001);
+      await matching(5);
+      expect(await count()).toEqual({ value: 5, capped: false });
     });
 
     it('exactly 10,000 matches is not capped', async () => {
-      os.searchHandler = (_, body) =>
-        body.size === 0 ? hitsOf([], { value: 10_000, relation: 'eq' }) : hitsOf(newestFirst());
-      const res = await list('?count=true');
-      expect(res.body.meta.count).toEqual({ value: 10_000, capped: false });
-    });
+      await matching(10_000);
+      expect(await count()).toEqual({ value: 10_000, capped: false });
+    }, 60_000);
 
-    it('a total of at least 10,001 (relation gte) is capped at 10,000', async () => {
-      os.searchHandler = (_, body) =>
-        body.size === 0 ? hitsOf([], { value: 10_001, relation: 'gte' }) : hitsOf(newestFirst());
-      const res = await list('?count=true');
-      expect(res.body.meta.count).toEqual({ value: 10_000, capped: true });
-    });
+    it('10,001 matches (OpenSearch: 10,001, eq) are capped at 10,000', async () => {
+      await matching(10_001);
+      expect(await count()).toEqual({ value: 10_000, capped: true });
+    }, 60_000);
+
+    it('10,002 matches (OpenSearch: at least 10,001, gte) are capped at 10,000', async () => {
+      await matching(10_002);
+      expect(await count()).toEqual({ value: 10_000, capped: true });
+    }, 60_000);
   });
 
-  describe('searches are routed by site and carry a server-side timeout', () => {
-    it('routing=<siteId> on the page and count searches, and a timeout below the request timeout', async () => {
-      os.searchHandler = (_, body) =>
-        body.size === 0 ? hitsOf([], { value: 3, relation: 'eq' }) : hitsOf(newestFirst());
-      await list('?count=true').expect(200);
-      expect(os.searches).toHaveLength(2);
-      expect(os.searchParams).toHaveLength(2);
-      for (const [i, search] of os.searches.entries()) {
-        expect(os.searchParams[i]).toMatchObject({ routing: org.site.id });
-        // OPENSEARCH_TIMEOUT_MS is 300 here: OpenSearch stops at 240 ms, before the client gives up.
-        expect(search.body.timeout).toBe('240ms');
+  describe("searches are routed by site: a site's documents are on one shard, and its searches read that shard", () => {
+    const shardOf = async (routing: string) =>
+      (await admin.searchShards({ index, routing })).body.shards[0][0].shard;
+
+    it('the index has 3 shards and the index sort (site_id, created_at desc, id desc)', async () => {
+      const { body } = await admin.indices.getSettings({ index });
+      expect(body[index].settings?.index).toMatchObject({
+        number_of_shards: '3',
+        sort: { field: ['site_id', 'created_at', 'id'], order: ['asc', 'desc', 'desc'] },
+      });
+    });
+
+    it("a site's page and count do not see its document put on another shard", async () => {
+      const own = await createOrganization(t.app);
+      const mine = [];
+      for (let i = 0; i < 3; i++)
+        mine.push(
+          await recordConversation(t, own, { createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString() }),
+        );
+      await mirror(own.site.id);
+      let elsewhere = '';
+      for (let i = 0; !elsewhere; i++)
+        if ((await shardOf(`r${i}`)) !== (await shardOf(own.site.id))) elsewhere = `r${i}`;
+      // The newest document moved to another shard (the mirror never writes so: it routes by site).
+      const moved = mine[2].id;
+      const { body: doc } = await admin.get({ index, id: moved, routing: own.site.id });
+      await admin.delete({ index, id: moved, routing: own.site.id });
+      await admin.index({ index, id: moved, routing: elsewhere, body: doc._source! });
+      await admin.indices.refresh({ index });
+      const res = await onOpenSearch(() => list(own, '?count=true'));
+      expect(ids(res)).toEqual([mine[1].id, mine[0].id]);
+      expect(res.body.meta.count).toEqual({ value: 2, capped: false });
+    });
+
+    it('sites on different shards each list their own conversations, in order, page by page, written out of order', async () => {
+      const own = await createOrganization(t.app);
+      const sites = [own.site.id];
+      while (sites.length < 3 || new Set(await Promise.all(sites.map(shardOf))).size < 2)
+        sites.push((await createSite(t.app, own.organization.id)).id);
+      const expected = new Map<string, string[]>(sites.map((s) => [s, []]));
+      // Written one by one out of creation order, each made searchable at once: many small
+      // segments, each sorted by the index sort, that pages must read in the listing's order.
+      for (const day of [5, 1, 9, 3, 7, 2, 8, 4, 6]) {
+        for (const siteId of sites) {
+          const c = await recordConversation(
+            t,
+            own,
+            { createdAt: new Date(Date.UTC(2026, 9, day)).toISOString() },
+            siteId,
+          );
+          expected.get(siteId)!.push(c.id);
+          await mirror(siteId);
+        }
+      }
+      const byDay = async (siteId: string) =>
+        (
+          await t.db.query(
+            `SELECT id FROM conversations WHERE site_id = $1 ORDER BY created_at DESC, id COLLATE "C" DESC`,
+            [siteId],
+          )
+        ).map((r: { id: string }) => r.id);
+      for (const siteId of sites) {
+        const want = await byDay(siteId);
+        expect(new Set(want)).toEqual(new Set(expected.get(siteId)));
+        expect(await onOpenSearch(() => allPages({ ...own, site: { ...own.site, id: siteId } }, 2))).toEqual(
+          want,
+        );
       }
     });
   });
 
-  describe('an answer that timed out or that some shard failed is a failure: Postgres answers', () => {
-    const partial = (over: object) => (_: string, body: Record<string, unknown>) => ({
-      ...(body.size === 0 ? hitsOf([], { value: 1, relation: 'eq' }) : hitsOf([convs[0]])),
-      ...over,
+  describe('an answer that some shard failed is a failure: Postgres answers the page and its count', () => {
+    /**
+     * Runs `fn` with a second index in the alias where created_at is text: the page's sort fails
+     * on that index's shard (OpenSearch answers 200 with _shards.failed: 1 and the other shard's
+     * hits), while a count still succeeds there and counts its document of the site.
+     */
+    const withFailingShard = async <T>(fn: () => Promise<T>): Promise<T> => {
+      const conflicting = `${names.alias}_conflicting`;
+      await admin.indices.create({
+        index: conflicting,
+        body: {
+          settings: { number_of_shards: 1, number_of_replicas: 0 },
+          mappings: { properties: { site_id: { type: 'keyword' }, created_at: { type: 'text' } } },
+          aliases: { [names.alias]: {} },
+        },
+      } as never);
+      try {
+        await admin.index({
+          index: conflicting,
+          id: 'conv_Conflicting',
+          routing: org.site.id,
+          body: { site_id: org.site.id, created_at: 'not a date' },
+          refresh: true,
+        });
+        return await fn();
+      } finally {
+        await admin.indices.delete({ index: conflicting });
+      }
+    };
+
+    it('_shards.failed > 0: the page is Postgres', async () => {
+      const res = await served(1, () => withFailingShard(() => list(org, '?count=true')));
+      expect(res.status).toBe(200);
+      expect(ids(res)).toEqual(newestFirst());
     });
 
-    it('timed_out: true', async () => {
-      os.searchHandler = partial({ timed_out: true });
-      const res = await list('?count=true').expect(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
-      expect(res.body.meta.count).toEqual({ value: 3, capped: false });
-    });
-
-    it('_shards.failed > 0', async () => {
-      os.searchHandler = partial({ _shards: { total: 2, successful: 1, skipped: 0, failed: 1 } });
-      const res = await list('?count=true').expect(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
-      expect(res.body.meta.count).toEqual({ value: 3, capped: false });
-    });
-  });
-
-  describe('the page and its count come from the same engine', () => {
-    it("when the count search fails, the page is Postgres' too (not OpenSearch's page with a Postgres count)", async () => {
-      // OpenSearch would list only convs[0] (a stale mirror); its count search fails.
-      os.searchHandler = (_, body) => (body.size === 0 ? { timed_out: true, hits: {} } : hitsOf([convs[0]]));
-      const res = await list('?count=true').expect(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
+    it("when the page search fails, the count is Postgres' too (not OpenSearch's count, 4, with a Postgres page)", async () => {
+      const res = await served(1, () => withFailingShard(() => list(org, '?count=true')));
       expect(res.body.meta.count).toEqual({ value: 3, capped: false });
     });
   });
@@ -232,107 +443,76 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
     it('a hit that no longer matches the filters in Postgres is left out and the page is filled from further hits', async () => {
       const own = await createOrganization(t.app);
       const web = [];
-      for (let i = 0; i < 4; i++)
+      for (let i = 0; i < 5; i++)
         web.push(
           await recordConversation(t, own, {
             channel: 'web',
             createdAt: new Date(Date.UTC(2026, 8, 1 + i)).toISOString(),
           }),
         );
-      const hosted = await recordConversation(t, own, {
-        channel: 'hosted',
-        createdAt: new Date(Date.UTC(2026, 8, 10)).toISOString(),
-      });
-      // The mirror still has `hosted` as a web conversation, newest of all.
-      const mirror = [hosted, ...[...web].reverse()];
-      os.searchHandler = (_, body) => hitsOf(after(mirror, body));
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${own.site.id}/conversations?channel=web&limit=2`)
-        .set(own.auth)
-        .expect(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([web[3].id, web[2].id]);
-      expect(res.body.data.every((c: { channel: string }) => c.channel === 'web')).toBe(true);
+      await mirror(own.site.id);
+      // Now hosted in Postgres; the mirror still has it as the newest web conversation.
+      const stale = web.pop()!;
+      await t.db.query(`UPDATE conversations SET channel = 'hosted' WHERE id = $1`, [stale.id]);
+      const res = await onOpenSearch(() => list(own, '?channel=web&limit=2'));
+      expect(res.status).toBe(200);
+      expect(ids(res)).toEqual([web[3].id, web[2].id]);
+      expect(res.body.data.every((c) => c.channel === 'web')).toBe(true);
+      // More follow only if a second search, after the first one's last hit, filled the page.
       expect(res.body.meta.nextCursor).toEqual(expect.any(String));
-      // A second search, after the last hit of the first, filled the page.
-      expect(os.searches.length).toBeGreaterThanOrEqual(2);
-      expect(os.searches[1].body.search_after).toEqual([
-        own.site.id,
-        Date.parse(web[2].createdAt),
-        web[2].id,
-      ]);
 
-      const next = await t
-        .http()
-        .get(
-          `/api/v1/sites/${own.site.id}/conversations?channel=web&limit=2&cursor=${encodeURIComponent(res.body.meta.nextCursor)}`,
-        )
-        .set(own.auth)
-        .expect(200);
-      expect(next.body.data.map((c: { id: string }) => c.id)).toEqual([web[1].id, web[0].id]);
+      const next = await onOpenSearch(() =>
+        list(own, `?channel=web&limit=2&${after(res.body.meta.nextCursor)}`),
+      );
+      expect(ids(next)).toEqual([web[1].id, web[0].id]);
       expect(next.body.meta.nextCursor).toBeNull();
     });
 
     it('when the mirror is so far behind that no round fills the page, Postgres answers the page and the count', async () => {
       const own = await createOrganization(t.app);
       const web = await recordConversation(t, own, { channel: 'web' });
-      // Every hit OpenSearch has is a conversation Postgres no longer matches (hosted), endlessly.
-      const stale = Array.from({ length: 2000 }, (_, i) => ({
-        id: `conv_Stale${String(i).padStart(17, '0')}`,
-        createdAt: new Date(Date.UTC(2027, 0, 1) - i).toISOString(),
-      }));
-      os.searchHandler = (_, body) =>
-        body.size === 0 ? hitsOf([], { value: 2000, relation: 'eq' }) : hitsOf(after(stale, body));
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${own.site.id}/conversations?channel=web&count=true`)
-        .set(own.auth)
-        .expect(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([web.id]);
+      await mirror(own.site.id);
+      // 2,000 newer web conversations in the mirror that Postgres does not have.
+      await indexSynthetic(
+        own.site.id,
+        Array.from({ length: 2000 }, (_, i) => ({
+          id: `conv_Stale${String(i).padStart(17, '0')}`,
+          createdAt: new Date(Date.UTC(2027, 0, 1) - i),
+        })),
+      );
+      const res = await served(1, () => list(own, '?channel=web&count=true'));
+      expect(res.status).toBe(200);
+      expect(ids(res)).toEqual([web.id]);
       expect(res.body.meta.count).toEqual({ value: 1, capped: false });
     });
   });
 
-  describe('when OpenSearch is unreachable or slow, the listing falls back to Postgres, never a 500', () => {
+  describe('when OpenSearch answers an error, the listing falls back to Postgres, never a 500', () => {
     const expectPostgresPage = async () => {
-      const res = await list('?count=true');
+      const res = await list(org, '?count=true');
       expect(res.status).toBe(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
+      expect(ids(res)).toEqual(newestFirst());
       expect(res.body.meta.count).toEqual({ value: 3, capped: false });
     };
 
-    it('OpenSearch answering 500', async () => {
-      os.mode = { status: 500 };
-      await expectPostgresPage();
-      expect(os.requests.length).toBeGreaterThan(0);
+    it('OpenSearch answering an error document (the alias missing: index_not_found)', async () => {
+      await served(1, () => withoutAlias(expectPostgresPage));
     });
 
-    it('OpenSearch answering 503', async () => {
-      os.mode = { status: 503 };
-      await expectPostgresPage();
-    });
-
-    it('OpenSearch accepting the connection but never answering (request timeout)', async () => {
-      os.mode = 'hang';
-      await expectPostgresPage();
-    });
-
-    it('OpenSearch answering an error document (index missing)', async () => {
-      os.searchHandler = undefined; // the fake answers 404 for an unserved _search
-      await expectPostgresPage();
-    });
-
-    it('after repeated failures the circuit opens: requests go straight to Postgres', async () => {
-      os.mode = { status: 503 };
-      for (let i = 0; i < 3; i++) await expectPostgresPage();
-      expect(breaker.state).toBe('open');
-      const sent = os.requests.length;
-      await expectPostgresPage();
-      expect(os.requests.length).toBe(sent);
+    it('after repeated failures the circuit opens: requests go straight to Postgres, even once OpenSearch answers again', async () => {
+      await served(3, () =>
+        withoutAlias(async () => {
+          for (let i = 0; i < 3; i++) await expectPostgresPage();
+        }),
+      );
+      expect(search.breaker.state).toBe('open');
+      // The alias is back: a request sent to OpenSearch would be answered there, not counted here.
+      await served(1, expectPostgresPage);
+      expect(search.breaker.state).toBe('open');
     });
   });
 
-  describe('OpenSearch not listening at all', () => {
+  describe('OpenSearch not listening at all (a closed port)', () => {
     let closed: TestApp;
     beforeAll(async () => {
       const probe = createServer();
@@ -342,7 +522,9 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
       closed = await createTestApp(
         {
           ...OWN_BUDGET,
+          DATABASE_URL: t.config.databaseUrl,
           SEARCH_BACKEND: 'opensearch',
+          SEARCH_SYNC_FOR_TESTS: 'false',
           OPENSEARCH_URL: `http://127.0.0.1:${port}`,
           OPENSEARCH_TIMEOUT_MS: '300',
         },
@@ -354,7 +536,8 @@ describe('listing with SEARCH_BACKEND=opensearch', () => {
     it('connection refused: the listing is served by Postgres', async () => {
       const res = await closed.http().get(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth);
       expect(res.status).toBe(200);
-      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst().map((c) => c.id));
+      expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst());
+      expect((closed.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch).fallbacks).toBe(1);
     });
   });
 });

@@ -146,16 +146,23 @@ export class OpenSearchConversationSearch implements ConversationSearch {
       routing: siteId,
       body: { ...query, ...(timeout ? { timeout: `${timeout}ms` } : {}) } as never,
     });
-    const answer = body as unknown as SearchBody;
-    // A timed-out search or a failed shard gives partial hits and totals: not an answer to show.
-    if (answer.timed_out === true)
-      throw new PartialSearchError('OpenSearch search timed out (partial results)');
-    if ((answer._shards?.failed ?? 0) > 0)
-      throw new PartialSearchError(
-        `OpenSearch search failed on ${answer._shards!.failed} of ${answer._shards!.total ?? '?'} shards`,
-      );
-    return answer;
+    return wholeAnswer(body as unknown as SearchBody);
   }
+}
+
+/**
+ * The answer of a `_search`, if it is whole: a search that timed out, or that some shard failed
+ * (OpenSearch then answers 200 with the other shards' hits, totals and aggregations), is a
+ * PartialSearchError, never numbers to show. Used by the listing and the stats engines.
+ */
+export function wholeAnswer<T extends Pick<SearchBody, 'timed_out' | '_shards'>>(answer: T): T {
+  if (answer.timed_out === true)
+    throw new PartialSearchError('OpenSearch search timed out (partial results)');
+  if ((answer._shards?.failed ?? 0) > 0)
+    throw new PartialSearchError(
+      `OpenSearch search failed on ${answer._shards!.failed} of ${answer._shards!.total ?? '?'} shards`,
+    );
+  return answer;
 }
 
 function position(hit: Hit): ListingPosition {

@@ -5,18 +5,21 @@ import type {
   StatsQuery,
   StatsSeriesRequest,
 } from '../conversation-stats';
+import { wholeAnswer } from '../../opensearch/opensearch-conversation-search';
 import { SeriesBucketStart, seriesBuckets as sharedSeriesBuckets } from '../series-buckets';
 import { MirrorSnapshot, MirrorWatermark, watermarkOf } from './mirror-watermark';
 import { buildStatsBody, parseStatsResponse } from './stats-query';
 
 /**
  * The stats engine over the OpenSearch mirror (its alias, OPENSEARCH_INDEX): one `_search` with
- * `size: 0`, the exact total and the aggregations (stats-query.ts). `asOf` is the mirror's
- * watermark for the site (mirror-watermark.ts), read before an index refresh, so every
- * conversation state written up to the watermark is counted.
+ * `size: 0`, the exact total and the aggregations (stats-query.ts), routed to the site's shard
+ * as the listing's searches are. `asOf` is the mirror's watermark for the site
+ * (mirror-watermark.ts), read before an index refresh, so every conversation state written up
+ * to the watermark is counted.
  *
- * Failures (transport, timeout after OPENSEARCH_TIMEOUT_MS, error answers, an answer that
- * would not be exact) are thrown; FallbackConversationStats then asks Postgres.
+ * Failures (transport, timeout after OPENSEARCH_TIMEOUT_MS, error answers, an answer that timed
+ * out or that some shard failed, an answer that would not be exact) are thrown;
+ * FallbackConversationStats then asks Postgres.
  */
 export class OpenSearchConversationStats implements ConversationStatsEngine {
   /** The last refresh this engine made, with every site's watermark read just before it. */
@@ -41,9 +44,16 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
     const asOf = await this.visibleUpTo(siteId);
     const { body } = await this.client.search({
       index: this.index,
+      // A site's documents are all on the shard its id routes to: the search reads that one.
+      routing: siteId,
       body: buildStatsBody(siteId, query) as never,
     });
-    return parseStatsResponse(body, query, asOf, query.series ? seriesBuckets(query.series) : undefined);
+    return parseStatsResponse(
+      wholeAnswer(body),
+      query,
+      asOf,
+      query.series ? seriesBuckets(query.series) : undefined,
+    );
   }
 
   /**
