@@ -16,9 +16,11 @@
  * between runs unless --fresh. Exit status 1, with the node's last log lines on stderr, if a node
  * dies or the cluster is not green within --timeout seconds (default 180).
  *
- * Also a module: the three-node test starts, stops and restarts single nodes with it.
+ * Also a module: the three-node test (test/e2e/opensearch-cluster.e2e-spec.ts) starts the cluster,
+ * kills one node (killNode: SIGKILL) and starts it again on its data with it.
  */
 'use strict';
+/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS script that node runs as it is */
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -29,7 +31,10 @@ const JAR = path.join(TOOL, 'target', 'opensearch-local-2.17.1.jar');
 const CLASSPATH = path.join(TOOL, 'target', 'classpath.txt');
 /** Touched after a successful build: Maven leaves an unchanged jar's time alone. */
 const STAMP = path.join(TOOL, 'target', 'built.stamp');
-const SOURCES = [path.join(TOOL, 'pom.xml'), path.join(TOOL, 'src', 'main', 'java', 'local', 'opensearch', 'LocalNode.java')];
+const SOURCES = [
+  path.join(TOOL, 'pom.xml'),
+  path.join(TOOL, 'src', 'main', 'java', 'local', 'opensearch', 'LocalNode.java'),
+];
 
 const log = (line) => process.stderr.write(`opensearch-local: ${line}\n`);
 
@@ -42,7 +47,15 @@ function build() {
   // Maven's output goes to stderr: stdout carries the JSON summary alone.
   const mvn = spawnSync(
     'mvn',
-    ['-q', '-B', '--no-transfer-progress', '-Dstyle.color=never', '-f', path.join(TOOL, 'pom.xml'), 'package'],
+    [
+      '-q',
+      '-B',
+      '--no-transfer-progress',
+      '-Dstyle.color=never',
+      '-f',
+      path.join(TOOL, 'pom.xml'),
+      'package',
+    ],
     { stdio: ['ignore', 2, 2] },
   );
   if (mvn.error) throw new Error(`could not run mvn: ${mvn.error.message}`);
@@ -60,7 +73,12 @@ function classpathPresent() {
 }
 
 /** The layout of a cluster of `nodes` nodes whose files live under `home`. */
-function layout({ nodes = 1, port = 9200, transportPort = 9300, home = path.join(ROOT, 'var', 'opensearch') } = {}) {
+function layout({
+  nodes = 1,
+  port = 9200,
+  transportPort = 9300,
+  home = path.join(ROOT, 'var', 'opensearch'),
+} = {}) {
   const all = [];
   for (let i = 1; i <= nodes; i++)
     all.push({
@@ -71,22 +89,44 @@ function layout({ nodes = 1, port = 9200, transportPort = 9300, home = path.join
       pidFile: path.join(home, `node-${i}.pid`),
       logFile: path.join(home, `node-${i}.log`),
     });
-  return { home, nodes: all, seeds: nodes > 1 ? all.map((n) => n.transportPort) : null, url: `http://127.0.0.1:${port}` };
+  return {
+    home,
+    nodes: all,
+    seeds: nodes > 1 ? all.map((n) => n.transportPort) : null,
+    url: `http://127.0.0.1:${port}`,
+  };
 }
 
+/** Whether `pid` runs; a zombie (killed, not yet reaped by its parent) counts as gone. */
 function alive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ...".
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z';
+  } catch {
+    return true; // no /proc (macOS): kill(pid, 0) has the last word
+  }
 }
 
+/**
+ * The node's pid when its recorded process is alive and is that node: a pid file left by a
+ * crashed run may name a pid reused since by another process, which must never be signalled.
+ */
 function pidOf(node) {
   try {
     const pid = Number(fs.readFileSync(node.pidFile, 'utf8').trim());
-    return pid > 0 && alive(pid) ? pid : null;
+    if (!(pid > 0 && alive(pid))) return null;
+    let cmdline;
+    try {
+      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return pid; // no /proc: trust the pid file
+    }
+    return cmdline.includes('local.opensearch.LocalNode') && cmdline.includes(node.home) ? pid : null;
   } catch {
     return null;
   }
@@ -139,6 +179,21 @@ async function stopNode(node, { graceMs = 30_000 } = {}) {
   fs.rmSync(node.pidFile, { force: true });
 }
 
+/**
+ * Kills one node at once with SIGKILL (no shutdown: as a crash or a lost machine does) and
+ * resolves once it is gone, its pid file removed (startNode then starts it again on its data).
+ * Returns the pid killed, or null if the node was not running.
+ */
+async function killNode(node) {
+  const pid = pidOf(node);
+  if (pid) {
+    process.kill(pid, 'SIGKILL');
+    while (alive(pid)) await sleep(20);
+  }
+  fs.rmSync(node.pidFile, { force: true });
+  return pid;
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The cluster's health as seen by `url`, or null if it does not answer. */
@@ -152,7 +207,10 @@ async function health(url, query = '') {
 }
 
 /** Waits until some node of the cluster reports `nodes` nodes and `status`; throws on a dead node or timeout. */
-async function waitHealthy(cluster, { nodes = cluster.nodes.length, status = 'green', timeoutMs = 180_000 } = {}) {
+async function waitHealthy(
+  cluster,
+  { nodes = cluster.nodes.length, status = 'green', timeoutMs = 180_000 } = {},
+) {
   const deadline = Date.now() + timeoutMs;
   const rank = { red: 0, yellow: 1, green: 2 };
   for (;;) {
@@ -164,7 +222,9 @@ async function waitHealthy(cluster, { nodes = cluster.nodes.length, status = 'gr
     const dead = cluster.nodes.find((n) => fs.existsSync(n.pidFile) && !pidOf(n));
     if (dead) throw new Error(`${dead.name} exited; its log ends with:\n${tail(dead.logFile)}`);
     if (Date.now() > deadline)
-      throw new Error(`not ${status} with ${nodes} nodes after ${timeoutMs / 1000} s; ${cluster.nodes[0].name}'s log ends with:\n${tail(cluster.nodes[0].logFile)}`);
+      throw new Error(
+        `not ${status} with ${nodes} nodes after ${timeoutMs / 1000} s; ${cluster.nodes[0].name}'s log ends with:\n${tail(cluster.nodes[0].logFile)}`,
+      );
     await sleep(500);
   }
 }
@@ -185,7 +245,10 @@ async function startCluster(options = {}) {
     fs.rmSync(cluster.home, { recursive: true, force: true });
   }
   const foreign = !cluster.nodes.some(pidOf) && (await health(cluster.url));
-  if (foreign) throw new Error(`${cluster.url} already answers, and not from ${cluster.home}: stop that OpenSearch first`);
+  if (foreign)
+    throw new Error(
+      `${cluster.url} already answers, and not from ${cluster.home}: stop that OpenSearch first`,
+    );
   build();
   const started = cluster.nodes.map((node) => ({ ...node, pid: startNode(cluster, node, options) }));
   await waitHealthy(cluster, { timeoutMs: options.timeoutMs });
@@ -225,7 +288,9 @@ function parseArgs(argv) {
 /** The pid files under the data directory say which nodes `stop` ends. */
 function recordedCluster(options) {
   const home = options.home ?? path.join(ROOT, 'var', 'opensearch');
-  const count = fs.existsSync(home) ? fs.readdirSync(home).filter((f) => /^node-\d+\.pid$/.test(f)).length : 0;
+  const count = fs.existsSync(home)
+    ? fs.readdirSync(home).filter((f) => /^node-\d+\.pid$/.test(f)).length
+    : 0;
   return layout({ ...options, home, nodes: Math.max(count, options.nodes ?? 0) });
 }
 
@@ -238,16 +303,27 @@ async function main() {
     process.stdout.write(
       `${JSON.stringify({
         url: cluster.url,
-        nodes: cluster.nodes.map(({ name, pid, httpPort, transportPort }) => ({ name, pid, httpPort, transportPort })),
+        nodes: cluster.nodes.map(({ name, pid, httpPort, transportPort }) => ({
+          name,
+          pid,
+          httpPort,
+          transportPort,
+        })),
       })}\n`,
     );
   } else if (command === 'stop') {
     const cluster = recordedCluster(options);
     const running = cluster.nodes.filter(pidOf).length;
     await stopCluster(cluster);
-    log(running ? `stopped ${running} node(s) started from ${cluster.home}` : `no node running from ${cluster.home}`);
+    log(
+      running
+        ? `stopped ${running} node(s) started from ${cluster.home}`
+        : `no node running from ${cluster.home}`,
+    );
   } else {
-    throw new Error('usage: opensearch-local.js start|stop [--nodes N] [--port P] [--transport-port P] [--data DIR] [--heap 1g] [--timeout S] [--fresh]');
+    throw new Error(
+      'usage: opensearch-local.js start|stop [--nodes N] [--port P] [--transport-port P] [--data DIR] [--heap 1g] [--timeout S] [--fresh]',
+    );
   }
 }
 
@@ -257,4 +333,14 @@ if (require.main === module)
     process.exit(1);
   });
 
-module.exports = { layout, startCluster, stopCluster, startNode, stopNode, waitHealthy, health, build };
+module.exports = {
+  layout,
+  startCluster,
+  stopCluster,
+  startNode,
+  stopNode,
+  killNode,
+  waitHealthy,
+  health,
+  build,
+};
