@@ -171,7 +171,9 @@ export function loadConfig(
     }),
     search: Object.freeze({
       backend: env.SEARCH_BACKEND as 'postgres' | 'opensearch',
-      opensearchUrl: env.OPENSEARCH_URL?.replace(/\/+$/, ''),
+      opensearchUrl: env.OPENSEARCH_URL?.split(',')
+        .map((url) => url.trim().replace(/\/+$/, ''))
+        .join(','),
       timeoutMs: env.OPENSEARCH_TIMEOUT_MS,
       bulkTimeoutMs: env.OPENSEARCH_BULK_TIMEOUT_MS,
       shards: env.OPENSEARCH_SHARDS,

@@ -128,7 +128,11 @@ export class EnvDto {
   @IsIn(['postgres', 'opensearch'])
   SEARCH_BACKEND: string = 'postgres';
 
-  @OptionalHttpUrl()
+  /** One node's URL, or several separated by commas (the client spreads requests and skips dead ones). */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s,]+(,\s*https?:\/\/[^\s,]+)*$/, {
+    message: 'must be an absolute http(s) URL, or several separated by commas',
+  })
   OPENSEARCH_URL?: string;
 
   /** Listing searches against OpenSearch give up after this long and fall back to Postgres. */

@@ -47,6 +47,15 @@ describe('search configuration (SEARCH_BACKEND, OPENSEARCH_*)', () => {
     });
   });
 
+  it('OPENSEARCH_URL takes one node or several separated by commas, each an absolute http(s) URL', () => {
+    expect(
+      loadConfig({ ...base, OPENSEARCH_URL: 'http://127.0.0.1:9200/, http://127.0.0.1:9201' }).search
+        .opensearchUrl,
+    ).toBe('http://127.0.0.1:9200,http://127.0.0.1:9201');
+    for (const bad of ['127.0.0.1:9200', 'http://a:9200,', 'http://a:9200,,http://b:9200', 'ftp://a'])
+      expect(() => loadConfig({ ...base, OPENSEARCH_URL: bad })).toThrow(ConfigError);
+  });
+
   it('timeouts are validated', () => {
     expect(
       loadConfig({ ...base, OPENSEARCH_TIMEOUT_MS: '500', OPENSEARCH_BULK_TIMEOUT_MS: '1000' }).search,

@@ -539,5 +539,33 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
       expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst());
       expect((closed.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch).fallbacks).toBe(1);
     });
+
+    it('OPENSEARCH_URL naming a dead node and a live one: the dead one costs at most one request, the live one answers the rest', async () => {
+      const { port } = new URL(closed.config.search.opensearchUrl!);
+      const twoNodes = await createTestApp(
+        {
+          ...OWN_BUDGET,
+          DATABASE_URL: t.config.databaseUrl,
+          SEARCH_BACKEND: 'opensearch',
+          SEARCH_SYNC_FOR_TESTS: 'false',
+          OPENSEARCH_URL: `http://127.0.0.1:${port},${OPENSEARCH_URL}`,
+          OPENSEARCH_INDEX: names.alias,
+          OPENSEARCH_TIMEOUT_MS: '5000',
+        },
+        { redisKeyPrefixSuffix: 'search-backend:' },
+      );
+      try {
+        const engine = twoNodes.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch;
+        for (let i = 0; i < 6; i++) {
+          const res = await twoNodes.http().get(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth);
+          expect(res.status).toBe(200);
+          expect(res.body.data.map((c: { id: string }) => c.id)).toEqual(newestFirst());
+        }
+        // Round robin would send every other request to the dead node: it is skipped once marked dead.
+        expect(engine.fallbacks).toBeLessThanOrEqual(1);
+      } finally {
+        await twoNodes.close();
+      }
+    });
   });
 });

@@ -111,6 +111,38 @@ describe('OpenSearch stats engine, faults (loopback stand-in)', () => {
     });
   });
 
+  describe('the stats search carries a server-side timeout, so that OpenSearch stops a slow aggregation itself', () => {
+    it("a timeout below OPENSEARCH_TIMEOUT_MS on the service's stats search", async () => {
+      const served = await createTestApp(
+        {
+          ...OWN_BUDGET,
+          DATABASE_URL: t.config.databaseUrl,
+          SEARCH_BACKEND: 'opensearch',
+          SEARCH_SYNC_FOR_TESTS: 'false',
+          OPENSEARCH_URL: os.url,
+          OPENSEARCH_INDEX: CONVERSATIONS_ALIAS,
+          OPENSEARCH_TIMEOUT_MS: String(TIMEOUT_MS),
+        },
+        { redisKeyPrefixSuffix: 'stats-opensearch-faults:' },
+      );
+      try {
+        os.searchHandler = () => totalOnly(2);
+        const before = os.searches.length;
+        const res = await served
+          .http()
+          .get(`/api/v1/sites/${org.site.id}/conversations/stats`)
+          .set(org.auth)
+          .expect(200);
+        expect(res.body.data.total).toBe(2);
+        expect(os.searches.length - before).toBe(1);
+        // OPENSEARCH_TIMEOUT_MS is 300 here: OpenSearch stops at 240 ms, before the client gives up.
+        expect(os.searches[os.searches.length - 1].body.timeout).toBe('240ms');
+      } finally {
+        await served.close();
+      }
+    });
+  });
+
   describe('with SEARCH_BACKEND=opensearch a stats request never fails because of OpenSearch: Postgres answers', () => {
     it('OpenSearch hanging, then answering 500 or a timed-out search: the Postgres engine answers, within seconds', async () => {
       const stats = new FallbackConversationStats(engine, postgres);

@@ -20,11 +20,21 @@ export function indexNames(alias: string = CONVERSATIONS_ALIAS): IndexNames {
 }
 
 /**
- * One OpenSearch client. No client-side retries: the listing falls back to Postgres and the
- * indexer leaves rows in the outbox, so a failed request must fail fast, not be repeated.
+ * One OpenSearch client for OPENSEARCH_URL: one node, or several separated by commas, which the
+ * client takes in turn. No client-side retries: the listing falls back to Postgres and the
+ * indexer leaves rows in the outbox, so a failed request must fail fast, not be repeated (a
+ * retry on another node would double the time a timed-out search takes). A node that fails a
+ * request is marked dead and skipped, then pinged back to life with a backoff, so with several
+ * nodes one dead node costs one failed request, not one in N.
  */
 export function createOpenSearchClient(url: string, requestTimeoutMs: number): Client {
-  return new Client({ node: url, requestTimeout: requestTimeoutMs, maxRetries: 0, sniffOnStart: false });
+  const nodes = url.split(',');
+  return new Client({
+    ...(nodes.length > 1 ? { nodes } : { node: nodes[0] }),
+    requestTimeout: requestTimeoutMs,
+    maxRetries: 0,
+    sniffOnStart: false,
+  });
 }
 
 /** Whether an error from the client is a transport failure (down, timeout) or an HTTP status. */

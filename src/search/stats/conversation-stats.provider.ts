@@ -1,6 +1,7 @@
 import { Logger, Provider, Type } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
+import { serverTimeoutMs } from '../conversation-search.provider';
 import { createOpenSearchClient, indexNames } from '../opensearch/opensearch-client';
 import { syncedOpenSearchStats, wantsSyncedOpenSearch } from '../synced-for-tests';
 import { CONVERSATION_STATS, ConversationStatsEngine } from './conversation-stats';
@@ -41,6 +42,7 @@ export const conversationStatsProvider = (postgresEngine: Type<ConversationStats
         indexNames(config.search.index).alias,
         undefined,
         REUSE_REFRESH_MS,
+        serverTimeoutMs(config.search.timeoutMs),
       ),
       postgres,
     ).closingWith(() => client.close());

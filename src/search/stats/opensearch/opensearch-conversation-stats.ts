@@ -37,6 +37,8 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
      * is the site's watermark read before that refresh). 0: a refresh per request.
      */
     private readonly reuseRefreshMs = 0,
+    /** Sent as the search's `timeout`, so that OpenSearch stops a slow aggregation itself. */
+    private readonly serverTimeoutMs = 0,
   ) {}
 
   async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
@@ -46,7 +48,10 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
       index: this.index,
       // A site's documents are all on the shard its id routes to: the search reads that one.
       routing: siteId,
-      body: buildStatsBody(siteId, query) as never,
+      body: {
+        ...buildStatsBody(siteId, query),
+        ...(this.serverTimeoutMs ? { timeout: `${this.serverTimeoutMs}ms` } : {}),
+      } as never,
     });
     return parseStatsResponse(
       wholeAnswer(body),
