@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Client } from '@opensearch-project/opensearch';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
+import { deleteByQueryProblem } from './mirror/search-indexer.service';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
 import { AppConfig } from '../config/app-config';
 import {
@@ -16,6 +17,41 @@ export const REINDEX_BATCH = 1000;
 /** Bulk copies in flight at once by default (bounded: each holds a batch in memory). */
 export const REINDEX_CONCURRENCY = 4;
 const REJECTED_RETRIES = 5;
+/** First delay before retrying items rejected with 429 (doubled at each retry). */
+const REJECTED_BACKOFF_MS = 500;
+/** First key of the advisory lock a build holds (the second is the alias's hash). */
+export const REINDEX_LOCK = 716_220_021;
+/** Tries of the delete-by-query removing a deleted site from the new index before giving up. */
+export const PURGE_ATTEMPTS = 5;
+/** First delay before another try of that delete-by-query (doubled at each try). */
+const PURGE_BACKOFF_MS = 250;
+/** Sites per page of the aggregation listing the sites the new index holds. */
+const SITES_PAGE = 1000;
+
+/**
+ * Longest a copy batch can take from its read in Postgres to the arrival of its last write: each
+ * try (the first and REJECTED_RETRIES more) waits at most the bulk timeout, plus the backoffs.
+ * A write arriving after the client gave up is on a failed build, whose index is deleted.
+ */
+export function copyWindowMs(bulkTimeoutMs: number): number {
+  let backoffs = 0;
+  for (let retry = 0; retry < REJECTED_RETRIES; retry++) backoffs += REJECTED_BACKOFF_MS * 2 ** retry;
+  return (REJECTED_RETRIES + 1) * bulkTimeoutMs + backoffs;
+}
+
+/**
+ * `index.gc_deletes` of an index being built. OpenSearch keeps a delete's tombstone (its version)
+ * for gc_deletes only (60 s by default); after that a write with an older external version is
+ * accepted again. A copy batch read before a conversation's deletion and written after the
+ * indexer deleted it there would bring it back if it arrived more than gc_deletes later, so the
+ * tombstones outlive the longest a batch can take (copyWindowMs), with a minute to spare. Chosen
+ * over re-reading old batches from Postgres: that re-read's write could itself arrive past 60 s
+ * (a bulk timeout of 30 s, retries), while this keeps external versions deciding alone; the cost
+ * is memory for the tombstones of the deletes of a few minutes, on one index, during the build.
+ */
+export function buildingGcDeletes(bulkTimeoutMs: number): string {
+  return `${Math.ceil(copyWindowMs(bulkTimeoutMs) / 1000) + 60}s`;
+}
 
 export interface ReindexProgress {
   done: number;
@@ -27,6 +63,10 @@ export interface ReindexSummary {
   index: string;
   previousIndices: string[];
   deletedIndices: string[];
+  /** Indices a dead build left (building alias, no live alias), deleted before this one began. */
+  abandonedIndices: string[];
+  /** Sites deleted in Postgres whose conversations the new index held, deleted from it. */
+  purgedSites: number;
   documents: number;
   /** Documents the indexer had already written with a newer version (kept). */
   newerAlready: number;
@@ -38,16 +78,22 @@ export class ReindexError extends Error {}
 
 /**
  * Builds a new conversations index from Postgres and swaps the alias to it with no downtime:
+ * 0. one build per alias at a time: a PostgreSQL advisory lock (session-level, so a killed
+ *    build's session frees it) is held throughout, and a second build fails at once; under it,
+ *    indices still carrying `conversations_building` but not `conversations` were left by a dead
+ *    build, and are deleted (the indexer would write to them for ever);
  * 1. the outbox is switched on, so every change from now on reaches the mirror (switched back
  *    off if the build fails and it was off before);
  * 2. the new index is created carrying the `conversations_building` alias: from then on the
  *    indexer writes every change to it as well as to the live index;
  * 3. conversations of live sites are copied in batches by id (primary key order), several batches at
  *    once, each document routed by its site and with its search_version as external version, so
- *    a copy never overwrites a newer state the indexer wrote meanwhile; sites deleted during the
- *    copy are then deleted from the new index;
+ *    a copy never overwrites a newer state the indexer wrote meanwhile (nor a deletion: the
+ *    index keeps tombstones longer while built, buildingGcDeletes); then every site the index
+ *    holds documents of that Postgres says is deleted is deleted from it;
  * 4. one `_aliases` request moves `conversations` to the new index (atomic: searches see the
  *    old index or the new one, never none) and drops `conversations_building`.
+ * On any failure the new index is deleted.
  */
 @Injectable()
 export class ReindexService {
@@ -68,28 +114,72 @@ export class ReindexService {
       onProgress?: (p: ReindexProgress) => void;
     } = {},
   ): Promise<ReindexSummary> {
-    // The outbox stays as this run found it if the run fails: a failed first build must not
-    // leave a deployment without OpenSearch collecting outbox rows forever.
-    const wasEnabled = await this.outbox.mirrorEnabled();
-    await this.outbox.setMirrorEnabled(true);
+    // Taken before anything changes: a second build fails having touched nothing.
+    const lock = await this.lock();
     try {
-      return await this.build(options);
+      const abandoned = await this.deleteAbandoned();
+      // The outbox stays as this run found it if the run fails: a failed first build must not
+      // leave a deployment without OpenSearch collecting outbox rows forever.
+      const wasEnabled = await this.outbox.mirrorEnabled();
+      await this.outbox.setMirrorEnabled(true);
+      try {
+        return await this.build(options, abandoned, lock);
+      } catch (error) {
+        if (!wasEnabled) await this.outbox.setMirrorEnabled(false).catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      // A failed unlock means a broken session, whose end frees the lock anyway.
+      await lock
+        .query(`SELECT pg_advisory_unlock($1, hashtext($2))`, [REINDEX_LOCK, this.names.alias])
+        .catch(() => undefined);
+      await lock.release();
+    }
+  }
+
+  /** The build's advisory lock, on a connection of its own held until the build ends. */
+  private async lock(): Promise<QueryRunner> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const [{ locked }]: Array<{ locked: boolean }> = await runner.query(
+        `SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked`,
+        [REINDEX_LOCK, this.names.alias],
+      );
+      if (!locked)
+        throw new ReindexError(
+          `another search:reindex of ${this.names.alias} is running (it holds the PostgreSQL advisory lock ` +
+            `(${REINDEX_LOCK}, hashtext('${this.names.alias}'))); run this one once it has ended`,
+        );
+      return runner;
     } catch (error) {
-      if (!wasEnabled) await this.outbox.setMirrorEnabled(false).catch(() => undefined);
+      await runner.release();
       throw error;
     }
   }
 
-  private async build(options: {
-    deletePrevious?: boolean;
-    batchSize?: number;
-    concurrency?: number;
-    onProgress?: (p: ReindexProgress) => void;
-  }): Promise<ReindexSummary> {
+  /** Deletes the indices a dead build left: the building alias without the live one. */
+  private async deleteAbandoned(): Promise<string[]> {
+    const abandoned = Object.entries(await this.indices())
+      .filter(([, aliases]) => aliases.includes(this.names.building) && !aliases.includes(this.names.alias))
+      .map(([name]) => name)
+      .sort();
+    if (abandoned.length) await this.client.indices.delete({ index: abandoned.join(',') });
+    return abandoned;
+  }
+
+  private async build(
+    options: {
+      deletePrevious?: boolean;
+      batchSize?: number;
+      concurrency?: number;
+      onProgress?: (p: ReindexProgress) => void;
+    },
+    abandoned: string[],
+    lock: QueryRunner,
+  ): Promise<ReindexSummary> {
     const started = Date.now();
     const batchSize = options.batchSize ?? REINDEX_BATCH;
     const concurrency = Math.max(1, options.concurrency ?? REINDEX_CONCURRENCY);
-    const [{ now: startedAt }] = await this.dataSource.query(`SELECT now() AS now`);
 
     const existing = await this.indices();
     const previous = Object.entries(existing)
@@ -105,7 +195,11 @@ export class ReindexService {
       index,
       body: {
         ...indexBody,
-        settings: { ...indexBody.settings, refresh_interval: '-1' },
+        settings: {
+          ...indexBody.settings,
+          refresh_interval: '-1',
+          gc_deletes: buildingGcDeletes(this.config.search.bulkTimeoutMs),
+        },
         aliases: { [this.names.building]: {} },
       } as never,
     });
@@ -117,6 +211,7 @@ export class ReindexService {
     let newerAlready = 0;
     let batches = 0;
     let after = '';
+    let purgedSites = 0;
     options.onProgress?.({ done, total });
     try {
       // Batches are read one after another (keyset on id) and copied `concurrency` at a time.
@@ -150,24 +245,16 @@ export class ReindexService {
       await Promise.all(inFlight);
       if (failure) throw failure;
 
-      await this.client.indices.putSettings({ index, body: { index: { refresh_interval: null } } as never });
+      // Copied: the index forgets tombstones and refreshes as the live one does.
+      await this.client.indices.putSettings({
+        index,
+        body: { index: { refresh_interval: null, gc_deletes: null } } as never,
+      });
       await this.client.indices.refresh({ index });
-
-      // A site deleted while the copy ran may have been copied after its delete-by-query reached
-      // this index: delete the conversations of every site deleted since the build started. After
-      // the refresh: a delete-by-query finds only what a search finds.
-      const deletedSites: Array<{ id: string }> = await this.dataSource.query(
-        `SELECT id FROM sites WHERE deleted_at >= $1`,
-        [startedAt],
-      );
-      for (const site of deletedSites)
-        await this.client.deleteByQuery({
-          index,
-          routing: site.id,
-          conflicts: 'proceed',
-          refresh: true,
-          body: { query: { term: { site_id: site.id } } },
-        } as never);
+      purgedSites = await this.purgeDeletedSites(index);
+      // Still ours (a session holds its lock until it ends): no other build has begun, which
+      // would have deleted this index as a dead build's.
+      await lock.query(`SELECT 1`);
     } catch (error) {
       // A half-built index must not keep the building alias (the indexer would keep writing to it).
       await this.client.indices.delete({ index }).catch(() => undefined);
@@ -192,11 +279,92 @@ export class ReindexService {
       index,
       previousIndices: previous,
       deletedIndices: deleted,
+      abandonedIndices: abandoned,
+      purgedSites,
       documents: done,
       newerAlready,
       batches,
       durationMs: Date.now() - started,
     };
+  }
+
+  /**
+   * Deletes from the new index the conversations of every site it holds documents of that is
+   * deleted in Postgres; returns how many sites. A site's deletion may have committed after a
+   * copy batch read it as live (its deleted_at, its transaction's start, may even precede the
+   * build), and the indexer's delete-by-query may have run before that batch was written. So no
+   * time bound: the sites come from the index itself (a composite aggregation on site_id, after
+   * the refresh, so every copied document counts), checked in Postgres. A deletion committed after
+   * that check is the indexer's: its outbox row is drained into every index then carrying the
+   * alias or the building alias, this one included.
+   */
+  private async purgeDeletedSites(index: string): Promise<number> {
+    let purged = 0;
+    let after: Record<string, unknown> | undefined;
+    for (;;) {
+      const { body } = await this.client.search({
+        index,
+        body: {
+          size: 0,
+          track_total_hits: false,
+          aggs: {
+            sites: {
+              composite: {
+                size: SITES_PAGE,
+                sources: [{ site_id: { terms: { field: 'site_id' } } }],
+                ...(after ? { after } : {}),
+              },
+            },
+          },
+        },
+      } as never);
+      const answer = body as {
+        timed_out?: boolean;
+        _shards?: { failed?: number };
+        aggregations?: {
+          sites?: { buckets: Array<{ key: { site_id: string } }>; after_key?: Record<string, unknown> };
+        };
+      };
+      // A partial answer would miss sites: the build fails rather than keep their documents.
+      if (answer.timed_out || (answer._shards?.failed ?? 0) > 0 || !answer.aggregations?.sites)
+        throw new ReindexError(`listing the sites ${index} holds failed (timed out or shards failed)`);
+      const { buckets, after_key: next } = answer.aggregations.sites;
+      if (buckets.length) {
+        const deleted: Array<{ id: string }> = await this.dataSource.query(
+          `SELECT id FROM sites WHERE id = ANY($1::text[]) AND deleted_at IS NOT NULL`,
+          [buckets.map((b) => b.key.site_id)],
+        );
+        for (const site of deleted) await this.purgeSite(index, site.id);
+        purged += deleted.length;
+      }
+      if (buckets.length < SITES_PAGE || !next) return purged;
+      after = next;
+    }
+  }
+
+  /**
+   * One delete-by-query on the site, routed to its shard, checked as SearchIndexer.deleteSites
+   * checks it; tried again (after a refresh) while it reports a problem, PURGE_ATTEMPTS times.
+   */
+  private async purgeSite(index: string, siteId: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const { body } = await this.client.deleteByQuery({
+        index,
+        routing: siteId,
+        conflicts: 'proceed',
+        refresh: true,
+        body: { query: { term: { site_id: siteId } } },
+      } as never);
+      const problem = deleteByQueryProblem(body);
+      if (!problem) return;
+      if (attempt >= PURGE_ATTEMPTS)
+        throw new ReindexError(
+          `removing deleted site ${siteId} from ${index}: ${problem} (${PURGE_ATTEMPTS} attempts)`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, PURGE_BACKOFF_MS * 2 ** (attempt - 1)));
+      // A delete-by-query finds only what a search finds: what changed since needs a refresh.
+      await this.client.indices.refresh({ index });
+    }
   }
 
   /** Index name → its aliases, for every index of this mapping version. */
@@ -244,7 +412,8 @@ export class ReindexService {
       });
       if (rejected.length && attempt >= REJECTED_RETRIES)
         throw new ReindexError(`OpenSearch kept rejecting writes (429) after ${REJECTED_RETRIES} retries`);
-      if (rejected.length) await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+      if (rejected.length)
+        await new Promise((resolve) => setTimeout(resolve, REJECTED_BACKOFF_MS * 2 ** attempt));
       pending = rejected;
     }
     return newer;

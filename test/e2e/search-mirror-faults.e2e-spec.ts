@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { DataSource } from 'typeorm';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { indexNames } from '../../src/search/opensearch/opensearch-client';
-import { ReindexService } from '../../src/search/reindex.service';
+import { PURGE_ATTEMPTS, ReindexError, ReindexService } from '../../src/search/reindex.service';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
@@ -22,10 +22,10 @@ const BUILDING_INDEX = `${NAMES.prefix}_20261121000000000`;
  * - 503 answer: a healthy node answers 200; only an overloaded or recovering cluster says 503;
  * - a bulk that hangs (timeout): a real node answers, only a stalled one never does;
  * - items rejected with 429: only a full write queue rejects, which needs a cluster under load;
- * - a delete-by-query reporting failures, timed_out or version conflicts: shard failures and
- *   timeouts need a broken cluster, and the conflicts a write racing the request; the same test
- *   reads the requests sent (routed to the site, conflicts=proceed, no per-document delete),
- *   which a real node does not report;
+ * - a delete-by-query reporting failures, timed_out or version conflicts (the indexer's, and the
+ *   reindex's final one): shard failures and timeouts need a broken cluster, and the conflicts a
+ *   write racing the request; the same tests read the requests sent (routed to the site,
+ *   conflicts=proceed, no per-document delete), which a real node does not report;
  * - bulks in flight at once (reindex concurrency) and the number of `_aliases` requests: a real
  *   node does not report how many requests it is serving, nor which were sent;
  * - the synced engine's failure not hidden: needs a search that fails (503).
@@ -70,10 +70,24 @@ describe('search mirror faults', () => {
     await t?.close();
     await os?.stop();
   });
+  /** Answers the reindex's composite aggregation on site_id with the sites the index holds documents of. */
+  const sitesHeld = (index: string) => ({
+    timed_out: false,
+    _shards: { total: 1, successful: 1, skipped: 0, failed: 0 },
+    hits: { total: { value: 0, relation: 'eq' }, hits: [] },
+    aggregations: {
+      sites: {
+        buckets: [...new Set([...(os.indices.get(index)?.docs.values() ?? [])].map((d) => d.source.site_id))]
+          .sort()
+          .map((site_id) => ({ key: { site_id }, doc_count: 1 })),
+      },
+    },
+  });
+
   beforeEach(() => {
     os.mode = 'ok';
     os.rejectIds.clear();
-    os.searchHandler = undefined;
+    os.searchHandler = sitesHeld;
     os.deleteByQueryHandler = undefined;
     os.indices.clear();
     os.addIndex(NAMES.prefix, [NAMES.alias]);
@@ -207,6 +221,96 @@ describe('search mirror faults', () => {
       } finally {
         os.bulkDelayMs = 0;
       }
+    });
+  });
+
+  describe('search:reindex checks its final delete-by-query of deleted sites as the indexer does', () => {
+    const failed = {
+      timed_out: false,
+      deleted: 0,
+      version_conflicts: 0,
+      failures: [{ cause: { type: 'search_phase_execution_exception', reason: 'shard failed' } }],
+    };
+    /**
+     * A reindex during which a site is deleted after its conversation reached the index being
+     * built (written there as the indexer would before the deletion). Paused at its count of
+     * conversations (a lock on the table) right after it created its index.
+     */
+    const reindexDeletingASite = async () => {
+      const org = await createOrganization(t.app);
+      const other = await createSite(t.app, org.organization.id);
+      const c = await recordConversation(t, org, {}, other.id);
+      const version = await versionOf(c.id);
+      const lock = db.createQueryRunner();
+      await lock.connect();
+      await lock.startTransaction();
+      await lock.query(`LOCK TABLE conversations IN ACCESS EXCLUSIVE MODE`);
+      const reindexing = t.app.get(ReindexService).reindex({ batchSize: 50 });
+      reindexing.catch(() => undefined);
+      let building = '';
+      try {
+        for (let i = 0; i < 200 && !building; i++) {
+          building = [...os.indices].find(([, index]) => index.aliases.has(NAMES.building))?.[0] ?? '';
+          if (!building) await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(building).not.toBe('');
+        os.indices.get(building)!.docs.set(c.id, {
+          version,
+          source: { id: c.id, site_id: other.id },
+          routing: other.id,
+        });
+        await lock.query(`UPDATE sites SET deleted_at = clock_timestamp() WHERE id = $1`, [other.id]);
+      } finally {
+        await lock.commitTransaction();
+        await lock.release();
+      }
+      return { reindexing, building, siteId: other.id, conversationId: c.id };
+    };
+
+    it('a delete-by-query reporting failures, a timeout or conflicts is retried until it converges', async () => {
+      const answers = [
+        { timed_out: true, deleted: 0, version_conflicts: 0, failures: [] },
+        { timed_out: false, deleted: 0, version_conflicts: 1, failures: [] },
+      ];
+      os.deleteByQueryHandler = ({ indices, params }) => {
+        const answer = answers.shift();
+        if (answer) return answer;
+        // Then as OpenSearch does: the site's documents deleted (routed by the site).
+        for (const name of indices)
+          for (const [id, doc] of os.indices.get(name)?.docs ?? [])
+            if (doc.source.site_id === params.routing) os.indices.get(name)!.docs.delete(id);
+        return { timed_out: false, deleted: 1, version_conflicts: 0, failures: [] };
+      };
+      os.deleteByQueries.length = 0;
+      const site = await reindexDeletingASite();
+      const summary = await site.reindexing;
+      expect(summary.index).toBe(site.building);
+      expect(os.indices.get(summary.index)!.aliases).toEqual(new Set([NAMES.alias]));
+      expect(os.doc(site.conversationId, summary.index)).toBeUndefined();
+      expect(os.deleteByQueries).toEqual(
+        Array.from({ length: 3 }, () => ({
+          indices: [summary.index],
+          params: expect.objectContaining({ routing: site.siteId, conflicts: 'proceed' }),
+          body: { query: { term: { site_id: site.siteId } } },
+        })),
+      );
+    });
+
+    it('one that never converges fails the reindex: its index is deleted, the alias stays where it was', async () => {
+      os.deleteByQueryHandler = () => failed;
+      os.deleteByQueries.length = 0;
+      const site = await reindexDeletingASite();
+      await expect(site.reindexing).rejects.toThrow(
+        new RegExp(
+          `site ${site.siteId}.*delete-by-query failed: search_phase_execution_exception shard failed`,
+        ),
+      );
+      await expect(site.reindexing).rejects.toBeInstanceOf(ReindexError);
+      expect(os.deleteByQueries).toHaveLength(PURGE_ATTEMPTS);
+      expect(os.indices.has(site.building)).toBe(false);
+      expect([...os.indices].map(([name, index]) => [name, [...index.aliases]])).toEqual([
+        [NAMES.prefix, [NAMES.alias]],
+      ]);
     });
   });
 

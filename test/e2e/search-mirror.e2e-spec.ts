@@ -13,10 +13,12 @@ import {
   toDocument,
 } from '../../src/search/opensearch/conversation-index';
 import { indexNames } from '../../src/search/opensearch/opensearch-client';
-import { ReindexService } from '../../src/search/reindex.service';
+import { ReindexError, ReindexService } from '../../src/search/reindex.service';
 import { AGENT, label, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
+import { TcpPartitionProxy } from '../fixtures/tcp-partition-proxy';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
+import { spawnProcess } from '../setup/service-process';
 import { createTestApp, TestApp } from '../setup/test-app';
 import {
   onTestOpenSearch,
@@ -714,6 +716,116 @@ describeOnOpenSearch('search mirror', () => {
       expect(await countOf(summary.index, { term: { site_id: other.id } })).toBe(0);
     });
 
+    it('a site whose deletion began before the build and committed while it copied leaves none of its conversations in it', async () => {
+      const org = await createOrganization(t.app);
+      const other = await createSite(t.app, org.organization.id);
+      const c = await recordConversation(t, org, {}, other.id);
+      const kept = await recordConversation(t, org);
+      await indexer.drain();
+      const live = await liveCount();
+      // The site's deletion (as SitesRepository.markDeleted writes it: deleted_at = now(), its
+      // transaction's start), begun before the reindex, committed once every batch is copied.
+      const deletion = db.createQueryRunner();
+      const sitesLock = db.createQueryRunner();
+      let lockingSites: Promise<unknown> | undefined;
+      try {
+        for (const runner of [deletion, sitesLock]) {
+          await runner.connect();
+          await runner.startTransaction();
+        }
+        await deletion.query(`UPDATE sites SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL`, [
+          other.id,
+        ]);
+        const reindexing = t.app.get(ReindexService).reindex({
+          batchSize: 50,
+          concurrency: 1,
+          onProgress: ({ done, total }) => {
+            // Every batch is copied, the site read as live (its deletion not committed): the
+            // build's next read of sites waits behind this lock, which waits for the deletion.
+            if (done > 0 && done >= total && !lockingSites)
+              lockingSites = sitesLock.query(`LOCK TABLE sites IN ACCESS EXCLUSIVE MODE`);
+          },
+        });
+        reindexing.catch(() => undefined);
+        await eventually(async () => (lockingSites ? true : undefined), 'every batch copied');
+        await deletion.commitTransaction();
+        await lockingSites;
+        await sitesLock.commitTransaction();
+        const summary = await reindexing;
+        // The copy read the site's conversation as live...
+        expect(summary.documents).toBe(live);
+        // ...and the new index keeps none of them.
+        expect((await stored(summary.index, c.id, other.id)).found).toBe(false);
+        expect(await countOf(summary.index, { term: { site_id: other.id } })).toBe(0);
+        expect((await stored(summary.index, kept.id, org.site.id)).found).toBe(true);
+      } finally {
+        for (const runner of [deletion, sitesLock]) {
+          if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+          await runner.release();
+        }
+      }
+    });
+
+    it('a copy written after the tombstone of a conversation deleted since it was read is refused, however late (index.gc_deletes)', async () => {
+      // OpenSearch forgets a delete's tombstone after index.gc_deletes (60 s by default). The
+      // suite's indices get 1 s by a template, so a copy held 3 s on the way shows in seconds
+      // what one held over a minute (429 retries, a slow cluster) would do.
+      const template = `${NAMES.alias}_short_gc_deletes`;
+      await engine.indices.putIndexTemplate({
+        name: template,
+        body: { index_patterns: [`${NAMES.prefix}*`], template: { settings: { 'index.gc_deletes': '1s' } } },
+      } as never);
+      const proxy = new TcpPartitionProxy('127.0.0.1', Number(new URL(OPENSEARCH_URL!).port || 9200));
+      const port = await proxy.start();
+      let held = false;
+      proxy.partitionWhen((chunk) => (held ||= chunk.includes('/_bulk')));
+      // The reindex talks to OpenSearch through the proxy; the indexer directly.
+      const slow = await createTestApp(
+        { ...OWN_BUDGET, ...suiteEnv, OPENSEARCH_URL: `http://127.0.0.1:${port}` },
+        { redisKeyPrefixSuffix: 'search-mirror-slow:' },
+      );
+      const deletion = db.createQueryRunner();
+      try {
+        const org = await createOrganization(t.app);
+        const c = await recordConversation(t, org);
+        const kept = await recordConversation(t, org);
+        await indexer.drain();
+        // Deleted in a transaction still open while the copy reads: the copy reads c.
+        await deletion.connect();
+        await deletion.startTransaction();
+        await deletion.query(`DELETE FROM conversations WHERE id = $1`, [c.id]);
+        const reindexing = slow.app.get(ReindexService).reindex({ batchSize: 10_000, concurrency: 1 });
+        reindexing.catch(() => undefined);
+        await eventually(async () => (held ? true : undefined), 'the copy held on its way');
+        await deletion.commitTransaction();
+        const [building] = await holders(NAMES.building);
+        // The indexer deletes c from the index being built (a tombstone at c's last version)...
+        expect((await indexer.drain()).targets).toEqual([NAMES.prefix, building].sort());
+        expect((await stored(building, c.id, org.site.id)).found).toBe(false);
+        // ...and the copy of c, older, arrives after the 1 s tombstone expiry.
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        proxy.heal();
+        const summary = await reindexing;
+        expect((await stored(summary.index, c.id, org.site.id)).found).toBe(false);
+        expect(summary.newerAlready).toBe(1);
+        expect((await stored(summary.index, kept.id, org.site.id)).found).toBe(true);
+        // Once built the index forgets tombstones as any index does (the setting is reset).
+        const { body } = await engine.indices.getSettings({ index: summary.index, flat_settings: true });
+        expect(
+          (body as Record<string, { settings: Record<string, unknown> }>)[summary.index].settings[
+            'index.gc_deletes'
+          ],
+        ).toBeUndefined();
+      } finally {
+        proxy.heal();
+        if (deletion.isTransactionActive) await deletion.rollbackTransaction().catch(() => undefined);
+        await deletion.release();
+        await slow.close();
+        await proxy.close();
+        await engine.indices.deleteIndexTemplate({ name: template }, { ignore: [404] });
+      }
+    }, 60_000);
+
     it('a copy never overwrites a newer state the indexer wrote meanwhile (external versions)', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org, { title: 'Older state' });
@@ -837,6 +949,106 @@ describeOnOpenSearch('search mirror', () => {
           AGENT.versionId,
         ]);
       }
+    });
+
+    it('a build killed midway leaves its index carrying the building alias: the next reindex deletes it first, and the indexer writes to it no more', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      await indexer.drain();
+      // Stops the build right after it created its index (its next step counts conversations).
+      const lock = await lockTable('conversations');
+      const build = spawnProcess(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'search:reindex'],
+        { ...suiteEnv, LOG_LEVEL: 'silent' },
+      );
+      let leftover: string;
+      try {
+        [leftover] = await eventually(
+          async () => {
+            const found = await holders(NAMES.building);
+            return found.length ? found : undefined;
+          },
+          'the index the build creates',
+          60_000,
+        );
+      } finally {
+        build.child.kill('SIGKILL');
+        await build.exited;
+        await lock.release();
+      }
+      // The dead build's sessions end (its advisory lock, if any, with them).
+      await eventually(async () => {
+        const held = await db.query(
+          `SELECT 1 FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND d.datname = current_database()`,
+        );
+        return held.length === 0 ? true : undefined;
+      }, 'the killed build to leave Postgres');
+      expect(await indicesWithAliases()).toEqual({
+        [NAMES.prefix]: [NAMES.alias],
+        [leftover]: [NAMES.building],
+      });
+      // Left alone, it would get every change for ever.
+      await db.query(`UPDATE conversations SET title = 'before the next reindex' WHERE id = $1`, [c.id]);
+      expect((await indexer.drain()).targets).toEqual([NAMES.prefix, leftover].sort());
+
+      const summary = await t.app.get(ReindexService).reindex({ batchSize: 50 });
+      expect(await indicesWithAliases()).toEqual({ [NAMES.prefix]: [], [summary.index]: [NAMES.alias] });
+      expect(summary.abandonedIndices).toEqual([leftover]);
+      await db.query(`UPDATE conversations SET title = 'after the next reindex' WHERE id = $1`, [c.id]);
+      expect((await indexer.drain()).targets).toEqual([summary.index]);
+      expect((await engine.indices.exists({ index: leftover })).body).toBe(false);
+      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
+        found: true,
+        version: await versionOf(c.id),
+        source: { title: 'after the next reindex' },
+      });
+    }, 90_000);
+
+    it('one reindex at a time: a second one started meanwhile fails at once, having changed nothing', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org);
+      const service = t.app.get(ReindexService);
+      const lock = await lockTable('conversations');
+      const first = service.reindex({ batchSize: 50 });
+      first.catch(() => undefined);
+      let second: Promise<unknown> | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      let building: string[] = [];
+      try {
+        building = await eventually(async () => {
+          const found = await holders(NAMES.building);
+          return found.length ? found : undefined;
+        }, 'the first build');
+        const before = await indicesWithAliases();
+        second = service.reindex({ batchSize: 50 }).then(
+          () => 'built',
+          (error: unknown) => error,
+        );
+        const outcome = await Promise.race([
+          second,
+          new Promise((resolve) => (timer = setTimeout(() => resolve('still running after 5 s'), 5000))),
+        ]);
+        expect(outcome).toBeInstanceOf(ReindexError);
+        expect((outcome as Error).message).toMatch(
+          new RegExp(`another search:reindex of ${NAMES.alias} is running`),
+        );
+        // Neither a second index nor the first build's index deleted as a dead one.
+        expect(await indicesWithAliases()).toEqual(before);
+      } finally {
+        clearTimeout(timer);
+        await lock.release();
+        await second;
+      }
+      const summary = await first;
+      expect(summary.index).toBe(building[0]);
+      expect(await indicesWithAliases()).toEqual({ [NAMES.prefix]: [], [summary.index]: [NAMES.alias] });
+      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
+        found: true,
+        version: await versionOf(c.id),
+      });
+      // The lock went with the first build: the next one runs.
+      await expect(service.reindex({ batchSize: 50 })).resolves.toMatchObject({ abandonedIndices: [] });
     });
 
     it('npm run cli -- search:reindex prints the JSON summary on stdout', async () => {

@@ -227,18 +227,7 @@ export class SearchIndexer {
         refresh: true,
         body: { query: { term: { site_id: row.site_id } } },
       } as never);
-      const answer = body as {
-        timed_out?: boolean;
-        version_conflicts?: number;
-        failures?: Array<{ cause?: { type?: string; reason?: string } }>;
-      };
-      const problem = answer.timed_out
-        ? 'delete-by-query timed out'
-        : (answer.failures?.length ?? 0) > 0
-          ? `delete-by-query failed: ${answer.failures![0].cause?.type ?? ''} ${answer.failures![0].cause?.reason ?? ''}`.trim()
-          : (answer.version_conflicts ?? 0) > 0
-            ? `delete-by-query met ${answer.version_conflicts} version conflicts`
-            : undefined;
+      const problem = deleteByQueryProblem(body);
       if (!problem) {
         done.push(row.id);
         continue;
@@ -250,6 +239,26 @@ export class SearchIndexer {
     await this.outbox.acknowledge(manager, done);
     return { acknowledged: done.length, postponed };
   }
+}
+
+/**
+ * What keeps a delete-by-query's answer from meaning "every matching document is deleted": a
+ * timeout, shard failures or version conflicts (what was deleted stays deleted, so another pass
+ * converges). Undefined when it is done.
+ */
+export function deleteByQueryProblem(body: unknown): string | undefined {
+  const answer = body as {
+    timed_out?: boolean;
+    version_conflicts?: number;
+    failures?: Array<{ cause?: { type?: string; reason?: string } }>;
+  };
+  if (answer.timed_out) return 'delete-by-query timed out';
+  const failure = answer.failures?.[0];
+  if (failure)
+    return `delete-by-query failed: ${failure.cause?.type ?? ''} ${failure.cause?.reason ?? ''}`.trim();
+  if ((answer.version_conflicts ?? 0) > 0)
+    return `delete-by-query met ${answer.version_conflicts} version conflicts`;
+  return undefined;
 }
 
 /** One action per conversation: its rows coalesced, the current state deciding index or delete. */
