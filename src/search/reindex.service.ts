@@ -4,21 +4,22 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { deleteByQueryProblem } from './mirror/search-indexer.service';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
 import { AppConfig } from '../config/app-config';
-import {
-  conversationIndexBody,
-  ConversationSourceRow,
-  SOURCE_COLUMNS,
-  toDocument,
-} from './opensearch/conversation-index';
+import { conversationIndexBody } from './opensearch/conversation-index';
 import type { IndexNames } from './opensearch/opensearch-client';
 import { OPENSEARCH_BULK_CLIENT, OPENSEARCH_INDEX_NAMES } from './opensearch/opensearch.providers';
+import {
+  buildingGcDeletes,
+  copyConversations,
+  CopySummary,
+  REINDEX_BATCH,
+  REINDEX_CONCURRENCY,
+  ReindexError,
+  ReindexProgress,
+} from './reindex-copy';
 
-export const REINDEX_BATCH = 1000;
-/** Bulk copies in flight at once by default (bounded: each holds a batch in memory). */
-export const REINDEX_CONCURRENCY = 4;
-const REJECTED_RETRIES = 5;
-/** First delay before retrying items rejected with 429 (doubled at each retry). */
-const REJECTED_BACKOFF_MS = 500;
+export { REINDEX_BATCH, REINDEX_CONCURRENCY, ReindexError };
+export type { ReindexProgress };
+
 /** First key of the advisory lock a build holds (the second is the alias's hash). */
 export const REINDEX_LOCK = 716_220_021;
 /** Tries of the delete-by-query removing a deleted site from the new index before giving up. */
@@ -27,36 +28,6 @@ export const PURGE_ATTEMPTS = 5;
 const PURGE_BACKOFF_MS = 250;
 /** Sites per page of the aggregation listing the sites the new index holds. */
 const SITES_PAGE = 1000;
-
-/**
- * Longest a copy batch can take from its read in Postgres to the arrival of its last write: each
- * try (the first and REJECTED_RETRIES more) waits at most the bulk timeout, plus the backoffs.
- * A write arriving after the client gave up is on a failed build, whose index is deleted.
- */
-export function copyWindowMs(bulkTimeoutMs: number): number {
-  let backoffs = 0;
-  for (let retry = 0; retry < REJECTED_RETRIES; retry++) backoffs += REJECTED_BACKOFF_MS * 2 ** retry;
-  return (REJECTED_RETRIES + 1) * bulkTimeoutMs + backoffs;
-}
-
-/**
- * `index.gc_deletes` of an index being built. OpenSearch keeps a delete's tombstone (its version)
- * for gc_deletes only (60 s by default); after that a write with an older external version is
- * accepted again. A copy batch read before a conversation's deletion and written after the
- * indexer deleted it there would bring it back if it arrived more than gc_deletes later, so the
- * tombstones outlive the longest a batch can take (copyWindowMs), with a minute to spare. Chosen
- * over re-reading old batches from Postgres: that re-read's write could itself arrive past 60 s
- * (a bulk timeout of 30 s, retries), while this keeps external versions deciding alone; the cost
- * is memory for the tombstones of the deletes of a few minutes, on one index, during the build.
- */
-export function buildingGcDeletes(bulkTimeoutMs: number): string {
-  return `${Math.ceil(copyWindowMs(bulkTimeoutMs) / 1000) + 60}s`;
-}
-
-export interface ReindexProgress {
-  done: number;
-  total: number;
-}
 
 export interface ReindexSummary {
   alias: string;
@@ -73,8 +44,6 @@ export interface ReindexSummary {
   batches: number;
   durationMs: number;
 }
-
-export class ReindexError extends Error {}
 
 /**
  * Builds a new conversations index from Postgres and swaps the alias to it with no downtime:
@@ -178,8 +147,6 @@ export class ReindexService {
     lock: QueryRunner,
   ): Promise<ReindexSummary> {
     const started = Date.now();
-    const batchSize = options.batchSize ?? REINDEX_BATCH;
-    const concurrency = Math.max(1, options.concurrency ?? REINDEX_CONCURRENCY);
 
     const existing = await this.indices();
     const previous = Object.entries(existing)
@@ -204,46 +171,14 @@ export class ReindexService {
       } as never,
     });
 
-    const [{ total }] = await this.dataSource.query(
-      `SELECT count(*)::int AS total FROM conversations c JOIN sites s ON s.id = c.site_id AND s.deleted_at IS NULL`,
-    );
-    let done = 0;
-    let newerAlready = 0;
-    let batches = 0;
-    let after = '';
+    let copied: CopySummary = { documents: 0, newerAlready: 0, batches: 0 };
     let purgedSites = 0;
-    options.onProgress?.({ done, total });
     try {
-      // Batches are read one after another (keyset on id) and copied `concurrency` at a time.
-      const inFlight = new Set<Promise<void>>();
-      let failure: unknown;
-      for (;;) {
-        const rows: ConversationSourceRow[] = await this.dataSource.query(
-          `SELECT ${SOURCE_COLUMNS}, c.search_version::text AS search_version FROM conversations c
-         JOIN sites s ON s.id = c.site_id AND s.deleted_at IS NULL
-         WHERE c.id > $1 ORDER BY c.id LIMIT $2`,
-          [after, batchSize],
-        );
-        if (rows.length === 0) break;
-        after = rows[rows.length - 1].id;
-        const copy: Promise<void> = this.copy(index, rows).then(
-          (newer) => {
-            newerAlready += newer;
-            batches++;
-            done += rows.length;
-            options.onProgress?.({ done, total: Math.max(total, done) });
-          },
-          (error: unknown) => {
-            failure ??= error;
-          },
-        );
-        inFlight.add(copy);
-        void copy.finally(() => inFlight.delete(copy));
-        if (inFlight.size >= concurrency) await Promise.race(inFlight);
-        if (failure) break;
-      }
-      await Promise.all(inFlight);
-      if (failure) throw failure;
+      copied = await copyConversations(this.dataSource, this.client, index, {
+        batchSize: options.batchSize ?? REINDEX_BATCH,
+        concurrency: Math.max(1, options.concurrency ?? REINDEX_CONCURRENCY),
+        onProgress: options.onProgress,
+      });
 
       // Copied: the index forgets tombstones and refreshes as the live one does.
       await this.client.indices.putSettings({
@@ -281,9 +216,9 @@ export class ReindexService {
       deletedIndices: deleted,
       abandonedIndices: abandoned,
       purgedSites,
-      documents: done,
-      newerAlready,
-      batches,
+      documents: copied.documents,
+      newerAlready: copied.newerAlready,
+      batches: copied.batches,
       durationMs: Date.now() - started,
     };
   }
@@ -374,48 +309,5 @@ export class ReindexService {
     for (const [name, entry] of Object.entries(body as Record<string, { aliases?: Record<string, unknown> }>))
       out[name] = Object.keys(entry.aliases ?? {});
     return out;
-  }
-
-  /** Writes one batch; retries items rejected with 429; returns how many were already newer. */
-  private async copy(index: string, rows: ConversationSourceRow[]): Promise<number> {
-    let pending = rows;
-    let newer = 0;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      const body = pending.flatMap((row) => [
-        {
-          index: {
-            _index: index,
-            _id: row.id,
-            routing: row.site_id,
-            version: Number(row.search_version),
-            version_type: 'external',
-          },
-        },
-        toDocument(row),
-      ]);
-      const { body: response } = await this.client.bulk({ body });
-      const items = (
-        response as {
-          items: Array<{ index: { status: number; error?: { type?: string; reason?: string } } }>;
-        }
-      ).items;
-      const rejected: ConversationSourceRow[] = [];
-      items.forEach((item, i) => {
-        const { status, error } = item.index;
-        if (status >= 200 && status < 300) return;
-        if (status === 409) newer++;
-        else if (status === 429) rejected.push(pending[i]);
-        else
-          throw new ReindexError(
-            `indexing ${pending[i].id} into ${index} failed: ${status} ${error?.type ?? ''} ${error?.reason ?? ''}`.trim(),
-          );
-      });
-      if (rejected.length && attempt >= REJECTED_RETRIES)
-        throw new ReindexError(`OpenSearch kept rejecting writes (429) after ${REJECTED_RETRIES} retries`);
-      if (rejected.length)
-        await new Promise((resolve) => setTimeout(resolve, REJECTED_BACKOFF_MS * 2 ** attempt));
-      pending = rejected;
-    }
-    return newer;
   }
 }
