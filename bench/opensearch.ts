@@ -26,7 +26,7 @@ import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
 import { getOnce, HttpTarget, ListingBody } from './lib/http-load';
 import { mixContext } from './lib/mix-context';
 import { elapsedMs, percentile, summarize, Summary } from './lib/stats';
-import { buildMix, queryString } from './query-mix';
+import { buildMix, MixRequest, queryString } from './query-mix';
 import { buildStatsMix, STATS_TARGETS } from './stats-bench';
 
 const ROOT = join(__dirname, '..');
@@ -124,17 +124,14 @@ async function sideBySide(
 }
 
 /** The path of a listing request; a deep page follows nextCursor on that engine. */
-async function listingPath(target: HttpTarget, base: string, query: string, page: number): Promise<string> {
+async function listingPath(target: HttpTarget, base: string, r: MixRequest): Promise<string> {
   let cursor: string | undefined;
-  for (let p = 1; p < page; p++) {
-    const { body } = await getOnce(
-      target,
-      `${base}${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    );
+  for (let p = 1; p < (r.page ?? 1); p++) {
+    const { body } = await getOnce(target, base + queryString(r.query, cursor ? { cursor } : {}));
     if (!body.meta.nextCursor) throw new Error(`only ${p} pages`);
     cursor = body.meta.nextCursor;
   }
-  return `${base}${query}${cursor ? `${query ? '&' : '?'}cursor=${encodeURIComponent(cursor)}` : ''}`;
+  return base + queryString(r.query, cursor ? { cursor } : {});
 }
 
 function sameListing(a: unknown, b: unknown): boolean {
@@ -295,8 +292,7 @@ async function main(): Promise<void> {
         const query = queryString(r.query);
         try {
           const paths = {} as Record<Engine, string>;
-          for (const engine of ENGINES)
-            paths[engine] = await listingPath(targets[engine], base, query, r.page ?? 1);
+          for (const engine of ENGINES) paths[engine] = await listingPath(targets[engine], base, r);
           const { times, bodies } = await sideBySide(targets, paths, runs);
           const same = sameListing(bodies.postgres, bodies.opensearch);
           for (const engine of ENGINES) {
