@@ -419,6 +419,7 @@ async function measureLag(o: {
   const committedAt = new Map<string, number>();
   const lags: number[] = [];
   let recorded = 0;
+  const failures: string[] = [];
   let recording = true;
   const poller = (async () => {
     const deadline = () => !recording && (committedAt.size === 0 || Date.now() > stopAt + 30_000);
@@ -452,19 +453,26 @@ async function measureLag(o: {
       method: 'POST',
       headers: { authorization: `Bearer ${o.target.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify(recordingBody(i)),
-    }).then(async (res) => {
-      const body = (await res.json()) as { data?: { id: string } };
-      if (res.status === 201 && body.data) {
-        committedAt.set(body.data.id, performance.now());
-        recorded++;
-      }
-    });
+    })
+      .then(async (res) => {
+        const body = (await res.json()) as { data?: { id: string } };
+        if (res.status === 201 && body.data) {
+          committedAt.set(body.data.id, performance.now());
+          recorded++;
+        } else failures.push(`HTTP ${res.status}`);
+      })
+      .catch((error: Error) => {
+        failures.push(`${error.message} (${(error.cause as Error | undefined)?.message ?? 'no cause'})`);
+      });
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
   }
   await Promise.all(inFlight);
   recording = false;
-  if (recorded < total) log(`lag: ${total - recorded} of ${total} recordings were refused`);
+  if (failures.length)
+    log(
+      `lag: ${failures.length} of ${total} recordings failed: ${[...new Set(failures)].slice(0, 5).join('; ')}`,
+    );
   await poller;
   await client.close();
   if (lags.length === 0) throw new Error(`lag: none of ${recorded} recordings was found by a search`);
