@@ -6,8 +6,12 @@ import { addOncePerInterval } from '../../queue/once-per-interval';
 
 export const SEARCH_MIRROR_QUEUE = 'search-mirror';
 export const DRAIN_JOB = 'drain';
-/** How often the outbox is drained (a drain empties everything due, in batches). */
-export const DRAIN_INTERVAL_MS = 2000;
+/**
+ * How often the outbox is drained (a drain empties everything due, in batches). With
+ * OpenSearch's refresh every second, a change is searchable about a second after its commit
+ * (bench/results/opensearch.md, mirror lag); an empty drain is one indexed read of the outbox.
+ */
+export const DRAIN_INTERVAL_MS = 500;
 
 /**
  * Each worker process ticks every DRAIN_INTERVAL_MS and enqueues the drain job of the current
