@@ -17,7 +17,7 @@
  * every row. BENCH_OS_SECTIONS (reindex,listing,stats,lag) picks sections.
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { createDataSource } from '../src/database/data-source';
@@ -31,6 +31,7 @@ import { buildStatsMix, STATS_TARGETS } from './stats-bench';
 
 const ROOT = join(__dirname, '..');
 const RESULTS_DIR = join(__dirname, 'results');
+const LOG_DIR = join(ROOT, 'var', 'bench-logs');
 type Engine = 'postgres' | 'opensearch';
 const ENGINES: Engine[] = ['postgres', 'opensearch'];
 /** Targets on OpenSearch (issue "OpenSearch for real"). */
@@ -85,7 +86,20 @@ interface Report {
 
 /** Starts `node dist/<entry>` with `env` and waits for /health/ready when it serves HTTP. */
 async function startProcess(entry: string, env: NodeJS.ProcessEnv, port?: number): Promise<ChildProcess> {
-  const child = spawn('node', [join(ROOT, 'dist', entry)], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  // Another process on the port would be measured instead of this build.
+  if (
+    port !== undefined &&
+    (await fetch(`http://127.0.0.1:${port}/health/live`).then(
+      () => true,
+      () => false,
+    ))
+  )
+    throw new Error(`port ${port} is already in use: stop what listens there first`);
+  // The service's JSON lines go to var/bench-logs/, for what a failed request says.
+  mkdirSync(LOG_DIR, { recursive: true });
+  const out = openSync(join(LOG_DIR, `${entry.replace(/\.js$/, '')}-${port ?? 'worker'}.log`), 'w');
+  const child = spawn('node', [join(ROOT, 'dist', entry)], { env, stdio: ['ignore', out, 'inherit'] });
+  closeSync(out);
   if (port === undefined) return child;
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -237,6 +251,8 @@ async function main(): Promise<void> {
     OPENSEARCH_TIMEOUT_MS: '10000',
     LOG_LEVEL: 'warn',
     WORKERS: 'off',
+    // Both cores serve HTTP: one Node thread records fewer than 200 conversations a second here.
+    HTTP_PROCESSES: env.BENCH_HTTP_PROCESSES ?? '2',
   };
   const children: ChildProcess[] = [];
   try {
