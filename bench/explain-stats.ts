@@ -4,11 +4,9 @@
  * captured from the engine itself, in a transaction with the engine's own settings.
  */
 import { DataSource, EntityManager } from 'typeorm';
-import {
-  PostgresConversationStats,
-  statsPlan,
-} from '../src/search/stats/postgres/postgres-conversation-stats';
-import { parseStatsQuery } from '../src/stats/stats-query';
+import { PostgresConversationStats } from '../src/search/stats/postgres/postgres-conversation-stats';
+import { statsPlan } from '../src/search/stats/postgres/stats-planner';
+import { parseStatsRequest as parseStatsQuery } from '../src/stats/dto/stats-request';
 import { seededBenchSite } from './lib/bench-database';
 import { mixContext } from './lib/mix-context';
 import { buildStatsMix } from './stats-bench';

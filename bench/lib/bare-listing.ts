@@ -19,9 +19,10 @@ import { LISTED_TEXT_COLUMNS, ListedText, TEXT_PARSERS } from '../../src/databas
 import { CounterCheck, RedisCountersStorage } from '../../src/rate-limit/counters';
 import { rateLimitHeaders } from '../../src/rate-limit/rate-limit.guard';
 import { keyTracker, rateLimitKey } from '../../src/rate-limit/rate-limit.module';
-import { buildFilterSql, walkSql } from '../../src/search/postgres/conversation-sql';
+import { buildFilterSql } from '../../src/search/filter-sql/conversation-filter-sql';
+import { positionOf } from '../../src/search/postgres/listing-executor';
 import { shapeStartupOptions } from '../../src/search/postgres/listing-pools';
-import { positionOf } from '../../src/search/postgres/postgres-conversation-search';
+import { walkSql } from '../../src/search/postgres/listing-sql';
 
 /**
  * The unfiltered first page of a site's conversations served without the framework: plain

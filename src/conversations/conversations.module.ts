@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
 import { EventsModule } from '../events/events.module';
-import { LabelsModule } from './labels.module';
+import { LabelRecordsRepository } from '../labels/label-records.repository';
 import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
+import { ConversationEvents } from './conversation-events';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
@@ -14,9 +15,15 @@ import { SeedService } from './seed/seed.service';
  * from SearchModule: Postgres by default, or OpenSearch with Postgres as fallback.
  */
 @Module({
-  imports: [SitesModule, LabelsModule, SearchModule, IdempotencyModule, EventsModule],
+  imports: [SitesModule, SearchModule, IdempotencyModule, EventsModule],
   controllers: [ConversationsController],
-  providers: [ConversationsRepository, ConversationsService, SeedService],
+  providers: [
+    ConversationsRepository,
+    ConversationsService,
+    ConversationEvents,
+    LabelRecordsRepository,
+    SeedService,
+  ],
   exports: [ConversationsService, ConversationsRepository, SearchModule],
 })
 export class ConversationsModule {}

@@ -12,6 +12,7 @@ import type {
   MessageRecord,
 } from '../database/records/conversation.records';
 import type { ListedText } from '../database/records/conversation-text';
+import { LabelRecordsRepository } from '../labels/label-records.repository';
 import { ConversationEvents } from './conversation-events';
 import { ConversationsRepository, NewMessage } from './conversations.repository';
 import {
@@ -21,7 +22,6 @@ import {
   MessageDto,
   RateMessageDto,
 } from './dto/recording.dto';
-import { LabelWriter } from './label-writer.service';
 import { sanitizePageUrl } from './page-url';
 import type { ListingQuery } from './dto/listing-query';
 import { canonicalFilterText, ConversationFilter } from '../search/listing/conversation-filter';
@@ -50,7 +50,7 @@ export class ConversationsService {
     private readonly sites: SitesService,
     private readonly conversations: ConversationsRepository,
     private readonly transaction: IdempotentTransaction,
-    private readonly labels: LabelWriter,
+    private readonly labels: LabelRecordsRepository,
     private readonly paging: KeysetPaging,
     @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
     private readonly events: ConversationEvents,
@@ -170,7 +170,7 @@ export class ConversationsService {
     return this.writeToOwned(req, id, async (manager) => {
       const messages = toNewMessages(dto.messages, new Date());
       await this.conversations.appendMessages(id, messages, manager);
-      if (messages.length > 0) await this.labels.returnToPending(id, manager);
+      if (messages.length > 0) await this.labels.returnToPending(manager, id);
       if (messages.length > 0) await this.events.append(manager, 'conversation.updated', id);
       const conversation = await this.reload(req, id, manager);
       const byId = new Set(messages.map((m) => m.id));
@@ -194,7 +194,7 @@ export class ConversationsService {
       const rating = dto.rating ?? null;
       if (message.rating !== rating) {
         await this.conversations.setRating(message, rating, new Date(), manager);
-        await this.labels.returnToPending(id, manager);
+        await this.labels.returnToPending(manager, id);
         await this.events.append(manager, 'conversation.updated', id);
       }
       return { ...message, rating };
@@ -205,7 +205,7 @@ export class ConversationsService {
     return this.writeToOwned(req, id, async (manager) => {
       if (dto.impressions > 0 || dto.clicks > 0) {
         await this.conversations.addEngagement(id, dto.impressions, dto.clicks, new Date(), manager);
-        await this.labels.returnToPending(id, manager);
+        await this.labels.returnToPending(manager, id);
         await this.events.append(manager, 'conversation.updated', id);
       }
       return this.reload(req, id, manager);

@@ -8,6 +8,9 @@ import {
   RawRow,
   textArray,
 } from '../database/records/conversation-text';
+import type { Statement } from '../database/sql-statement';
+import { buildFilterSql, ORDER, whereAll } from '../search/filter-sql/conversation-filter-sql';
+import type { ConversationFilter } from '../search/listing/conversation-filter';
 
 /**
  * The lines of an export file, built straight from the text PostgreSQL sends (no per-row objects,
@@ -59,6 +62,23 @@ export const CSV_COLUMNS = [
  */
 export function exportSelect(format: 'ndjson' | 'csv'): string {
   return `${LISTED_TEXT_COLUMNS}, ${format === 'csv' ? 'label_tokens' : 'NULL'}`;
+}
+
+/**
+ * The rows of an export, newest first (the listing's order): the conversations of `siteId`
+ * matching `filter`, through the shared filter SQL (the walk form: the export reads every
+ * match in order).
+ */
+export function exportRowsSql(
+  siteId: string,
+  filter: ConversationFilter,
+  format: 'ndjson' | 'csv',
+): Statement {
+  const sql = buildFilterSql(siteId, filter);
+  return {
+    text: `SELECT ${exportSelect(format)} FROM conversations WHERE ${whereAll(sql)} ${ORDER}`,
+    values: sql.params.values,
+  };
 }
 
 /** The list item of a row as one NDJSON line (JSON.stringify(presentConversation(row)) + '\n'). */

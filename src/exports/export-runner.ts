@@ -5,13 +5,12 @@ import type { Socket } from 'node:net';
 import type { PoolClient } from 'pg';
 import { presentMessage } from '../conversations/conversation.presenter';
 import { MESSAGE_COLUMNS, MessageRecord } from '../database/records/conversation.records';
-import { buildFilterSql, ORDER, whereAll } from '../search/postgres/conversation-sql';
 import { parseExportFilters } from './dto/export-request';
 import { ByteChunks } from './byte-chunks';
 import { ChunkWriter } from './chunk-writer';
 import { fetchEachRow } from './streamed-fetch';
 import { RAW_TEXT, RawRow } from '../database/records/conversation-text';
-import { CSV_HEADER, csvCells, csvRecord, exportSelect, ndjsonLine } from './export-rows';
+import { CSV_HEADER, csvCells, csvRecord, exportRowsSql, ndjsonLine } from './export-rows';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
 import { ExportRecord, storageKeyOf } from './export.records';
 import { ExportsRepository } from './exports.repository';
@@ -62,7 +61,7 @@ export class ExportRunner {
     if (record.attempts > 1) await this.storage.removePartials(key).catch(() => undefined);
 
     const filter = parseExportFilters(record.filters);
-    const sql = buildFilterSql(record.siteId, filter);
+    const statement = exportRowsSql(record.siteId, filter, record.format);
     const withMessages = record.format === 'ndjson' && record.include.includes('messages');
     const batchRows = this.config.exports.batchRows;
 
@@ -96,10 +95,7 @@ export class ExportRunner {
       // The snapshot is taken by this first query: asOf is the instant the export sees.
       const [{ as_of }] = await runner.query('SELECT statement_timestamp() AS as_of');
       asOf = as_of as Date;
-      await runner.query(
-        `DECLARE export_rows NO SCROLL CURSOR FOR SELECT ${exportSelect(record.format)} FROM conversations WHERE ${whereAll(sql)} ${ORDER}`,
-        sql.params.values,
-      );
+      await runner.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${statement.text}`, statement.values);
       await beat();
 
       const siteIdJson = JSON.stringify(record.siteId);

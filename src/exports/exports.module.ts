@@ -11,6 +11,7 @@ import { EXPORT_QUEUE, ExportScheduler } from './export-queue';
 import { ExportRunner } from './export-runner';
 import { ExportSweep } from './export-sweep';
 import { ExportProcessor } from './export.processor';
+import { ExportsMetrics } from './exports.metrics';
 import { ExportsController } from './exports.controller';
 import { ExportsRepository } from './exports.repository';
 import { ExportsService } from './exports.service';
@@ -48,6 +49,7 @@ export class ExportsModule {
         { provide: EXPORT_STORAGE, useFactory: exportStorage, inject: [AppConfig] },
         { provide: EXPORT_OUTCOME_LISTENER, useClass: ExportEvents },
         ExportSweep,
+        ExportsMetrics,
         ...(config.workers ? [ExportProcessor] : []),
       ],
       exports: [ExportsService, ExportRunner, ExportSweep, ExportScheduler, EXPORT_STORAGE],

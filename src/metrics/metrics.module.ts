@@ -1,19 +1,18 @@
 import { Global, Module } from '@nestjs/common';
-import { SearchOutboxModule } from '../search/mirror/search-outbox.module';
-import { MetricsCollectors } from './metrics.collectors';
 import { MetricsController } from './metrics.controller';
-import { MetricsRepository } from './metrics.repository';
 import { MetricsService } from './metrics.service';
+import { QueueMetrics } from './queue-metrics';
 
 /**
- * GET /metrics and the registry behind it. Global: any feature may inject MetricsService to add
- * its own counters (see metrics.service.ts).
+ * GET /metrics, the registry behind it (with the process metrics; the HTTP durations are
+ * http-metrics.middleware.ts) and the depths and job outcomes of the queues features observe.
+ * Global: each feature registers its own metrics from a collector of its folder, injecting
+ * MetricsService and QueueMetrics (see metrics.service.ts); this module imports no feature.
  */
 @Global()
 @Module({
-  imports: [SearchOutboxModule],
   controllers: [MetricsController],
-  providers: [MetricsService, MetricsRepository, MetricsCollectors],
-  exports: [MetricsService],
+  providers: [MetricsService, QueueMetrics],
+  exports: [MetricsService, QueueMetrics],
 })
 export class MetricsModule {}

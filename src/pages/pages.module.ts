@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { SitesModule } from '../sites/sites.module';
 import { ImportRecovery } from './import-recovery';
+import { PageImportMetrics } from './page-import.metrics';
 import { PAGE_IMPORT_QUEUE } from './page-import-queue';
 import { PageImportProcessor } from './page-import.processor';
 import { PageImporter } from './page-importer';
@@ -34,6 +35,7 @@ export class PagesModule {
         PagesService,
         PageImporter,
         ImportRecovery,
+        PageImportMetrics,
         ...(config.workers ? [PageImportProcessor] : []),
       ],
       exports: [PageImporter, ImportRecovery, PageImportsService, PageImportsRepository, PagesRepository],

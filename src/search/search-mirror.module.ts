@@ -12,6 +12,7 @@ import {
 import type { Client } from '@opensearch-project/opensearch';
 import { AppConfig } from '../config/app-config';
 import { SearchIndexer } from './mirror/search-indexer.service';
+import { SearchMirrorMetrics } from './mirror/search-mirror.metrics';
 import { SearchMirrorProcessor } from './mirror/search-mirror.processor';
 import { SEARCH_MIRROR_QUEUE, SearchMirrorScheduler } from './mirror/search-mirror.scheduler';
 import { SearchOutboxModule } from './mirror/search-outbox.module';
@@ -64,7 +65,7 @@ export class SearchMirrorModule {
     options: { processors?: boolean; controllers?: boolean } = {},
   ): DynamicModule {
     const processors = options.processors ?? config.workers;
-    const providers: Provider[] = [];
+    const providers: Provider[] = [SearchMirrorMetrics];
     const exports: Array<Provider | string | symbol | typeof SearchOutboxModule> = [SearchOutboxModule];
     const imports: Array<DynamicModule | typeof SearchOutboxModule> = [SearchOutboxModule];
     if (config.search.opensearchUrl) {

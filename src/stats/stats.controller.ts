@@ -11,7 +11,7 @@ import {
 } from '../docs/openapi';
 import { SCORE_NAMES } from '../search/listing/conversation-filter';
 import { STATS_FACETS, STATS_INTERVALS } from '../search/stats/conversation-stats';
-import { parseStatsQuery } from './stats-query';
+import { parseStatsRequest } from './dto/stats-request';
 import { ConversationStatsSchema, STATS_EXTRA_MODELS } from './stats.schema';
 import { StatsService } from './stats.service';
 
@@ -39,6 +39,18 @@ export class StatsController {
     200,
     ConversationStatsSchema,
     'The statistics; `meta.asOf` is the instant they are exact for.',
+    {
+      type: 'object',
+      required: ['asOf'],
+      properties: {
+        asOf: {
+          type: 'string',
+          format: 'date-time',
+          description:
+            "The counts are exact for the data as of this instant (Postgres: the read; OpenSearch: the mirror's watermark).",
+        },
+      },
+    },
   )
   @ApiProblems('invalid_request', 'invalid_filter', 'not_found', 'service_unavailable')
   @ApiQuery({
@@ -80,6 +92,6 @@ export class StatsController {
     @Param('siteId') siteId: string,
     @Query() query: Record<string, unknown>,
   ) {
-    return this.stats.stats(auth.organizationId, siteId, parseStatsQuery(query, new Date()));
+    return this.stats.stats(auth.organizationId, siteId, parseStatsRequest(query, new Date()));
   }
 }

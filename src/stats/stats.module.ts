@@ -1,29 +1,22 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SitesModule } from '../sites/sites.module';
-import { CONVERSATION_STATS } from '../search/stats/conversation-stats';
-import { conversationStatsProvider } from '../search/stats/conversation-stats.provider';
-import { PostgresConversationStats } from '../search/stats/postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from '../search/stats/postgres/stats-rollup-compactor';
+import { StatsEnginesModule } from '../search/stats/stats-engines.module';
 import { StatsRollupJobs } from './stats-rollup-jobs';
 import { StatsController } from './stats.controller';
 import { StatsService } from './stats.service';
 
 /**
- * `GET /api/v1/sites/{siteId}/conversations/stats`. The engine follows SEARCH_BACKEND as the
- * listing's does: Postgres (exact, rollups + scan) by default, OpenSearch with Postgres as its
- * fallback. Import it before ConversationsModule (route order).
+ * The statistics endpoint, `GET /api/v1/sites/{siteId}/conversations/stats`: its request parsing
+ * (dto/stats-request.ts), controller and service, over the engines of src/search/stats/
+ * (StatsEnginesModule). Import it before ConversationsModule (route order).
  */
 @Module({
-  imports: [SitesModule],
+  imports: [SitesModule, StatsEnginesModule],
   controllers: [StatsController],
-  providers: [
-    PostgresConversationStats,
-    conversationStatsProvider(PostgresConversationStats),
-    StatsService,
-    StatsRollupCompactor,
-  ],
-  exports: [CONVERSATION_STATS, PostgresConversationStats, StatsRollupCompactor],
+  providers: [StatsService],
+  exports: [StatsEnginesModule],
 })
 export class StatsModule {}
 

@@ -13,6 +13,7 @@ import { createTestApp, TestApp } from '../setup/test-app';
 import { DataSource } from 'typeorm';
 import { SeedService } from '../../src/conversations/seed/seed.service';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
+import { tuned } from '../../src/search/postgres/listing-tuning';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
@@ -727,7 +728,9 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
             ids.slice(i, i + 2000),
           ]);
         const engine = t.app.get(PostgresConversationSearch);
-        expect(await engine.postingsPlan(big.site.id, { ...emptyFilter(), keywords: ['capword'] })).toEqual({
+        expect(
+          await engine.planner.postings(big.site.id, { ...emptyFilter(), keywords: ['capword'] }, tuned()),
+        ).toEqual({
           driver: 'w:capword',
           others: [],
         });
@@ -737,7 +740,8 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         ).toEqual({ value: 10000, capped: true });
         const token = 'purchase_intent:true';
         expect(
-          (await engine.postingsPlan(big.site.id, { ...emptyFilter(), labelsAll: [token] }))?.driver,
+          (await engine.planner.postings(big.site.id, { ...emptyFilter(), labelsAll: [token] }, tuned()))
+            ?.driver,
         ).toBe(`t:${token}`);
         const [{ n }] = await db.query(
           `SELECT count(*)::int AS n FROM conversations WHERE site_id = $1 AND label_tokens @> ARRAY[$2]`,

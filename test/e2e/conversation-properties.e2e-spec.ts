@@ -1,11 +1,13 @@
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { CursorCodec } from '../../src/common/cursor/cursor-codec';
+import type { SearchTuning } from '../../src/search/postgres/listing-tuning';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
+import { steerListing } from '../support/engine-steering';
 import type { TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
@@ -239,20 +241,24 @@ describe('properties of the listing', () => {
       };
     };
 
+    // Small thresholds so that the walk, the GIN-sorted and the fallback plans all run here.
+    const small: SearchTuning = {
+      walkWindow: 3,
+      ginProbe: 4,
+      countWindow: 5,
+      denseShare: 0.4,
+      walkFurther: 12,
+      // Merging posting lists priced above any heap visit: GIN plans check every term they
+      // can on the row (the rarest stays when nothing else uses the index).
+      postingsPerHeapVisit: 0,
+      postingsWalk: 0,
+    };
+    // The app's engine answers this suite's requests with `small` (an argument of its calls).
+    let steered: ReturnType<typeof steerListing>;
+
     beforeAll(async () => {
       org = await createOrganization(t.app);
-      // Small thresholds so that the walk, the GIN-sorted and the fallback plans all run here.
-      t.app.get(PostgresConversationSearch).tuning = {
-        walkWindow: 3,
-        ginProbe: 4,
-        countWindow: 5,
-        denseShare: 0.4,
-        walkFurther: 12,
-        // Merging posting lists priced above any heap visit: GIN plans check every term they
-        // can on the row (the rarest stays when nothing else uses the index).
-        postingsPerHeapVisit: 0,
-        postingsWalk: 0,
-      };
+      steered = steerListing(t.app.get(PostgresConversationSearch), small);
       const specs = fc.sample(spec, { numRuns: 36, seed: 42 });
       for (const [i, s] of specs.entries()) {
         // Two of every three conversations share their creation time with the previous one (id tie-break).
@@ -271,10 +277,8 @@ describe('properties of the listing', () => {
     // (0): the postings are written by triggers as conversations arrive and get labeled.
     const postingsWalk = fc.constantFrom(0, Number.POSITIVE_INFINITY);
     const tune = (postings: number, walk: number) =>
-      Object.assign(t.app.get(PostgresConversationSearch).tuning, {
-        postingsPerHeapVisit: postings,
-        postingsWalk: walk,
-      });
+      steered.retune({ ...small, postingsPerHeapVisit: postings, postingsWalk: walk });
+    afterAll(() => steered.restore());
 
     it('holds for random filters, page sizes and concurrent inserts (newer and back-filled)', async () => {
       await fc.assert(

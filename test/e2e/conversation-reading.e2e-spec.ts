@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { InvalidLabelError } from '../../src/labels/label-outcome';
-import { LabelWriter } from '../../src/conversations/label-writer.service';
+import { LabelWriter } from '../../src/labels/label-writer.service';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
-import { labelMask } from '../../src/search/postgres/conversation-sql';
+import { labelMask } from '../../src/search/filter-sql/conversation-filter-sql';
 import {
   conversationBody,
   label,

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { createDataSource } from '../../src/database/data-source';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
-import { buildFilterSql, cappedCountSql, postingTerms } from '../../src/search/postgres/conversation-sql';
+import { buildFilterSql, postingTerms } from '../../src/search/filter-sql/conversation-filter-sql';
+import { cappedCountSql } from '../../src/search/postgres/listing-sql';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { createIsolatedDatabase } from '../setup/isolated-database';
 
@@ -267,32 +268,26 @@ describe('site-scoped title terms', () => {
             new Date(Date.UTC(2026, 4, 1, 0, n)).toISOString(),
           ],
         );
-    const tuning = engine.tuning;
-    try {
-      for (const keywords of [
-        ['red'],
-        ['red shoes'],
-        ['shoes', 'red'],
-        ['e-mail'],
-        ['big red shoes'],
-        ['!!!'],
-        ['!!!', 'dress'],
-      ]) {
-        const filter = { ...emptyFilter(), keywords };
-        engine.tuning = { ...tuning };
-        const walked = await engine.page('site_KwA', filter, { limit: 10 });
-        // Force the GIN plan: a walk of one row, nothing further.
-        engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, countWindow: 1 };
-        const found = await engine.page('site_KwA', filter, { limit: 10 });
-        expect({ keywords, ids: found.items.map((i) => i.id) }).toEqual({
-          keywords,
-          ids: walked.items.map((i) => i.id),
-        });
-        const count = await engine.count('site_KwA', filter, 100);
-        expect({ keywords, count: count.value }).toEqual({ keywords, count: walked.items.length });
-      }
-    } finally {
-      engine.tuning = tuning;
+    // Forces the GIN plan: a walk of one row, nothing further.
+    const forced = { walkWindow: 1, walkFurther: 0, countWindow: 1 };
+    for (const keywords of [
+      ['red'],
+      ['red shoes'],
+      ['shoes', 'red'],
+      ['e-mail'],
+      ['big red shoes'],
+      ['!!!'],
+      ['!!!', 'dress'],
+    ]) {
+      const filter = { ...emptyFilter(), keywords };
+      const walked = await engine.page('site_KwA', filter, { limit: 10 });
+      const found = (await engine.pageWithPlan('site_KwA', filter, { limit: 10 }, forced)).result;
+      expect({ keywords, ids: found.items.map((i) => i.id) }).toEqual({
+        keywords,
+        ids: walked.items.map((i) => i.id),
+      });
+      const count = (await engine.countWithPlan('site_KwA', filter, 100, forced)).result;
+      expect({ keywords, count: count.value }).toEqual({ keywords, count: walked.items.length });
     }
   });
 

@@ -1,11 +1,11 @@
 import { conversationBody, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import {
-  expectedKeywordRows,
-  PostgresConversationSearch,
-} from '../../src/search/postgres/postgres-conversation-search';
+import { expectedKeywordRows } from '../../src/search/postgres/listing-planner';
 import { LISTING_IDLE_MS } from '../../src/search/postgres/listing-pools';
+import type { SearchTuning } from '../../src/search/postgres/listing-tuning';
+import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { createTestApp, TestApp } from '../setup/test-app';
+import { steerListing } from '../support/engine-steering';
 import { countRoundTrips } from '../support/round-trips';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
@@ -109,17 +109,17 @@ describe('Round trips per request (docs/request-cost.md)', () => {
 
   describe('filtered pages of the listing (no transaction, no SET LOCAL, rows read with the page)', () => {
     /**
-     * The engine tuned so that a keyword of a few rows starts with a GIN probe (a walk window of
-     * one row, probes of two; not the title-term postings, as for keywords they cannot take),
-     * with fresh pg_stats; `restore` puts the tuning back.
+     * The engine steered so that a keyword of a few rows starts with a GIN probe (a walk window
+     * of one row, probes of two; not the title-term postings, as for keywords they cannot take),
+     * with fresh pg_stats; `restore` ends the steering.
      */
     async function probeTuning() {
       const engine = t.app.get(PostgresConversationSearch);
-      const tuning = engine.tuning;
-      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0, ginProbe: 2, postingsWalk: 0 };
+      const tuning: Partial<SearchTuning> = { walkWindow: 1, walkFurther: 0, ginProbe: 2, postingsWalk: 0 };
+      const steered = steerListing(engine, tuning);
       await t.app.get(DataSource).query('ANALYZE conversations');
       await engine.refreshTermStats();
-      return { engine, restore: () => (engine.tuning = tuning) };
+      return { engine, tuning, plans: steered.plans, restore: steered.restore };
     }
 
     const isTransactionControl = (q: string) =>
@@ -127,9 +127,8 @@ describe('Round trips per request (docs/request-cost.md)', () => {
 
     it('a filter the newest rows answer is one statement per page, and one Redis command', async () => {
       const engine = t.app.get(PostgresConversationSearch);
-      const tuning = engine.tuning;
       // Keywords the title-term postings do not take (tested below) go through the walk or the GIN.
-      engine.tuning = { ...tuning, postingsWalk: 0 };
+      const steered = steerListing(engine, { postingsWalk: 0 });
       // Keywords are weighed by their terms' frequencies, read once per 10 minutes, and the
       // site's term counts (statistics rollups), read once per 30 s: warm.
       await engine.refreshTermStats();
@@ -151,8 +150,11 @@ describe('Round trips per request (docs/request-cost.md)', () => {
           );
         expect(cost.redis.length).toBeLessThanOrEqual(4);
         expect(cost.lookups.length).toBeLessThanOrEqual(cost.lookupBound);
+        expect(steered.plans.page.map((plan) => plan.strategy)).toEqual(
+          Array.from({ length: 4 }, () => expect.stringMatching(/^(window|gin)$/)),
+        );
       } finally {
-        engine.tuning = tuning;
+        steered.restore();
       }
     });
 
@@ -183,9 +185,8 @@ describe('Round trips per request (docs/request-cost.md)', () => {
 
     it('a filter that needs the GIN index is two statements (the bounded walk with its edge, then the index), no hydration', async () => {
       const engine = t.app.get(PostgresConversationSearch);
-      const tuning = engine.tuning;
       // A one-row window and no further walk: the page must come from the GIN plan.
-      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0 };
+      const steered = steerListing(engine, { walkWindow: 1, walkFurther: 0 });
       await engine.refreshTermStats(); // read once per 10 minutes: warm
       await engine.densities.get(org.site.id); // read once per 30 s: warm
       try {
@@ -197,8 +198,9 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         expect(cost.own).toHaveLength(2);
         expect(cost.own.filter(isTransactionControl)).toEqual([]);
         expect(cost.own[1]).toMatch(/search_terms @>/);
+        expect(steered.plans.page.map((plan) => plan.steps.map((s) => s.step))).toEqual([['window', 'gin']]);
       } finally {
-        engine.tuning = tuning;
+        steered.restore();
       }
     });
 
@@ -212,9 +214,8 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       const web = await recordConversation(t, site, { channel: 'web', language: 'en' });
       for (let i = 0; i < 4; i++) await recordConversation(t, site, { channel: 'hosted', language: 'en' });
       const engine = t.app.get(PostgresConversationSearch);
-      const tuning = engine.tuning;
       // A one-row window and no further walk: the page must come from the GIN plan.
-      engine.tuning = { ...tuning, walkWindow: 1, walkFurther: 0 };
+      const steered = steerListing(engine, { walkWindow: 1, walkFurther: 0 });
       await engine.densities.get(site.site.id); // read once per 30 s: warm
       try {
         const cost = await costOf(1, async () => {
@@ -224,8 +225,9 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         expect(cost.own).toHaveLength(2);
         expect(cost.own[1]).toMatch(/search_terms @> \$\d+::text\[\] AND language = \$\d+/);
         expect(cost.own[1]).not.toMatch(/channel = /);
+        expect(steered.plans.page[0].steps[1]).toMatchObject({ step: 'gin', onRow: ['language:en'] });
       } finally {
-        engine.tuning = tuning;
+        steered.restore();
       }
     });
 
@@ -236,11 +238,15 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       const wanted = await recordConversation(t, site, { title: 'refund zebra', channel: 'playground' });
       for (let i = 0; i < 5; i++)
         await recordConversation(t, site, { title: 'refund zebra', channel: 'hosted' });
-      const { engine, restore } = await probeTuning();
+      const { engine, tuning, plans, restore } = await probeTuning();
       await engine.densities.get(site.site.id);
       try {
         expect(
-          await engine.keywordRowsAtMost(site.site.id, { ...emptyFilter(), keywords: ['zebra'] }),
+          await engine.planner.keywordRowsAtMost(
+            site.site.id,
+            { ...emptyFilter(), keywords: ['zebra'] },
+            tuning,
+          ),
         ).toBeGreaterThan(4);
         const cost = await costOf(1, async () => {
           const res = await listConversations(t, site, { channel: 'playground', keywords: 'zebra' }).expect(
@@ -250,6 +256,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         });
         expect(cost.own).toHaveLength(1);
         expect(cost.own[0]).toMatch(/search_terms @> \$1::text\[\] AND conversation_title_terms/);
+        expect(plans.page.map((plan) => plan.strategy)).toEqual(['gin']);
       } finally {
         restore();
       }
@@ -271,10 +278,10 @@ describe('Round trips per request (docs/request-cost.md)', () => {
          FROM sites s, generate_series(1, 1989) AS n WHERE s.id = $1`,
         [site.site.id],
       );
-      const { engine, restore } = await probeTuning();
+      const { engine, tuning, restore } = await probeTuning();
       try {
         const rowsOf = (keywords: string[]) =>
-          engine.keywordRowsAtMost(site.site.id, { ...emptyFilter(), keywords });
+          engine.planner.keywordRowsAtMost(site.site.id, { ...emptyFilter(), keywords }, tuning);
         const walrus = (await rowsOf(['walrus']))!;
         const zebra = (await rowsOf(['zebra']))!;
         const siteRows = (await engine.densities.get(site.site.id)).rows;
@@ -347,14 +354,13 @@ describe('Round trips per request (docs/request-cost.md)', () => {
     });
     it("with count=true over a filter the rollups cannot count: a dense sample's count runs in the sample's statement", async () => {
       const engine = t.app.get(PostgresConversationSearch);
-      const tuning = engine.tuning;
       // `from` keeps the rollups out; a window of 2 rows is sampled, both web.
       const query = { channel: 'web', from: '2020-01-01T00:00:00Z', count: true };
       const isCappedCount = (q: string) =>
         /^SELECT count\(\*\)::int AS n FROM \(SELECT 1 FROM conversations/.test(q);
+      // Dense (2 of 2 at least 40 %): the capped count is the sample statement's second half.
+      const steered = steerListing(engine, { countWindow: 2, denseShare: 0.4 });
       try {
-        // Dense (2 of 2 at least 40 %): the capped count is the sample statement's second half.
-        engine.tuning = { ...tuning, countWindow: 2, denseShare: 0.4 };
         const dense = await costOf(1, async () => {
           const res = await listConversations(t, org, query).expect(200);
           expect(res.body.meta.count).toEqual({ value: 3, capped: false });
@@ -366,15 +372,19 @@ describe('Round trips per request (docs/request-cost.md)', () => {
         expect(dense.own.filter(isCappedCount)).toEqual([]);
 
         // Sparse (2 of 2 below a share of 2): the statement's count is not run; the GIN count follows.
-        engine.tuning = { ...tuning, countWindow: 2, denseShare: 2 };
+        steered.retune({ countWindow: 2, denseShare: 2 });
         const sparse = await costOf(1, async () => {
           const res = await listConversations(t, org, query).expect(200);
           expect(res.body.meta.count).toEqual({ value: 3, capped: false });
         });
         expect(sparse.own).toHaveLength(3);
         expect(sparse.own.filter(isCappedCount)).toHaveLength(1);
+        expect(steered.plans.count.map((plan) => plan.steps.map((s) => s.step))).toEqual([
+          ['sample'],
+          ['sample', 'gin'],
+        ]);
       } finally {
-        engine.tuning = tuning;
+        steered.restore();
       }
     });
   });

@@ -8,6 +8,7 @@ import { label, labeledOutcome, recordConversation } from '../factories/conversa
 import { createOrganization, createSite } from '../factories/organizations';
 import { queryString } from '../factories/query-string';
 import { testAppPerSuite } from '../setup/app-per-suite';
+import { steerStats, withStatsPlans } from '../support/engine-steering';
 import { TEST_RUN_ENV } from '../setup/test-run';
 import type { TestApp } from '../setup/test-app';
 
@@ -329,26 +330,25 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
     it('a facet the filter fixes lists that one value with every match, and no value when nothing matches (scan plan)', async () => {
       const facets = ['channel', 'language', 'agentId', 'labelStatus'];
       // hosted + fr + quality ≥ 0.5: conversation b alone (a score filter implies labeled).
-      const one = await stats(pg, org, {
-        channel: 'hosted',
-        language: 'fr',
-        'quality.min': '0.5',
-        facets,
-      }).expect(200);
-      expect(engine.lastPlan).toBe('scan');
+      const { result: one, plans } = await withStatsPlans(engine, {}, () =>
+        stats(pg, org, { channel: 'hosted', language: 'fr', 'quality.min': '0.5', facets }).expect(200),
+      );
+      expect(plans.map((plan) => plan.strategy)).toEqual(['scan']);
       expect(one.body.data.total).toBe(1);
       expect(one.body.data.facets.channel.values).toEqual([{ value: 'hosted', count: 1 }]);
       expect(one.body.data.facets.language.values).toEqual([{ value: 'fr', count: 1 }]);
       expect(one.body.data.facets.agentId.values).toEqual([{ value: 'agt_TestAgent0001', count: 1 }]);
       expect(one.body.data.facets.labelStatus.values).toEqual([{ value: 'labeled', count: 1 }]);
       // Agent B's only conversation is on web: nothing matches, and no fixed value is listed.
-      const none = await stats(pg, org, {
-        agentId: 'agt_StatsAgentB',
-        channel: 'hosted',
-        'quality.min': '0.1',
-        facets,
-      }).expect(200);
-      expect(engine.lastPlan).toBe('scan');
+      const { result: none, plans: nonePlans } = await withStatsPlans(engine, {}, () =>
+        stats(pg, org, {
+          agentId: 'agt_StatsAgentB',
+          channel: 'hosted',
+          'quality.min': '0.1',
+          facets,
+        }).expect(200),
+      );
+      expect(nonePlans.map((plan) => plan.strategy)).toEqual(['scan']);
       expect(none.body.data.total).toBe(0);
       for (const facet of facets) expect(none.body.data.facets[facet]).toEqual({ values: [], other: 0 });
     });
@@ -363,16 +363,13 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
         from: '2026-10-24T05:00:00Z',
         to: '2026-10-27T09:00:00Z',
       };
-      const viaRollups = await stats(pg, org, query).expect(200);
-      expect(engine.lastPlan).toBe('rollup+scan');
-      engine.tuning.useRollups = false;
-      try {
-        const viaScan = await stats(pg, org, query).expect(200);
-        expect(engine.lastPlan).toBe('scan');
-        expect(roundMeans(viaRollups.body.data)).toEqual(roundMeans(viaScan.body.data));
-      } finally {
-        engine.tuning.useRollups = true;
-      }
+      const viaRollups = await withStatsPlans(engine, {}, () => stats(pg, org, query).expect(200));
+      expect(viaRollups.plans.map((plan) => plan.strategy)).toEqual(['rollup+scan']);
+      const viaScan = await withStatsPlans(engine, { useRollups: false }, () =>
+        stats(pg, org, query).expect(200),
+      );
+      expect(viaScan.plans.map((plan) => plan.strategy)).toEqual(['scan']);
+      expect(roundMeans(viaRollups.result.body.data)).toEqual(roundMeans(viaScan.result.body.data));
     });
   });
 
@@ -513,17 +510,16 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
       const blocker = t.db.createQueryRunner();
       await blocker.connect();
       await blocker.startTransaction();
-      const before = engine.tuning.statementTimeoutMs;
+      const steered = steerStats(engine, { statementTimeoutMs: 300 });
       try {
         await blocker.query('LOCK TABLE conversation_stats_daily IN ACCESS EXCLUSIVE MODE');
-        engine.tuning.statementTimeoutMs = 300;
         const started = Date.now();
         const res = await stats(pg, org).expect(503);
         expect(Date.now() - started).toBeLessThan(5000);
         expect(res.body.code).toBe('service_unavailable');
         expect(res.headers['retry-after']).toMatch(/^\d+$/);
       } finally {
-        engine.tuning.statementTimeoutMs = before;
+        steered.restore();
         await blocker.rollbackTransaction();
         await blocker.release();
       }

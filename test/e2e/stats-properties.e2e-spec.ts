@@ -2,14 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { binOf } from '../../src/search/stats/histogram-bins';
-import {
-  DEFAULT_STATS_TUNING,
-  PostgresConversationStats,
-} from '../../src/search/stats/postgres/postgres-conversation-stats';
+import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
 import { seriesBuckets } from '../../src/search/stats/series-buckets';
 import type { ConversationStats, StatsQuery } from '../../src/search/stats/conversation-stats';
-import { parseStatsQuery } from '../../src/stats/stats-query';
+import { parseStatsRequest } from '../../src/stats/dto/stats-request';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
@@ -364,23 +361,24 @@ describe('stats equal a brute-force count over random data, random filters and c
             [org.site.id],
           )) as Row[];
           for (const request of requests) {
-            const query = parseStatsQuery(toQuery(request, base), new Date(base + HOUR));
+            const query = parseStatsRequest(toQuery(request, base), new Date(base + HOUR));
             const expected = roundMeans(oracle(rows, query));
             // The scan also split in two creation-time slices read at once on two connections.
             for (const plan of ['rollups', 'scan', 'split-scan'] as const) {
-              engine.tuning.useRollups = plan === 'rollups';
-              if (plan === 'split-scan') engine.tuning.splitScanRows = 1;
-              try {
-                const { asOf: _asOf, ...answer } = await engine.stats(org.site.id, query);
-                plans.add(engine.lastPlan);
-                if (engine.lastPlan === 'scan') slices.add(engine.lastScanSlices);
-                if (plan === 'split-scan' && engine.lastScanSlices === 2 && query.scores.length)
-                  walks.add(engine.lastEdgeWalks);
-                expect({ plan, answer: roundMeans(answer) }).toEqual({ plan, answer: expected });
-              } finally {
-                engine.tuning.useRollups = true;
-                engine.tuning.splitScanRows = DEFAULT_STATS_TUNING.splitScanRows;
+              const tuning = {
+                useRollups: plan === 'rollups',
+                ...(plan === 'split-scan' ? { splitScanRows: 1 } : {}),
+              };
+              const { result, plan: ran } = await engine.statsWithPlan(org.site.id, query, tuning);
+              const { asOf: _asOf, ...answer } = result;
+              plans.add(ran.strategy);
+              if (ran.strategy === 'scan') {
+                const sliced = ran.splitAt !== undefined ? 2 : 1;
+                slices.add(sliced);
+                if (plan === 'split-scan' && sliced === 2 && query.scores.length)
+                  walks.add(ran.minMax === 'walks');
               }
+              expect({ plan, answer: roundMeans(answer) }).toEqual({ plan, answer: expected });
             }
           }
         },

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { POSTING_COLUMNS } from '../../database/migrations/1763830000000-ConversationPostings';
+import { LISTING_INDEX_COLUMNS } from '../../database/listing-indexes';
 import { ROLLUP_TABLES, StatsRollupCompactor } from '../../search/stats/postgres/stats-rollup-compactor';
 import { SEED_LANGUAGES, titleWords } from './seed-vocabulary';
 
@@ -26,12 +26,12 @@ export interface SeedResult {
 
 const BATCH = 50_000;
 const BULK_THRESHOLD = 200_000;
-const SCORE_INDEX_COLUMNS = `created_at, ${POSTING_COLUMNS}`;
+const SCORE_INDEX_COLUMNS = `created_at, ${LISTING_INDEX_COLUMNS}`;
 /** The listing's indexes a bulk seed drops and rebuilds (definitions as in the migrations). */
 const BULK_INDEXES: Record<string, string> = {
   conversations_search_idx:
     'ON conversations USING gin (search_terms, conversation_title_terms(site_id, title))',
-  conversations_site_created_cover_idx: `ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (${POSTING_COLUMNS})`,
+  conversations_site_created_cover_idx: `ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (${LISTING_INDEX_COLUMNS})`,
   ...Object.fromEntries(
     ['quality', 'service', 'trust'].map((score) => [
       `conversations_site_score_${score}_idx`,
@@ -39,7 +39,7 @@ const BULK_INDEXES: Record<string, string> = {
     ]),
   ),
   // The postings (a row per conversation and title term or rare token, written by a trigger).
-  conversation_postings_idx: `ON conversation_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${POSTING_COLUMNS})`,
+  conversation_postings_idx: `ON conversation_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${LISTING_INDEX_COLUMNS})`,
 };
 const HEAD_WORDS = 40;
 

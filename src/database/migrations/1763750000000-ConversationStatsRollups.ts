@@ -1,9 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { CELL_SCORE_BINS, LABEL_BITS, ROLLUP_SCORE_BINS, scoreBinEdges } from '../stats-rollups';
 
 /** The 99 inner edges of the rollup's 100 score bins: the doubles k/100, as width_bucket takes them. */
-export const BIN_EDGES = `ARRAY[${Array.from({ length: 99 }, (_, k) => String((k + 1) / 100)).join(',')}]::float8[]`;
-/** Tokens of taxonomy v1.1 in label_bits (a later taxonomy replaces these functions in its migration). */
-export const LABEL_BITS = 32;
+export const BIN_EDGES = scoreBinEdges(ROLLUP_SCORE_BINS);
 
 /** (kind, key, n) rows of a set of conversation rows `c` carrying a `sign` (+1 added, -1 removed). */
 export function contributions(changed: string): string {
@@ -27,7 +26,7 @@ export function contributions(changed: string): string {
 }
 
 /** The 19 inner edges of the per-cell score bins: the doubles k/20. */
-export const CELL_BIN_EDGES = `ARRAY[${Array.from({ length: 19 }, (_, k) => String((k + 1) / 20)).join(',')}]::float8[]`;
+export const CELL_BIN_EDGES = scoreBinEdges(CELL_SCORE_BINS);
 
 /**
  * One statement upserting the all-time per-cell rollup: per site and combination of channel,

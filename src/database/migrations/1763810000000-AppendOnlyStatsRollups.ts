@@ -5,34 +5,9 @@ import {
   CHANGED,
   contributions,
   hourlyUpsert,
-  LABEL_BITS,
   rollupUpsert,
 } from './1763750000000-ConversationStatsRollups';
-
-/** The rollup tables and the columns that key a row (before this migration, the primary key). */
-export const ROLLUP_KEYS = {
-  conversation_stats_daily: ['site_id', 'day', 'kind', 'key'],
-  conversation_stats_site: ['site_id', 'kind', 'key'],
-  conversation_stats_cell: ['site_id', 'channel', 'language', 'label_status', 'fp', 'fn', 'kind', 'key'],
-  conversation_stats_hourly: ['site_id', 'hour'],
-} as const;
-
-/** The summed columns of each rollup table. */
-export const ROLLUP_SUMS: Record<keyof typeof ROLLUP_KEYS, string[]> = {
-  conversation_stats_daily: ['n'],
-  conversation_stats_site: ['n'],
-  conversation_stats_cell: ['n', 'total'],
-  conversation_stats_hourly: [
-    'n',
-    'labeled',
-    'quality_n',
-    'quality_sum',
-    'service_n',
-    'service_sum',
-    'trust_n',
-    'trust_sum',
-  ],
-};
+import { foldSql, LABEL_BITS, ROLLUP_KEYS, ROLLUP_SUMS } from '../stats-rollups';
 
 /** Daily and per-site deltas of a statement, appended. */
 export function dailyAppend(changed: string): string {
@@ -92,33 +67,12 @@ export function hourlyAppend(changed: string): string {
 
 /**
  * The statement that folds a site's `fresh` rows of a rollup table into one row per key
- * (src/search/stats/postgres/stats-rollup-compactor.ts runs it; with `oneSite`, `$1` is the
+ * (foldSql, which src/search/stats/postgres/stats-rollup-compactor.ts runs; with `oneSite`, `$1` is the
  * site id). One statement, so its snapshot decides which rows it folds: rows appended
  * meanwhile stay fresh for the next run.
  */
 export function compactSql(table: keyof typeof ROLLUP_KEYS, oneSite: boolean): string {
   return foldSql(table, ROLLUP_KEYS[table], ROLLUP_SUMS[table], oneSite);
-}
-
-/** compactSql for any append-only rollup table: its key columns (site_id first) and summed columns. */
-export function foldSql(
-  table: string,
-  keys: readonly string[],
-  sums: readonly string[],
-  oneSite: boolean,
-): string {
-  const match = keys.map((k) => `r.${k} = f.${k}`).join(' AND ');
-  return `
-    WITH folded AS (
-      SELECT DISTINCT ${keys.join(', ')} FROM ${table} WHERE fresh${oneSite ? ' AND site_id = $1' : ''}
-    ), gone AS (
-      DELETE FROM ${table} r USING folded f WHERE ${match}
-      RETURNING r.${keys.join(', r.')}, ${sums.map((s) => `r.${s}`).join(', ')}
-    )
-    INSERT INTO ${table} (${keys.join(', ')}, ${sums.join(', ')}, fresh)
-    SELECT ${keys.join(', ')}, ${sums.map((s) => `sum(${s})`).join(', ')}, false FROM gone
-    GROUP BY ${keys.join(', ')}
-    HAVING ${sums.map((s) => `sum(${s}) <> 0`).join(' OR ')}`;
 }
 
 /**

@@ -1,13 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { BIN_EDGES, CHANGED, COLUMNS, LABEL_BITS } from './1763750000000-ConversationStatsRollups';
+import { LABEL_BITS } from '../stats-rollups';
+import { BIN_EDGES, CHANGED, COLUMNS } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
-
-/** Key and summed columns of conversation_stats_agent (for the compaction). */
-export const AGENT_ROLLUP = {
-  table: 'conversation_stats_agent',
-  keys: ['site_id', 'agent_id', 'kind', 'key'],
-  sums: ['n', 'total'],
-} as const;
 
 /** The per-agent deltas of a set of conversation rows `c` carrying a `sign`. */
 function agentDeltas(changed: string): string {

@@ -1,5 +1,6 @@
+import type { Statement } from '../../database/sql-statement';
+import { KIND } from '../../database/stats-rollups';
 import { TAXONOMY_TOKENS } from '../../labels/taxonomy';
-import type { Statement } from './conversation-sql';
 
 /**
  * Exact per-site counts of the equality terms of `search_terms`, from the all-time per-site
@@ -17,17 +18,17 @@ export interface SiteDensities {
 }
 
 const KIND_PREFIX: Record<number, string> = {
-  1: 'channel:',
-  2: 'language:',
-  3: 'agent:',
-  4: 'status:',
-  5: 'feedback:',
+  [KIND.channel]: 'channel:',
+  [KIND.language]: 'language:',
+  [KIND.agentId]: 'agent:',
+  [KIND.labelStatus]: 'status:',
+  [KIND.feedback]: 'feedback:',
 };
 
 export function siteDensitiesSql(siteId: string): Statement {
   return {
     text: `SELECT kind, key, sum(n)::float8 AS n FROM conversation_stats_site
-      WHERE site_id = $1 AND kind BETWEEN 0 AND 6 GROUP BY kind, key`,
+      WHERE site_id = $1 AND kind BETWEEN ${KIND.all} AND ${KIND.labels} GROUP BY kind, key`,
     values: [siteId],
   };
 }
@@ -36,8 +37,8 @@ export function siteDensitiesFrom(rows: { kind: number; key: string; n: number }
   const out: SiteDensities = { rows: 0, terms: new Map() };
   for (const { kind, key, n } of rows) {
     const count = Number(n);
-    if (Number(kind) === 0) out.rows += count;
-    else if (Number(kind) === 6) {
+    if (Number(kind) === KIND.all) out.rows += count;
+    else if (Number(kind) === KIND.labels) {
       const token = TAXONOMY_TOKENS[Number(key)];
       if (token !== undefined) out.terms.set(token, count);
     } else {

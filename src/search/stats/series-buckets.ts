@@ -12,8 +12,8 @@ export interface SeriesBucketStart {
   start: string;
 }
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
 
 /**
  * One formatter per zone, reused: building an Intl.DateTimeFormat costs far more than using it,

@@ -1,5 +1,5 @@
-import { countBits } from './postgres-conversation-stats';
-import { LABEL_BITS } from './stats-sql';
+import { LABEL_BITS } from '../../../database/stats-rollups';
+import { countBits } from './stats-parts';
 
 /** The bits set in `bits`, by BigInt (the reference). */
 function reference(bits: bigint, n: number): number[] {

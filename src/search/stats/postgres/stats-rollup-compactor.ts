@@ -1,11 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import {
-  foldSql,
-  ROLLUP_KEYS,
-  ROLLUP_SUMS,
-} from '../../../database/migrations/1763810000000-AppendOnlyStatsRollups';
-import { AGENT_ROLLUP } from '../../../database/migrations/1763810000001-AgentStatsRollup';
+import { AGENT_ROLLUP, foldSql, ROLLUP_KEYS, ROLLUP_SUMS } from '../../../database/stats-rollups';
 
 /** First key of the compaction's advisory locks (the second is the site id's hash). */
 const COMPACTION_LOCK = 716_220_013;

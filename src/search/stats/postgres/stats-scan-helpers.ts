@@ -2,7 +2,7 @@ import { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { sidePool } from '../../../database/side-pool';
-import type { Statement } from '../../postgres/conversation-sql';
+import type { Statement } from '../../../database/sql-statement';
 
 /** What pg_export_snapshot() returns (e.g. `00000003-0000001B-1`): checked before it is inlined. */
 const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;

@@ -2,22 +2,17 @@ import type { ConversationFilter, ScoreName } from '../listing/conversation-filt
 import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
 import { TAXONOMY_TOKENS } from '../../labels/taxonomy';
+import { SqlParams } from '../../database/sql-statement';
 
-/** Collects positional parameters for one statement. */
-export class SqlParams {
-  readonly values: unknown[] = [];
-  add(value: unknown, cast = ''): string {
-    this.values.push(value);
-    return `$${this.values.length}${cast}`;
-  }
-}
+/*
+ * The one place a parsed ConversationFilter becomes SQL conditions and parameters on
+ * `conversations` (or on its title-term postings): the listing's statements, the statistics
+ * scans and the exports all build their WHERE clauses here, so a filter is added once and every
+ * feature renders it from the same parsed form.
+ */
 
-export interface Statement {
-  text: string;
-  values: unknown[];
-}
-
-const SCORE_COLUMN: Record<ScoreName, string> = {
+/** The column of each score. */
+export const SCORE_COLUMN: Record<ScoreName, string> = {
   quality: 'score_quality',
   service: 'score_service',
   trust: 'score_trust',
@@ -52,12 +47,22 @@ export interface FilterSql {
   from?: string;
 }
 
-/** Bit of each taxonomy token in `label_bits` (CoveringListingIndex migration). */
-const TOKEN_BITS = new Map(TAXONOMY_TOKENS.map((token, i) => [token, 1n << BigInt(i)]));
+/** Position of each taxonomy token in `label_bits` (CoveringListingIndex migration). */
+const TOKEN_POSITIONS = new Map(TAXONOMY_TOKENS.map((token, i) => [token, i]));
+
+/** A token's bit in `label_bits` (also the key of its rollup rows), undefined for a token without one. */
+export function labelBit(token: string): number | undefined {
+  return TOKEN_POSITIONS.get(token);
+}
 
 /** The bitmask of label tokens, as text for a `::bigint` parameter. */
 export function labelMask(tokens: string[]): string {
-  return tokens.reduce((mask, token) => mask | (TOKEN_BITS.get(token) ?? 0n), 0n).toString();
+  return tokens
+    .reduce((mask, token) => {
+      const bit = labelBit(token);
+      return bit === undefined ? mask : mask | (1n << BigInt(bit));
+    }, 0n)
+    .toString();
 }
 
 /** Whether a score bound spans at most MAX_SCORE_BUCKETS buckets (a band a score index answers well). */
@@ -77,6 +82,22 @@ export function hasNarrowScoreBand(filter: ConversationFilter): boolean {
  */
 export function impliedLabelStatus(filter: ConversationFilter): string | undefined {
   return filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
+}
+
+/**
+ * Whether anything besides the site and the creation-time range restricts the rows: a filter
+ * that does not is read straight off the creation-time index (FilterSql.narrowed).
+ */
+export function isNarrowed(filter: ConversationFilter): boolean {
+  // Each is a condition buildFilterSql adds on the rows (label and score filters imply a status).
+  return Boolean(
+    filter.channel ||
+    filter.language ||
+    filter.agentId ||
+    filter.feedback ||
+    impliedLabelStatus(filter) ||
+    filter.keywords.length > 0,
+  );
 }
 
 /**
@@ -243,18 +264,11 @@ export function buildFilterSql(
   return {
     params,
     rangeParams,
-    narrowed: rows.length > 0,
+    narrowed: isNarrowed(filter),
     needsHeap: filter.keywords.length > 0,
     range,
     rows,
   };
-}
-
-/** The columns a walk reads: those of the covering index, plus the tsvector for keywords. */
-function walkColumns(sql: FilterSql): string {
-  const covered =
-    'id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
-  return sql.needsHeap ? `${covered}, title_tsv` : covered;
 }
 
 /**
@@ -273,193 +287,6 @@ export function whereAll(sql: FilterSql): string {
 export function whereRowFilters(sql: FilterSql): string {
   return sql.rows.join(' AND ') || 'true';
 }
-
-/**
- * Walk plan, bounded: the newest `window` rows of the range by the btree, filtered, the first
- * `limit` matches. The LIMIT inside the subquery keeps the planner on the btree and bounds
- * the work whatever the filters' selectivity.
- */
-export function walkWindowSql(sql: FilterSql, window: number, limit: number): Statement {
-  const p = sql.params;
-  const text = `SELECT id, created_at FROM (
-    SELECT ${walkColumns(sql)} FROM conversations WHERE ${sql.range.join(' AND ')} ${ORDER} LIMIT ${p.add(window)}
-  ) w WHERE ${whereRowFilters(sql)} ${ORDER} LIMIT ${p.add(limit)}`;
-  return { text, values: p.values };
-}
-
-/** The position of the `window`-th row of the range (where a bounded walk stopped), if any. */
-export function windowEdgeSql(sql: FilterSql, window: number): Statement {
-  const values = sql.params.values.slice(0, sql.rangeParams);
-  const text = `SELECT id, created_at FROM conversations WHERE ${sql.range.join(' AND ')} ${ORDER} OFFSET $${values.length + 1} LIMIT 1`;
-  return { text, values: [...values, window - 1] };
-}
-
-/**
- * Index plan (build the filter with `forIndex`): the matches through the GIN index (bitmap), at most `probe` of them, sorted by
- * the listing order. `taken` tells whether the set was complete (taken < probe).
- */
-export function ginSortedSql(sql: FilterSql, probe: number, limit: number): Statement {
-  const p = sql.params;
-  const text = `SELECT id, created_at, count(*) OVER ()::int AS taken FROM (
-    SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(probe)}
-  ) m ${ORDER} LIMIT ${p.add(limit)}`;
-  return { text, values: p.values };
-}
-
-/**
- * Unbounded walk of the creation-time index with the filters (matches known to be dense).
- * `columns` may ask for whole rows, so a page needs no second statement to load them.
- */
-export function walkSql(sql: FilterSql, limit: number, columns = 'id, created_at'): Statement {
-  const p = sql.params;
-  return {
-    text: `SELECT ${columns} FROM conversations WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
-    values: p.values,
-  };
-}
-
-/** Those of `ids` that match (by primary key, whatever the filters), with their positions. */
-export function matchingSql(sql: FilterSql, ids: string[]): Statement {
-  const p = sql.params;
-  return {
-    text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)} AND id = ANY(${p.add(ids, '::text[]')})`,
-    values: p.values,
-  };
-}
-
-/** Count of matches, stopping at `cap` rows. */
-export function cappedCountSql(sql: FilterSql, cap: number): Statement {
-  const p = sql.params;
-  return {
-    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`,
-    values: p.values,
-  };
-}
-
-/**
- * Matches among the newest `window` rows of the range (`hits`), and how many rows that window
- * held (`seen`); the window's size is the parameter `window` (`$n`).
- */
-function windowCountText(sql: FilterSql, window: string): string {
-  return `SELECT (count(*) FILTER (WHERE ${whereRowFilters(sql)}))::int AS hits, count(*)::int AS seen FROM (
-    SELECT ${walkColumns(sql)} FROM conversations WHERE ${sql.range.join(' AND ')} ${ORDER} LIMIT ${window}
-  ) w`;
-}
-
-/**
- * The density sample (windowCountText), and in the same statement, when the window was full and held at least
- * `denseHits` matches but no more than `cap`, the capped count (cappedCountSql, at most `limit`
- * matches) as `n`; otherwise `n` is null and the count was not run (a scalar subquery in a CASE
- * branch is an InitPlan, evaluated only when the branch is taken). One round trip where the
- * sample and the count of a dense filter took two.
- */
-export function windowThenCappedCountSql(
-  sql: FilterSql,
-  options: { window: number; denseHits: number; cap: number; limit: number },
-): Statement {
-  const p = sql.params;
-  const window = p.add(options.window);
-  const text = `WITH s AS MATERIALIZED (${windowCountText(sql, window)})
-  SELECT s.hits, s.seen, CASE WHEN s.seen >= ${window} AND s.hits >= ${p.add(options.denseHits)} AND s.hits <= ${p.add(options.cap)}
-    THEN (SELECT count(*)::int FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(options.limit)}) c)
-  END AS n FROM s`;
-  return { text, values: p.values };
-}
-
-/**
- * A statement returning positions (`id`, `created_at`, maybe `taken`), made to return the
- * conversations themselves (`columns`, which must include `id` and `created_at AS "createdAt"`),
- * in the listing order: each position's row is read by primary key in the same statement, so
- * a page needs no second statement to load them.
- */
-export function withRows(
-  statement: Statement,
-  columns: string,
-  options: { taken?: boolean } = {},
-): Statement {
-  return {
-    text: `SELECT c.*${options.taken ? ', p.taken' : ''} FROM (${statement.text}) p
-    CROSS JOIN LATERAL (SELECT ${columns} FROM conversations WHERE id = p.id) c
-    ORDER BY p.created_at DESC, p.id COLLATE "C" DESC`,
-    values: statement.values,
-  };
-}
-
-/**
- * walkWindowSql and windowEdgeSql in one statement, the matches read whole: the first `limit`
- * matches among the newest `window` rows of the range, as conversations (`columns`, see
- * withRows), and, only when fewer than `limit` matched, one more row with `edge` true: the
- * position (`position_id`, `position_at`) of the window's last row, where a further plan goes on
- * (no edge row: the window held every row of the range). Each row carries `edge`; a match also
- * its position. The edge's walk runs behind a one-time filter on the number of matches, so a
- * page the window fills pays nothing for it.
- */
-export function windowWithEdgeSql(sql: FilterSql, window: number, limit: number, columns: string): Statement {
-  const p = sql.params;
-  const range = sql.range.join(' AND ');
-  const windowParam = p.add(window);
-  const limitParam = p.add(limit);
-  const text = `WITH m AS MATERIALIZED (
-    SELECT id, created_at FROM (
-      SELECT ${walkColumns(sql)} FROM conversations WHERE ${range} ${ORDER} LIMIT ${windowParam}
-    ) w WHERE ${whereRowFilters(sql)} ${ORDER} LIMIT ${limitParam}
-  )
-  SELECT p.edge, p.id AS position_id, p.created_at AS position_at, c.* FROM (
-    SELECT false AS edge, id, created_at FROM m
-    UNION ALL
-    SELECT true, id, created_at FROM (
-      SELECT id, created_at FROM conversations WHERE ${range} ${ORDER} OFFSET ${windowParam}::int - 1 LIMIT 1
-    ) e WHERE (SELECT count(*) FROM m) < ${limitParam}
-  ) p
-  LEFT JOIN LATERAL (SELECT ${columns} FROM conversations WHERE id = p.id AND NOT p.edge) c ON true
-  ORDER BY p.edge, p.created_at DESC, p.id COLLATE "C" DESC`;
-  return { text, values: p.values };
-}
-
-/** Token positions in taxonomy order: the rollups key a token by its bit in `label_bits`. */
-const TOKEN_POSITIONS = new Map(TAXONOMY_TOKENS.map((token, i) => [token, i]));
-
-/**
- * The exact count of a filter from the statistics rollups, when they hold it: per site and
- * "cell" (channel, language, label status, rated positive / negative), `conversation_stats_cell`
- * counts the conversations (kind 0), those of each agent (3) and, among labeled ones, those
- * holding each label token (6), kept exact by triggers in every writing transaction
- * (migration ConversationStatsRollups). So a filter on those columns with at most one agent or
- * one label token, and nothing else (no time range, keyword, score, labels.any/none), is a sum
- * over at most 288 cells, whatever the number of matches. Undefined for any other filter.
- */
-export function rollupCountSql(siteId: string, filter: ConversationFilter): Statement | undefined {
-  const tokens = [...new Set(filter.labelsAll)];
-  if (
-    filter.from !== undefined ||
-    filter.to !== undefined ||
-    filter.keywords.length > 0 ||
-    filter.labelsAny.length > 0 ||
-    filter.labelsNone.length > 0 ||
-    SCORE_NAMES.some((name) => filter.scores[name] !== undefined) ||
-    tokens.length > 1 ||
-    (tokens.length === 1 && (filter.agentId !== undefined || !TOKEN_POSITIONS.has(tokens[0])))
-  )
-    return undefined;
-  const params = new SqlParams();
-  const where = [`site_id = ${params.add(siteId)}`];
-  if (filter.agentId !== undefined) where.push(`kind = 3`, `key = ${params.add(filter.agentId)}`);
-  else if (tokens.length === 1)
-    where.push(`kind = 6`, `key = ${params.add(String(TOKEN_POSITIONS.get(tokens[0])))}`);
-  else where.push(`kind = 0`);
-  if (filter.channel) where.push(`channel = ${params.add(filter.channel)}`);
-  if (filter.language) where.push(`language = ${params.add(filter.language)}`);
-  // Filter rule 2: a label token matches labeled conversations only (kind 6 counts only those).
-  const status = filter.labelStatus ?? (tokens.length ? 'labeled' : undefined);
-  if (status) where.push(`label_status = ${params.add(status)}`);
-  if (filter.feedback === 'positive') where.push('fp');
-  if (filter.feedback === 'negative') where.push('fn');
-  return {
-    text: `SELECT coalesce(sum(n), 0)::float8 AS n FROM conversation_stats_cell WHERE ${where.join(' AND ')}`,
-    values: params.values,
-  };
-}
-
 /**
  * Longest term body (bytes) held as such: conversation_title_terms stores a longer one as its
  * md5 (migration SiteScopedTitleTerms, HASHED_BODY_BYTES), so its keyword is left to the GIN plan.
@@ -520,23 +347,5 @@ export function postingsFilterSql(
     range,
     rows,
     from: 'conversation_postings p',
-  };
-}
-
-/** Postings plan (postingsFilterSql): the first `limit` matches' positions, in the listing order. */
-export function postingsPageSql(sql: FilterSql, limit: number): Statement {
-  const p = sql.params;
-  return {
-    text: `SELECT id, created_at FROM ${sql.from} WHERE ${whereAll(sql)} ${ORDER} LIMIT ${p.add(limit)}`,
-    values: p.values,
-  };
-}
-
-/** Postings plan (postingsFilterSql): the number of matches, stopping at `cap`. */
-export function postingsCountSql(sql: FilterSql, cap: number): Statement {
-  const p = sql.params;
-  return {
-    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${sql.from} WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`,
-    values: p.values,
   };
 }

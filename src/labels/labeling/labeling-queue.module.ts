@@ -1,15 +1,16 @@
 import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
-import { HeuristicJudge } from '../labels/judges/heuristic-judge';
-import { HttpJudge } from '../labels/judges/http-judge';
-import { Judge, JUDGE } from '../labels/judges/judge';
-import { LabelsModule } from '../conversations/labels.module';
-import { TAXONOMY } from '../labels/taxonomy';
+import { AppConfig } from '../../config/app-config';
+import { HeuristicJudge } from '../judges/heuristic-judge';
+import { HttpJudge } from '../judges/http-judge';
+import { Judge, JUDGE } from '../judges/judge';
+import { LabelsModule } from '../labels.module';
+import { TAXONOMY } from '../taxonomy';
 import { LabelScanService } from './label-scan.service';
 import { LabelingProcessor } from './labeling.processor';
 import { LABELING_QUEUE } from './labeling-queue';
 import { LabelingQueueRepository } from './labeling-queue.repository';
+import { LabelingMetrics } from './labeling.metrics';
 import { LabelingService } from './labeling.service';
 
 /** The judge JUDGE names: `heuristic` (default) or `http` (JUDGE_URL). */
@@ -30,12 +31,14 @@ export function createJudge(config: AppConfig): Judge {
 /**
  * The labeling queue (product.md §3): the scheduled due-conversation scan, the label jobs and
  * their processor. A background processor, so it is only registered when WORKERS=on (`npm start`
- * by default, and `npm run worker`); LabelsModule (vocabulary, label writer) is in every process.
+ * by default, and `npm run worker`); LabelsModule (vocabulary, label writer) is in every process,
+ * and so are the labeling backlog's metrics (LabelingMetrics).
  */
 @Module({})
 export class LabelingQueueModule {
   static register(config: AppConfig): DynamicModule {
-    if (!config.workers) return { module: LabelingQueueModule };
+    const inEveryProcess = [LabelingQueueRepository, LabelingMetrics];
+    if (!config.workers) return { module: LabelingQueueModule, providers: inEveryProcess };
     return {
       module: LabelingQueueModule,
       imports: [
@@ -59,7 +62,7 @@ export class LabelingQueueModule {
       ],
       providers: [
         { provide: JUDGE, inject: [AppConfig], useFactory: createJudge },
-        LabelingQueueRepository,
+        ...inEveryProcess,
         LabelingService,
         LabelScanService,
         LabelingProcessor,

@@ -1,14 +1,18 @@
-import { ApiError, ProblemEntry } from '../common/errors/api-error';
-import { collectQuery, ParamFault, params, ParamSpec } from '../common/query/query-params';
-import { parseListingQuery } from '../conversations/dto/listing-query';
-import { SCORE_NAMES } from '../search/listing/conversation-filter';
+import { ProblemEntry } from '../../common/errors/api-error';
+import { collectQuery, ParamFault, params, ParamSpec } from '../../common/query/query-params';
+import {
+  buildFilter,
+  FILTER_PARAMS,
+  filterFaultsError,
+  SCORE_NAMES,
+} from '../../search/listing/conversation-filter';
 import {
   STATS_FACETS,
   STATS_INTERVALS,
   StatsQuery,
   StatsSeriesRequest,
-} from '../search/stats/conversation-stats';
-import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBuckets } from '../search/stats/series-buckets';
+} from '../../search/stats/conversation-stats';
+import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBuckets } from '../../search/stats/series-buckets';
 
 /** The parameters stats adds to the listing's filters (analytics-v1.md §1). */
 export const STATS_PARAMS = {
@@ -28,13 +32,13 @@ const LISTING_ONLY = new Set(['limit', 'cursor', 'count']);
 export const DEFAULT_BINS = 10;
 
 /**
- * Parses `GET …/conversations/stats`. The filter parameters go through the listing's own parser
- * (same names, rules, entry codes and invalid_filter / invalid_request choice); `limit`,
- * `cursor` and `count` are unknown here. Every fault of the request is reported together: when
- * the listing's parser refuses the filters, its entries are merged with the stats ones.
+ * Parses the query string of `GET …/conversations/stats`. The filter parameters go through the
+ * listing's filter parser and error builder (buildFilter, filterFaultsError: same names, rules,
+ * entry codes and invalid_filter / invalid_request choice); `limit`, `cursor` and `count` are
+ * unknown here. Every fault of the request is reported together, the stats ones first.
  * `now` is the default end of a series.
  */
-export function parseStatsQuery(query: Record<string, unknown>, now: Date): StatsQuery {
+export function parseStatsRequest(query: Record<string, unknown>, now: Date): StatsQuery {
   const own: Record<string, unknown> = {};
   const filterPart: Record<string, unknown> = {};
   const faults: ProblemEntry[] = [];
@@ -51,16 +55,11 @@ export function parseStatsQuery(query: Record<string, unknown>, now: Date): Stat
   const { values: v, faults: statsFaults } = collectQuery(own, STATS_PARAMS);
   faults.push(...statsFaults);
 
-  let filter: StatsQuery['filter'] | undefined;
-  let filterFaults: ProblemEntry[] = [];
-  let filterCode: 'invalid_request' | 'invalid_filter' = 'invalid_request';
-  try {
-    filter = parseListingQuery(filterPart).filter;
-  } catch (error) {
-    if (!(error instanceof ApiError) || !error.errors) throw error;
-    filterFaults = error.errors;
-    filterCode = error.code === 'invalid_filter' ? 'invalid_filter' : 'invalid_request';
-  }
+  const { values: filterValues, faults: filterParamFaults } = collectQuery(filterPart, FILTER_PARAMS);
+  const built = buildFilter(filterValues, (name) => filterPart[name] !== undefined);
+  const requestFaults = [...filterParamFaults, ...built.faults];
+  // A series is checked against a valid filter only (its window is the filter's).
+  const filter = requestFaults.length || built.filterFaults.length ? undefined : built.filter;
 
   let series: StatsSeriesRequest | undefined;
   if (v.interval !== undefined) {
@@ -89,20 +88,11 @@ export function parseStatsQuery(query: Record<string, unknown>, now: Date): Stat
     }
   }
 
-  if (faults.length) throw ApiError.invalidRequest([...faults, ...filterFaults]);
-  if (filterFaults.length)
-    throw filterCode === 'invalid_filter'
-      ? new ApiError(
-          'invalid_filter',
-          filterFaults.length === 1
-            ? `Invalid filter: ${filterFaults[0].detail}`
-            : `${filterFaults.length} filters are invalid; see errors.`,
-          { errors: filterFaults },
-        )
-      : ApiError.invalidRequest(filterFaults);
+  const error = filterFaultsError([...faults, ...requestFaults], built.filterFaults);
+  if (error) throw error;
 
   return {
-    filter: filter!,
+    filter: built.filter,
     facets: [...new Set(v.facets ?? [])],
     scores: [...new Set(v.scores ?? [])],
     bins: v.bins ?? DEFAULT_BINS,

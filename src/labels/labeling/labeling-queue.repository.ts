@@ -1,15 +1,22 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import {
   CONVERSATION_COLUMNS,
   ConversationRecord,
   MESSAGE_COLUMNS,
   MessageRecord,
-} from '../database/records/conversation.records';
+} from '../../database/records/conversation.records';
 
 export interface DueConversation {
   id: string;
   updatedAt: Date;
+}
+
+export interface LabelingLag {
+  /** Pending conversations quiet for LABEL_QUIET_MINUTES: the labeling backlog. */
+  due: number;
+  /** Seconds since the oldest of them became due (quiet long enough); 0 when none. */
+  oldestDueSeconds: number;
 }
 
 /** A conversation row and its messages in the order the API gives them. */
@@ -18,7 +25,7 @@ export interface ConversationRows {
   messages: MessageRecord[];
 }
 
-/** The SQL of the labeling queue: the due-conversation scan and what the judge reads. */
+/** The SQL of the labeling queue: the due-conversation scan, its backlog and what the judge reads. */
 @Injectable()
 export class LabelingQueueRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -38,6 +45,21 @@ export class LabelingQueueRepository {
       `SELECT id, updated_at AS "updatedAt" FROM conversations WHERE ${where} ORDER BY updated_at, id LIMIT $2`,
       params,
     );
+  }
+
+  /**
+   * How many conversations the scan would find due now, and how long the oldest has waited
+   * (/metrics, in `manager`'s transaction). Served by conversations_pending_idx.
+   */
+  async lag(manager: EntityManager, quietSeconds: number): Promise<LabelingLag> {
+    const [row]: Array<{ due: number; oldest: number | null }> = await manager.query(
+      `SELECT count(*)::int AS due,
+              extract(epoch FROM now() - min(updated_at))::float8 - $1 AS oldest
+         FROM conversations
+        WHERE label_status = 'pending' AND updated_at <= now() - make_interval(secs => $1)`,
+      [quietSeconds],
+    );
+    return { due: row.due, oldestDueSeconds: Math.max(0, Math.round((row.oldest ?? 0) * 1000) / 1000) };
   }
 
   /** The conversation row and its transcript (by time, then position), or undefined. */

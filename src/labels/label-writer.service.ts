@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../common/ids/ids';
+import { ConversationEvents } from '../conversations/conversation-events';
 import { labelOutcomeEventType } from '../events/event-types';
-import { failedCriteria, LabelOutcome, labelTokens, validateLabeledOutcome } from '../labels/label-outcome';
-import { LabelRecordsRepository, NewLabelRecord } from '../labels/label-records.repository';
-import { TAXONOMY_VERSION } from '../labels/taxonomy';
-import { ConversationEvents } from './conversation-events';
+import { failedCriteria, LabelOutcome, labelTokens, validateLabeledOutcome } from './label-outcome';
+import { LabelRecordsRepository, NewLabelRecord } from './label-records.repository';
+import { TAXONOMY_VERSION } from './taxonomy';
 
 export interface WriteLabelOptions {
   /**
@@ -29,8 +29,10 @@ export type WriteLabelResult =
 /**
  * Writes label records. One transaction: the new record becomes the conversation's current
  * one (the previous stays in history), and the conversation's labelStatus, label summary
- * columns and tokens follow it. The labeling process calls `write`; recording calls
- * `returnToPending` when a conversation gets new activity.
+ * columns and tokens follow it. The labeling process calls `write`. Recording sends a
+ * conversation with new activity back to pending through LabelRecordsRepository.returnToPending
+ * directly: the writer announces outcomes as conversation events, so conversations/ cannot
+ * import it.
  */
 @Injectable()
 export class LabelWriter {
@@ -53,7 +55,8 @@ export class LabelWriter {
 
   /**
    * New activity: the conversation is pending again, with no label summary or tokens; its old
-   * records stay in history (none is current). Call inside the transaction recording the activity.
+   * records stay in history (none is current). Call inside the transaction recording the
+   * activity. (LabelRecordsRepository.returnToPending, for callers that hold the writer.)
    */
   async returnToPending(conversationId: string, manager: EntityManager): Promise<void> {
     await this.records.returnToPending(manager, conversationId);

@@ -1,0 +1,95 @@
+/**
+ * The shape of the statistics rollups (docs/statistics.md, "Rollups"): what the migrations that
+ * create and fill them and the code that reads and folds them must agree on. Both import it from
+ * here (running code never imports a migration). The migrations build their SQL from these
+ * values: changing one needs a new migration that rebuilds the rollups.
+ */
+
+/** Bits of `label_bits` the rollups and the scan count: the tokens of taxonomy v1.1. */
+export const LABEL_BITS = 32;
+
+/** Score bins of the daily, per-site and per-agent rollups: 0.01 wide. */
+export const ROLLUP_SCORE_BINS = 100;
+
+/** Score bins of the per-cell rollup: 0.05 wide. */
+export const CELL_SCORE_BINS = 20;
+
+/** The inner edges of `bins` equal score bins (the doubles k/bins), as a float8[] literal for width_bucket. */
+export const scoreBinEdges = (bins: number): string =>
+  `ARRAY[${Array.from({ length: bins - 1 }, (_, k) => String((k + 1) / bins)).join(',')}]::float8[]`;
+
+/**
+ * The `kind` of a rollup row: conversations (0), per channel, language, agent, label status,
+ * feedback kind (at least one rating of it), label token (its bit in `label_bits`, labeled
+ * conversations only) and per score bin.
+ */
+export const KIND = {
+  all: 0,
+  channel: 1,
+  language: 2,
+  agentId: 3,
+  labelStatus: 4,
+  feedback: 5,
+  labels: 6,
+  quality: 7,
+  service: 8,
+  trust: 9,
+} as const;
+
+/** The rollup tables and the columns that key a row (before the rollups became append-only, the primary key). */
+export const ROLLUP_KEYS = {
+  conversation_stats_daily: ['site_id', 'day', 'kind', 'key'],
+  conversation_stats_site: ['site_id', 'kind', 'key'],
+  conversation_stats_cell: ['site_id', 'channel', 'language', 'label_status', 'fp', 'fn', 'kind', 'key'],
+  conversation_stats_hourly: ['site_id', 'hour'],
+} as const;
+
+/** The summed columns of each rollup table. */
+export const ROLLUP_SUMS: Record<keyof typeof ROLLUP_KEYS, string[]> = {
+  conversation_stats_daily: ['n'],
+  conversation_stats_site: ['n'],
+  conversation_stats_cell: ['n', 'total'],
+  conversation_stats_hourly: [
+    'n',
+    'labeled',
+    'quality_n',
+    'quality_sum',
+    'service_n',
+    'service_sum',
+    'trust_n',
+    'trust_sum',
+  ],
+};
+
+/** Key and summed columns of conversation_stats_agent (migration AgentStatsRollup). */
+export const AGENT_ROLLUP = {
+  table: 'conversation_stats_agent',
+  keys: ['site_id', 'agent_id', 'kind', 'key'],
+  sums: ['n', 'total'],
+} as const;
+
+/**
+ * The statement that folds the `fresh` rows of an append-only rollup table into one row per key
+ * (its key columns, site_id first, and summed columns); with `oneSite`, `$1` is the site id.
+ * One statement, so its snapshot decides which rows it folds: rows appended meanwhile stay fresh
+ * for the next run.
+ */
+export function foldSql(
+  table: string,
+  keys: readonly string[],
+  sums: readonly string[],
+  oneSite: boolean,
+): string {
+  const match = keys.map((k) => `r.${k} = f.${k}`).join(' AND ');
+  return `
+    WITH folded AS (
+      SELECT DISTINCT ${keys.join(', ')} FROM ${table} WHERE fresh${oneSite ? ' AND site_id = $1' : ''}
+    ), gone AS (
+      DELETE FROM ${table} r USING folded f WHERE ${match}
+      RETURNING r.${keys.join(', r.')}, ${sums.map((s) => `r.${s}`).join(', ')}
+    )
+    INSERT INTO ${table} (${keys.join(', ')}, ${sums.join(', ')}, fresh)
+    SELECT ${keys.join(', ')}, ${sums.map((s) => `sum(${s})`).join(', ')}, false FROM gone
+    GROUP BY ${keys.join(', ')}
+    HAVING ${sums.map((s) => `sum(${s}) <> 0`).join(' OR ')}`;
+}

@@ -1,0 +1,272 @@
+import { instant, LISTED_TEXT_COLUMNS, ListedText } from '../../database/records/conversation-text';
+import type { Statement } from '../../database/sql-statement';
+import { buildFilterSql, FilterSql, postingsFilterSql } from '../filter-sql/conversation-filter-sql';
+import type { ConversationFilter } from '../listing/conversation-filter';
+import type { ListingPosition } from '../listing/conversation-search';
+import type { ListingQueries, PlanShape } from './listing-pools';
+import { CountPlan, furtherWindow, ListingPlanner, PagePlan } from './listing-planner';
+import {
+  cappedCountSql,
+  ginSortedSql,
+  postingsCountSql,
+  postingsPageSql,
+  rollupCountSql,
+  walkSql,
+  windowThenCappedCountSql,
+  windowWithEdgeSql,
+  withRows,
+} from './listing-sql';
+import type { SearchTuning } from './listing-tuning';
+
+/**
+ * One statement a plan ran, in order: what the plan turned out to need (the adaptive steps of a
+ * `window` page or a `sample` count depend on what the earlier ones found).
+ */
+export interface PlanStep {
+  step: 'walk' | 'postings' | 'window' | 'further' | 'gin' | 'rollup' | 'sample';
+  /** The rows a bounded walk read at most (window, further), or the GIN probe's cap. */
+  bound?: number;
+  /** Equality terms checked on the candidate rows instead of in the GIN condition. */
+  onRow?: string[];
+  /** Matches the statement returned (a count: its value; a sample: the matches in it). */
+  found: number;
+}
+
+/** A plan with the steps it ran. */
+export type Executed<P> = P & { steps: PlanStep[] };
+
+/** A matching conversation, read whole (as text) by the statement that found it. */
+type FoundRow = ListedText;
+
+/** A row of ginSortedSql with the rows: a match and how many the probe took (`taken`, text). */
+type TakenRow = ListedText & { taken: string };
+
+/**
+ * A row of windowWithEdgeSql, as text: a match (conversation columns) or the window's edge
+ * (position only). `edge` is PostgreSQL's text of a boolean: `t` or `f`.
+ */
+type WindowRow = ListedText & { edge: string; position_id: string; position_at: string };
+
+/** The listing position of a row read as text (the cursor after it). */
+export const positionOf = (row: ListedText): ListingPosition => ({
+  id: row.id,
+  createdAt: instant(row.createdAt).iso,
+});
+
+/** Makes a statement of positions return the conversations themselves (see withRows). */
+const rowsOf = (statement: Statement, options?: { taken?: boolean }) =>
+  withRows(statement, LISTED_TEXT_COLUMNS, options);
+
+/**
+ * Runs the listing's plans (listing-planner.ts): each statement one round trip on the listing
+ * pool of its plan shape (listing-pools.ts), every page statement reading the matching
+ * conversations whole, so no second statement loads the page's rows.
+ */
+export class ListingExecutor {
+  constructor(
+    private readonly queries: ListingQueries,
+    private readonly planner: ListingPlanner,
+  ) {}
+
+  /** The first `want` matches of `plan` after `after`, read whole. */
+  async page(
+    siteId: string,
+    filter: ConversationFilter,
+    plan: PagePlan,
+    want: number,
+    after: ListingPosition | undefined,
+    tuning: SearchTuning,
+  ): Promise<{ rows: FoundRow[]; steps: PlanStep[] }> {
+    const steps: PlanStep[] = [];
+    const done = (rows: FoundRow[]) => ({ rows, steps });
+    switch (plan.strategy) {
+      case 'walk': {
+        // An index walk bounded by LIMIT, cost ~70 whatever the site's size.
+        const rows = await this.rows<FoundRow>(
+          walkSql(buildFilterSql(siteId, filter, after), want, LISTED_TEXT_COLUMNS),
+        );
+        steps.push({ step: 'walk', found: rows.length });
+        return done(rows);
+      }
+      case 'postings': {
+        // Index-only, every other filter on the index tuple; its cost follows the term's rows.
+        const rows = await this.rows<FoundRow>(
+          rowsOf(postingsPageSql(postingsFilterSql(siteId, filter, plan, after), want)),
+          'walk',
+        );
+        steps.push({ step: 'postings', found: rows.length });
+        return done(rows);
+      }
+      case 'gin':
+        return done(await this.fromIndex(siteId, filter, [], want, after, plan.probe, tuning, steps));
+      case 'window':
+        return done(await this.window(siteId, filter, plan, want, after, tuning, steps));
+    }
+  }
+
+  /** How many conversations match, counting at most `cap + 1`. */
+  async count(
+    siteId: string,
+    filter: ConversationFilter,
+    plan: CountPlan,
+    cap: number,
+    tuning: SearchTuning,
+  ): Promise<{ n: number; steps: PlanStep[] }> {
+    const steps: PlanStep[] = [];
+    const counted = (step: PlanStep) => {
+      steps.push(step);
+      return { n: step.found, steps };
+    };
+    switch (plan.strategy) {
+      case 'rollup':
+        return counted({
+          step: 'rollup',
+          found: (await this.run<{ n: number }>(rollupCountSql(siteId, filter)))[0].n,
+        });
+      case 'walk': {
+        const sql = buildFilterSql(siteId, filter);
+        return counted({
+          step: 'walk',
+          found: (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n,
+        });
+      }
+      case 'postings': {
+        const sql = postingsFilterSql(siteId, filter, plan);
+        const [{ n }] = await this.run<{ n: number }>(postingsCountSql(sql, cap + 1), 'walk');
+        return counted({ step: 'postings', found: n });
+      }
+      case 'gin':
+        return counted(await this.ginCount(siteId, filter, plan.onRow, cap));
+      case 'sample': {
+        // The sample and, when dense, the count in one statement (no round trip between them).
+        const [window] = await this.run<{ hits: number; seen: number; n: number | null }>(
+          windowThenCappedCountSql(buildFilterSql(siteId, filter), {
+            window: plan.window,
+            denseHits: plan.denseHits,
+            cap,
+            limit: cap + 1,
+          }),
+          'walk',
+        );
+        if (window.seen < plan.window || window.hits > cap)
+          return counted({ step: 'sample', found: window.hits });
+        if (window.n !== null) return counted({ step: 'sample', bound: cap + 1, found: window.n });
+        steps.push({ step: 'sample', found: window.hits });
+        const onRow = await this.planner.indexTerms(siteId, filter, cap + 1, tuning);
+        return counted(await this.ginCount(siteId, filter, onRow, cap));
+      }
+    }
+  }
+
+  private async ginCount(
+    siteId: string,
+    filter: ConversationFilter,
+    onRow: string[],
+    cap: number,
+  ): Promise<PlanStep> {
+    const sql = buildFilterSql(siteId, filter, undefined, { forIndex: true, onRow: new Set(onRow) });
+    const [{ n }] = await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), 'bitmap');
+    return { step: 'gin', onRow, found: n };
+  }
+
+  /**
+   * The `window` plan: the newest rows, then (when they held some matches and, at their
+   * density, the rest of the page is expected within `further` rows) at most two further
+   * bounded walks, at the density of every row walked so far (page 5 of a 0.3 % token at limit
+   * 100 had 99 of its 101 rows after 32,000 rows; a GIN probe then visited 1,000 heap pages for
+   * 2 rows), then the GIN index.
+   */
+  private async window(
+    siteId: string,
+    filter: ConversationFilter,
+    plan: Extract<PagePlan, { strategy: 'window' }>,
+    want: number,
+    after: ListingPosition | undefined,
+    tuning: SearchTuning,
+    steps: PlanStep[],
+  ): Promise<FoundRow[]> {
+    const first = await this.windowWithEdge(buildFilterSql(siteId, filter, after), plan.window, want);
+    steps.push({ step: 'window', bound: plan.window, found: first.rows.length });
+    if (first.rows.length >= want || !first.edge) return first.rows; // full, or the window held the whole range
+
+    let found = first.rows;
+    let beyond = first.edge;
+    let walked = plan.window;
+    for (let step = 0; step < 2; step++) {
+      const window = furtherWindow(found.length, want, walked, plan.further);
+      if (window === undefined) break;
+      const further = await this.windowWithEdge(
+        buildFilterSql(siteId, filter, beyond),
+        window,
+        want - found.length,
+      );
+      steps.push({ step: 'further', bound: window, found: further.rows.length });
+      found = [...found, ...further.rows];
+      if (found.length >= want || !further.edge) return found;
+      beyond = further.edge;
+      walked += window;
+    }
+    return this.fromIndex(siteId, filter, found, want, beyond, plan.probe, tuning, steps);
+  }
+
+  /**
+   * The rest of a page (`found` so far) from the GIN index: every match beyond `beyond`, at most
+   * `probe` of them, sorted; when there are that many, matches are dense: walk from `beyond`.
+   */
+  private async fromIndex(
+    siteId: string,
+    filter: ConversationFilter,
+    found: FoundRow[],
+    want: number,
+    beyond: ListingPosition | undefined,
+    probe: number,
+    tuning: SearchTuning,
+    steps: PlanStep[],
+  ): Promise<FoundRow[]> {
+    const rest = want - found.length;
+    const onRow = await this.planner.indexTerms(siteId, filter, probe, tuning);
+    const sql = buildFilterSql(siteId, filter, beyond, { forIndex: true, onRow: new Set(onRow) });
+    const sorted = await this.rows<TakenRow>(
+      rowsOf(ginSortedSql(sql, probe, rest), { taken: true }),
+      'bitmap',
+    );
+    steps.push({ step: 'gin', bound: probe, onRow, found: sorted.length });
+    if (sorted.length === 0 || Number(sorted[0].taken) < probe) return [...found, ...sorted];
+    const walked = await this.rows<FoundRow>(
+      rowsOf(walkSql(buildFilterSql(siteId, filter, beyond), rest)),
+      'walk',
+    );
+    steps.push({ step: 'walk', found: walked.length });
+    return [...found, ...walked];
+  }
+
+  /**
+   * A bounded walk of `window` rows from the range's start, its matches read whole, and where
+   * it stopped when it did not fill `limit` (no edge: the window held every row of the range).
+   * One statement (windowWithEdgeSql).
+   */
+  private async windowWithEdge(
+    sql: FilterSql,
+    window: number,
+    limit: number,
+  ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
+    const out = await this.rows<WindowRow>(windowWithEdgeSql(sql, window, limit, LISTED_TEXT_COLUMNS));
+    const rows: FoundRow[] = [];
+    let edge: ListingPosition | undefined;
+    for (const row of out) {
+      if (row.edge === 't') edge = { id: row.position_id, createdAt: instant(row.position_at).iso };
+      else rows.push(row);
+    }
+    return { rows, edge };
+  }
+
+  /** Runs a statement on the listing pool of its plan shape: one round trip, the shape's settings in force. */
+  private run<T>(statement: Statement, shape: PlanShape = 'plain'): Promise<T[]> {
+    return this.queries.query<T>(shape, statement.text, statement.values);
+  }
+
+  /** A statement returning conversations: every value read as text (ListedText). */
+  private rows<T extends ListedText>(statement: Statement, shape: PlanShape = 'plain'): Promise<T[]> {
+    return this.queries.query<T>(shape, statement.text, statement.values, 'text');
+  }
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from '@jest/globals';
+import { emptyFilter } from '../listing/conversation-filter';
+import { buildFilterSql } from '../filter-sql/conversation-filter-sql';
+import { ginSortedSql, rollupCountSql, walkSql, walkWindowSql, windowEdgeSql } from './listing-sql';
+
+const index = { forIndex: true };
+
+describe('plan statements', () => {
+  const sql = () => buildFilterSql('s', { ...emptyFilter(), channel: 'web', from: '2026-01-01T00:00:00Z' });
+
+  it('bounds the walk inside a subquery reading only covered columns, so the planner stays on the creation-time index', () => {
+    const st = walkWindowSql(sql(), 2000, 26);
+    expect(st.text.replace(/\s+/g, ' ')).toBe(
+      'SELECT id, created_at FROM ( SELECT id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4 ) w WHERE channel = $3 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $5',
+    );
+    expect(st.values.slice(3)).toEqual([2000, 26]);
+  });
+
+  it('finds the window edge with the range parameters only', () => {
+    const st = windowEdgeSql(sql(), 2000);
+    expect(st.text).toBe(
+      'SELECT id, created_at FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz ORDER BY created_at DESC, id COLLATE "C" DESC OFFSET $3 LIMIT 1',
+    );
+    expect(st.values).toEqual(['s', '2026-01-01T00:00:00Z', 1999]);
+  });
+
+  it('sorts at most probe matches taken through the index and reports how many it took', () => {
+    const st = ginSortedSql(
+      buildFilterSql('s', { ...emptyFilter(), channel: 'web' }, undefined, index),
+      5000,
+      26,
+    );
+    expect(st.text).toContain('count(*) OVER ()::int AS taken');
+    expect(st.values.slice(-2)).toEqual([5000, 26]);
+  });
+
+  it('walks without a bound when matches are dense', () => {
+    expect(walkSql(sql(), 26).text).toBe(
+      'SELECT id, created_at FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz AND channel = $3 ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT $4',
+    );
+  });
+});
+
+describe('rollupCountSql (exact counts of column filters from the statistics rollups)', () => {
+  it('sums the cells of the filtered columns, the conversations themselves (kind 0)', () => {
+    const st = rollupCountSql('s', {
+      ...emptyFilter(),
+      channel: 'web',
+      language: 'en',
+      feedback: 'positive',
+    });
+    expect(st?.text).toBe(
+      'SELECT coalesce(sum(n), 0)::float8 AS n FROM conversation_stats_cell WHERE site_id = $1 AND kind = 0 AND channel = $2 AND language = $3 AND fp',
+    );
+    expect(st?.values).toEqual(['s', 'web', 'en']);
+  });
+
+  it("counts one agent's (kind 3) or one label token's (kind 6, labeled only) conversations", () => {
+    expect(rollupCountSql('s', { ...emptyFilter(), agentId: 'agt_a', feedback: 'negative' })?.text).toContain(
+      'kind = 3 AND key = $2 AND fn',
+    );
+    const token = rollupCountSql('s', { ...emptyFilter(), labelsAll: ['grounded:fail', 'grounded:fail'] });
+    expect(token?.text).toContain('kind = 6 AND key = $2 AND label_status = $3');
+    expect(token?.values).toEqual(['s', expect.stringMatching(/^\d+$/), 'labeled']);
+  });
+});

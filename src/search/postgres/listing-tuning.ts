@@ -1,0 +1,48 @@
+/** The thresholds of the listing's plan choice (listing-planner.ts). */
+export interface SearchTuning {
+  /** Rows of the range a page request walks by creation time before it turns to the GIN index. */
+  walkWindow: number;
+  /** Matches the GIN plan fetches and sorts at most; beyond, matches are dense enough to walk. */
+  ginProbe: number;
+  /** Rows a count samples by creation time to judge how dense the matches are. */
+  countWindow: number;
+  /** Share of matches in that sample from which a count walks the creation-time index. */
+  denseShare: number;
+  /**
+   * Rows a page request walks further by creation time, when the first window held some matches
+   * and the rest of the page is expected within this many rows, before it turns to the GIN index.
+   */
+  walkFurther: number;
+  /**
+   * How many posting-list entries the GIN index merges in the time of one heap visit: weighs a
+   * dense term's merge against the candidates it removes (index-terms.ts). 0: every term that
+   * can be is checked on the row; Infinity: every term stays in the GIN condition.
+   */
+  postingsPerHeapVisit: number;
+  /**
+   * Filters whose rarest posting term (a keyword's title term, by pg_stats over the table, or a
+   * labels.all problem token, by the site's exact count) is held by fewer rows than this are
+   * matched through the postings (an index-only range scan of that term's postings, ~0.13-0.3 µs
+   * an entry, checked against every other filter on the index tuple) for pages and counts; a
+   * quarter of it when other title terms must be probed. 0: never; Infinity: whenever the
+   * filter allows it (ListingPlanner.postings).
+   */
+  postingsWalk: number;
+}
+
+/** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
+export const DEFAULT_TUNING: Readonly<SearchTuning> = Object.freeze({
+  walkWindow: 2000,
+  ginProbe: 1000,
+  countWindow: 5000,
+  denseShare: 0.05,
+  walkFurther: 30000,
+  postingsPerHeapVisit: 250,
+  postingsWalk: 150_000,
+});
+
+/** The default tuning with `overrides` (tests lower thresholds to drive every plan on small data). */
+export const tuned = (overrides: Partial<SearchTuning> = {}): SearchTuning => ({
+  ...DEFAULT_TUNING,
+  ...overrides,
+});

@@ -1,0 +1,305 @@
+import type { EntityManager } from 'typeorm';
+import type { Statement } from '../../../database/sql-statement';
+import { KIND } from '../../../database/stats-rollups';
+import { labelBit } from '../../filter-sql/conversation-filter-sql';
+import { ConversationFilter, hasLabelFilter } from '../../listing/conversation-filter';
+import type { StatsQuery } from '../conversation-stats';
+import { DAY_MS, HOUR_MS } from '../series-buckets';
+import { num } from './stats-parts';
+import { CellFilter, dayCountsSql, daySpanSql, siteCountsSql, TimeRange } from './stats-rollup-sql';
+
+export interface StatsTuning {
+  /** Each stats statement is cancelled after this long (SET LOCAL statement_timeout): a 503. */
+  statementTimeoutMs: number;
+  /** Whether requests the rollups can answer use them (false: always the exact scan). */
+  useRollups: boolean;
+  /**
+   * A scan of the covering index over a range holding at least this many conversations (daily
+   * rollup) is split in two creation-time slices read at once on two connections.
+   */
+  splitScanRows: number;
+}
+
+export const DEFAULT_STATS_TUNING: Readonly<StatsTuning> = Object.freeze({
+  statementTimeoutMs: 15_000,
+  useRollups: true,
+  splitScanRows: 50_000,
+});
+
+/** Whole UTC days, `YYYY-MM-DD`, `to` excluded; undefined ends are open. */
+export interface DayRange {
+  from?: string;
+  to?: string;
+}
+
+/** Which plan answers (docs/statistics.md, "Plans"). */
+export type StatsStrategy = 'rollup' | 'scan' | 'rollup+scan' | 'cells' | 'agent';
+
+/**
+ * How a rollup plan sums its whole days: the site's all-time rows minus the days outside the
+ * window, or the days inside it (whichever reads fewer days), or nothing (no day of the site
+ * lies inside the window).
+ */
+export type RollupRead =
+  { sum: 'site'; minus: DayRange[] } | { sum: 'days'; days: DayRange } | { sum: 'none' };
+
+/** A plan: what the engine reads for a request, and why (plain data; the bench prints it). */
+export type StatsPlan =
+  | { strategy: 'cells'; cells: CellFilter; why: string }
+  | { strategy: 'agent'; agentId: string; why: string }
+  | RollupPlan
+  | ScanPlan;
+
+export interface RollupPlan {
+  strategy: 'rollup' | 'rollup+scan';
+  /** The whole UTC days of the window, from the daily rollups. */
+  days: DayRange;
+  read: RollupRead;
+  /** The partial days at the window's ends, scanned. */
+  edges: TimeRange[];
+  /** The series from the hourly rollup (bucket starts on UTC hours) or from a scan of the days. */
+  series?: 'hourly' | 'scan';
+  why: string;
+}
+
+export interface ScanPlan {
+  strategy: 'scan';
+  range: TimeRange;
+  /**
+   * `index`: the matches fetched through an index of them (the GIN index, or a keyword's
+   * title-term postings); `walk`: every entry of the site's covering index tested.
+   */
+  access: 'index' | 'walk';
+  /** A walk cut at this UTC midnight in two slices read at once (on two connections). */
+  splitAt?: string;
+  /** Each score's min and max from bounded walks of the score btrees, or from the scan itself. */
+  minMax: 'walks' | 'scan';
+  why: string;
+}
+
+/** Below this share of the site, a filter's matches are fetched through the GIN index. */
+const SELECTIVE_SHARE = 0.05;
+
+/** The agent when the per-agent rollup can answer: `agentId` and nothing else (no window). */
+export function agentFilter(filter: ConversationFilter): string | undefined {
+  if (
+    !filter.agentId ||
+    filter.from !== undefined ||
+    filter.to !== undefined ||
+    filter.channel ||
+    filter.language ||
+    filter.labelStatus ||
+    filter.feedback ||
+    filter.keywords.length > 0 ||
+    hasLabelFilter(filter)
+  )
+    return undefined;
+  return filter.agentId;
+}
+
+/** The cell filter when the per-cell rollup can answer: only channel, language, labelStatus, feedback. */
+export function cubeFilter(filter: ConversationFilter): CellFilter | undefined {
+  if (
+    filter.from !== undefined ||
+    filter.to !== undefined ||
+    filter.agentId !== undefined ||
+    filter.keywords.length > 0 ||
+    hasLabelFilter(filter)
+  )
+    return undefined;
+  if (!filter.channel && !filter.language && !filter.labelStatus && !filter.feedback) return undefined;
+  return {
+    ...(filter.channel ? { channel: filter.channel } : {}),
+    ...(filter.language ? { language: filter.language } : {}),
+    ...(filter.labelStatus ? { labelStatus: filter.labelStatus } : {}),
+    ...(filter.feedback ? { feedback: filter.feedback } : {}),
+  };
+}
+
+/**
+ * When the rollups can answer: no condition besides the creation-time window. The window's
+ * whole UTC days come from the daily rollups; the partial days at its ends are scanned.
+ */
+export function rollupRanges(filter: ConversationFilter): { days: DayRange; edges: TimeRange[] } | undefined {
+  const onlyWindow =
+    !filter.channel &&
+    !filter.language &&
+    !filter.agentId &&
+    !filter.feedback &&
+    !filter.labelStatus &&
+    filter.keywords.length === 0 &&
+    !hasLabelFilter(filter);
+  if (!onlyWindow) return undefined;
+  const from = filter.from !== undefined ? new Date(filter.from).getTime() : undefined;
+  const to = filter.to !== undefined ? new Date(filter.to).getTime() : undefined;
+  const a = from !== undefined ? Math.ceil(from / DAY_MS) * DAY_MS : undefined;
+  const b = to !== undefined ? Math.floor(to / DAY_MS) * DAY_MS : undefined;
+  if (a !== undefined && b !== undefined && a >= b) return undefined; // no whole day: scan it all
+  const iso = (t: number) => new Date(t).toISOString();
+  const day = (t: number) => iso(t).slice(0, 10);
+  const edges: TimeRange[] = [];
+  if (from !== undefined && a! > from) edges.push({ from: filter.from, to: iso(a!) });
+  if (to !== undefined && b! < to) edges.push({ from: iso(b!), to: filter.to });
+  return {
+    days: { ...(a !== undefined ? { from: day(a) } : {}), ...(b !== undefined ? { to: day(b) } : {}) },
+    edges,
+  };
+}
+
+/**
+ * The strategy a filter takes, from the filter alone: the per-cell or per-agent rollup, the
+ * daily rollups (with the partial days scanned), or the scan. A series is not on the per-agent
+ * rollup (it keeps no time).
+ */
+export function statsStrategy(
+  filter: ConversationFilter,
+  options: { series: boolean; useRollups: boolean },
+): StatsStrategy {
+  if (!options.useRollups) return 'scan';
+  if (cubeFilter(filter)) return 'cells';
+  if (agentFilter(filter) && !options.series) return 'agent';
+  const ranges = rollupRanges(filter);
+  if (!ranges) return 'scan';
+  return ranges.edges.length ? 'rollup+scan' : 'rollup';
+}
+
+/** The strategy of a request without a series, with the rollups on (the bench reports it). */
+export const statsPlan = (filter: ConversationFilter): StatsStrategy =>
+  statsStrategy(filter, { series: false, useRollups: true });
+
+/**
+ * Sums the days inside the window, or the site's all-time rows minus the days outside it,
+ * whichever reads fewer days; `span` is the first and last UTC day of the site's daily rollup.
+ */
+export function rollupRead(span: { first?: string; last?: string } | undefined, days: DayRange): RollupRead {
+  if (!span?.first || !span.last) return { sum: 'none' };
+  const first = Date.parse(`${span.first}T00:00:00Z`);
+  const last = Date.parse(`${span.last}T00:00:00Z`) + DAY_MS;
+  const a = Math.max(first, days.from !== undefined ? Date.parse(`${days.from}T00:00:00Z`) : first);
+  const b = Math.min(last, days.to !== undefined ? Date.parse(`${days.to}T00:00:00Z`) : last);
+  const inside = Math.max(0, b - a) / DAY_MS;
+  const outside = (last - first) / DAY_MS - inside;
+  const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+  if (inside > 0 && outside < inside)
+    return {
+      sum: 'site',
+      minus: [...(a > first ? [{ to: day(a) }] : []), ...(b < last ? [{ from: day(b) }] : [])],
+    };
+  if (inside > 0) return { sum: 'days', days: { from: day(a), to: day(b) } };
+  return { sum: 'none' };
+}
+
+/**
+ * Whether the filter is selective enough to fetch its matches through the GIN index (a bitmap
+ * and a heap read per match) rather than test every entry of the site's covering index:
+ * keywords always (the title is not in that index); a label token, a labels.any group or an
+ * agent held by less than SELECTIVE_SHARE of the site's conversations, per `count` (the site
+ * rollup's `<kind>|<key>` counts). Undefined `count`: no such filter to weigh.
+ */
+export function isSelective(filter: ConversationFilter, count?: Map<string, number>): boolean {
+  if (filter.keywords.length > 0) return true;
+  if (!count) return false;
+  const total = count.get(`${KIND.all}|`) ?? 0;
+  if (!total) return false;
+  const token = (t: string) => count.get(`${KIND.labels}|${labelBit(t) ?? -1}`) ?? 0;
+  const shares = [
+    ...filter.labelsAll.map(token),
+    ...filter.labelsAny.map((group) => group.reduce((s, t) => s + token(t), 0)),
+    ...(filter.agentId ? [count.get(`${KIND.agentId}|${filter.agentId}`) ?? 0] : []),
+  ].map((n) => n / total);
+  return Math.min(...shares) < SELECTIVE_SHARE;
+}
+
+/**
+ * Where to split a scan of the covering index over `range` in two creation-time slices of
+ * about as many conversations (`days`: the daily rollup's count per UTC midnight): the midnight
+ * inside the range that best halves them, or undefined (fewer than `splitScanRows`, or no
+ * midnight inside).
+ */
+export function splitPoint(
+  days: Array<{ at: number; n: number }>,
+  range: TimeRange,
+  splitScanRows: number,
+): string | undefined {
+  const total = days.reduce((s, d) => s + d.n, 0);
+  if (!total || total < splitScanRows) return undefined;
+  const from = range.from !== undefined ? Date.parse(range.from) : -Infinity;
+  const to = range.to !== undefined ? Date.parse(range.to) : Infinity;
+  let before = 0;
+  let best: { at: number; gap: number } | undefined;
+  for (const day of days) {
+    // Splitting at this day's midnight leaves `before` conversations in the older slice.
+    const gap = Math.abs(total / 2 - before);
+    if (day.at > from && day.at < to && (!best || gap < best.gap)) best = { at: day.at, gap };
+    before += day.n;
+  }
+  return best ? new Date(best.at).toISOString() : undefined;
+}
+
+/** Runs a statement in the request's transaction (the plan's reads see its snapshot). */
+export type ReadRows = (statement: Statement) => Promise<Array<Record<string, unknown>>>;
+
+/** The rows of a statement run in the request's transaction. */
+export async function rows(m: EntityManager, statement: Statement): Promise<Array<Record<string, unknown>>> {
+  return (await m.query(statement.text, statement.values)) as Array<Record<string, unknown>>;
+}
+
+/**
+ * The statistics planner (docs/statistics.md, "Plans"): the strategy from the filter alone, then
+ * what the data decides, read in the request's transaction: which rollup rows to sum (the site's
+ * day span), whether a scan goes through an index (the site's counts) and where it splits (the
+ * daily counts). Reads are made only when the choice needs them.
+ */
+export async function planStats(
+  read: ReadRows,
+  siteId: string,
+  query: StatsQuery,
+  startDates: Date[],
+  tuning: StatsTuning,
+): Promise<StatsPlan> {
+  const { filter } = query;
+  const strategy = statsStrategy(filter, { series: startDates.length > 0, useRollups: tuning.useRollups });
+  if (strategy === 'cells')
+    return { strategy, cells: cubeFilter(filter)!, why: 'only column filters: the per-cell rollup' };
+  if (strategy === 'agent')
+    return { strategy, agentId: agentFilter(filter)!, why: 'only an agent: the per-agent rollup' };
+  if (strategy !== 'scan') {
+    const { days, edges } = rollupRanges(filter)!;
+    const [span] = await read(daySpanSql(siteId));
+    // Zones with :30 / :45 offsets start buckets inside an hour: the series is scanned.
+    const hourly = startDates.every((d) => d.getTime() % HOUR_MS === 0);
+    return {
+      strategy,
+      days,
+      read: rollupRead(span as { first?: string; last?: string } | undefined, days),
+      edges,
+      ...(startDates.length ? { series: hourly ? ('hourly' as const) : ('scan' as const) } : {}),
+      why: edges.length ? 'only a window: whole days rolled up, partial days scanned' : 'only whole days',
+    };
+  }
+  const range: TimeRange = { from: filter.from, to: filter.to };
+  const weighed =
+    !filter.keywords.length && (filter.labelsAll.length || filter.labelsAny.length || filter.agentId);
+  const counts = weighed
+    ? new Map((await read(siteCountsSql(siteId))).map((r) => [`${num(r.kind)}|${String(r.key)}`, num(r.n)]))
+    : undefined;
+  if (isSelective(filter, counts))
+    return { strategy, range, access: 'index', minMax: 'scan', why: 'selective: matches through an index' };
+  const days = (await read(dayCountsSql(siteId, range))).map((r) => ({
+    at: Date.parse(`${String(r.day)}T00:00:00Z`),
+    n: num(r.n),
+  }));
+  const splitAt = splitPoint(days, range, tuning.splitScanRows);
+  if (splitAt === undefined)
+    return { strategy, range, access: 'walk', minMax: 'scan', why: 'a walk of the covering index' };
+  // A dense scan: each score's min and max from bounded walks of its btree when they find them,
+  // so the scan's sets carry no min / max aggregates.
+  return {
+    strategy,
+    range,
+    access: 'walk',
+    splitAt,
+    minMax: query.scores.length ? 'walks' : 'scan',
+    why: `a dense walk, split at ${splitAt}`,
+  };
+}

@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { CONVERSATION_STATS } from './conversation-stats';
+import { conversationStatsProvider } from './conversation-stats.provider';
+import { PostgresConversationStats } from './postgres/postgres-conversation-stats';
+import { StatsRollupCompactor } from './postgres/stats-rollup-compactor';
+
+/**
+ * The statistics engines, as SearchModule is the listing's: CONVERSATION_STATS follows
+ * SEARCH_BACKEND (Postgres, exact from rollups and scans, by default; OpenSearch with Postgres as
+ * its fallback), and the compactor of the Postgres engine's rollups. The endpoint is
+ * src/stats/ (StatsModule).
+ */
+@Module({
+  providers: [
+    PostgresConversationStats,
+    conversationStatsProvider(PostgresConversationStats),
+    StatsRollupCompactor,
+  ],
+  exports: [CONVERSATION_STATS, PostgresConversationStats, StatsRollupCompactor],
+})
+export class StatsEnginesModule {}
