@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
+import type { TimeAndId } from '../common/paging/keyset-page';
+import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
 import { EXPORT_COLUMNS, ExportFailure, ExportFormat, ExportInclude, ExportRecord } from './export.records';
 
 export interface NewExport {
@@ -64,13 +65,9 @@ export class ExportsRepository {
 
   /** A page of the site's live exports, newest first, strictly after `after`. */
   async listInSite(siteId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<ExportRecord[]> {
-    const values: unknown[] = [siteId, limit];
     const where = ['site_id = $1', 'deleted_at IS NULL'];
-    if (after) where.push(olderThanSql('created_at', values, after.createdAt, after.id));
-    return this.dataSource.query(
-      `SELECT ${EXPORT_COLUMNS} FROM exports WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
-      values,
-    );
+    const query = { select: EXPORT_COLUMNS, from: 'exports', where, values: [siteId], time: CREATED_AT };
+    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
   }
 
   /** Marks the export deleted; returns it as it was, or undefined when it is absent or already deleted. */

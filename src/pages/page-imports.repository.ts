@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
+import type { TimeAndId } from '../common/paging/keyset-page';
+import { newestFirstPageSql } from '../common/paging/newest-first-sql';
 import { EventsWriter } from '../events/events.writer';
 import { pageImportClosedEvent } from './page-import-events';
 import { Bound, FailureReason, ImportCounts } from './import-counts';
@@ -10,6 +11,9 @@ const COLUMNS = `id, organization_id AS "organizationId", site_id AS "siteId", s
   failure_reason AS "failureReason", started_by AS "startedBy", api_key_id AS "apiKeyId",
   sitemap_url AS "sitemapUrl", sitemap_given AS "sitemapGiven", counts, bounds_reached AS "boundsReached",
   started_at AS "startedAt", ended_at AS "endedAt", lease_owner AS "leaseOwner", heartbeat_at AS "heartbeatAt", attempts`;
+
+/** Imports are listed by their start time. */
+const STARTED_AT = { column: 'started_at', key: 'startedAt' } as const;
 
 export type NewImport = Pick<
   PageImportRecord,
@@ -119,13 +123,9 @@ export class PageImportsRepository {
     limit: number,
     after?: TimeAndId<'startedAt'>,
   ): Promise<PageImportRecord[]> {
-    const params: unknown[] = [siteId, limit];
     const where = ['site_id = $1'];
-    if (after) where.push(olderThanSql('started_at', params, after.startedAt, after.id));
-    return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM page_imports WHERE ${where.join(' AND ')} ORDER BY started_at DESC, id DESC LIMIT $2`,
-      params,
-    );
+    const query = { select: COLUMNS, from: 'page_imports', where, values: [siteId], time: STARTED_AT };
+    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
   }
 
   /** Closes a running import as failed, whoever holds it (start-up failures, recovery). */

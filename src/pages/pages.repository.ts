@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { newId } from '../common/ids/ids';
-import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
+import type { TimeAndId } from '../common/paging/keyset-page';
+import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
 import type { PageType } from './page-rules';
 
 export interface PageRecord {
@@ -93,7 +94,7 @@ export class PagesRepository {
     limit: number,
     after?: TimeAndId<'createdAt'>,
   ): Promise<PageRecord[]> {
-    const params: unknown[] = [siteId, limit];
+    const params: unknown[] = [siteId];
     const where = ['site_id = $1'];
     if (filters.status !== undefined) {
       params.push(filters.status);
@@ -108,10 +109,7 @@ export class PagesRepository {
       params.push(filters.languageHint);
       where.push(`language_hint = $${params.length}`);
     }
-    if (after) where.push(olderThanSql('created_at', params, after.createdAt, after.id));
-    return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM pages WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
-      params,
-    );
+    const query = { select: COLUMNS, from: 'pages', where, values: params, time: CREATED_AT };
+    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
   }
 }

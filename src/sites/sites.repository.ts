@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
+import type { TimeAndId } from '../common/paging/keyset-page';
+import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
 
 export interface SiteRecord {
   id: string;
@@ -51,13 +52,9 @@ export class SitesRepository {
     limit: number,
     after?: TimeAndId<'createdAt'>,
   ): Promise<SiteRecord[]> {
-    const params: unknown[] = [organizationId, limit];
     const where = ['organization_id = $1', 'deleted_at IS NULL'];
-    if (after) where.push(olderThanSql('created_at', params, after.createdAt, after.id));
-    return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM sites WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
-      params,
-    );
+    const query = { select: COLUMNS, from: 'sites', where, values: [organizationId], time: CREATED_AT };
+    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
   }
 
   async insert(

@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { olderThanSql, TimeAndId } from '../common/paging/keyset-page';
+import type { TimeAndId } from '../common/paging/keyset-page';
+import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
+
+/** Delivery attempts are listed by the time they were made. */
+const ATTEMPTED_AT = { column: 'attempted_at', key: 'attemptedAt' } as const;
 
 export type WebhookStatus = 'enabled' | 'disabled';
 
@@ -109,13 +113,9 @@ export class WebhooksRepository {
     limit: number,
     after?: TimeAndId<'createdAt'>,
   ): Promise<WebhookRecord[]> {
-    const params: unknown[] = [organizationId, limit];
     const where = ['organization_id = $1'];
-    if (after) where.push(olderThanSql('created_at', params, after.createdAt, after.id));
-    return this.dataSource.query(
-      `SELECT ${COLUMNS} FROM webhooks WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $2`,
-      params,
-    );
+    const query = { select: COLUMNS, from: 'webhooks', where, values: [organizationId], time: CREATED_AT };
+    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
   }
 
   /**
@@ -192,14 +192,15 @@ export class WebhooksRepository {
     limit: number,
     after?: TimeAndId<'attemptedAt'>,
   ): Promise<DeliveryRecord[]> {
-    const params: unknown[] = [webhookId, limit];
     const where = ['webhook_id = $1'];
-    if (after) where.push(olderThanSql('attempted_at', params, after.attemptedAt, after.id));
-    return this.dataSource.query(
-      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE ${where.join(' AND ')}
-       ORDER BY attempted_at DESC, id DESC LIMIT $2`,
-      params,
-    );
+    const query = {
+      select: DELIVERY_COLUMNS,
+      from: 'webhook_deliveries',
+      where,
+      values: [webhookId],
+      time: ATTEMPTED_AT,
+    };
+    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
   }
 
   /** Queues a message whose body is given (the webhook.test event). */

@@ -245,6 +245,18 @@ describe("filters: the listing's rules, faults located by pointer", () => {
     ]);
   });
 
+  it('every item of a list that is not a string is named at its index', async () => {
+    const res = await post({
+      format: 'ndjson',
+      filters: { 'labels.all': ['resolution:unresolved', 3, true] },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+      ['/filters/labels.all/1', 'invalid_type'],
+      ['/filters/labels.all/2', 'invalid_type'],
+    ]);
+  });
+
   it('a bad value is located at its element, with the listing code (invalid_value)', async () => {
     const res = await post({ format: 'csv', filters: { keywords: ['ok', '!!!'], 'quality.max': 1.5 } });
     expect(res.status).toBe(400);
@@ -266,7 +278,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
       ['/extra', 'unknown_field'],
-      ['/include', 'invalid_value'],
+      ['/include/0', 'invalid_value'],
     ]);
     const missing = await post({});
     expect(missing.body.errors).toEqual([expect.objectContaining({ pointer: '/format', code: 'required' })]);

@@ -8,6 +8,7 @@ import { conversationBody, recordConversation } from '../factories/conversations
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { CONTRACT_FILTER_PARAMETERS } from '../factories/contract-filters';
+import { Exchange, ResponseContract } from '../support/response-contract';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is plain JSON read field by field */
 type Doc = any;
@@ -124,6 +125,29 @@ function wrongSuccessStatuses(t: TestApp, doc: Doc): string[] {
     );
 }
 
+/**
+ * Nullable schemas that refuse null after all (OpenAPI 3.0.3): `nullable` adds null only to the
+ * `type` beside it, and the other keywords (allOf, $ref, an enum without null) still apply.
+ */
+function nullableFaults(node: unknown, at = '#'): string[] {
+  if (Array.isArray(node)) return node.flatMap((item, i) => nullableFaults(item, `${at}/${i}`));
+  if (!node || typeof node !== 'object') return [];
+  const schema = node as Record<string, any>;
+  const faults: string[] = [];
+  if (schema.nullable === true) {
+    if (!schema.type) faults.push(`${at}: nullable without a type`);
+    for (const keyword of ['allOf', 'oneOf', 'anyOf', '$ref'])
+      if (schema[keyword]) faults.push(`${at}: nullable beside ${keyword}`);
+    if (Array.isArray(schema.enum) && !schema.enum.includes(null))
+      faults.push(`${at}: nullable enum without null`);
+  }
+  return faults.concat(
+    Object.entries(schema).flatMap(([key, value]) =>
+      nullableFaults(value, `${at}/${key.replace(/\//g, '~1')}`),
+    ),
+  );
+}
+
 /** A route added without documentation, as a new feature might be. */
 @Controller('api/v1/sites/:siteId/undocumented')
 class UndocumentedController {
@@ -168,6 +192,10 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
   describe('is a valid OpenAPI document', () => {
     it('passes swagger-parser validation (OpenAPI schema and references) with 0 errors', async () => {
       await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeDefined();
+    });
+
+    it('every nullable schema admits null: nullable beside a type, not beside allOf or $ref, null in its enum', () => {
+      expect(nullableFaults(doc)).toEqual([]);
     });
 
     it('declares every path parameter of every path template, as required', () => {
@@ -220,6 +248,12 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
           ...commonProblemFaults(extraDoc),
           ...bodyFaults(extraDoc),
         ];
+        // And the test client refuses its answer: no operation of the document serves the path.
+        const org = await createOrganization(extra.app);
+        const things = `/api/v1/sites/${org.site.id}/undocumented/things`;
+        await expect(extra.http().post(things).set(org.auth).send({})).rejects.toThrow(
+          `POST ${things} answered 202: no operation of the document serves this path`,
+        );
         expect(faults.filter((f) => f.startsWith(`${bare}:`))).toEqual(
           expect.arrayContaining([
             `${bare}: no summary`,
@@ -248,10 +282,21 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
   });
 
   describe('documents every problem response with the shared Problem schema', () => {
-    it('Problem has the RFC 9457 members plus code, requestId, errors[] (pointer or parameter) and the importId extension', () => {
+    it('Problem has the RFC 9457 members plus code, requestId, errors[] (pointer or parameter) and the importId and state extensions', () => {
       const problem = doc.components.schemas.Problem;
       expect(Object.keys(problem.properties).sort()).toEqual(
-        ['code', 'detail', 'errors', 'importId', 'instance', 'requestId', 'status', 'title', 'type'].sort(),
+        [
+          'code',
+          'detail',
+          'errors',
+          'importId',
+          'instance',
+          'requestId',
+          'state',
+          'status',
+          'title',
+          'type',
+        ].sort(),
       );
       expect(problem.required.sort()).toEqual(
         ['code', 'detail', 'instance', 'requestId', 'status', 'title', 'type'].sort(),
@@ -365,6 +410,99 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
       expect(schemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
       expect(schemes.apiKey.bearerFormat).not.toMatch(/jwt/i);
       expect(schemes.apiKey.description).toMatch(/sak_/);
+    });
+  });
+
+  describe('every answer the end-to-end suite receives is checked against the document (test/setup/checked-answers.ts)', () => {
+    let contract: ResponseContract;
+    beforeAll(() => {
+      contract = new ResponseContract(doc);
+    });
+    /** A JSON answer of `method path`, as the test client hands it to the check. */
+    const answer = (
+      method: string,
+      path: string,
+      status: number,
+      body: unknown,
+      type = 'application/json',
+    ): Exchange => ({
+      method,
+      path,
+      status,
+      contentType: `${type}; charset=utf-8`,
+      body,
+      hasBody: body !== undefined,
+    });
+
+    it('a conversation with entryWidget, pageContext and labelSummary null, and its label record with judge and scores null, are answers the document allows', async () => {
+      const org = await createOrganization(t.app);
+      const { id } = await recordConversation(t, org);
+      const one = await t
+        .http()
+        .get(`${LISTING.replace('{siteId}', org.site.id)}/${id}`)
+        .set(org.auth)
+        .expect(200);
+      expect(one.body.data).toMatchObject({ entryWidget: null, pageContext: null, labelSummary: null });
+      const labels = await t
+        .http()
+        .get(`${LISTING.replace('{siteId}', org.site.id)}/${id}/labels`)
+        .set(org.auth)
+        .expect(200);
+      expect(labels.body.data).toMatchObject({ judge: null, scores: null });
+    });
+
+    it('a body the schema refuses fails with the pointer and the reason: a wrong type, a value out of the enum, a field the document does not name', async () => {
+      const org = await createOrganization(t.app);
+      const { id } = await recordConversation(t, org);
+      const path = `${LISTING.replace('{siteId}', org.site.id)}/${id}`;
+      const real = (await t.http().get(path).set(org.auth).expect(200)).body;
+      expect(contract.violation(answer('GET', path, 200, real))).toBeUndefined();
+      const wrong = structuredClone(real);
+      Object.assign(wrong.data, { entryWidget: 'banner', labelStatus: 'maybe', colour: 'red' });
+      const violation = contract.violation(answer('GET', path, 200, wrong));
+      expect(violation).toMatch(`GET ${path} answered 200: GET ${LISTING}/{id} 200 application/json:`);
+      expect(violation).toMatch(/\n  \/data\/entryWidget: must be object .*\n/);
+      expect(violation).toMatch(
+        /\n  \/data\/labelStatus: must be equal to one of the allowed values \["labeled","pending","failed","not_eligible"\]/,
+      );
+      expect(violation).toMatch(/\n  \/data: must NOT have additional properties "colour"/);
+    });
+
+    it('a status, an operation or a media type the document does not name fails', () => {
+      const problem = {
+        type: 'x',
+        title: 'x',
+        status: 404,
+        detail: 'x',
+        instance: '/x',
+        code: 'not_found',
+        requestId: 'req_x',
+      };
+      expect(
+        contract.violation(answer('GET', '/api/v1/sites', 404, problem, 'application/problem+json')),
+      ).toMatch(/GET \/api\/v1\/sites documents no 404/);
+      expect(contract.violation(answer('POST', '/api/v1/sites/site_x/elsewhere', 200, {}))).toMatch(
+        /no operation of the document serves this path/,
+      );
+      expect(contract.violation(answer('PUT', '/api/v1/sites', 200, {}))).toMatch(
+        /the document has no operation PUT \/api\/v1\/sites/,
+      );
+      expect(
+        contract.violation(
+          answer('GET', '/api/v1/sites', 200, { data: [], meta: { nextCursor: null } }, 'text/html'),
+        ),
+      ).toMatch(/documented as application\/json, not "text\/html"/);
+      expect(contract.violation(answer('GET', '/api/v1/nowhere', 404, { error: 'gone' }))).toMatch(
+        /not a problem document: not application\/problem\+json/,
+      );
+    });
+
+    it('allows what the document rightly leaves out: the document itself, a plain 405, paths outside /api/v1', () => {
+      expect(contract.violation(answer('GET', '/api/v1/openapi.json', 200, doc))).toBeUndefined();
+      expect(
+        contract.violation(answer('PUT', '/api/v1/sites', 405, 'Method Not Allowed', 'text/plain')),
+      ).toBeUndefined();
+      expect(contract.violation(answer('GET', '/health/live', 200, { status: 'ok' }))).toBeUndefined();
     });
   });
 

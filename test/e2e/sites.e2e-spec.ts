@@ -57,13 +57,42 @@ describe('Sites (product.md "Sites and pages")', () => {
         .expect(400);
       expect(res.body.code).toBe('invalid_request');
       const pointers = res.body.errors.map((e: { pointer: string }) => e.pointer).sort();
-      expect(pointers).toEqual(['/aliases', '/colour', '/exclusions', '/name', '/origin', '/pageLimit']);
+      expect(pointers).toEqual(['/aliases/0', '/colour', '/exclusions/0', '/name', '/origin', '/pageLimit']);
       expect(res.body.errors.find((e: { pointer: string }) => e.pointer === '/name').code).toBe('required');
       expect(res.body.errors.find((e: { pointer: string }) => e.pointer === '/colour').code).toBe(
         'unknown_field',
       );
       const list = await t.http().get('/api/v1/sites').set(org.auth).expect(200);
       expect(list.body.data).toHaveLength(1);
+    });
+
+    describe('an item at fault in a list is named by its own pointer, not the list', () => {
+      /** The errors[] of a site with these lists, refused with 400. */
+      const refusedLists = async (lists: { aliases?: unknown[]; exclusions?: unknown[] }) => {
+        const org = await createOrganization(t.app);
+        const site = { name: 'S', origin: 'https://items.example', ...lists };
+        return (await postSite(org).send(site).expect(400)).body.errors;
+      };
+
+      it('aliases: /aliases/1 for the second alias, not a host name', async () => {
+        expect(await refusedLists({ aliases: ['shop.items.example', 'not a host'] })).toEqual([
+          { code: 'invalid_value', detail: expect.any(String), pointer: '/aliases/1' },
+        ]);
+      });
+
+      it('exclusions: one entry per item at fault, each at its index, a wrong type reported alone', async () => {
+        expect(await refusedLists({ exclusions: ['/ok', 'account/*', 7, `/${'x'.repeat(200)}`] })).toEqual([
+          { code: 'invalid_format', detail: 'must be a path glob starting with /', pointer: '/exclusions/1' },
+          { code: 'invalid_type', detail: 'must be a string', pointer: '/exclusions/2' },
+          { code: 'too_long', detail: 'must be at most 200 characters', pointer: '/exclusions/3' },
+        ]);
+      });
+
+      it('a list that is too long is the list at fault: /exclusions', async () => {
+        expect(await refusedLists({ exclusions: Array.from({ length: 101 }, (_, i) => `/${i}`) })).toEqual([
+          expect.objectContaining({ code: 'too_long', pointer: '/exclusions' }),
+        ]);
+      });
     });
 
     it('refuses null for an optional field instead of taking it as left out', async () => {
@@ -165,6 +194,17 @@ describe('Sites (product.md "Sites and pages")', () => {
       expect(res.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual([
         '/name',
         '/pageLimit',
+      ]);
+    });
+
+    it('names the item at fault in a list: /aliases/0, /exclusions/1', async () => {
+      const org = await createOrganization(t.app);
+      const res = await patchOwnSite(org)
+        .send({ aliases: ['not a host'], exclusions: ['/ok', 'no-slash'] })
+        .expect(400);
+      expect(res.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual([
+        '/aliases/0',
+        '/exclusions/1',
       ]);
     });
 

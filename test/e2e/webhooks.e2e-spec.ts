@@ -154,12 +154,52 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
       expect(count[0].n).toBe(20);
     });
 
+    describe('an item at fault in a list is named by its own pointer, not the list', () => {
+      const errorsOf = (res: { status: number; body: { errors?: unknown } }) => {
+        expect(res.status).toBe(400);
+        return res.body.errors;
+      };
+
+      it('events: an unknown event type is /events/1, on POST and PATCH', async () => {
+        const org = await createOrganization(w.t.app);
+        const bad = ['conversation.created', 'conversation.exploded'];
+        const entry = {
+          code: 'invalid_value',
+          detail: expect.stringMatching(/^must be one of /),
+          pointer: '/events/1',
+        };
+        expect(errorsOf(await create(org, { url: receiver.url('/x'), events: bad }))).toEqual([entry]);
+        const hook = (await create(org, { url: receiver.url('/x') }).expect(201)).body.data;
+        const patched = await http().patch(`/api/v1/webhooks/${hook.id}`).set(org.auth).send({ events: bad });
+        expect(errorsOf(patched)).toEqual([entry]);
+      });
+
+      it('siteIds: each item at fault at its index (a wrong type, an id too long)', async () => {
+        const org = await createOrganization(w.t.app);
+        const res = await create(org, {
+          url: receiver.url('/x'),
+          siteIds: [org.site.id, 42, 's'.repeat(65)],
+        });
+        expect(errorsOf(res)).toEqual([
+          { code: 'invalid_type', detail: 'must be a string', pointer: '/siteIds/1' },
+          { code: 'too_long', detail: 'must be at most 64 characters', pointer: '/siteIds/2' },
+        ]);
+      });
+
+      it('an empty list is the list at fault: /events', async () => {
+        const org = await createOrganization(w.t.app);
+        expect(errorsOf(await create(org, { url: receiver.url('/x'), events: [] }))).toEqual([
+          expect.objectContaining({ code: 'too_short', pointer: '/events' }),
+        ]);
+      });
+    });
+
     it('refuses bad input with a problem naming the field, storing nothing', async () => {
       const org = await createOrganization(w.t.app);
       expectProblem(
         await create(org, { url: receiver.url('/x'), events: ['conversation.deleted'] }),
         'invalid_request',
-        '/events',
+        '/events/0',
       );
       expectProblem(await create(org, { url: receiver.url('/x'), events: [] }), 'invalid_request', '/events');
       expectProblem(await create(org, { events: ['conversation.created'] }), 'invalid_request', '/url');

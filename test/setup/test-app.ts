@@ -9,6 +9,8 @@ import { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/config';
 import { configureApp } from '../../src/configure-app';
 import { createIsolatedDatabase } from './isolated-database';
+import { checkedAgainstDocument } from './checked-answers';
+import { runResponseContract } from './run-openapi-document';
 import { TEST_RUN_ENV } from './test-run';
 
 export interface TestApp {
@@ -16,6 +18,10 @@ export interface TestApp {
   config: AppConfig;
   /** The app's PostgreSQL connection, for reading or arranging rows directly. */
   db: DataSource;
+  /**
+   * A supertest client of the app. Each answer it receives is checked against the OpenAPI
+   * document (checked-answers.ts): an answer the document does not allow fails the request.
+   */
   http: () => ReturnType<typeof request>;
   close: () => Promise<void>;
 }
@@ -43,19 +49,26 @@ export async function createTestApp(
   }
 }
 
+/** The configuration of a test app: the run's, with `env` over it. */
+function testConfig(databaseUrl: string, env: Record<string, string>, redisKeyPrefixSuffix = ''): AppConfig {
+  return loadConfig({
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_KEY_PREFIX: `${process.env[TEST_RUN_ENV.prefix]}${redisKeyPrefixSuffix}`,
+    CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789',
+    WORKERS: 'off',
+    ...env,
+  });
+}
+
 async function startTestApp(
   databaseUrl: string,
   env: Record<string, string>,
   options: { redisKeyPrefixSuffix?: string; extraControllers?: Type<unknown>[] },
 ): Promise<TestApp> {
-  const config = loadConfig({
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    REDIS_KEY_PREFIX: `${process.env[TEST_RUN_ENV.prefix]}${options.redisKeyPrefixSuffix ?? ''}`,
-    CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123456789',
-    WORKERS: 'off',
-    ...env,
-  });
+  const config = testConfig(databaseUrl, env, options.redisKeyPrefixSuffix);
+  // The document of the service as every app of the run serves it (no test controller, no override).
+  const contract = await runResponseContract(testConfig(process.env[TEST_RUN_ENV.database]!, {}));
   const builder = Test.createTestingModule({
     imports: [AppModule.register(config)],
     controllers: options.extraControllers ?? [],
@@ -66,5 +79,11 @@ async function startTestApp(
   answerClientErrorsWithProblems(app.getHttpServer(), config.publicBaseUrl);
   await app.init();
   const server = app.getHttpServer();
-  return { app, config, db: app.get(DataSource), http: () => request(server), close: () => app.close() };
+  return {
+    app,
+    config,
+    db: app.get(DataSource),
+    http: () => checkedAgainstDocument(request(server), contract),
+    close: () => app.close(),
+  };
 }

@@ -39,23 +39,41 @@ function isPlainObject(value: unknown): boolean {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** The check of one item, carried in the context of an EachItem constraint. */
+interface ItemCheck {
+  eachItem: (item: unknown) => boolean;
+}
+
+/**
+ * Every item of an array property passes `check`, each item at fault reported at its own pointer
+ * (`/events/1`, see validationEntries): class-validator's `{ each: true }` names only the array.
+ * `name` is the constraint's, as CODE_BY_CONSTRAINT maps it to an entry code (`isIn`,
+ * `maxLength` …); `message` says what an item must be. A value that is not an array passes:
+ * `IsArray()` reports it.
+ */
+export function EachItem(
+  name: string,
+  check: (item: unknown) => boolean,
+  message: string,
+): PropertyDecorator {
+  const context: ItemCheck = { eachItem: check };
+  return (target, propertyName) =>
+    registerDecorator({
+      name,
+      target: target.constructor,
+      propertyName: String(propertyName),
+      options: { message, context },
+      validator: { validate: (value: unknown) => !Array.isArray(value) || value.every(check) },
+    });
+}
+
 /**
  * Every item of an array property is a JSON object. `@ValidateNested({ each: true })` alone lets
  * an array item through (it validates the items of the inner array, and `[]` has none), so
- * `{"messages": [[]]}` reached the service. Reported as one `invalid_type` entry per item at
- * fault (see validationEntries).
+ * `{"messages": [[]]}` reached the service. Reported as one `invalid_type` entry per item at fault.
  */
 export function EachIsObject(): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'eachIsObject',
-      target: target.constructor,
-      propertyName: String(propertyName),
-      validator: {
-        validate: (value: unknown) => !Array.isArray(value) || value.every(isPlainObject),
-        defaultMessage: () => 'must be a JSON object.',
-      },
-    });
+  return EachItem('eachIsObject', isPlainObject, 'The item must be a JSON object.');
 }
 
 /**
@@ -90,43 +108,56 @@ function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** Flattens class-validator's tree into one entry per field at fault, located by JSON Pointer. */
+/**
+ * The entry of a field (or an array item) that failed `constraints`, in class-validator's order:
+ * a wrong type alone (it makes the other constraints meaningless), else the first one's code with
+ * every message.
+ */
+function entryOf(
+  constraints: Array<[name: string, message: string]>,
+  value: unknown,
+  field: string,
+  pointer: string,
+): ProblemEntry {
+  const names = constraints.map(([name]) => name);
+  const typeFault = constraints.find(([name]) => CODE_BY_CONSTRAINT[name] === 'invalid_type');
+  const code =
+    value === undefined && !names.includes('whitelistValidation')
+      ? 'required'
+      : typeFault
+        ? 'invalid_type'
+        : (CODE_BY_CONSTRAINT[names[0]] ?? 'invalid_value');
+  const detail =
+    code === 'required'
+      ? `${field} is required.`
+      : code === 'unknown_field'
+        ? `${field} is not a known field.`
+        : typeFault
+          ? typeFault[1]
+          : constraints.map(([, message]) => message).join('; ');
+  return { code, detail, pointer };
+}
+
+/**
+ * Flattens class-validator's tree into one entry per field at fault, located by JSON Pointer; the
+ * faults of an EachItem constraint at each item at fault (`/aliases/2`), not at the array.
+ */
 export function validationEntries(errors: ValidationError[], base = ''): ProblemEntry[] {
   const entries: ProblemEntry[] = [];
   for (const error of errors) {
     const pointer = `${base}/${escapePointer(error.property)}`;
-    const { eachIsObject, ...others } = error.constraints ?? {};
-    if (eachIsObject && Array.isArray(error.value)) {
+    const checkOf = (name: string) => (error.contexts?.[name] as Partial<ItemCheck> | undefined)?.eachItem;
+    const constraints = Object.entries(error.constraints ?? {});
+    const itemConstraints = constraints.filter(([name]) => checkOf(name));
+    if (itemConstraints.length > 0 && Array.isArray(error.value)) {
       error.value.forEach((item: unknown, i: number) => {
-        if (!isPlainObject(item))
-          entries.push({
-            code: 'invalid_type',
-            detail: `The item ${eachIsObject}`,
-            pointer: `${pointer}/${i}`,
-          });
+        const failed = itemConstraints.filter(([name]) => !checkOf(name)!(item));
+        if (failed.length > 0) entries.push(entryOf(failed, item, `item ${i}`, `${pointer}/${i}`));
       });
     }
-    const constraints = Object.entries(others);
-    if (constraints.length > 0) {
-      const names = constraints.map(([name]) => name);
-      // A wrong type makes the other constraints meaningless: report it alone.
-      const typeFault = constraints.find(([name]) => CODE_BY_CONSTRAINT[name] === 'invalid_type');
-      const code =
-        error.value === undefined && !names.includes('whitelistValidation')
-          ? 'required'
-          : typeFault
-            ? 'invalid_type'
-            : (CODE_BY_CONSTRAINT[names[0]] ?? 'invalid_value');
-      const detail =
-        code === 'required'
-          ? `${error.property} is required.`
-          : code === 'unknown_field'
-            ? `${error.property} is not a known field.`
-            : typeFault
-              ? typeFault[1]
-              : constraints.map(([, message]) => message).join('; ');
-      entries.push({ code, detail, pointer });
-    }
+    const fieldConstraints = constraints.filter(([name]) => !checkOf(name));
+    if (fieldConstraints.length > 0)
+      entries.push(entryOf(fieldConstraints, error.value, error.property, pointer));
     if (error.children && error.children.length > 0)
       entries.push(...validationEntries(error.children, pointer));
   }
@@ -151,7 +182,7 @@ export function createValidationPipe(): ValidationPipe {
     forbidNonWhitelisted: true,
     transform: true,
     stopAtFirstError: false,
-    // Kept on errors with children too (Nest strips it), so EachIsObject can name the items at fault.
+    // Kept on errors with children too (Nest strips it), so EachItem can name the items at fault.
     validationError: { target: false, value: true },
     exceptionFactory: (errors) => ApiError.invalidRequest(uniqueEntries(validationEntries(errors))),
   });

@@ -49,15 +49,6 @@ export function newestFirst<K extends string>(
   };
 }
 
-/**
- * The SQL condition of newestFirst for the rows strictly after a (time, id) position:
- * `(timeColumn, id) < (time, id)`, its two values appended to `values` as parameters.
- */
-export function olderThanSql(timeColumn: string, values: unknown[], time: string, id: string): string {
-  values.push(time, id);
-  return `(${timeColumn}, id) < ($${values.length - 1}::timestamptz, $${values.length})`;
-}
-
 /** What a client asks of a list: how many items, and from which cursor. */
 export interface PageRequest {
   limit: number;

@@ -9,20 +9,26 @@ import {
 } from '@nestjs/swagger';
 
 /**
- * `{ "data": <Model> }` answered with `status`. `description` says when (e.g. the two answers of
+ * `{ "data": <Model> }` answered with `status`, or `{ "data": <Model>, "meta": <meta> }` when
+ * `meta` (a schema) is given. `description` says when (e.g. the two answers of
  * POST …/pages/discover). Apply once per success status.
  */
 export function ApiDataResponse(
   status: number,
   model: Type<unknown>,
   description = 'Success.',
+  meta?: Record<string, unknown>,
 ): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiExtraModels(model),
     ApiResponse({
       status,
       description,
-      schema: { type: 'object', required: ['data'], properties: { data: { $ref: getSchemaPath(model) } } },
+      schema: {
+        type: 'object',
+        required: meta ? ['data', 'meta'] : ['data'],
+        properties: { data: { $ref: getSchemaPath(model) }, ...(meta ? { meta } : {}) },
+      },
     }),
   );
 }

@@ -3,6 +3,7 @@ export * from './api-paged-list.decorator';
 export * from './api-problems.decorator';
 export * from './api-query.decorators';
 export * from './api-responses.decorators';
+export * from './nullable-schemas';
 export * from './openapi-document';
 export * from './problem.schema';
 export * from './resource.schemas';

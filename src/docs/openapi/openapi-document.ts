@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { applyDecorators } from '@nestjs/common';
 import { ApiBearerAuth, DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { AppConfig } from '../../config/app-config';
+import { nullableSchemas } from './nullable-schemas';
 import { ProblemEntrySchema, ProblemSchema } from './problem.schema';
 
 /** Name of the API key security scheme in components.securitySchemes. */
@@ -44,7 +45,9 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       API_KEY_SCHEME,
     )
     .build();
-  return SwaggerModule.createDocument(app, builder, { extraModels: [ProblemSchema, ProblemEntrySchema] });
+  return nullableSchemas(
+    SwaggerModule.createDocument(app, builder, { extraModels: [ProblemSchema, ProblemEntrySchema] }),
+  );
 }
 
 /** Serves the document at /api/v1/openapi.json and the browsable UI at /docs. */

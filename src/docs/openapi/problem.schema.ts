@@ -81,4 +81,10 @@ export class ProblemSchema {
     description: 'Only on discovery_already_running: the running import to follow.',
   })
   importId?: string;
+
+  @ApiPropertyOptional({
+    example: 'running',
+    description: "Only on export_not_ready: the export's state (queued, running or failed).",
+  })
+  state?: string;
 }

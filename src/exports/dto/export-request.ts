@@ -78,9 +78,10 @@ export function parseExportFilters(
         faults.push({ code: 'invalid_type', detail: `${name} must be an array of strings.`, pointer });
         continue;
       }
-      const bad = value.findIndex((v) => typeof v !== 'string');
-      if (bad >= 0) {
-        faults.push({ code: 'invalid_type', detail: 'must be a string.', pointer: `${pointer}/${bad}` });
+      const bad = value.flatMap((v, i) => (typeof v === 'string' ? [] : [i]));
+      if (bad.length) {
+        for (const i of bad)
+          faults.push({ code: 'invalid_type', detail: 'must be a string.', pointer: `${pointer}/${i}` });
         continue;
       }
       query[name] = value as string[];
@@ -179,20 +180,17 @@ export function parseExportRequest(body: unknown): ExportRequest {
       faults.push({ code: 'invalid_type', detail: 'include must be an array.', pointer: '/include' });
     } else {
       body.include.forEach((v, i) => {
+        const pointer = `/include/${i}`;
         if (!(EXPORT_INCLUDES as readonly unknown[]).includes(v))
+          faults.push({ code: 'invalid_value', detail: 'must be one of messages.', pointer });
+        else if (v === 'messages' && format === 'csv')
           faults.push({
             code: 'invalid_value',
-            detail: 'must be one of messages.',
-            pointer: `/include/${i}`,
+            detail: 'messages can be included with the ndjson format only.',
+            pointer,
           });
       });
       include = [...new Set(body.include as ExportInclude[])];
-      if (include.includes('messages') && format === 'csv')
-        faults.push({
-          code: 'invalid_value',
-          detail: 'messages can be included with the ndjson format only.',
-          pointer: '/include',
-        });
     }
   }
 

@@ -5,15 +5,16 @@ import {
   IsArray,
   IsInt,
   IsString,
-  Matches,
+  isString,
   Max,
   MaxLength,
+  maxLength,
   Min,
   MinLength,
   ValidateBy,
   ValidationOptions,
 } from 'class-validator';
-import { Omittable } from '../../common/http/validation';
+import { EachItem, Omittable } from '../../common/http/validation';
 import { normalizeHost, normalizeOrigin } from '../site-address';
 
 function IsSiteOrigin(options?: ValidationOptions) {
@@ -31,16 +32,12 @@ function IsSiteOrigin(options?: ValidationOptions) {
   );
 }
 
-function IsHostName(options?: ValidationOptions) {
-  return ValidateBy(
-    {
-      name: 'isHostName',
-      validator: {
-        validate: (value) => typeof value === 'string' && normalizeHost(value) !== undefined,
-        defaultMessage: () => 'each alias must be a host name, e.g. shop.example',
-      },
-    },
-    options,
+/** Each item a host name (an alias). */
+function EachIsHostName(): PropertyDecorator {
+  return EachItem(
+    'isHostName',
+    (item) => typeof item === 'string' && normalizeHost(item) !== undefined,
+    'must be a host name, e.g. shop.example',
   );
 }
 
@@ -67,7 +64,7 @@ export class CreateSiteDto {
   @Omittable()
   @IsArray()
   @ArrayMaxSize(20)
-  @IsHostName({ each: true })
+  @EachIsHostName()
   @Transform(({ value }) =>
     Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v)) : value,
   )
@@ -93,9 +90,13 @@ export class CreateSiteDto {
   @Omittable()
   @IsArray()
   @ArrayMaxSize(100)
-  @IsString({ each: true })
-  @MaxLength(200, { each: true })
-  @Matches(/^\//, { each: true, message: 'each exclusion must be a path glob starting with /' })
+  @EachItem('isString', isString, 'must be a string')
+  @EachItem('maxLength', (item) => maxLength(item, 200), 'must be at most 200 characters')
+  @EachItem(
+    'matches',
+    (item) => typeof item === 'string' && item.startsWith('/'),
+    'must be a path glob starting with /',
+  )
   exclusions?: string[];
 }
 

@@ -5,13 +5,16 @@ import {
   ArrayMinSize,
   IsArray,
   IsIn,
+  isIn,
   IsOptional,
   IsString,
+  isString,
   MaxLength,
+  maxLength,
   MinLength,
   ValidateIf,
 } from 'class-validator';
-import { Omittable } from '../../common/http/validation';
+import { EachItem, Omittable } from '../../common/http/validation';
 import { WEBHOOK_EVENT_TYPES } from '../webhook-event-types';
 
 export const MAX_SITE_IDS = 100;
@@ -22,10 +25,11 @@ export const MAX_SITE_IDS = 100;
 /** The event types a webhook sends: at least one, each one of WEBHOOK_EVENT_TYPES. */
 function EventTypeList(): PropertyDecorator {
   return applyDecorators(
-    IsIn(WEBHOOK_EVENT_TYPES, {
-      each: true,
-      message: `each must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
-    }),
+    EachItem(
+      'isIn',
+      (item) => isIn(item, WEBHOOK_EVENT_TYPES),
+      `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+    ),
     ArrayMaxSize(WEBHOOK_EVENT_TYPES.length),
     ArrayMinSize(1),
     IsArray(),
@@ -35,8 +39,8 @@ function EventTypeList(): PropertyDecorator {
 /** The sites a webhook is limited to: 1 to MAX_SITE_IDS ids. */
 function SiteIdList(): PropertyDecorator {
   return applyDecorators(
-    MaxLength(64, { each: true }),
-    IsString({ each: true }),
+    EachItem('maxLength', (item) => maxLength(item, 64), 'must be at most 64 characters'),
+    EachItem('isString', isString, 'must be a string'),
     ArrayMaxSize(MAX_SITE_IDS),
     ArrayMinSize(1),
     IsArray(),
