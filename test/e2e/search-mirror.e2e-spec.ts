@@ -1088,7 +1088,8 @@ describeOnOpenSearch('search mirror', () => {
       let stdout = '';
       let stderr = '';
       const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' };
-      delete env.OPENSEARCH_URL;
+      // The service without OpenSearch at all (TEST_SEARCH_BACKEND=opensearch sets the backend too).
+      for (const name of ['OPENSEARCH_URL', 'SEARCH_BACKEND', 'SEARCH_SYNC_FOR_TESTS']) delete env[name];
       const code = await runCli(['search:reindex'], {
         stdout: (s) => (stdout += s),
         stderr: (s) => (stderr += s),
