@@ -1,13 +1,18 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { MetricsService } from '../metrics/metrics.service';
 import { scrapeTransaction } from '../metrics/scrape-transaction';
 import { EXPORT_STATES } from './export.records';
+import { ExportsRepository } from './exports.repository';
 
 /** The exports' /metrics gauge: exports by state, read from Postgres at scrape time (source `exports`). */
 @Injectable()
 export class ExportsMetrics {
-  constructor(dataSource: DataSource, @Optional() metrics?: MetricsService) {
+  constructor(
+    dataSource: DataSource,
+    exportsRepository: ExportsRepository,
+    @Optional() metrics?: MetricsService,
+  ) {
     if (!metrics) return;
     const exports = metrics.gauge({
       name: 'exports',
@@ -17,18 +22,10 @@ export class ExportsMetrics {
     metrics.readAtScrape(
       'exports',
       [exports],
-      () => scrapeTransaction(dataSource, countByState),
+      () => scrapeTransaction(dataSource, (manager) => exportsRepository.countByState(manager)),
       (counts) => {
         for (const state of EXPORT_STATES) exports.set({ state }, counts[state] ?? 0);
       },
     );
   }
-}
-
-/** Exports by state; states with none are absent. */
-async function countByState(manager: EntityManager): Promise<Record<string, number>> {
-  const rows: Array<{ state: string; n: number }> = await manager.query(
-    `SELECT state, count(*)::int AS n FROM exports GROUP BY state`,
-  );
-  return Object.fromEntries(rows.map((row) => [row.state, row.n]));
 }

@@ -207,4 +207,12 @@ export class ExportsRepository {
       [id],
     );
   }
+
+  /** Exports by state, read in `manager` (the scrape's read-only transaction); states with none are absent. */
+  async countByState(manager: EntityManager): Promise<Record<string, number>> {
+    const rows: Array<{ state: string; n: number }> = await manager.query(
+      `SELECT state, count(*)::int AS n FROM exports GROUP BY state`,
+    );
+    return Object.fromEntries(rows.map((row) => [row.state, row.n]));
+  }
 }

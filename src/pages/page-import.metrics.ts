@@ -1,16 +1,12 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Optional } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { MetricsService } from '../metrics/metrics.service';
 import { QueueMetrics } from '../metrics/queue-metrics';
 import { scrapeTransaction } from '../metrics/scrape-transaction';
 import { PAGE_IMPORT_QUEUE } from './page-import-queue';
-
-interface ImportCounts {
-  running: number;
-  closed: Record<'completed' | 'failed', number>;
-}
+import { PageImportsRepository } from './page-imports.repository';
 
 /**
  * The page imports' /metrics: imports running and closed by outcome, read from Postgres at
@@ -20,6 +16,7 @@ interface ImportCounts {
 export class PageImportMetrics {
   constructor(
     dataSource: DataSource,
+    imports: PageImportsRepository,
     @InjectQueue(PAGE_IMPORT_QUEUE) queue: Queue,
     @Optional() metrics?: MetricsService,
     @Optional() queues?: QueueMetrics,
@@ -35,23 +32,11 @@ export class PageImportMetrics {
     metrics.readAtScrape(
       'page_imports',
       [running, closed],
-      () => scrapeTransaction(dataSource, countImports),
+      () => scrapeTransaction(dataSource, (manager) => imports.countByState(manager)),
       (counts) => {
         running.set(counts.running);
         for (const [outcome, n] of Object.entries(counts.closed)) closed.set({ outcome }, n);
       },
     );
   }
-}
-
-async function countImports(manager: EntityManager): Promise<ImportCounts> {
-  const rows: Array<{ state: string; outcome: string | null; n: number }> = await manager.query(
-    `SELECT state, outcome, count(*)::int AS n FROM page_imports GROUP BY state, outcome`,
-  );
-  const counts: ImportCounts = { running: 0, closed: { completed: 0, failed: 0 } };
-  for (const row of rows) {
-    if (row.state === 'running') counts.running += row.n;
-    else if (row.outcome === 'completed' || row.outcome === 'failed') counts.closed[row.outcome] += row.n;
-  }
-  return counts;
 }

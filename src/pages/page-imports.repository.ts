@@ -39,6 +39,12 @@ export function isRunningImportConflict(error: unknown): boolean {
   return code === '23505' && constraint === 'page_imports_one_running_idx';
 }
 
+/** Imports running, and closed by outcome (the page imports' /metrics). */
+export interface ImportsByState {
+  running: number;
+  closed: Record<'completed' | 'failed', number>;
+}
+
 @Injectable()
 export class PageImportsRepository {
   constructor(
@@ -218,5 +224,18 @@ export class PageImportsRepository {
        ORDER BY heartbeat_at LIMIT $2`,
       [leaseMs, limit],
     );
+  }
+
+  /** Imports running and closed by outcome, read in `manager` (the scrape's read-only transaction). */
+  async countByState(manager: EntityManager): Promise<ImportsByState> {
+    const rows: Array<{ state: string; outcome: string | null; n: number }> = await manager.query(
+      `SELECT state, outcome, count(*)::int AS n FROM page_imports GROUP BY state, outcome`,
+    );
+    const counts: ImportsByState = { running: 0, closed: { completed: 0, failed: 0 } };
+    for (const row of rows) {
+      if (row.state === 'running') counts.running += row.n;
+      else if (row.outcome === 'completed' || row.outcome === 'failed') counts.closed[row.outcome] += row.n;
+    }
+    return counts;
   }
 }

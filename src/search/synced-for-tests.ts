@@ -21,24 +21,22 @@ export function wantsSyncedOpenSearch(config: AppConfig): boolean {
   return config.search.backend === 'opensearch' && config.search.syncForTests;
 }
 
-/** SEARCH_SYNC_FOR_TESTS: OpenSearch only (no fallback), each search sees every committed write. */
-class SyncedOpenSearchSearch extends OpenSearchConversationSearch implements OnApplicationShutdown {
-  constructor(
-    private readonly clients: Array<{ close(): Promise<void> }>,
-    ...args: ConstructorParameters<typeof OpenSearchConversationSearch>
-  ) {
-    super(...args);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled(this.clients.map((c) => c.close()));
-  }
+/** `engine`, closing `clients` when the application shuts down (Nest calls the hook on providers). */
+function closingClients<T extends object>(
+  engine: T,
+  clients: Array<{ close(): Promise<void> }>,
+): T & OnApplicationShutdown {
+  return Object.assign(engine, {
+    async onApplicationShutdown(): Promise<void> {
+      await Promise.allSettled(clients.map((c) => c.close()));
+    },
+  });
 }
 
 /** The listing engine under SEARCH_SYNC_FOR_TESTS: the site's outbox drained and the index refreshed before each search. */
 export function syncedOpenSearch(config: AppConfig, dataSource: DataSource): ConversationSearch {
   const { client, bulk, sync, alias } = siteSync(config, dataSource, { refresh: true });
-  return new SyncedOpenSearchSearch([client, bulk], client, alias, sync);
+  return closingClients(new OpenSearchConversationSearch(client, alias, sync), [client, bulk]);
 }
 
 /**
@@ -64,25 +62,14 @@ function siteSync(config: AppConfig, dataSource: DataSource, { refresh }: { refr
   return { client, bulk, sync, alias: names.alias };
 }
 
-/** SEARCH_SYNC_FOR_TESTS: the OpenSearch stats engine alone (no fallback), after the site's drain. */
-class SyncedOpenSearchStats extends OpenSearchConversationStats implements OnApplicationShutdown {
-  constructor(
-    private readonly clients: Array<{ close(): Promise<void> }>,
-    ...args: ConstructorParameters<typeof OpenSearchConversationStats>
-  ) {
-    super(...args);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled(this.clients.map((c) => c.close()));
-  }
-}
-
 /**
  * The stats engine under SEARCH_SYNC_FOR_TESTS: before each request the site's outbox is drained
  * (the engine then refreshes the index itself, after reading the watermark).
  */
 export function syncedOpenSearchStats(config: AppConfig, dataSource: DataSource): ConversationStatsEngine {
   const { client, bulk, sync, alias } = siteSync(config, dataSource, { refresh: false });
-  return new SyncedOpenSearchStats([client, bulk], client, new MirrorWatermark(dataSource), alias, sync);
+  return closingClients(
+    new OpenSearchConversationStats(client, new MirrorWatermark(dataSource), alias, sync),
+    [client, bulk],
+  );
 }
