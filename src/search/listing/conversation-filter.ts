@@ -3,6 +3,7 @@ import { ApiError, ProblemEntry } from '../../common/errors/api-error';
 import { isId } from '../../common/ids/ids';
 import { ParamFault, params, ParamSpec, ParsedQuery } from '../../common/query/query-params';
 import { isTaxonomyToken, isTrueFlagToken, SCORE_NAMES } from '../../labels/taxonomy';
+import { TextQuery } from '../text-query/text-query';
 
 export const CHANNELS = ['web', 'hosted', 'playground'] as const;
 export const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'] as const;
@@ -49,6 +50,8 @@ export interface ConversationFilter {
   labelsNone: string[];
   scores: Partial<Record<ScoreName, ScoreBounds>>;
   labelStatus?: LabelStatus;
+  /** Transcript search (`q` and `q.in`, workflows-v1 §1). */
+  text?: TextQuery;
 }
 
 export function emptyFilter(): ConversationFilter {
