@@ -1,6 +1,7 @@
 import express, { NextFunction, Request, Response } from 'express';
 import { ApiError, ProblemEntry } from '../errors/api-error';
 import { sendProblem } from '../errors/problem-responder';
+import { allowedMethods } from './route-table';
 
 /** Bytes of a body after decompression. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -97,6 +98,12 @@ function hasBody(req: Request): boolean {
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
+/** A path some route serves, with a method none of them answers (the 405 case). */
+function methodNotServed(req: Request): boolean {
+  const allowed = allowedMethods(req.app, req.path);
+  return allowed.length > 0 && !allowed.includes(req.method);
+}
+
 function isJson(contentType: string): boolean {
   const [mediaType, ...params] = contentType.split(';').map((p) => p.trim().toLowerCase());
   const json = mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
@@ -146,7 +153,9 @@ export function jsonBodyMiddlewares(publicBaseUrl: string) {
   });
   return [
     (req: Request, res: Response, next: NextFunction) => {
-      if (!hasBody(req)) {
+      // No body is read for a method the path does not serve: the router answers it with a
+      // plain 405 and Allow, whatever the body holds (malformed, too large, another type).
+      if (!hasBody(req) || methodNotServed(req)) {
         req.body = {};
         return next();
       }
