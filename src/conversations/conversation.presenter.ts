@@ -1,5 +1,6 @@
 import { listItemJson, ListedText, rawRowOf } from '../database/records/conversation-text';
 import { TAXONOMY_VERSION } from '../labels/taxonomy';
+import type { Highlight } from '../search/text-query/highlights';
 import type {
   ConversationRecord,
   LabelRecordRow,
@@ -51,17 +52,26 @@ export function presentConversation(c: ListedConversation) {
  * A page's list items as a JSON array: rows the engine read as text are written from that text
  * (conversation-text.ts, byte for byte what presentConversation and JSON.stringify give), records
  * loaded by id go through presentConversation. `siteId`: the listed site (every row's).
+ * With `highlights` (highlight=true), each item ends with its `highlights` (empty when none).
  */
-export function listItemsJson(siteId: string, items: ReadonlyArray<ListedConversation | ListedText>): string {
+export function listItemsJson(
+  siteId: string,
+  items: ReadonlyArray<ListedConversation | ListedText>,
+  highlights?: ReadonlyMap<string, Highlight[]>,
+): string {
   const siteIdJson = JSON.stringify(siteId);
   let out = '[';
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     if (i > 0) out += ',';
-    out +=
+    const json =
       typeof item.createdAt === 'string'
         ? listItemJson(rawRowOf(item as ListedText), siteIdJson)
         : JSON.stringify(presentConversation(item as ListedConversation));
+    // The item is an object: its closing brace makes way for the highlights.
+    out += highlights
+      ? `${json.slice(0, -1)},"highlights":${JSON.stringify(highlights.get(item.id as string) ?? [])}}`
+      : json;
   }
   return `${out}]`;
 }

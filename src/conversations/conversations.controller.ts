@@ -28,6 +28,7 @@ import {
   ConversationDetailSchema,
   ConversationSchema,
   LabelRecordSchema,
+  ListedConversationSchema,
   MessageSchema,
 } from '../docs/openapi';
 import {
@@ -53,7 +54,7 @@ export class ConversationsController {
   @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOperation({ summary: "List a site's conversations, newest first, filtered, one page at a time" })
   @ApiListing()
-  @ApiPageResponse(ConversationSchema, { withCount: true })
+  @ApiPageResponse(ListedConversationSchema, { withCount: true })
   @ApiProblems('invalid_request', 'invalid_cursor', 'cursor_mismatch', 'invalid_filter', 'not_found')
   async list(
     @Auth() auth: AuthContext,
@@ -62,7 +63,7 @@ export class ConversationsController {
   ): Promise<string> {
     const page = await this.conversations.list(auth.organizationId, siteId, parseListingQuery(query));
     const meta = { nextCursor: page.nextCursor, ...(page.count ? { count: page.count } : {}) };
-    return `{"data":${listItemsJson(siteId, page.items)},"meta":${JSON.stringify(meta)}}`;
+    return `{"data":${listItemsJson(siteId, page.items, page.highlights)},"meta":${JSON.stringify(meta)}}`;
   }
 
   @Post()

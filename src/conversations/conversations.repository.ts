@@ -44,12 +44,22 @@ export interface NewMessage extends Pick<MessageRecord, 'id' | 'createdAt' | 'ra
 export class ConversationsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /**
+   * Inserts the conversation and, in the same statement, its transcript as far as it goes: the
+   * title (weight A, as refresh_conversation_transcripts spells it, migration TranscriptSearch);
+   * appending messages rebuilds it whole.
+   */
   async insert(c: NewConversation, manager: EntityManager): Promise<void> {
     await manager.query(
-      `INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
-         agent_version_id, entry_widget, has_page_context, page_type, page_product_id, page_category_name, page_url, metadata,
-         created_at, updated_at, impressions, clicks)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19, $20)`,
+      `WITH c AS (
+         INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
+           agent_version_id, entry_widget, has_page_context, page_type, page_product_id, page_category_name, page_url, metadata,
+           created_at, updated_at, impressions, clicks)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19, $20)
+         RETURNING id, site_id, created_at, language, title
+       )
+       INSERT INTO conversation_transcripts (conversation_id, site_id, created_at, language, document)
+       SELECT id, site_id, created_at, language, setweight(to_tsvector(transcript_config(language), title), 'A') FROM c`,
       [
         c.id,
         c.organizationId,
@@ -76,8 +86,19 @@ export class ConversationsRepository {
   }
 
   /**
+   * (Re)builds the searchable transcripts of these conversations (title and messages; migration
+   * TranscriptSearch): every write of a title or message calls it in its own transaction, so the
+   * transcript search never lags the stored text. A transcript that did not change is not written.
+   */
+  async refreshTranscripts(ids: string[], manager: EntityManager): Promise<void> {
+    if (ids.length === 0) return;
+    await manager.query(`SELECT refresh_conversation_transcripts($1::text[])`, [ids]);
+  }
+
+  /**
    * Appends messages after the existing ones and moves the conversation's counters:
-   * message count, feedback counts, and updatedAt to the latest message time (never back).
+   * message count, feedback counts, and updatedAt to the latest message time (never back);
+   * rebuilds the conversation's transcript.
    */
   async appendMessages(
     conversationId: string,
@@ -113,6 +134,7 @@ export class ConversationsRepository {
         latest,
       ],
     );
+    await this.refreshTranscripts([conversationId], manager);
   }
 
   /** The conversation when it belongs to this organization and site; optionally locked for update. */

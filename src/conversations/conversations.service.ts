@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
@@ -26,6 +26,9 @@ import { sanitizePageUrl } from './page-url';
 import type { ListingQuery } from './dto/listing-query';
 import { canonicalFilterText, ConversationFilter } from '../search/listing/conversation-filter';
 import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from '../search/listing/conversation-search';
+import { Highlight, highlightsOf } from '../search/text-query/highlights';
+import { LexemeLookup, postgresLexemes } from '../search/text-query/lexeme-lookup';
+import { TranscriptTextsRepository } from './transcript-texts.repository';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;
@@ -38,6 +41,13 @@ export const conversationList = (siteId: string, filter: ConversationFilter) => 
   order: CONVERSATION_ORDER,
 });
 
+/** A listing page: its items, next cursor, capped count and highlights (when asked). */
+export interface ListingPage extends KeysetPage<ListedConversation | ListedText> {
+  count?: SearchCount;
+  /** With highlight=true: each listed conversation's highlights, by id. */
+  highlights?: Map<string, Highlight[]>;
+}
+
 /** Who records, where. */
 export interface RecordingRequest {
   organizationId: string;
@@ -46,6 +56,9 @@ export interface RecordingRequest {
 
 @Injectable()
 export class ConversationsService {
+  private readonly transcriptTexts: TranscriptTextsRepository;
+  private readonly lexemes: LexemeLookup;
+
   constructor(
     private readonly sites: SitesService,
     private readonly conversations: ConversationsRepository,
@@ -54,16 +67,20 @@ export class ConversationsService {
     private readonly paging: KeysetPaging,
     @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
     private readonly events: ConversationEvents,
-  ) {}
+    dataSource: DataSource,
+  ) {
+    // Highlights read the stored texts and stem with Postgres whatever engine listed the page.
+    this.transcriptTexts = new TranscriptTextsRepository(dataSource);
+    this.lexemes = postgresLexemes(dataSource);
+  }
 
   // ---- Listing -------------------------------------------------------------------------
 
-  /** A page of the site's conversations matching the filter, newest first, with the capped count when asked. */
-  async list(
-    organizationId: string,
-    siteId: string,
-    query: ListingQuery,
-  ): Promise<KeysetPage<ListedConversation | ListedText> & { count?: SearchCount }> {
+  /**
+   * A page of the site's conversations matching the filter, newest first, with the capped count
+   * and the highlights of `q` when asked.
+   */
+  async list(organizationId: string, siteId: string, query: ListingQuery): Promise<ListingPage> {
     await this.sites.assertOwned(organizationId, siteId);
     const list = conversationList(siteId, query.filter);
     const after = this.paging.after(list, query.cursor);
@@ -81,7 +98,25 @@ export class ConversationsService {
         siteId,
         found.items.map((i) => i.id),
       ));
-    return { items, nextCursor, ...(count ? { count } : {}) };
+    const highlights = query.highlight
+      ? await this.highlights(
+          siteId,
+          found.items.map((i) => i.id),
+          query.filter,
+        )
+      : undefined;
+    return { items, nextCursor, ...(count ? { count } : {}), ...(highlights ? { highlights } : {}) };
+  }
+
+  /** The highlights of `filter.text` in the listed conversations (none without q). */
+  private async highlights(
+    siteId: string,
+    ids: string[],
+    filter: ConversationFilter,
+  ): Promise<Map<string, Highlight[]>> {
+    if (!filter.text) return new Map(ids.map((id) => [id, []]));
+    const texts = await this.transcriptTexts.ofPage(siteId, ids, filter.text.scope);
+    return highlightsOf(texts, filter.text, this.lexemes);
   }
 
   // ---- Reading ----------------------------------------------------------------------------

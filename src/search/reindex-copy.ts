@@ -1,6 +1,9 @@
 import type { Client } from '@opensearch-project/opensearch';
 import type { DataSource } from 'typeorm';
+import { BulkOperation, bulkInBodies } from './opensearch/bulk-body';
 import { ConversationSourceRow, SOURCE_COLUMNS, toDocument } from './opensearch/conversation-index';
+import type { MessageText } from './opensearch/transcript-fields';
+import { loadMessageTexts } from './opensearch/transcript-source';
 
 export const REINDEX_BATCH = 1000;
 /** Bulk copies in flight at once by default (bounded: each holds a batch in memory). */
@@ -48,19 +51,25 @@ export function buildingGcDeletes(bulkTimeoutMs: number): string {
   return `${Math.ceil(copyWindowMs(bulkTimeoutMs) / 1000) + 60}s`;
 }
 
+/** A conversation to copy: its row and its messages' texts (the transcript). */
+export interface CopyRow extends ConversationSourceRow {
+  messages: MessageText[];
+}
+
 /**
  * The next batch of conversations of live sites after `after` in primary-key order, and the last
- * id scanned. Two statements: the ids first, straight from the primary key (an index range
+ * id scanned, with their messages' texts. Three statements: the ids first, straight from the primary key (an index range
  * scan, whatever the table's size), then their rows on live sites. One statement joining sites
  * was planned on the join's estimate and, past the first part of the table, read the whole
  * table in a parallel sequential scan and sorted it for each batch (1.6 s a batch at 2,000,000
- * conversations). A batch of a deleted site's conversations is empty but not the end.
+ * conversations). Then the batch's message texts, in one query (loadMessageTexts). A batch of a
+ * deleted site's conversations is empty but not the end.
  */
 export async function readBatch(
   dataSource: DataSource,
   after: string,
   size: number,
-): Promise<{ rows: ConversationSourceRow[]; last?: string }> {
+): Promise<{ rows: CopyRow[]; last?: string }> {
   const ids: Array<{ id: string }> = await dataSource.query(
     `SELECT id FROM conversations WHERE id > $1 ORDER BY id LIMIT $2`,
     [after, size],
@@ -72,7 +81,14 @@ export async function readBatch(
      WHERE c.id = ANY($1::text[]) ORDER BY c.id`,
     [ids.map((r) => r.id)],
   );
-  return { rows, last: ids[ids.length - 1].id };
+  const texts = await loadMessageTexts(
+    dataSource,
+    rows.map((r) => r.id),
+  );
+  return {
+    rows: rows.map((row) => ({ ...row, messages: texts.get(row.id) ?? [] })),
+    last: ids[ids.length - 1].id,
+  };
 }
 
 /**
@@ -122,11 +138,11 @@ export async function copyConversations(
 }
 
 /** Writes one batch; retries items rejected with 429; returns how many were already newer. */
-async function copyBatch(client: Client, index: string, rows: ConversationSourceRow[]): Promise<number> {
+async function copyBatch(client: Client, index: string, rows: CopyRow[]): Promise<number> {
   let pending = rows;
   let newer = 0;
   for (let attempt = 0; pending.length > 0; attempt++) {
-    const body = pending.flatMap((row) => [
+    const operations: BulkOperation[] = pending.map((row) => [
       {
         index: {
           _index: index,
@@ -136,15 +152,11 @@ async function copyBatch(client: Client, index: string, rows: ConversationSource
           version_type: 'external',
         },
       },
-      toDocument(row),
+      toDocument(row, row.messages),
     ]);
-    const { body: response } = await client.bulk({ body });
-    const items = (
-      response as {
-        items: Array<{ index: { status: number; error?: { type?: string; reason?: string } } }>;
-      }
-    ).items;
-    const rejected: ConversationSourceRow[] = [];
+    // Several bodies when the documents are large (MAX_BULK_BYTES each).
+    const items = await bulkInBodies(client, operations);
+    const rejected: CopyRow[] = [];
     items.forEach((item, i) => {
       const { status, error } = item.index;
       if (status >= 200 && status < 300) return;

@@ -5,7 +5,7 @@ import { deleteByQueryProblem } from './mirror/search-indexer.service';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
 import { AppConfig } from '../config/app-config';
 import { conversationIndexBody } from './opensearch/conversation-index';
-import type { IndexNames } from './opensearch/opensearch-client';
+import { IndexNames, mappingVersionOf } from './opensearch/opensearch-client';
 import { OPENSEARCH_BULK_CLIENT, OPENSEARCH_INDEX_NAMES } from './opensearch/opensearch.providers';
 import {
   buildingGcDeletes,
@@ -302,12 +302,16 @@ export class ReindexService {
     }
   }
 
-  /** Index name → its aliases, for every index of this mapping version. */
+  /**
+   * Index name → its aliases, for every index of the alias's names, whatever its mapping version:
+   * a build of a new version moves the alias off the older version's index (and deletes a dead
+   * build of any version).
+   */
   private async indices(): Promise<Record<string, string[]>> {
-    const { body } = await this.client.indices.getAlias({ index: `${this.names.prefix}*` });
+    const { body } = await this.client.indices.getAlias({ index: this.names.pattern });
     const out: Record<string, string[]> = {};
     for (const [name, entry] of Object.entries(body as Record<string, { aliases?: Record<string, unknown> }>))
-      out[name] = Object.keys(entry.aliases ?? {});
+      if (mappingVersionOf(this.names, name) !== undefined) out[name] = Object.keys(entry.aliases ?? {});
     return out;
   }
 }

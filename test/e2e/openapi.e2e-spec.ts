@@ -398,7 +398,7 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
 
     it('the listing response documents meta.nextCursor and the optional meta.count', () => {
       const schema = operation(doc, 'GET', LISTING).responses[200].content['application/json'].schema;
-      expect(schema.properties.data.items.$ref).toBe('#/components/schemas/Conversation');
+      expect(schema.properties.data.items.$ref).toBe('#/components/schemas/ListedConversation');
       expect(Object.keys(schema.properties.meta.properties).sort()).toEqual(['count', 'nextCursor']);
     });
   });

@@ -401,9 +401,11 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       );
       expect(cost.own[0]).toBe('START TRANSACTION');
       expect(cost.own.at(-1)).toBe('COMMIT');
-      // INSERT conversation, INSERT messages, UPDATE counters; the conversation.created event
-      // (SELECT the row, INSERT the event); the answer (SELECT the conversation, its messages).
-      expect(cost.own).toHaveLength(9);
+      // INSERT conversation (with its title's transcript), INSERT messages, UPDATE counters,
+      // refresh the transcript with the messages; the conversation.created event (SELECT the
+      // row, INSERT the event); the answer (SELECT the conversation, its messages).
+      expect(cost.own).toHaveLength(10);
+      expect(cost.own.filter((sql) => /refresh_conversation_transcripts/.test(sql))).toHaveLength(1);
       expect(cost.own.filter((sql) => /\b(api_keys|sites)\b/.test(sql))).toEqual([]);
       // The site is read inside the transaction, on its connection: a retry holding its
       // Idempotency-Key must never wait for a second pooled connection. The key is not read.

@@ -37,6 +37,9 @@ describe('parseListingQuery', () => {
       limit: '10',
       cursor: '',
       count: 'true',
+      highlight: 'true',
+      q: 'refund late OR delayed -"gift card"',
+      'q.in': 'shopper',
     });
     expect(q).toEqual({
       filter: {
@@ -47,19 +50,79 @@ describe('parseListingQuery', () => {
         labelsNone: ['visitor_frustrated:true'],
         scores: { quality: { min: 0.2, max: 1 }, trust: { max: 0.5 } },
         labelStatus: 'labeled',
+        text: {
+          all: [
+            [{ kind: 'word', word: 'refund' }],
+            [
+              { kind: 'word', word: 'late' },
+              { kind: 'word', word: 'delayed' },
+            ],
+          ],
+          none: [{ kind: 'phrase', words: ['gift', 'card'] }],
+          scope: 'shopper',
+        },
       },
       limit: 10,
       cursor: undefined,
       count: true,
+      highlight: true,
     });
   });
 
-  it('defaults: limit 25, no cursor, no count, empty filter', () => {
+  it('defaults: limit 25, no cursor, no count, no highlights, empty filter', () => {
     expect(parseListingQuery({})).toEqual({
       filter: { keywords: [], labelsAll: [], labelsAny: [], labelsNone: [], scores: {} },
       limit: 25,
       cursor: undefined,
       count: false,
+      highlight: false,
+    });
+  });
+
+  describe('q and q.in (workflows-v1 §1)', () => {
+    it('q.in defaults to all', () => {
+      expect(parseListingQuery({ q: 'refund' }).filter.text).toEqual({
+        all: [[{ kind: 'word', word: 'refund' }]],
+        none: [],
+        scope: 'all',
+      });
+    });
+    it('q is 1 to 500 characters counted as code points; otherwise invalid_request naming q', () => {
+      const emoji = '\u{1F45F}';
+      expect(parseListingQuery({ q: `a${emoji.repeat(499)}` }).filter.text).toBeDefined();
+      for (const q of ['', 'a'.repeat(501), `a${emoji.repeat(500)}`]) {
+        const error = fault({ q });
+        expect(error.code).toBe('invalid_request');
+        expect(error.errors).toEqual([expect.objectContaining({ code: 'invalid_value', parameter: 'q' })]);
+      }
+    });
+    it('q and q.in twice are duplicate_parameter', () => {
+      expect(fault({ q: ['a', 'b'], 'q.in': ['all', 'agent'] }).errors).toEqual([
+        expect.objectContaining({ code: 'duplicate_parameter', parameter: 'q' }),
+        expect.objectContaining({ code: 'duplicate_parameter', parameter: 'q.in' }),
+      ]);
+    });
+    it('q.in is all, shopper or agent', () => {
+      expect(fault({ q: 'a', 'q.in': 'title' }).errors).toEqual([
+        expect.objectContaining({ code: 'invalid_value', parameter: 'q.in' }),
+      ]);
+    });
+    it('q.in without q is invalid_filter naming q.in', () => {
+      const error = fault({ 'q.in': 'agent' });
+      expect(error.code).toBe('invalid_filter');
+      expect(error.errors).toEqual([expect.objectContaining({ code: 'invalid_filter', parameter: 'q.in' })]);
+    });
+    it('no positive term, or more than 32 terms, is invalid_filter naming q', () => {
+      for (const q of ['-refund', '"" - OR', Array.from({ length: 33 }, (_, i) => `w${i}`).join(' ')]) {
+        const error = fault({ q });
+        expect(error.code).toBe('invalid_filter');
+        expect(error.errors).toEqual([expect.objectContaining({ code: 'invalid_filter', parameter: 'q' })]);
+      }
+    });
+    it('highlight is true or false', () => {
+      expect(fault({ highlight: 'yes' }).errors).toEqual([
+        expect.objectContaining({ code: 'invalid_value', parameter: 'highlight' }),
+      ]);
     });
   });
 
@@ -160,9 +223,21 @@ describe('canonicalFilterText', () => {
     });
     expect(canonicalFilterText(a.filter)).toBe(canonicalFilterText(b.filter));
   });
-  it('excludes limit and count but includes every filter', () => {
+  it('excludes limit, count and highlight but includes every filter', () => {
     expect(canonicalFilterText(parseListingQuery({ limit: '5', count: 'true' }).filter)).toBe(
       canonicalFilterText(parseListingQuery({}).filter),
+    );
+    expect(canonicalFilterText(parseListingQuery({ q: 'a', highlight: 'true' }).filter)).toBe(
+      canonicalFilterText(parseListingQuery({ q: 'a' }).filter),
+    );
+    expect(canonicalFilterText(parseListingQuery({ q: 'refund' }).filter)).not.toBe(
+      canonicalFilterText(parseListingQuery({ q: 'refunds' }).filter),
+    );
+    expect(canonicalFilterText(parseListingQuery({ q: 'refund' }).filter)).not.toBe(
+      canonicalFilterText(parseListingQuery({ q: 'refund', 'q.in': 'agent' }).filter),
+    );
+    expect(canonicalFilterText(parseListingQuery({ q: 'Late refund' }).filter)).toBe(
+      canonicalFilterText(parseListingQuery({ q: 'refund  late', 'q.in': 'all' }).filter),
     );
     expect(canonicalFilterText(parseListingQuery({ channel: 'web' }).filter)).not.toBe(
       canonicalFilterText(parseListingQuery({ channel: 'hosted' }).filter),

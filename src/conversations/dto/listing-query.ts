@@ -6,11 +6,12 @@ import {
   filterFaultsError,
 } from '../../search/listing/conversation-filter';
 
-/** The listing's query parameters: the filters, then paging and the optional count. */
+/** The listing's query parameters: the filters, then paging, the optional count and highlights. */
 export const LISTING_PARAMS = {
   ...FILTER_PARAMS,
   ...PAGING_PARAMS,
   count: params.boolean(),
+  highlight: params.boolean(),
 } satisfies Record<string, ParamSpec>;
 
 export interface ListingQuery {
@@ -18,6 +19,8 @@ export interface ListingQuery {
   limit: number;
   cursor?: string;
   count: boolean;
+  /** Add `highlights` to each item (with `q` only; not part of the cursor, like `count`). */
+  highlight: boolean;
 }
 
 /**
@@ -31,5 +34,11 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
   const built = buildFilter(v, (name) => query[name] !== undefined);
   const error = filterFaultsError([...faults, ...built.faults], built.filterFaults);
   if (error) throw error;
-  return { filter: built.filter, limit: v.limit ?? 25, cursor: v.cursor, count: v.count ?? false };
+  return {
+    filter: built.filter,
+    limit: v.limit ?? 25,
+    cursor: v.cursor,
+    count: v.count ?? false,
+    highlight: v.highlight ?? false,
+  };
 }

@@ -15,6 +15,7 @@ import { AppendOnlyStatsRollups1763810000000 } from './1763810000000-AppendOnlyS
 import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup';
 import { SiteScopedTitleTerms1763820000000 } from './1763820000000-SiteScopedTitleTerms';
 import { ConversationPostings1763830000000 } from './1763830000000-ConversationPostings';
+import { TranscriptSearch1763840000000 } from './1763840000000-TranscriptSearch';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   AgentStatsRollup1763810000001,
   SiteScopedTitleTerms1763820000000,
   ConversationPostings1763830000000,
+  TranscriptSearch1763840000000,
 ];

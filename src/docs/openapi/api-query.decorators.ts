@@ -11,6 +11,8 @@ import {
   MAX_KEYWORDS,
   SCORE_NAMES,
 } from '../../search/listing/conversation-filter';
+import { TEXT_SCOPES } from '../../search/text-query/text-query';
+import { MAX_TEXT_QUERY_LENGTH, MAX_TEXT_TERMS } from '../../search/text-query/text-query-parser';
 
 type QueryDoc = Omit<ParameterObject, 'name' | 'in' | 'schema' | 'required'> & { schema: SchemaObject };
 
@@ -89,6 +91,24 @@ export const FILTER_PARAM_DOCS: Record<keyof typeof FILTER_PARAMS, QueryDoc> = {
       'Label status. Any value other than labeled combined with a labels.* or score filter is 400 invalid_filter.',
     schema: { type: 'string', enum: [...LABEL_STATUSES] },
   },
+  q: {
+    description: [
+      "Transcript search: the title, every message's text blocks and product card names, matched case- and accent-insensitively and with the inflected forms of each word in the conversation's own language (Snowball stemming of fr, en, de, it, es, nl; no stop words).",
+      'Words separated by spaces must all appear; `"two words"` is a phrase (in this order, next to each other, inside one message or the title; an unmatched `"` closes at the end); `-word` and `-"a phrase"` exclude; `OR` in capitals, on its own between two terms, matches either and binds tighter than the implicit AND (`refund late OR delayed` = refund AND (late OR delayed)); any other punctuation separates words (`e-mail` is `e` and `mail`).',
+      `${MAX_TEXT_QUERY_LENGTH} characters at most (code points), else 400 invalid_request. No positive term (only exclusions, or no word at all), or more than ${MAX_TEXT_TERMS} words, phrases and exclusions, is 400 invalid_filter. Part of the cursor: a cursor used with another q is 400 cursor_mismatch.`,
+    ].join(' '),
+    schema: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_TEXT_QUERY_LENGTH,
+      example: 'refund late OR delayed -"gift card"',
+    },
+  },
+  'q.in': {
+    description:
+      'Which texts q searches: all (the title and every message), shopper (messages of role shopper only), agent (messages of role agent only). Without q: 400 invalid_filter.',
+    schema: { type: 'string', enum: [...TEXT_SCOPES], default: 'all' },
+  },
 };
 
 function query(docs: Record<string, QueryDoc>): MethodDecorator {
@@ -130,6 +150,11 @@ export function ApiListing(): MethodDecorator {
       count: {
         description:
           'true adds meta.count: the total for the filters (ignoring cursor and limit), capped at 10,000.',
+        schema: { type: 'boolean', default: false },
+      },
+      highlight: {
+        description:
+          'true adds `highlights` to each item: where q matched (excerpts of the title and messages inside q.in, with code-point match offsets). Without q every item has an empty list. Not part of the cursor.',
         schema: { type: 'boolean', default: false },
       },
     }),

@@ -86,6 +86,57 @@ export class ConversationSchema {
   labelSummary!: LabelSummarySchema | null;
 }
 
+@ApiSchema({
+  name: 'Highlight',
+  description:
+    'Where q matched in one text of the conversation: the title (messageId and role null) or a message. Plain text, never markup.',
+})
+export class HighlightSchema {
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'msg_3hT9aQ0cX2mR1vB8nK5wZp',
+    description: 'The message excerpted; null for the title.',
+  })
+  messageId!: string | null;
+  @ApiProperty({ type: 'string', enum: ['shopper', 'agent', 'system'], nullable: true })
+  role!: string | null;
+  @ApiProperty({
+    maxLength: 240,
+    example: 'My parcel arrived late and I want a refund',
+    description:
+      'An excerpt of at most 240 characters (code points) of that text, around its first matches; words are never cut.',
+  })
+  text!: string;
+  @ApiProperty({
+    type: 'array',
+    minItems: 1,
+    items: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 240 }, minItems: 2, maxItems: 2 },
+    example: [
+      [18, 22],
+      [35, 41],
+    ],
+    description:
+      'The words of q found in text, in order: [start, end) offsets in code points (not UTF-16 units) into text. Never an excluded word.',
+  })
+  matches!: number[][];
+}
+
+@ApiSchema({
+  name: 'ListedConversation',
+  description: 'A conversation as listed (no messages); with highlight=true, where q matched.',
+})
+export class ListedConversationSchema extends ConversationSchema {
+  @ApiProperty({
+    type: [HighlightSchema],
+    required: false,
+    maxItems: 3,
+    description:
+      'Only with highlight=true: at most 3 texts where q matched, the title first, then messages oldest first, only texts inside q.in. Empty without q.',
+  })
+  highlights?: HighlightSchema[];
+}
+
 @ApiSchema({ name: 'Price' })
 export class PriceSchema {
   @ApiProperty({ example: '19.90', description: 'Decimal number as text.' }) amount!: string;

@@ -20,8 +20,14 @@ export class CreateExportDto {
     type: 'object',
     additionalProperties: true,
     description:
-      "The listing's filter parameters as JSON: repeatable ones (keywords, labels.all, labels.any, labels.none) as arrays of strings, score bounds (quality.min …) as numbers, the others as strings. limit, cursor and count are not filters.",
-    example: { from: '2026-11-01T00:00:00Z', 'labels.all': ['resolution:unresolved'], 'quality.max': 0.5 },
+      "The listing's filter parameters as JSON: repeatable ones (keywords, labels.all, labels.any, labels.none) as arrays of strings, score bounds (quality.min …) as numbers, the others (q and q.in among them) as strings. limit, cursor, count and highlight are not filters.",
+    example: {
+      from: '2026-11-01T00:00:00Z',
+      'labels.all': ['resolution:unresolved'],
+      'quality.max': 0.5,
+      q: 'refund -"gift card"',
+      'q.in': 'shopper',
+    },
   })
   filters?: Record<string, unknown>;
 

@@ -3,6 +3,7 @@ import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
 import { TAXONOMY_TOKENS } from '../../labels/taxonomy';
 import { SqlParams } from '../../database/sql-statement';
+import { transcriptExistsSql } from './text-query-sql';
 
 /*
  * The one place a parsed ConversationFilter becomes SQL conditions and parameters on
@@ -96,7 +97,8 @@ export function isNarrowed(filter: ConversationFilter): boolean {
     filter.agentId ||
     filter.feedback ||
     impliedLabelStatus(filter) ||
-    filter.keywords.length > 0,
+    filter.keywords.length > 0 ||
+    filter.text !== undefined,
   );
 }
 
@@ -260,6 +262,10 @@ export function buildFilterSql(
       );
     } else rows.push(`title_tsv @@ (${query()})`);
   }
+
+  // Transcript search (`q`): the conversation's transcript row, probed by primary key
+  // (text-query-sql.ts). Its own plans (the GIN index over the transcripts) are the listing's.
+  if (filter.text) rows.push(transcriptExistsSql(filter.text, params));
 
   return {
     params,

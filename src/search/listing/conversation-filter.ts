@@ -3,7 +3,13 @@ import { ApiError, ProblemEntry } from '../../common/errors/api-error';
 import { isId } from '../../common/ids/ids';
 import { ParamFault, params, ParamSpec, ParsedQuery } from '../../common/query/query-params';
 import { isTaxonomyToken, isTrueFlagToken, SCORE_NAMES } from '../../labels/taxonomy';
-import { TextQuery } from '../text-query/text-query';
+import { TEXT_SCOPES, TextQuery } from '../text-query/text-query';
+import {
+  canonicalTextQuery,
+  isTextQueryFault,
+  MAX_TEXT_QUERY_LENGTH,
+  parseTextQuery,
+} from '../text-query/text-query-parser';
 
 export const CHANNELS = ['web', 'hosted', 'playground'] as const;
 export const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'] as const;
@@ -104,6 +110,14 @@ function keyword(value: string): string | ParamFault {
   return trimmed;
 }
 
+/** `q` as sent, 1 to 500 code points; its grammar is checked with `q.in` (buildFilter). */
+function textQuery(value: string): string | ParamFault {
+  const n = codePoints(value);
+  return n >= 1 && n <= MAX_TEXT_QUERY_LENGTH
+    ? value
+    : new ParamFault(`must be 1 to ${MAX_TEXT_QUERY_LENGTH} characters (code points); it has ${n}.`);
+}
+
 function codePoints(value: string): number {
   let n = 0;
   for (const _ of value) n++;
@@ -145,6 +159,8 @@ export const FILTER_PARAMS = {
   'trust.min': { parse: score },
   'trust.max': { parse: score },
   labelStatus: params.oneOf(LABEL_STATUSES),
+  q: { parse: textQuery },
+  'q.in': params.oneOf(TEXT_SCOPES),
 } satisfies Record<string, ParamSpec>;
 
 export type FilterParamValues = ParsedQuery<typeof FILTER_PARAMS>;
@@ -167,8 +183,8 @@ export interface BuiltFilter {
 /**
  * Builds the filter from values parsed against FILTER_PARAMS and applies the rules that span
  * parameters (keyword count, label tokens in the vocabulary, labels.none narrowing, labelStatus
- * with label or score filters). `given(name)` says whether the parameter was sent at all, even
- * with a value that failed to parse. Entries name the parameter; a caller reading filters from a
+ * with label or score filters, the grammar of `q` read with its `q.in`, `q.in` only with `q`).
+ * `given(name)` says whether the parameter was sent at all, even with a value that failed to parse. Entries name the parameter; a caller reading filters from a
  * JSON body turns them into pointers.
  */
 export function buildFilter(v: FilterParamValues, given: (parameter: string) => boolean): BuiltFilter {
@@ -233,6 +249,15 @@ export function buildFilter(v: FilterParamValues, given: (parameter: string) => 
       scores[name] = { ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
   }
 
+  let text: TextQuery | undefined;
+  if (v.q !== undefined) {
+    const parsed = parseTextQuery(v.q, v['q.in'] ?? 'all');
+    if (isTextQueryFault(parsed)) filterFaults.push(filterFault('q', parsed.fault));
+    else text = parsed;
+  } else if (given('q.in') && !given('q')) {
+    filterFaults.push(filterFault('q.in', 'q.in says which texts q searches; it needs q alongside.'));
+  }
+
   const filter: ConversationFilter = {
     ...(v.from !== undefined ? { from: v.from } : {}),
     ...(v.to !== undefined ? { to: v.to } : {}),
@@ -246,6 +271,7 @@ export function buildFilter(v: FilterParamValues, given: (parameter: string) => 
     labelsNone,
     scores,
     ...(v.labelStatus ? { labelStatus: v.labelStatus } : {}),
+    ...(text ? { text } : {}),
   };
   const rawLabelFilter =
     given('labels.all') ||
@@ -302,7 +328,8 @@ function dedupe(values: string[]): string[] {
 /**
  * The filter's canonical text for cursor binding: equal filters give equal text whatever the
  * order of repeated values (keywords, labels.all, labels.any groups and tokens, labels.none).
- * Keywords compare case-insensitively, as they match. Excludes limit and count by construction.
+ * Keywords compare case-insensitively, as they match; so does `q` (canonicalTextQuery, with its
+ * `q.in`). Excludes limit, count and highlight by construction.
  */
 export function canonicalFilterText(filter: ConversationFilter): string {
   return canonicalFilters({
@@ -323,5 +350,6 @@ export function canonicalFilterText(filter: ConversationFilter): string {
         .map((b) => `${n}.${b}=${filter.scores[n]![b]}`),
     ),
     labelStatus: filter.labelStatus,
+    text: filter.text ? canonicalTextQuery(filter.text) : undefined,
   });
 }

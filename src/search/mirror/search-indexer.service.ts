@@ -1,8 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Client } from '@opensearch-project/opensearch';
 import { DataSource, EntityManager } from 'typeorm';
-import type { IndexNames } from '../opensearch/opensearch-client';
-import { toDocument } from '../opensearch/conversation-index';
+import { BulkOperation, bulkInBodies } from '../opensearch/bulk-body';
+import { ConversationDocument, documentForVersion, toDocument } from '../opensearch/conversation-index';
+import { IndexNames, MAPPING_VERSION, mappingVersionOf } from '../opensearch/opensearch-client';
+import type { MessageText } from '../opensearch/transcript-fields';
+import { loadMessageTexts } from '../opensearch/transcript-source';
 import { OPENSEARCH_BULK_CLIENT, OPENSEARCH_INDEX_NAMES } from '../opensearch/opensearch.providers';
 import { MirrorState, OutboxRow, SearchOutboxRepository } from './search-outbox.repository';
 
@@ -26,7 +29,7 @@ interface Action {
   siteId: string;
   op: 'index' | 'delete';
   version: string;
-  doc?: object;
+  doc?: ConversationDocument;
   rows: OutboxRow[];
 }
 
@@ -56,14 +59,19 @@ export class SearchIndexer {
     @Inject(OPENSEARCH_INDEX_NAMES) private readonly names: IndexNames,
   ) {}
 
-  /** Indices the mirror writes to: the alias's, plus the one a reindex is building. */
+  /**
+   * Indices the mirror writes to: the alias's, plus the one a reindex is building, of any mapping
+   * version (an index of an older version serves until search:reindex replaces it, and gets
+   * documents of its version).
+   */
   async targets(): Promise<string[]> {
-    const { body } = await this.client.indices.getAlias({ index: `${this.names.prefix}*` });
+    const { body } = await this.client.indices.getAlias({ index: this.names.pattern });
     const out: string[] = [];
     for (const [index, entry] of Object.entries(
       body as Record<string, { aliases?: Record<string, unknown> }>,
     )) {
       const aliases = Object.keys(entry.aliases ?? {});
+      if (mappingVersionOf(this.names, index) === undefined) continue;
       if (aliases.includes(this.names.alias) || aliases.includes(this.names.building)) out.push(index);
     }
     return out.sort();
@@ -112,48 +120,31 @@ export class SearchIndexer {
           (s) => [s.id, s],
         ),
       );
-      const actions = planActions(rows, states);
-      const body: object[] = [];
+      // The transcripts of the conversations to index, in one query (after their states: a
+      // message appended meanwhile is at most ahead of the version, which its own outbox row
+      // then writes again).
+      const live = [...states.values()].filter((s) => !s.site_deleted).map((s) => s.id);
+      const texts = await loadMessageTexts(manager, live);
+      const actions = planActions(rows, states, texts);
+      const versions = targets.map((index) => mappingVersionOf(this.names, index) ?? MAPPING_VERSION);
+      const operations: BulkOperation[] = [];
       for (const action of actions) {
-        for (const index of targets) {
-          if (action.op === 'index') {
-            body.push(
-              {
-                index: {
-                  _index: index,
-                  _id: action.conversationId,
-                  routing: action.siteId,
-                  version: Number(action.version),
-                  version_type: 'external',
-                },
-              },
-              action.doc!,
-            );
-          } else {
-            body.push({
-              delete: {
-                _index: index,
-                _id: action.conversationId,
-                routing: action.siteId,
-                version: Number(action.version),
-                version_type: 'external',
-              },
-            });
-          }
-        }
+        targets.forEach((index, t) => {
+          const meta = {
+            _index: index,
+            _id: action.conversationId,
+            routing: action.siteId,
+            version: Number(action.version),
+            version_type: 'external',
+          };
+          if (action.op === 'index')
+            operations.push([{ index: meta }, documentForVersion(action.doc!, versions[t])]);
+          else operations.push([{ delete: meta }]);
+        });
       }
       // Throws on transport errors and non-2xx answers: the transaction rolls back, rows stay.
-      const { body: response } = await this.client.bulk({ body });
-      const items = (
-        response as {
-          items: Array<Record<string, { status: number; error?: { type?: string; reason?: string } }>>;
-        }
-      ).items;
-      if (!Array.isArray(items) || items.length !== actions.length * targets.length) {
-        throw new Error(
-          `_bulk answered ${Array.isArray(items) ? items.length : 'no'} items for ${actions.length * targets.length} actions`,
-        );
-      }
+      // Several bodies when the documents are large (MAX_BULK_BYTES each).
+      const items = await bulkInBodies(this.client, operations);
 
       const acknowledged: string[] = [];
       const rejected: OutboxRow[] = [];
@@ -261,8 +252,15 @@ export function deleteByQueryProblem(body: unknown): string | undefined {
   return undefined;
 }
 
-/** One action per conversation: its rows coalesced, the current state deciding index or delete. */
-export function planActions(rows: OutboxRow[], states: Map<string, MirrorState>): Action[] {
+/**
+ * One action per conversation: its rows coalesced, the current state deciding index or delete.
+ * With `texts` (loadMessageTexts of the live ones) documents carry the transcript.
+ */
+export function planActions(
+  rows: OutboxRow[],
+  states: Map<string, MirrorState>,
+  texts?: Map<string, MessageText[]>,
+): Action[] {
   const byConversation = new Map<string, OutboxRow[]>();
   for (const row of rows) {
     if (row.conversation_id === null) continue; // a site's deletion: SearchIndexer.deleteSites
@@ -277,7 +275,7 @@ export function planActions(rows: OutboxRow[], states: Map<string, MirrorState>)
         siteId: state.site_id,
         op: 'index',
         version: state.search_version,
-        doc: toDocument(state),
+        doc: toDocument(state, texts ? (texts.get(conversationId) ?? []) : undefined),
         rows: group,
       });
     } else {

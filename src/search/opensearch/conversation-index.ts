@@ -1,5 +1,10 @@
+import { MessageText, transcriptAnalysis, transcriptEntry, transcriptProperties } from './transcript-fields';
+
+const TRANSCRIPT_ANALYSIS = transcriptAnalysis();
+
 /**
- * Settings and mapping of the conversations index (mapping version v1).
+ * Settings and mapping of the conversations index (mapping version 2, MAPPING_VERSION; the
+ * transcript fields of `q` are in transcript-fields.ts).
  *
  * Title keywords must match as the Postgres engine does: `title_tsv @@ phraseto_tsquery('simple',
  * keyword)`, i.e. case-insensitive whole words and phrases, no stemming, no accent folding. The
@@ -24,6 +29,7 @@ export const CONVERSATION_INDEX_BODY = {
       char_filter: {
         word_separators: { type: 'mapping', mappings: ["' => \\u0020", '’ => \\u0020', '_ => \\u0020'] },
       },
+      filter: TRANSCRIPT_ANALYSIS.filter,
       analyzer: {
         title_words: {
           type: 'custom',
@@ -31,6 +37,7 @@ export const CONVERSATION_INDEX_BODY = {
           char_filter: ['word_separators'],
           filter: ['lowercase'],
         },
+        ...TRANSCRIPT_ANALYSIS.analyzer,
       },
     },
   },
@@ -39,6 +46,9 @@ export const CONVERSATION_INDEX_BODY = {
     // Documents are routed by site_id (one site's conversations on one shard); a write without
     // routing is refused rather than put on the wrong shard.
     _routing: { required: true },
+    // The transcript is indexed, not stored: searches never read _source (pages are read from
+    // Postgres, reindexing copies from Postgres), and it would be most of the index's size.
+    _source: { excludes: ['transcript_*'] },
     properties: {
       id: { type: 'keyword' },
       organization_id: { type: 'keyword' },
@@ -59,6 +69,7 @@ export const CONVERSATION_INDEX_BODY = {
       score_quality: { type: 'double' },
       score_service: { type: 'double' },
       score_trust: { type: 'double' },
+      ...transcriptProperties(),
     },
   },
 } as const;
@@ -105,10 +116,17 @@ export type ConversationDocument = Omit<
 > & {
   created_at: string;
   updated_at: string;
+  /** `transcript_<lang>` (mapping version 2): only with the messages' texts. */
+  [transcript: `transcript_${string}`]: unknown;
 };
 
-/** The indexed document of a conversation. A null score is not indexed, so no bound matches it (filter rule 6). */
-export function toDocument(row: ConversationSourceRow): ConversationDocument {
+/**
+ * The indexed document of a conversation. A null score is not indexed, so no bound matches it
+ * (filter rule 6). With `messages` (its messages' texts, oldest first: loadMessageTexts) it
+ * carries the transcript fields of its language (mapping version 2); without, it is a document
+ * of mapping version 1, which has no such fields.
+ */
+export function toDocument(row: ConversationSourceRow, messages?: MessageText[]): ConversationDocument {
   return {
     id: row.id,
     organization_id: row.organization_id,
@@ -128,5 +146,14 @@ export function toDocument(row: ConversationSourceRow): ConversationDocument {
     score_quality: row.score_quality,
     score_service: row.score_service,
     score_trust: row.score_trust,
+    ...(messages ? transcriptEntry(row.language, row.title, messages) : {}),
   };
+}
+
+/** The document an index of mapping `version` takes: version 1 has no transcript fields. */
+export function documentForVersion(doc: ConversationDocument, version: number): ConversationDocument {
+  if (version >= 2) return doc;
+  const v1: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(doc)) if (!key.startsWith('transcript_')) v1[key] = value;
+  return v1 as ConversationDocument;
 }

@@ -1,6 +1,7 @@
 import type { ConversationFilter, ScoreName } from '../listing/conversation-filter';
 import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
+import { transcriptClauses } from './transcript-query';
 
 /** Index field of each score (also read by the stats aggregations). */
 export const SCORE_FIELD: Record<ScoreName, string> = {
@@ -85,8 +86,15 @@ export function buildFilterQuery(
       },
     });
   }
+  const mustNot: object[] = [];
+  if (filter.labelsNone.length) mustNot.push({ terms: { label_tokens: filter.labelsNone } });
+  if (filter.text) {
+    const text = transcriptClauses(filter.text, filter.language);
+    clauses.push(...text.filter);
+    mustNot.push(...text.mustNot);
+  }
   const bool: { filter: object[]; must_not?: object[] } = { filter: clauses };
-  if (filter.labelsNone.length) bool.must_not = [{ terms: { label_tokens: filter.labelsNone } }];
+  if (mustNot.length) bool.must_not = mustNot;
   return { bool };
 }
 

@@ -2,8 +2,12 @@ import { Client } from '@opensearch-project/opensearch';
 
 /** The alias's default name (OPENSEARCH_INDEX). */
 export const CONVERSATIONS_ALIAS = 'conversations';
-/** Mapping version of the conversations index (conversation-index.ts). */
-export const MAPPING_VERSION = 1;
+/**
+ * Mapping version of the conversations index (conversation-index.ts). 2: the transcript fields
+ * (transcript-fields.ts). An index of an older version keeps being written (documents of its
+ * version) and serving the listing until `search:reindex` builds one of this version.
+ */
+export const MAPPING_VERSION = 2;
 
 /** The names the mirror uses in OpenSearch, all derived from the alias (OPENSEARCH_INDEX). */
 export interface IndexNames {
@@ -13,10 +17,27 @@ export interface IndexNames {
   building: string;
   /** Indices of this mapping version are `<prefix>` (first build) then `<prefix>_<time>`. */
   prefix: string;
+  /** Wildcard over the indices of every mapping version (`<alias>_v*`), for alias look-ups. */
+  pattern: string;
 }
 
 export function indexNames(alias: string = CONVERSATIONS_ALIAS): IndexNames {
-  return { alias, building: `${alias}_building`, prefix: `${alias}_v${MAPPING_VERSION}` };
+  return {
+    alias,
+    building: `${alias}_building`,
+    prefix: `${alias}_v${MAPPING_VERSION}`,
+    pattern: `${alias}_v*`,
+  };
+}
+
+/**
+ * The mapping version of one of the alias's indices (`<alias>_v<N>` or `<alias>_v<N>_<time>`),
+ * or undefined for a name of another shape (another alias's index the wildcard also matched).
+ */
+export function mappingVersionOf(names: IndexNames, index: string): number | undefined {
+  if (!index.startsWith(`${names.alias}_v`)) return undefined;
+  const m = /^(\d+)(?:_\d+)?$/.exec(index.slice(names.alias.length + 2));
+  return m ? Number(m[1]) : undefined;
 }
 
 /**

@@ -16,14 +16,17 @@ import {
   windowWithEdgeSql,
   withRows,
 } from './listing-sql';
-import type { SearchTuning } from './listing-tuning';
+import { DEFAULT_TRANSCRIPT_PROBE, type SearchTuning } from './listing-tuning';
+
+const textProbe = (tuning: SearchTuning) => tuning.transcriptProbe ?? DEFAULT_TRANSCRIPT_PROBE;
+import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
 
 /**
  * One statement a plan ran, in order: what the plan turned out to need (the adaptive steps of a
  * `window` page or a `sample` count depend on what the earlier ones found).
  */
 export interface PlanStep {
-  step: 'walk' | 'postings' | 'window' | 'further' | 'gin' | 'rollup' | 'sample';
+  step: 'walk' | 'postings' | 'window' | 'further' | 'gin' | 'rollup' | 'sample' | 'transcript';
   /** The rows a bounded walk read at most (window, further), or the GIN probe's cap. */
   bound?: number;
   /** Equality terms checked on the candidate rows instead of in the GIN condition. */
@@ -101,6 +104,8 @@ export class ListingExecutor {
         return done(await this.fromIndex(siteId, filter, [], want, after, plan.probe, tuning, steps));
       case 'window':
         return done(await this.window(siteId, filter, plan, want, after, tuning, steps));
+      case 'transcript':
+        return done(await this.fromTranscripts(siteId, filter, [], want, after, plan.probe, steps));
     }
   }
 
@@ -137,6 +142,10 @@ export class ListingExecutor {
       }
       case 'gin':
         return counted(await this.ginCount(siteId, filter, plan.onRow, cap));
+      case 'transcript': {
+        const [{ n }] = await this.run<{ n: number }>(transcriptCountSql(siteId, filter, cap + 1), 'bitmap');
+        return counted({ step: 'transcript', found: n });
+      }
       case 'sample': {
         // The sample and, when dense, the count in one statement (no round trip between them).
         const [window] = await this.run<{ hits: number; seen: number; n: number | null }>(
@@ -185,7 +194,10 @@ export class ListingExecutor {
     tuning: SearchTuning,
     steps: PlanStep[],
   ): Promise<FoundRow[]> {
-    const first = await this.windowWithEdge(buildFilterSql(siteId, filter, after), plan.window, want);
+    // With `q`, each row's transcript is probed by primary key: the `walk` shape keeps Postgres
+    // from hashing the transcripts instead (it cannot know the window's rows are few).
+    const shape = filter.text ? 'walk' : 'plain';
+    const first = await this.windowWithEdge(buildFilterSql(siteId, filter, after), plan.window, want, shape);
     steps.push({ step: 'window', bound: plan.window, found: first.rows.length });
     if (first.rows.length >= want || !first.edge) return first.rows; // full, or the window held the whole range
 
@@ -199,6 +211,7 @@ export class ListingExecutor {
         buildFilterSql(siteId, filter, beyond),
         window,
         want - found.length,
+        shape,
       );
       steps.push({ step: 'further', bound: window, found: further.rows.length });
       found = [...found, ...further.rows];
@@ -223,6 +236,8 @@ export class ListingExecutor {
     tuning: SearchTuning,
     steps: PlanStep[],
   ): Promise<FoundRow[]> {
+    if (filter.text)
+      return this.fromTranscripts(siteId, filter, found, want, beyond, textProbe(tuning), steps);
     const rest = want - found.length;
     const onRow = await this.planner.indexTerms(siteId, filter, probe, tuning);
     const sql = buildFilterSql(siteId, filter, beyond, { forIndex: true, onRow: new Set(onRow) });
@@ -241,6 +256,37 @@ export class ListingExecutor {
   }
 
   /**
+   * The rest of a page (`found` so far) from the transcripts' GIN index (transcriptPageSql):
+   * every transcript matching `q` beyond `beyond`, at most `probe` of them, sorted, then checked
+   * against the other filters; when the probe took that many, matches are dense: walk from
+   * `beyond`, checking each row's transcript.
+   */
+  private async fromTranscripts(
+    siteId: string,
+    filter: ConversationFilter,
+    found: FoundRow[],
+    want: number,
+    beyond: ListingPosition | undefined,
+    probe: number,
+    steps: PlanStep[],
+  ): Promise<FoundRow[]> {
+    const rest = want - found.length;
+    const out = await this.rows<TakenRow>(
+      transcriptPageSql(siteId, filter, beyond, { probe, limit: rest, columns: LISTED_TEXT_COLUMNS }),
+      'bitmap',
+    );
+    const sorted = out.filter((row) => row.id !== null);
+    steps.push({ step: 'transcript', bound: probe, found: sorted.length });
+    if (out.length === 0 || Number(out[0].taken) < probe) return [...found, ...sorted];
+    const walked = await this.rows<FoundRow>(
+      rowsOf(walkSql(buildFilterSql(siteId, filter, beyond), rest)),
+      'walk',
+    );
+    steps.push({ step: 'walk', found: walked.length });
+    return [...found, ...walked];
+  }
+
+  /**
    * A bounded walk of `window` rows from the range's start, its matches read whole, and where
    * it stopped when it did not fill `limit` (no edge: the window held every row of the range).
    * One statement (windowWithEdgeSql).
@@ -249,8 +295,9 @@ export class ListingExecutor {
     sql: FilterSql,
     window: number,
     limit: number,
+    shape: PlanShape,
   ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
-    const out = await this.rows<WindowRow>(windowWithEdgeSql(sql, window, limit, LISTED_TEXT_COLUMNS));
+    const out = await this.rows<WindowRow>(windowWithEdgeSql(sql, window, limit, LISTED_TEXT_COLUMNS), shape);
     const rows: FoundRow[] = [];
     let edge: ListingPosition | undefined;
     for (const row of out) {

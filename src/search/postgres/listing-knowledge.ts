@@ -1,5 +1,7 @@
 import type { DataSource } from 'typeorm';
+import { TEXT_LANGUAGES } from '../text-query/text-query';
 import { SiteDensities, SiteDensityCache } from './site-densities';
+import { stemsSql } from './transcript-sql';
 
 /** How long the term frequencies read from pg_stats are reused. */
 const TERM_STATS_TTL_MS = 10 * 60_000;
@@ -23,6 +25,41 @@ export function titleTermRows(stats: TermStats, scopedTerm: string): number {
   return (stats.shares.get(scopedTerm) ?? stats.titleFloor) * stats.rows;
 }
 
+/** Lexeme frequencies of the transcripts (pg_stats of conversation_transcripts.document). */
+export interface LexemeStats {
+  at: number;
+  /** Share of the transcripts holding each listed lexeme. */
+  shares: Map<string, number>;
+  /** Share below which the lexemes not listed are. */
+  floor: number;
+  /** Rows of the transcripts table (pg_class.reltuples). */
+  rows: number;
+}
+
+/** A word's lexemes in each transcript language (`transcript_<lang>`). */
+export type WordStems = Map<string, string[]>;
+
+/** Words whose stems are kept (each a few dozen bytes). */
+const STEM_CACHE_WORDS = 10_000;
+
+/**
+ * Shares from pg_stats' most_common_elems / most_common_elem_freqs rows (`term` null past the
+ * listed elements: their minimum frequency comes first), and the floor below which the elements
+ * not listed are.
+ */
+function elementShares(rows: { term: string | null; share: number }[]): {
+  shares: Map<string, number>;
+  floor: number;
+} {
+  const shares = new Map<string, number>();
+  let floor: number | undefined;
+  for (const r of rows) {
+    if (r.term !== null) shares.set(r.term, Number(r.share));
+    else if (floor === undefined) floor = Number(r.share);
+  }
+  return { shares, floor: floor ?? 1 };
+}
+
 /**
  * What the listing's planner knows of the data, read lazily and cached: they only weigh plans (a
  * stale figure costs speed, never exactness).
@@ -32,6 +69,8 @@ export function titleTermRows(stats: TermStats, scopedTerm: string): number {
  */
 export class ListingKnowledge {
   private termStats?: TermStats;
+  private lexemeStats?: LexemeStats;
+  private readonly stemCache = new Map<string, WordStems>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -70,14 +109,57 @@ export class ListingKnowledge {
         `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'conversations'::regclass`,
       ) as Promise<{ rows: number }[]>,
     ]);
-    const shares = new Map<string, number>();
     // After the listed terms' frequencies come their minimum, maximum and the null share: a
     // title term not listed is held by fewer rows than the least common listed one.
-    let titleFloor: number | undefined;
-    for (const r of rows) {
-      if (r.term !== null) shares.set(r.term, Number(r.share));
-      else if (titleFloor === undefined) titleFloor = Number(r.share);
+    const { shares, floor: titleFloor } = elementShares(rows);
+    this.termStats = { at: Date.now(), shares, titleFloor, rows: Number(table?.rows ?? 0) };
+  }
+
+  /** The transcripts' lexeme frequencies, read again when older than TERM_STATS_TTL_MS. */
+  async transcriptLexemes(): Promise<LexemeStats> {
+    if (!this.lexemeStats || Date.now() - this.lexemeStats.at > TERM_STATS_TTL_MS)
+      await this.refreshLexemeStats();
+    return this.lexemeStats!;
+  }
+
+  /**
+   * Reads the share of transcripts holding each common lexeme from pg_stats (ANALYZE of a
+   * tsvector column lists its most common lexemes, whatever their weight and position).
+   */
+  async refreshLexemeStats(): Promise<void> {
+    const [rows, [table]] = await Promise.all([
+      this.dataSource.query(
+        `SELECT u.term, u.share FROM pg_stats s,
+           unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
+         WHERE s.schemaname = current_schema()
+           AND s.tablename = 'conversation_transcripts' AND s.attname = 'document'`,
+      ) as Promise<{ term: string | null; share: number }[]>,
+      this.dataSource.query(
+        `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'conversation_transcripts'::regclass`,
+      ) as Promise<{ rows: number }[]>,
+    ]);
+    const { shares, floor } = elementShares(rows);
+    this.lexemeStats = { at: Date.now(), shares, floor, rows: Number(table?.rows ?? 0) };
+  }
+
+  /**
+   * Each word's lexemes in every transcript language, one statement for the words not cached
+   * (the configurations do not change while the service runs).
+   */
+  async stems(words: string[]): Promise<Map<string, WordStems>> {
+    const missing = [...new Set(words.filter((w) => !this.stemCache.has(w)))];
+    if (missing.length > 0) {
+      const { text, values } = stemsSql(missing, TEXT_LANGUAGES);
+      const rows = (await this.dataSource.query(text, values)) as {
+        word: string;
+        lang: string;
+        lexemes: string[];
+      }[];
+      for (const word of missing) this.stemCache.set(word, new Map());
+      for (const r of rows) this.stemCache.get(r.word)?.set(r.lang, r.lexemes);
+      while (this.stemCache.size > STEM_CACHE_WORDS)
+        this.stemCache.delete(this.stemCache.keys().next().value!);
     }
-    this.termStats = { at: Date.now(), shares, titleFloor: titleFloor ?? 1, rows: Number(table?.rows ?? 0) };
+    return new Map(words.map((w) => [w, this.stemCache.get(w) ?? new Map()]));
   }
 }

@@ -274,3 +274,51 @@ describe('ListingPlanner.indexTerms (which equality terms the GIN condition hold
     expect(reads.densities).toBe(1);
   });
 });
+
+describe('plans for a transcript query (q)', () => {
+  /**
+   * A planner over known transcript figures: of 1,000,000 transcripts, the lexeme `commun` is
+   * in 300,000 and `rar` is not listed (below 0.0001); the site has 1,000,000 conversations.
+   */
+  function textPlanner() {
+    const dataSource = {
+      query: async (sql: string, values?: unknown[]) => {
+        if (sql.includes('pg_class')) return [{ rows: 1_000_000 }];
+        if (sql.includes('to_tsvector')) {
+          const [words, langs] = values as [string[], string[]];
+          return words.flatMap((word) => langs.map((lang) => ({ word, lang, lexemes: [word.slice(0, -1)] })));
+        }
+        return [
+          { term: 'commun', share: 0.3 },
+          { term: null, share: 0.0001 },
+          { term: null, share: 0.3 },
+        ];
+      },
+    } as unknown as DataSource;
+    const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
+    return new ListingPlanner(new ListingKnowledge(dataSource, cache));
+  }
+  const text = (...words: string[]): ConversationFilter =>
+    filter({ text: { all: words.map((word) => [{ kind: 'word', word }]), none: [], scope: 'all' } });
+
+  it('reads the transcripts’ GIN index for a word no statistics list (rare)', async () => {
+    const plan = await textPlanner().planPage('s', text('rare'), DEFAULT_TUNING);
+    expect(plan).toMatchObject({ strategy: 'transcript', probe: 10_000 });
+  });
+
+  it('walks the newest rows for a common word', async () => {
+    const plan = await textPlanner().planPage('s', text('communs'), DEFAULT_TUNING);
+    expect(plan.strategy).toBe('window');
+  });
+
+  it('weighs words together: a common word beside a rare one is rare', async () => {
+    const plan = await textPlanner().planPage('s', text('communs', 'rare'), DEFAULT_TUNING);
+    expect(plan.strategy).toBe('transcript');
+  });
+
+  it('counts through the transcripts’ bitmap, never the rollups', async () => {
+    expect(countsFromRollups(text('rare'))).toBe(false);
+    const plan = await textPlanner().planCount('s', text('communs'), 10_000, DEFAULT_TUNING);
+    expect(plan.strategy).toBe('transcript');
+  });
+});

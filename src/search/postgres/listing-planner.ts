@@ -9,7 +9,8 @@ import type { ConversationFilter } from '../listing/conversation-filter';
 import { SCORE_NAMES } from '../listing/conversation-filter';
 import { chooseIndexTerms } from './index-terms';
 import { ListingKnowledge, titleTermRows } from './listing-knowledge';
-import { type SearchTuning, tuned } from './listing-tuning';
+import { DEFAULT_TRANSCRIPT_PROBE, type SearchTuning, tuned } from './listing-tuning';
+import { textRowsExpected } from './transcript-planner';
 
 /**
  * A page's plan (docs/query-engine.md, "Choosing a plan"), chosen before any statement runs:
@@ -18,13 +19,18 @@ import { type SearchTuning, tuned } from './listing-tuning';
  *   is held by few rows: one walk of its postings, the `others` title terms probed;
  * - `gin`: keywords expected within `probe` matches: every match through the GIN index first;
  * - `window`: the newest `window` rows, then at most two further walks of up to `further` rows,
- *   then the GIN index (at most `probe` matches), then a walk when even that holds too many.
+ *   then the GIN index (at most `probe` matches), then a walk when even that holds too many;
+ * - `transcript`: a transcript query (`q`) expected within `probe` matches: the transcripts'
+ *   GIN index, at most `probe` of them sorted, then the other filters (a walk beyond).
+ * With `q`, every walk checks the conversation's transcript row by row and the GIN steps of
+ * `window` read the transcripts' GIN index.
  */
 export type PagePlan =
   | { strategy: 'walk'; why: string }
   | { strategy: 'postings'; driver: string; others: string[]; why: string }
   | { strategy: 'gin'; probe: number; why: string }
-  | { strategy: 'window'; window: number; further: number; probe: number; why: string };
+  | { strategy: 'window'; window: number; further: number; probe: number; why: string }
+  | { strategy: 'transcript'; probe: number; why: string };
 
 /**
  * A count's plan (meta.count, capped):
@@ -34,14 +40,16 @@ export type PagePlan =
  * - `gin`: keywords over the whole site, through the GIN index (`onRow`: equality terms checked
  *   on the candidate rows instead of in the GIN condition);
  * - `sample`: the newest `window` rows give the density: from `denseHits` matches the count walks
- *   on in the same statement, below it goes through the GIN index.
+ *   on in the same statement, below it goes through the GIN index;
+ * - `transcript`: a transcript query (`q`): the bitmap of the transcripts' GIN index, up to the cap.
  */
 export type CountPlan =
   | { strategy: 'rollup'; why: string }
   | { strategy: 'walk'; why: string }
   | { strategy: 'postings'; driver: string; others: string[]; why: string }
   | { strategy: 'gin'; onRow: string[]; why: string }
-  | { strategy: 'sample'; window: number; denseHits: number; why: string };
+  | { strategy: 'sample'; window: number; denseHits: number; why: string }
+  | { strategy: 'transcript'; why: string };
 
 /** Label tokens with postings (migration ConversationPostings): those flagging a problem, the rare ones. */
 const PROBLEM_TOKEN = /:(true|fail)$/;
@@ -153,6 +161,7 @@ export function countsFromRollups(filter: ConversationFilter): boolean {
     filter.from !== undefined ||
     filter.to !== undefined ||
     filter.keywords.length > 0 ||
+    filter.text !== undefined ||
     filter.labelsAny.length > 0 ||
     filter.labelsNone.length > 0 ||
     SCORE_NAMES.some((name) => filter.scores[name] !== undefined) ||
@@ -187,6 +196,17 @@ export class ListingPlanner {
       if (expected <= probe)
         return { strategy: 'gin', probe, why: `keywords expected in ${Math.ceil(expected)} rows` };
     }
+    // A transcript query expected within one transcript probe: its GIN index, whatever the
+    // other filters (they are checked on the sorted candidates); otherwise matches are dense
+    // enough for the newest rows, checked row by row.
+    const textRows = await textRowsExpected(this.knowledge, siteId, filter);
+    const textProbe = tuning.transcriptProbe ?? DEFAULT_TRANSCRIPT_PROBE;
+    if (textRows !== undefined && textRows <= textProbe)
+      return {
+        strategy: 'transcript',
+        probe: textProbe,
+        why: `q expected in ${Math.ceil(textRows)} rows`,
+      };
     return {
       strategy: 'window',
       window: tuning.walkWindow,
@@ -208,6 +228,7 @@ export class ListingPlanner {
     const postings = await this.postings(siteId, filter, tuning);
     if (postings)
       return { strategy: 'postings', ...postings, why: 'the rarest posting term is held by few rows' };
+    if (filter.text) return { strategy: 'transcript', why: 'q: the bitmap of the transcripts' };
     if (filter.keywords.length > 0 && filter.from === undefined && filter.to === undefined) {
       // The GIN count visits on the heap only the site's rows holding every term (at most
       // cap + 1), while a walk reads the title of every row it passes, the density sample alone

@@ -28,7 +28,18 @@ export interface SearchTuning {
    * filter allows it (ListingPlanner.postings).
    */
   postingsWalk: number;
+  /**
+   * Transcripts matching `q` that a GIN probe of the transcripts takes and sorts at most: a page
+   * whose `q` is expected within this many of the site's rows starts there (each candidate costs
+   * a heap visit of its transcript, and a recheck of its document for phrases and `q.in`);
+   * beyond, matches are dense enough for a walk checking each row's transcript. Absent:
+   * DEFAULT_TRANSCRIPT_PROBE.
+   */
+  transcriptProbe?: number;
 }
+
+/** Transcripts a GIN probe of `q` takes at most, unless tuned (SearchTuning.transcriptProbe). */
+export const DEFAULT_TRANSCRIPT_PROBE = 10_000;
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
 export const DEFAULT_TUNING: Readonly<SearchTuning> = Object.freeze({
@@ -39,6 +50,7 @@ export const DEFAULT_TUNING: Readonly<SearchTuning> = Object.freeze({
   walkFurther: 30000,
   postingsPerHeapVisit: 250,
   postingsWalk: 150_000,
+  transcriptProbe: DEFAULT_TRANSCRIPT_PROBE,
 });
 
 /** The default tuning with `overrides` (tests lower thresholds to drive every plan on small data). */

@@ -91,6 +91,7 @@ export function agentFilter(filter: ConversationFilter): string | undefined {
     filter.labelStatus ||
     filter.feedback ||
     filter.keywords.length > 0 ||
+    filter.text !== undefined ||
     hasLabelFilter(filter)
   )
     return undefined;
@@ -104,6 +105,7 @@ export function cubeFilter(filter: ConversationFilter): CellFilter | undefined {
     filter.to !== undefined ||
     filter.agentId !== undefined ||
     filter.keywords.length > 0 ||
+    filter.text !== undefined ||
     hasLabelFilter(filter)
   )
     return undefined;
@@ -128,6 +130,7 @@ export function rollupRanges(filter: ConversationFilter): { days: DayRange; edge
     !filter.feedback &&
     !filter.labelStatus &&
     filter.keywords.length === 0 &&
+    filter.text === undefined &&
     !hasLabelFilter(filter);
   if (!onlyWindow) return undefined;
   const from = filter.from !== undefined ? new Date(filter.from).getTime() : undefined;
@@ -197,7 +200,7 @@ export function rollupRead(span: { first?: string; last?: string } | undefined, 
  * rollup's `<kind>|<key>` counts). Undefined `count`: no such filter to weigh.
  */
 export function isSelective(filter: ConversationFilter, count?: Map<string, number>): boolean {
-  if (filter.keywords.length > 0) return true;
+  if (filter.keywords.length > 0 || filter.text !== undefined) return true;
   if (!count) return false;
   const total = count.get(`${KIND.all}|`) ?? 0;
   if (!total) return false;

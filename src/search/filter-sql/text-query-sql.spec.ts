@@ -1,0 +1,51 @@
+import { describe, expect, it } from '@jest/globals';
+import { SqlParams } from '../../database/sql-statement';
+import { transcriptMatchSql, tsqueryText } from './text-query-sql';
+
+describe('tsqueryText (q as one to_tsquery text)', () => {
+  it('ANDs the clauses, ORs inside a clause, joins a phrase with <-> and negates exclusions', () => {
+    expect(
+      tsqueryText({
+        all: [
+          [{ kind: 'word', word: 'refund' }],
+          [
+            { kind: 'word', word: 'late' },
+            { kind: 'phrase', words: ['not', 'yet'] },
+          ],
+        ],
+        none: [
+          { kind: 'word', word: 'voucher' },
+          { kind: 'phrase', words: ['gift', 'card'] },
+        ],
+        scope: 'all',
+      }),
+    ).toBe('refund & (late | (not <-> yet)) & !voucher & !(gift <-> card)');
+  });
+
+  it('restricts every word to the weight of the q.in role (shopper B, agent C)', () => {
+    const q = (scope: 'shopper' | 'agent') =>
+      tsqueryText({
+        all: [[{ kind: 'phrase', words: ['red', 'shoes'] }]],
+        none: [{ kind: 'word', word: 'x' }],
+        scope,
+      });
+    expect(q('shopper')).toBe('(red:B <-> shoes:B) & !x:B');
+    expect(q('agent')).toBe('(red:C <-> shoes:C) & !x:C');
+  });
+});
+
+describe('transcriptMatchSql', () => {
+  it('binds the query text once and matches it under the configuration of each language', () => {
+    const params = new SqlParams();
+    const sql = transcriptMatchSql(
+      { all: [[{ kind: 'word', word: "o'clock" }]], none: [], scope: 'all' },
+      params,
+    );
+    expect(params.values).toEqual(["o'clock"]);
+    expect(sql).not.toContain("o'clock");
+    for (const lang of ['fr', 'en', 'de', 'it', 'es', 'nl'])
+      expect(sql).toContain(
+        `(t.language = '${lang}' AND t.document @@ to_tsquery('transcript_${lang}'::regconfig, $1))`,
+      );
+  });
+});

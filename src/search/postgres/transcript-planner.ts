@@ -1,0 +1,92 @@
+import type { ConversationFilter } from '../listing/conversation-filter';
+import { termWords, TextQuery, TextTerm } from '../text-query/text-query';
+import type { LexemeStats, ListingKnowledge, WordStems } from './listing-knowledge';
+
+/*
+ * How many of a site's conversations a transcript query (`q`) is expected to match, from the
+ * transcripts' lexeme frequencies (pg_stats of conversation_transcripts.document: the ~1,000 most
+ * common lexemes; one not listed is rarer than the least common listed one) and each word's
+ * lexemes in every language. An upper bound, by design: the frequencies are over every language
+ * of the table, so a word's share is the sum of its distinct lexemes' shares across the six
+ * languages; a phrase is taken as its rarest word, clauses as independent. Overestimating
+ * sends a rare query to the walk, whose steps fall back to the GIN index when the newest rows
+ * hold few matches; underestimating sends a common one to a GIN probe, bounded, then a walk.
+ */
+
+/** Share of the transcripts holding a lexeme. */
+function lexemeShare(stats: LexemeStats, lexeme: string): number {
+  return stats.shares.get(lexeme) ?? stats.floor;
+}
+
+/**
+ * Share of the transcripts holding a word in their language: per language the share of its
+ * rarest lexeme (a word the parser splits gives several, all needed), summed over the distinct
+ * lexeme sets of the six languages; 0 for a word without lexemes (it matches nothing).
+ */
+export function wordShare(stems: WordStems | undefined, stats: LexemeStats): number {
+  const seen = new Set<string>();
+  let share = 0;
+  for (const lexemes of stems?.values() ?? []) {
+    if (lexemes.length === 0) continue;
+    const key = [...lexemes].sort().join(' ');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    share += Math.min(...lexemes.map((l) => lexemeShare(stats, l)));
+  }
+  return Math.min(1, share);
+}
+
+function termShare(term: TextTerm, stems: Map<string, WordStems>, stats: LexemeStats): number {
+  return Math.min(...termWords(term).map((w) => wordShare(stems.get(w), stats)));
+}
+
+/**
+ * Rows of a site of `siteRows` conversations expected to match `text`: each clause's share (its
+ * terms' shares summed, at most 1), the rarest clause's rows times every other clause's share.
+ * Exclusions are not counted (they only remove matches).
+ */
+export function expectedTextRows(
+  text: TextQuery,
+  stems: Map<string, WordStems>,
+  stats: LexemeStats,
+  siteRows: number,
+): number {
+  const shares = text.all
+    .map((clause) =>
+      Math.min(
+        1,
+        clause.reduce((sum, term) => sum + termShare(term, stems, stats), 0),
+      ),
+    )
+    .sort((a, b) => a - b);
+  if (shares.length === 0) return 0;
+  return shares.slice(1).reduce((rows, share) => rows * share, shares[0] * siteRows);
+}
+
+/** Every distinct word of a query (its clauses and exclusions), to stem in one statement. */
+export function textWords(text: TextQuery): string[] {
+  return [...new Set([...text.all.flat(), ...text.none].flatMap(termWords))];
+}
+
+/**
+ * Rows of the site expected to match the filter's transcript query (expectedTextRows), undefined
+ * without one. The figures only weigh the plan: a failed read of the stems or statistics leaves
+ * the choice to the adaptive `window` plan.
+ */
+export async function textRowsExpected(
+  knowledge: ListingKnowledge,
+  siteId: string,
+  filter: ConversationFilter,
+): Promise<number | undefined> {
+  if (!filter.text) return undefined;
+  try {
+    const [stems, stats, densities] = await Promise.all([
+      knowledge.stems(textWords(filter.text)),
+      knowledge.transcriptLexemes(),
+      knowledge.densitiesIfRead(siteId),
+    ]);
+    return expectedTextRows(filter.text, stems, stats, densities?.rows ?? stats.rows);
+  } catch {
+    return undefined;
+  }
+}
