@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { DataSource } from 'typeorm';
 import { isId } from '../common/ids/ids';
 import { CliError, CliRun } from './cli-run';
-import { SeedService } from '../conversations/seed/seed.service';
+import { DEFAULT_RANDOM_SEED, SeedService } from '../conversations/seed/seed.service';
 
 function count(value: string): number {
   if (!/^\d{1,8}$/.test(value) || Number(value) < 1 || Number(value) > 20_000_000)
@@ -23,7 +23,15 @@ function share(value: string): number {
   return n;
 }
 
-/** `seed --site ID --conversations N [--days D] [--labeled-share F]`: synthetic conversations. */
+function seedText(value: string): string {
+  if (value.length < 1 || value.length > 200) throw new InvalidArgumentError('must be 1 to 200 characters');
+  return value;
+}
+
+/**
+ * `seed --site ID --conversations N [--days D] [--labeled-share F] [--random-seed S]`: synthetic
+ * conversations.
+ */
 export function addSeedCommand(program: Command, run: (action: CliRun) => Promise<void>): void {
   program
     .command('seed')
@@ -34,26 +42,40 @@ export function addSeedCommand(program: Command, run: (action: CliRun) => Promis
     .requiredOption('--conversations <n>', 'number of conversations', count)
     .option('--days <d>', 'spread creation times over the last D days', days, 90)
     .option('--labeled-share <f>', 'share of labeled conversations (0 to 1)', share, 0.8)
-    .action((opts: { site: string; conversations: number; days: number; labeledShare: number }) =>
-      run(async (app) => {
-        const ctx = await app();
-        const rows = isId('site', opts.site)
-          ? await ctx
-              .get(DataSource)
-              .query(
-                `SELECT organization_id AS "organizationId" FROM sites WHERE id = $1 AND deleted_at IS NULL`,
-                [opts.site],
-              )
-          : [];
-        if (rows.length === 0) throw new CliError(`no site ${opts.site}`);
-        return ctx.get(SeedService).seed({
-          siteId: opts.site,
-          organizationId: rows[0].organizationId,
-          conversations: opts.conversations,
-          days: opts.days,
-          labeledShare: opts.labeledShare,
-          progress: (written) => process.stderr.write(`seeded ${written}/${opts.conversations}\n`),
-        });
-      }),
+    .option(
+      '--random-seed <text>',
+      'seed of the generated texts and draws: the same seed and options write the same titles and transcripts',
+      seedText,
+      DEFAULT_RANDOM_SEED,
+    )
+    .action(
+      (opts: {
+        site: string;
+        conversations: number;
+        days: number;
+        labeledShare: number;
+        randomSeed: string;
+      }) =>
+        run(async (app) => {
+          const ctx = await app();
+          const rows = isId('site', opts.site)
+            ? await ctx
+                .get(DataSource)
+                .query(
+                  `SELECT organization_id AS "organizationId" FROM sites WHERE id = $1 AND deleted_at IS NULL`,
+                  [opts.site],
+                )
+            : [];
+          if (rows.length === 0) throw new CliError(`no site ${opts.site}`);
+          return ctx.get(SeedService).seed({
+            siteId: opts.site,
+            organizationId: rows[0].organizationId,
+            conversations: opts.conversations,
+            days: opts.days,
+            labeledShare: opts.labeledShare,
+            randomSeed: opts.randomSeed,
+            progress: (written) => process.stderr.write(`seeded ${written}/${opts.conversations}\n`),
+          });
+        }),
     );
 }

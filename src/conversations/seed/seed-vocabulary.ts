@@ -285,8 +285,15 @@ const SYLLABLES = [
   'ar',
 ];
 
+/** A 32-bit hash of a text (FNV-1a), to seed `generator` from a text. */
+export function seedHash(text: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(text)) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  return h;
+}
+
 /** A small deterministic pseudo-random generator (mulberry32). */
-function generator(seed: number): () => number {
+export function generator(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { LISTING_INDEX_COLUMNS } from '../../database/listing-indexes';
 import { ROLLUP_TABLES, StatsRollupCompactor } from '../../search/stats/postgres/stats-rollup-compactor';
-import { SEED_LANGUAGES, titleWords } from './seed-vocabulary';
+import {
+  INSERT_MESSAGES,
+  messageDrawParameters,
+  messageTextParameters,
+  SEED_MESSAGES_SQL,
+} from './seed-transcripts';
+import { generator, SEED_LANGUAGES, seedHash, titleWords } from './seed-vocabulary';
 
 export interface SeedOptions {
   siteId: string;
@@ -12,6 +18,8 @@ export interface SeedOptions {
   days: number;
   /** Share of conversations that carry a label (the rest: pending, failed, not_eligible). */
   labeledShare: number;
+  /** Makes the generated texts repeatable: the same seed and options write the same texts. */
+  randomSeed?: string;
   /** Called after each batch with the number written so far. */
   progress?: (written: number) => void;
 }
@@ -41,25 +49,35 @@ const BULK_INDEXES: Record<string, string> = {
   // The postings (a row per conversation and title term or rare token, written by a trigger).
   conversation_postings_idx: `ON conversation_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${LISTING_INDEX_COLUMNS})`,
 };
+/** The transcript index (TranscriptSearch migration), dropped and rebuilt the same way. */
+const TRANSCRIPT_BULK_INDEXES: Record<string, string> = {
+  conversation_transcripts_search_idx: 'ON conversation_transcripts USING gin (site_id, document)',
+};
 const HEAD_WORDS = 40;
+/** The default of `--random-seed`. */
+export const DEFAULT_RANDOM_SEED = 'seed';
 
 /**
  * Titles of 3 to 7 words in a random panel language: each word 65% from the language's head of
  * common words (power law), else from its long tail (steeper power law), so some words are in
  * a large share of titles and many are in a handful.
  */
-function titles(words: Record<string, string[]>, n: number): { titles: string[]; languages: string[] } {
+function titles(
+  words: Record<string, string[]>,
+  n: number,
+  random: () => number,
+): { titles: string[]; languages: string[] } {
   const out = { titles: new Array<string>(n), languages: new Array<string>(n) };
   for (let i = 0; i < n; i++) {
-    const language = SEED_LANGUAGES[Math.floor(Math.random() * SEED_LANGUAGES.length)];
+    const language = SEED_LANGUAGES[Math.floor(random() * SEED_LANGUAGES.length)];
     const w = words[language];
-    const length = 3 + Math.floor(Math.random() * 5);
+    const length = 3 + Math.floor(random() * 5);
     const title: string[] = [];
     for (let k = 0; k < length; k++) {
       title.push(
-        Math.random() < 0.65
-          ? w[Math.floor(Math.random() ** 1.5 * HEAD_WORDS)]
-          : w[HEAD_WORDS + Math.floor(Math.random() ** 3 * (w.length - HEAD_WORDS))],
+        random() < 0.65
+          ? w[Math.floor(random() ** 1.5 * HEAD_WORDS)]
+          : w[HEAD_WORDS + Math.floor(random() ** 3 * (w.length - HEAD_WORDS))],
       );
     }
     out.titles[i] = title.join(' ');
@@ -73,16 +91,19 @@ function titles(words: Record<string, string[]>, n: number): { titles: string[];
  * generate_series: no rows cross the network), for demos and benchmarks. Per conversation:
  * a title of 3 to 7 words in its panel language (common shopping words plus a long tail of
  * product-like names, power-law distributed), one of 20 agents with versions 1 to 4, a channel,
- * 2 to 8 messages with ratings matching the feedback counts, product engagement, and, for the
- * labeled share, a label record with consistent tokens, scores and failed criteria.
+ * 2 to 20 messages with transcripts in its language (seed-transcripts.ts) and ratings matching
+ * the feedback counts, product engagement, and, for the labeled share, a label record with
+ * consistent tokens, scores and failed criteria. Batch k draws from a generator seeded with
+ * (randomSeed, k), in JS for titles and with setseed for Postgres' random(): the same seed and
+ * options write the same texts, whichever of the two writers takes the batch.
  */
 @Injectable()
 export class SeedService {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Rebuilds the listing's indexes dropped for a bulk seed, as the migrations define them. */
-  private async rebuildListingIndexes(): Promise<void> {
-    for (const [name, definition] of Object.entries(BULK_INDEXES)) {
+  /** Rebuilds the indexes dropped for a bulk seed, as the migrations define them. */
+  private async rebuildIndexes(indexes: Record<string, string>): Promise<void> {
+    for (const [name, definition] of Object.entries(indexes)) {
       await this.dataSource.transaction(async (manager) => {
         await manager.query(`SET LOCAL maintenance_work_mem = '512MB'`);
         await manager.query(`SET LOCAL statement_timeout = 0`);
@@ -95,15 +116,18 @@ export class SeedService {
   private async writeBatch(
     options: SeedOptions,
     words: Record<string, string[]>,
-    from: Date,
-    to: Date,
-    n: number,
+    batchSeed: number,
+    refreshTranscripts: boolean,
+    { from, to, n }: { from: Date; to: Date; n: number },
   ) {
-    const batch = titles(words, n);
+    const batch = titles(words, n, generator(batchSeed));
     return this.dataSource.transaction(async (manager) => {
       await manager.query(`SET LOCAL gin_pending_list_limit = '32MB'`);
       await manager.query(`SET LOCAL synchronous_commit = off`);
       await manager.query(`SET LOCAL statement_timeout = 0`);
+      // Compiling the transcript statements costs about a second and saves less than it costs.
+      await manager.query(`SET LOCAL jit = off`);
+      await manager.query(`SELECT setseed($1)`, [(batchSeed / 2 ** 32) * 2 - 1]);
       await manager.query(`CREATE TEMP TABLE seed_batch ON COMMIT DROP AS ${BATCH_SQL}`, [
         options.labeledShare,
         batch.titles,
@@ -112,8 +136,15 @@ export class SeedService {
         to,
       ]);
       await manager.query(INSERT_CONVERSATIONS, [options.siteId, options.organizationId]);
-      await manager.query(INSERT_MESSAGES);
+      await manager.query(
+        `CREATE TEMP TABLE seed_messages ON COMMIT DROP AS ${SEED_MESSAGES_SQL}`,
+        messageDrawParameters(),
+      );
+      await manager.query(INSERT_MESSAGES, messageTextParameters());
       await manager.query(INSERT_LABELS);
+      // The searchable text of the batch (its migration backfills a database seeded before it).
+      if (refreshTranscripts)
+        await manager.query(`SELECT refresh_conversation_transcripts(ARRAY(SELECT id FROM seed_batch))`);
       const [c] = await manager.query(
         `SELECT sum(message_count)::int AS messages, count(*) FILTER (WHERE label_status <> 'pending')::int AS labels FROM seed_batch`,
       );
@@ -128,10 +159,11 @@ export class SeedService {
     // real traffic arrives: the table's physical order follows creation time.
     const span = options.days * 86_400_000;
     const start = Date.now() - span;
-    const batches: Array<{ from: Date; to: Date; n: number }> = [];
+    const batches: Array<{ index: number; from: Date; to: Date; n: number }> = [];
     for (let offset = 0; offset < options.conversations; offset += BATCH) {
       const n = Math.min(BATCH, options.conversations - offset);
       batches.push({
+        index: batches.length,
         from: new Date(start + (offset / options.conversations) * span),
         to: new Date(start + ((offset + n) / options.conversations) * span),
         n,
@@ -140,18 +172,25 @@ export class SeedService {
     let written = 0;
     let messages = 0;
     let labelRecords = 0;
-    // A large seed drops the listing's indexes and builds them once at the end: much faster
-    // than maintaining them row by row. The listing is slow on this database meanwhile.
+    // Transcripts are made searchable batch by batch when the database has the function (a
+    // database seeded before the TranscriptSearch migration is backfilled by it).
+    const [{ refresh: refreshTranscripts }] = await this.dataSource.query(
+      `SELECT to_regproc('refresh_conversation_transcripts') IS NOT NULL AS refresh`,
+    );
+    // A large seed drops the listing's (and transcripts') indexes and builds them once at the
+    // end: much faster than maintaining them row by row. Searches are slow meanwhile.
     const bulk = options.conversations >= BULK_THRESHOLD;
+    const bulkIndexes = { ...BULK_INDEXES, ...(refreshTranscripts ? TRANSCRIPT_BULK_INDEXES : {}) };
     if (bulk)
-      for (const name of Object.keys(BULK_INDEXES))
+      for (const name of Object.keys(bulkIndexes))
         await this.dataSource.query(`DROP INDEX IF EXISTS ${name}`);
     try {
       // Two writers (one per core); each takes the oldest batch left.
       const next = () => batches.shift();
       const writer = async () => {
         for (let batch = next(); batch; batch = next()) {
-          const counts = await this.writeBatch(options, words, batch.from, batch.to, batch.n);
+          const batchSeed = seedHash(`${options.randomSeed ?? DEFAULT_RANDOM_SEED}:${batch.index}`);
+          const counts = await this.writeBatch(options, words, batchSeed, refreshTranscripts, batch);
           written += batch.n;
           messages += Number(counts.messages) || 0;
           labelRecords += Number(counts.labels) || 0;
@@ -162,7 +201,7 @@ export class SeedService {
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
       if (failed) throw failed.reason;
     } finally {
-      if (bulk) await this.rebuildListingIndexes();
+      if (bulk) await this.rebuildIndexes(bulkIndexes);
     }
     // Each batch appended its rollup deltas (docs/statistics.md); the workers would fold them
     // within seconds, but a seed may run while none do (WORKERS=off, the bench): fold them
@@ -208,7 +247,7 @@ const BATCH_SQL = `
       CASE WHEN r_chan < 0.7 THEN 'web' WHEN r_chan < 0.92 THEN 'hosted' ELSE 'playground' END AS channel,
       1 + floor(power(r_agent, 1.6) * 20)::int AS agent_no,
       1 + floor(r_ver * 4)::int AS agent_version,
-      2 + floor(r_msgs * 7)::int AS message_count,
+      2 + floor(19 * power(r_msgs, 2))::int AS message_count,
       CASE WHEN r_status < $1::float8 THEN 'labeled'
            WHEN r_status < $1::float8 + (1 - $1::float8) * 0.6 THEN 'pending'
            WHEN r_status < $1::float8 + (1 - $1::float8) * 0.8 THEN 'failed'
@@ -275,17 +314,6 @@ const INSERT_CONVERSATIONS = `
       'out_of_scope:' || s.f_scope, 'abusive_visitor:' || s.f_abusive] || s.criteria_tokens ELSE '{}' END
   FROM seed_batch s
   ORDER BY s.created_at`;
-
-const INSERT_MESSAGES = `
-  INSERT INTO messages (id, conversation_id, position, role, created_at, rating, blocks)
-  SELECT 'msg_' || substr(s.suffix, 1, 18) || lpad(i::text, 4, '0'), s.id, i,
-    CASE WHEN i % 2 = 0 THEN 'shopper' ELSE 'agent' END,
-    s.created_at + i * ((s.updated_at - s.created_at) / greatest(s.message_count - 1, 1)),
-    CASE WHEN i = 1 AND s.fb_pos = 1 THEN 'positive' WHEN i = 3 AND s.fb_neg = 1 THEN 'negative'
-         WHEN i = 1 AND s.fb_neg = 1 AND s.message_count < 4 THEN 'negative' END,
-    jsonb_build_array(jsonb_build_object('type', 'text', 'text',
-      CASE WHEN i % 2 = 0 THEN 'About ' || s.title || '?' ELSE 'Here is what I found about ' || s.title || '.' END))
-  FROM seed_batch s, generate_series(0, s.message_count - 1) i`;
 
 const INSERT_LABELS = `
   INSERT INTO label_records (id, conversation_id, taxonomy_version, status, is_current, labeled_at, judge_kind, judge_model,
