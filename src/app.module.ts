@@ -26,6 +26,8 @@ import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesModule } from './sites/sites.module';
 import { StatsModule, StatsRollupJobsModule } from './stats/stats.module';
 import { WebhookDeliveryModule, WebhooksModule } from './webhooks/webhooks.module';
+import { AlertEvaluationModule, AlertsModule } from './alerts/alerts.module';
+import { ViewsModule } from './views/views.module';
 
 /** Infrastructure every process (HTTP server, worker, CLI) shares. */
 export function infrastructureModules(config: AppConfig) {
@@ -50,6 +52,7 @@ export function backgroundModules(config: AppConfig) {
     StatsRollupJobsModule.register(config),
     ExportsModule.register(config),
     WebhookDeliveryModule.register(config),
+    AlertEvaluationModule.register(config),
   ];
 }
 
@@ -74,6 +77,8 @@ export class AppModule {
         ConversationsModule,
         EventsModule,
         WebhooksModule,
+        ViewsModule,
+        AlertsModule,
         PagesModule.register(config),
         ...backgroundModules(config),
       ],

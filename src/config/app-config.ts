@@ -50,6 +50,8 @@ export abstract class AppConfig {
   abstract readonly events: { readonly retentionDays: number };
   /** Webhook endpoints and their delivery (src/webhooks/). */
   abstract readonly webhooks: WebhookSettings;
+  /** Alert evaluation on the workers (src/alerts/). */
+  abstract readonly alerts: { readonly evaluationIntervalSeconds: number };
   abstract readonly workers: boolean;
   /** HTTP server processes sharing the port (src/common/process/http-processes.ts). */
   abstract readonly httpProcesses: number;

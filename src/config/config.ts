@@ -204,6 +204,7 @@ export function loadConfig(
       concurrency: env.WEBHOOK_CONCURRENCY,
       concurrencyPerEndpoint: env.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
     }),
+    alerts: Object.freeze({ evaluationIntervalSeconds: env.ALERT_EVALUATION_INTERVAL_SECONDS }),
     workers: env.WORKERS === 'on',
     httpProcesses: env.HTTP_PROCESSES,
     logLevel: env.LOG_LEVEL,

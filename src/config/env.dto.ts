@@ -280,6 +280,10 @@ export class EnvDto {
   @IntSetting({ min: 1, max: 100 })
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: number = 32;
 
+  /** How often the workers evaluate alerts (workflows-v1 §4: at least once a minute; 1 for tests). */
+  @IntSetting({ min: 1, max: 60 })
+  ALERT_EVALUATION_INTERVAL_SECONDS: number = 60;
+
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';
 

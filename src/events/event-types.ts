@@ -1,4 +1,7 @@
-/** Every type of event the feed carries (analytics-v1 §3), in the order the docs list them. */
+/**
+ * Every type of event the feed carries (analytics-v1 §3, workflows-v1 §4), in the order the docs
+ * list them.
+ */
 export const EVENT_TYPES = [
   'conversation.created',
   'conversation.updated',
@@ -8,6 +11,9 @@ export const EVENT_TYPES = [
   'page_import.closed',
   'export.completed',
   'export.failed',
+  'alert.firing',
+  'alert.resolved',
+  'alert.insufficient_data',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

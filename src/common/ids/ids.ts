@@ -19,7 +19,11 @@ export type IdPrefix =
   | 'evt'
   | 'exp'
   | 'wh'
-  | 'whd';
+  | 'whd'
+  | 'rev'
+  | 'del'
+  | 'view'
+  | 'alrt';
 
 /** Random bytes drawn from the system 4 KiB at a time: one call per ~90 ids, not one per id. */
 const entropy = { bytes: Buffer.alloc(0), at: 0 };

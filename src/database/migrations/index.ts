@@ -16,6 +16,7 @@ import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup'
 import { SiteScopedTitleTerms1763820000000 } from './1763820000000-SiteScopedTitleTerms';
 import { ConversationPostings1763830000000 } from './1763830000000-ConversationPostings';
 import { TranscriptSearch1763840000000 } from './1763840000000-TranscriptSearch';
+import { ViewsAndAlerts1763860000000 } from './1763860000000-ViewsAndAlerts';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   SiteScopedTitleTerms1763820000000,
   ConversationPostings1763830000000,
   TranscriptSearch1763840000000,
+  ViewsAndAlerts1763860000000,
 ];

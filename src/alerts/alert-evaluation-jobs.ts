@@ -1,0 +1,46 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { IntervalJob } from '../common/interval-job';
+import { AppConfig } from '../config/app-config';
+import { AlertEvaluator } from './alert-evaluator';
+
+/**
+ * Evaluates the due alerts every ALERT_EVALUATION_INTERVAL_SECONDS on the workers. Every worker
+ * process runs it; the evaluators' claims share the alerts out, and the compare-and-set of each
+ * change of state keeps two evaluators of one alert from announcing it twice.
+ */
+@Injectable()
+export class AlertEvaluationJobs implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('AlertEvaluation');
+  private readonly job: IntervalJob;
+
+  constructor(
+    config: AppConfig,
+    private readonly evaluator: AlertEvaluator,
+  ) {
+    this.job = new IntervalJob(
+      {
+        name: 'AlertEvaluation',
+        everyMs: config.alerts.evaluationIntervalSeconds * 1000,
+        immediately: true,
+        failure: (error) => `alerts not evaluated (${error.message}); retried at the next interval`,
+        recovered: 'alerts evaluated again',
+      },
+      () => this.run(),
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    this.job.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.job.stop();
+  }
+
+  private async run(): Promise<void> {
+    const started = Date.now();
+    const report = await this.evaluator.evaluateDue();
+    if (report.evaluated || report.failed)
+      this.logger.debug?.({ ...report, durationMs: Date.now() - started, msg: 'alerts evaluated' });
+  }
+}

@@ -1,0 +1,143 @@
+import { canonicalFilters } from '../common/cursor/cursor-codec';
+import { ApiError, ProblemEntry } from '../common/errors/api-error';
+import {
+  canonicalFilterText,
+  ConversationFilter,
+  filterFaultsError,
+  hasLabelFilter,
+  MAX_KEYWORDS,
+  SCORE_NAMES,
+} from '../search/listing/conversation-filter';
+
+/** A saved view as the routes that take `view=` need it: its id and its parsed filter. */
+export interface ViewFilter {
+  id: string;
+  filter: ConversationFilter;
+}
+
+/** A request's filter combined with a view's (workflows-v1 §4). */
+export interface CombinedFilter {
+  /** The view's filters AND the request's own. */
+  filter: ConversationFilter;
+  /**
+   * What a cursor of the request binds to (CursorBinding.filters): the combined filter, the view
+   * and the view's filters as they are now, so a cursor is cursor_mismatch once they change.
+   */
+  cursorFilters: string;
+}
+
+/** Where a fault of the combination is reported: by query parameter, or by pointer under a body's base. */
+export type FaultPlace = { parameter: true } | { pointerBase: string };
+
+const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** The single-valued filters, by public name: given by both the view and the request → invalid_filter. */
+const SINGLE_VALUED: Array<[name: string, isSet: (f: ConversationFilter) => boolean]> = [
+  ['from', (f) => f.from !== undefined],
+  ['to', (f) => f.to !== undefined],
+  ['channel', (f) => f.channel !== undefined],
+  ['agentId', (f) => f.agentId !== undefined],
+  ['language', (f) => f.language !== undefined],
+  ['feedback', (f) => f.feedback !== undefined],
+  ...SCORE_NAMES.flatMap((n) =>
+    (['min', 'max'] as const).map((b): [string, (f: ConversationFilter) => boolean] => [
+      `${n}.${b}`,
+      (f) => f.scores[n]?.[b] !== undefined,
+    ]),
+  ),
+  ['labelStatus', (f) => f.labelStatus !== undefined],
+  ['q', (f) => f.text !== undefined],
+];
+
+const unique = <T>(values: T[], key: (v: T) => string = String): T[] => {
+  const seen = new Set<string>();
+  return values.filter((v) => !seen.has(key(v)) && !!seen.add(key(v)));
+};
+
+/**
+ * The view's filters AND the request's own (workflows-v1 §4). A single-valued filter set by both
+ * is a 400 invalid_filter naming it, even with the same value; repeatable ones add up (keywords,
+ * labels.all, each labels.any group, labels.none). The rules that span parameters are checked on
+ * the result: at most MAX_KEYWORDS keywords (too_many_values), and a labelStatus other than
+ * `labeled` with a label or score filter from the other side (invalid_filter naming labelStatus).
+ * Pure: the caller resolves the view (ViewsService.resolve) and parses its own filters first.
+ */
+export function combineWithView(
+  view: ViewFilter,
+  own: ConversationFilter,
+  place: FaultPlace = { parameter: true },
+): CombinedFilter {
+  const entry = (code: string, name: string, detail: string): ProblemEntry =>
+    'pointerBase' in place
+      ? { code, detail, pointer: `${place.pointerBase}/${escape(name)}` }
+      : { code, detail, parameter: name };
+  const faults: ProblemEntry[] = [];
+  const filterFaults: ProblemEntry[] = [];
+
+  for (const [name, isSet] of SINGLE_VALUED) {
+    if (isSet(view.filter) && isSet(own))
+      filterFaults.push(
+        entry(
+          'invalid_filter',
+          name,
+          `${name} is set by the view ${view.id} already; a single-valued filter may come from the view or the request, not both.`,
+        ),
+      );
+  }
+
+  const a = view.filter;
+  const scores: ConversationFilter['scores'] = {};
+  for (const n of SCORE_NAMES) {
+    const merged = { ...a.scores[n], ...own.scores[n] };
+    if (merged.min !== undefined || merged.max !== undefined) scores[n] = merged;
+  }
+  const pick = <K extends keyof ConversationFilter>(key: K) =>
+    own[key] !== undefined ? { [key]: own[key] } : a[key] !== undefined ? { [key]: a[key] } : {};
+  const filter: ConversationFilter = {
+    ...pick('from'),
+    ...pick('to'),
+    ...pick('channel'),
+    ...pick('agentId'),
+    ...pick('language'),
+    ...pick('feedback'),
+    keywords: unique([...a.keywords, ...own.keywords]),
+    labelsAll: unique([...a.labelsAll, ...own.labelsAll]),
+    labelsAny: unique([...a.labelsAny, ...own.labelsAny], (g) => JSON.stringify([...g].sort())),
+    labelsNone: unique([...a.labelsNone, ...own.labelsNone]),
+    scores,
+    ...pick('labelStatus'),
+    ...pick('text'),
+  };
+
+  if (filter.keywords.length > MAX_KEYWORDS)
+    faults.push(
+      entry(
+        'too_many_values',
+        'keywords',
+        `the view's keywords and the request's make ${filter.keywords.length}; at most ${MAX_KEYWORDS} are allowed together.`,
+      ),
+    );
+  // Each side alone was checked when it was parsed; both setting labelStatus is reported above.
+  const statusFrom = own.labelStatus !== undefined ? own : a.labelStatus !== undefined ? a : undefined;
+  const other = statusFrom === own ? a : own;
+  const bothSetStatus = a.labelStatus !== undefined && own.labelStatus !== undefined;
+  if (statusFrom && !bothSetStatus && filter.labelStatus !== 'labeled' && hasLabelFilter(other))
+    filterFaults.push(
+      entry(
+        'invalid_filter',
+        'labelStatus',
+        `label and score filters match labeled conversations only; labelStatus=${filter.labelStatus} cannot be combined with them (one side comes from the view ${view.id}).`,
+      ),
+    );
+
+  const error: ApiError | undefined = filterFaultsError(faults, filterFaults);
+  if (error) throw error;
+  return {
+    filter,
+    cursorFilters: canonicalFilters({
+      filter: canonicalFilterText(filter),
+      view: view.id,
+      viewFilter: canonicalFilterText(view.filter),
+    }),
+  };
+}
