@@ -7,6 +7,7 @@ import { ProblemFilter } from './common/errors/problem.filter';
 import { LoggingModule } from './common/logging/logging.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { DeletionsModule } from './deletions/deletions.module';
 import { DatabaseModule } from './database/database.module';
 import { ErrorsPageController } from './docs/errors-page.controller';
 import { EventFeedJobsModule, EventsModule } from './events/events.module';
@@ -53,6 +54,7 @@ export function backgroundModules(config: AppConfig) {
     ExportsModule.register(config),
     WebhookDeliveryModule.register(config),
     AlertEvaluationModule.register(config),
+    DeletionsModule.register(config),
   ];
 }
 
@@ -68,6 +70,8 @@ export class AppModule {
         HealthModule,
         // Before ConversationsModule: …/conversations/exports must not be read as a conversation id.
         ExportsModule.register(config),
+        // Before ConversationsModule: …/conversations/deletions must not be read as a conversation id.
+        DeletionsModule.register(config),
         MetricsModule,
         SitesModule,
         OrganizationsModule,

@@ -52,6 +52,8 @@ export abstract class AppConfig {
   abstract readonly webhooks: WebhookSettings;
   /** Alert evaluation on the workers (src/alerts/). */
   abstract readonly alerts: { readonly evaluationIntervalSeconds: number };
+  /** Retention sweeps on the workers (src/deletions/). */
+  abstract readonly retention: { readonly sweepIntervalSeconds: number };
   abstract readonly workers: boolean;
   /** HTTP server processes sharing the port (src/common/process/http-processes.ts). */
   abstract readonly httpProcesses: number;

@@ -205,6 +205,7 @@ export function loadConfig(
       concurrencyPerEndpoint: env.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
     }),
     alerts: Object.freeze({ evaluationIntervalSeconds: env.ALERT_EVALUATION_INTERVAL_SECONDS }),
+    retention: Object.freeze({ sweepIntervalSeconds: env.RETENTION_SWEEP_INTERVAL_SECONDS }),
     workers: env.WORKERS === 'on',
     httpProcesses: env.HTTP_PROCESSES,
     logLevel: env.LOG_LEVEL,

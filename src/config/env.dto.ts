@@ -284,6 +284,10 @@ export class EnvDto {
   @IntSetting({ min: 1, max: 60 })
   ALERT_EVALUATION_INTERVAL_SECONDS: number = 60;
 
+  /** How often the workers delete what is past each site's retentionDays (workflows-v1 §3: at least hourly). */
+  @IntSetting({ min: 1, max: 3600 })
+  RETENTION_SWEEP_INTERVAL_SECONDS: number = 3600;
+
   @IsIn(['on', 'off'])
   WORKERS: string = 'on';
 

@@ -76,8 +76,19 @@ export function listItemsJson(
   return `${out}]`;
 }
 
-export function presentMessage(m: MessageRecord) {
-  return { id: m.id, role: m.role, createdAt: m.createdAt.toISOString(), rating: m.rating, blocks: m.blocks };
+/**
+ * A message. `redactedAt` (workflows-v1 §3) is present only on a message whose text was redacted
+ * (by POST …/redact or the site's automatic redaction): when, last.
+ */
+export function presentMessage(m: MessageRecord & { redactedAt?: Date | null }) {
+  const message = {
+    id: m.id,
+    role: m.role,
+    createdAt: m.createdAt.toISOString(),
+    rating: m.rating,
+    blocks: m.blocks,
+  };
+  return m.redactedAt ? { ...message, redactedAt: m.redactedAt.toISOString() } : message;
 }
 
 /**

@@ -1,6 +1,7 @@
 import {
   applyDecorators,
   Controller,
+  Delete,
   Get,
   Header,
   HttpCode,
@@ -8,18 +9,23 @@ import {
   Post,
   Put,
   Query,
+  Req,
   Type,
 } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
-import type { AuthContext } from '../common/http/request-context';
+import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import { clientAddress } from '../common/http/client-address';
+import { RedactConversationDto, redactionRequest } from '../redaction/dto/redact-request';
+import type { LifecycleActor } from './conversation-lifecycle';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import {
   ApiDataResponse,
   ApiIdempotencyKey,
   ApiKeyAuth,
   ApiListing,
+  ApiNoContentResult,
   ApiPageResponse,
   ApiProblems,
   ApiResourceId,
@@ -104,6 +110,48 @@ export class ConversationsController {
     return { data: presentLabelRecord(conversation, record) };
   }
 
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'Delete a conversation with its messages, labels and review',
+    description:
+      'One transaction: the statistics are exact at once, both search engines stop returning it, the feed gets conversation.deleted. A second DELETE is a 404.',
+  })
+  @ApiResourceId('id', 'conv')
+  @ApiNoContentResult('Deleted.')
+  @ApiProblems('not_found')
+  async delete(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('id') id: string,
+    @Req() req: ServiceRequest,
+  ): Promise<void> {
+    await this.conversations.delete(actor(auth, req), siteId, id);
+  }
+
+  @Post(':id/redact')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Replace personal data in a conversation by [redacted]',
+    description:
+      'The spans the patterns or the exact text find (in the listed messages, else in all, and in the title), or the whole text of the listed messages, or the whole title (title: true alone). Idempotent.',
+  })
+  @ApiResourceId('id', 'conv')
+  @ApiBody({ type: RedactConversationDto })
+  @ApiDataResponse(200, ConversationDetailSchema, 'The conversation as redacted (as GET shows it).')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found')
+  async redact(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('id') id: string,
+    @ValidBody() body: RedactConversationDto,
+    @Req() req: ServiceRequest,
+  ) {
+    const request = redactionRequest(body);
+    const { conversation, messages } = await this.conversations.redact(actor(auth, req), siteId, id, request);
+    return { data: presentConversationDetail(conversation, messages) };
+  }
+
   @Post(':id/messages')
   @RecordingWrite(
     201,
@@ -179,6 +227,15 @@ function RecordingWrite(status: 200 | 201, body: Type<unknown>, schema: Type<unk
     Idempotent(),
     HttpCode(status),
   );
+}
+
+function actor(auth: AuthContext, req: ServiceRequest): LifecycleActor {
+  return {
+    organizationId: auth.organizationId,
+    apiKeyId: auth.apiKeyId,
+    requestId: req.id,
+    clientAddress: clientAddress(req),
+  };
 }
 
 function recording(auth: AuthContext, siteId: string): RecordingRequest {

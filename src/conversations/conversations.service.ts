@@ -29,6 +29,10 @@ import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from '../search/
 import { Highlight, highlightsOf } from '../search/text-query/highlights';
 import { LexemeLookup, postgresLexemes } from '../search/text-query/lexeme-lookup';
 import { TranscriptTextsRepository } from './transcript-texts.repository';
+import type { RedactionRequest } from '../redaction/dto/redact-request';
+import { redactText, RedactionPattern } from '../redaction/redaction-patterns';
+import { redactBlocks } from '../redaction/transcript-redaction';
+import { ConversationLifecycle, LifecycleActor, markRedactedAtWrite } from './conversation-lifecycle';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;
@@ -58,6 +62,7 @@ export interface RecordingRequest {
 export class ConversationsService {
   private readonly transcriptTexts: TranscriptTextsRepository;
   private readonly lexemes: LexemeLookup;
+  private readonly lifecycle: ConversationLifecycle;
 
   constructor(
     private readonly sites: SitesService,
@@ -72,6 +77,7 @@ export class ConversationsService {
     // Highlights read the stored texts and stem with Postgres whatever engine listed the page.
     this.transcriptTexts = new TranscriptTextsRepository(dataSource);
     this.lexemes = postgresLexemes(dataSource);
+    this.lifecycle = new ConversationLifecycle(dataSource, sites, conversations, events);
   }
 
   // ---- Listing -------------------------------------------------------------------------
@@ -152,7 +158,11 @@ export class ConversationsService {
     dto: CreateConversationDto,
   ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
     return this.transaction.run(async (manager) => {
-      await this.sites.assertOwned(req.organizationId, req.siteId, manager);
+      const { redactionPatterns } = await this.sites.recordingSettings(
+        req.organizationId,
+        req.siteId,
+        manager,
+      );
       const now = new Date();
       const createdAt = dto.createdAt ? new Date(dto.createdAt) : now;
       const id = newId('conv');
@@ -161,7 +171,7 @@ export class ConversationsService {
           id,
           organizationId: req.organizationId,
           siteId: req.siteId,
-          title: dto.title,
+          title: redactText(dto.title, { patterns: redactionPatterns }),
           channel: dto.channel,
           language: dto.language,
           agentId: dto.agent.id,
@@ -187,7 +197,9 @@ export class ConversationsService {
         manager,
       );
       // Messages sent without a time are taken as written when the conversation started.
-      await this.conversations.appendMessages(id, toNewMessages(dto.messages ?? [], createdAt), manager);
+      const messages = redactAtWrite(toNewMessages(dto.messages ?? [], createdAt), redactionPatterns);
+      await this.conversations.appendMessages(id, messages.all, manager);
+      await markRedactedAtWrite(manager, messages.redacted);
       await this.events.append(manager, 'conversation.created', id);
       return {
         conversation: await this.reload(req, id, manager),
@@ -202,9 +214,11 @@ export class ConversationsService {
     id: string,
     dto: AppendMessagesDto,
   ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
-    return this.writeToOwned(req, id, async (manager) => {
-      const messages = toNewMessages(dto.messages, new Date());
+    return this.writeToOwned(req, id, async (manager, redactionPatterns) => {
+      const written = redactAtWrite(toNewMessages(dto.messages, new Date()), redactionPatterns);
+      const messages = written.all;
       await this.conversations.appendMessages(id, messages, manager);
+      await markRedactedAtWrite(manager, written.redacted);
       if (messages.length > 0) await this.labels.returnToPending(manager, id);
       if (messages.length > 0) await this.events.append(manager, 'conversation.updated', id);
       const conversation = await this.reload(req, id, manager);
@@ -247,17 +261,41 @@ export class ConversationsService {
     });
   }
 
-  /** Runs `write` in the recording transaction on the site's conversation, locked (404 when absent). */
+  /**
+   * Runs `write` in the recording transaction on the site's conversation, locked (404 when
+   * absent), with the site's write-time redaction patterns.
+   */
   private writeToOwned<T>(
     req: RecordingRequest,
     id: string,
-    write: (manager: EntityManager) => Promise<T>,
+    write: (manager: EntityManager, redactionPatterns: RedactionPattern[]) => Promise<T>,
   ): Promise<T> {
     return this.transaction.run(async (manager) => {
-      await this.sites.assertOwned(req.organizationId, req.siteId, manager);
+      const { redactionPatterns } = await this.sites.recordingSettings(
+        req.organizationId,
+        req.siteId,
+        manager,
+      );
       await this.find(req, id, manager, true);
-      return write(manager);
+      return write(manager, redactionPatterns);
     });
+  }
+
+  // ---- Data lifecycle (workflows-v1 §3) ---------------------------------------------------
+
+  /** Deletes the conversation with everything hanging off it (404 when absent). */
+  delete(actor: LifecycleActor, siteId: string, id: string): Promise<void> {
+    return this.lifecycle.delete(actor, siteId, id);
+  }
+
+  /** Redacts the conversation; returns it as GET shows it. */
+  redact(
+    actor: LifecycleActor,
+    siteId: string,
+    id: string,
+    request: RedactionRequest,
+  ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
+    return this.lifecycle.redact(actor, siteId, id, request);
   }
 
   private async owned(organizationId: string, siteId: string, id: string): Promise<ConversationRecord> {
@@ -286,6 +324,25 @@ export class ConversationsService {
   ): Promise<ConversationRecord> {
     return (await this.conversations.findInSite(req.organizationId, req.siteId, id, manager))!;
   }
+}
+
+/**
+ * The site's automatic redaction applied to messages about to be stored: the erased spans never
+ * reach the database. `redacted`: the ids of the messages it changed (they carry redactedAt).
+ */
+function redactAtWrite(
+  messages: NewMessage[],
+  patterns: RedactionPattern[],
+): { all: NewMessage[]; redacted: string[] } {
+  if (patterns.length === 0) return { all: messages, redacted: [] };
+  const redacted: string[] = [];
+  const all = messages.map((m) => {
+    const result = redactBlocks(m.blocks as Array<{ type: string; [key: string]: unknown }>, { patterns });
+    if (!result.changed) return m;
+    redacted.push(m.id);
+    return { ...m, blocks: result.blocks };
+  });
+  return { all, redacted };
 }
 
 function toNewMessages(messages: MessageDto[], defaultTime: Date): NewMessage[] {

@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'conversation.labeled',
   'conversation.label_failed',
   'conversation.not_eligible',
+  'conversation.deleted',
   'page_import.closed',
   'export.completed',
   'export.failed',

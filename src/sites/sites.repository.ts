@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
 import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
+import type { RedactionPattern } from '../redaction/redaction-patterns';
 
 export interface SiteRecord {
   id: string;
@@ -11,11 +12,21 @@ export interface SiteRecord {
   aliases: string[];
   pageLimit: number;
   exclusions: string[];
+  /** Days conversations are kept after their updatedAt; null: forever. */
+  retentionDays: number | null;
+  /** Patterns erased when conversations are recorded or appended to. */
+  redactionPatterns: RedactionPattern[];
   createdAt: Date;
 }
 
+/** What recording into a site needs of it: its owner, and what it erases at write time. */
+export interface RecordingSettings {
+  organizationId: string;
+  redactionPatterns: RedactionPattern[];
+}
+
 const COLUMNS = `id, organization_id AS "organizationId", name, origin, aliases, page_limit AS "pageLimit",
-  exclusions, created_at AS "createdAt"`;
+  exclusions, retention_days AS "retentionDays", redaction_patterns AS "redactionPatterns", created_at AS "createdAt"`;
 
 @Injectable()
 export class SitesRepository {
@@ -46,6 +57,19 @@ export class SitesRepository {
     return rows[0];
   }
 
+  /** The owner and write-time redaction of a live site, or undefined (absent or deleted). */
+  async findRecordingSettings(
+    siteId: string,
+    manager: EntityManager,
+  ): Promise<RecordingSettings | undefined> {
+    const rows = await manager.query(
+      `SELECT organization_id AS "organizationId", redaction_patterns AS "redactionPatterns"
+       FROM sites WHERE id = $1 AND deleted_at IS NULL`,
+      [siteId],
+    );
+    return rows[0];
+  }
+
   /** A page of the organization's live sites, newest first, after the (createdAt, id) position. */
   async listOwned(
     organizationId: string,
@@ -62,9 +86,19 @@ export class SitesRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<SiteRecord> {
     const rows = await manager.query(
-      `INSERT INTO sites (id, organization_id, name, origin, aliases, page_limit, exclusions)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-      [site.id, site.organizationId, site.name, site.origin, site.aliases, site.pageLimit, site.exclusions],
+      `INSERT INTO sites (id, organization_id, name, origin, aliases, page_limit, exclusions, retention_days, redaction_patterns)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+      [
+        site.id,
+        site.organizationId,
+        site.name,
+        site.origin,
+        site.aliases,
+        site.pageLimit,
+        site.exclusions,
+        site.retentionDays,
+        site.redactionPatterns,
+      ],
     );
     return rows[0];
   }
@@ -72,12 +106,20 @@ export class SitesRepository {
   async update(
     organizationId: string,
     siteId: string,
-    changes: Partial<Pick<SiteRecord, 'name' | 'origin' | 'aliases' | 'pageLimit' | 'exclusions'>>,
+    changes: Partial<
+      Pick<
+        SiteRecord,
+        'name' | 'origin' | 'aliases' | 'pageLimit' | 'exclusions' | 'retentionDays' | 'redactionPatterns'
+      >
+    >,
   ): Promise<SiteRecord | undefined> {
+    // retentionDays: undefined leaves it, null clears it (kept forever).
     const rows = await this.dataSource.query(
       `UPDATE sites SET
          name = COALESCE($3, name), origin = COALESCE($4, origin), aliases = COALESCE($5, aliases),
-         page_limit = COALESCE($6, page_limit), exclusions = COALESCE($7, exclusions)
+         page_limit = COALESCE($6, page_limit), exclusions = COALESCE($7, exclusions),
+         retention_days = CASE WHEN $8 THEN $9::integer ELSE retention_days END,
+         redaction_patterns = COALESCE($10, redaction_patterns)
        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
       [
         siteId,
@@ -87,6 +129,9 @@ export class SitesRepository {
         changes.aliases ?? null,
         changes.pageLimit ?? null,
         changes.exclusions ?? null,
+        changes.retentionDays !== undefined,
+        changes.retentionDays ?? null,
+        changes.redactionPatterns ?? null,
       ],
     );
     const [records] = rows as [SiteRecord[], number]; // UPDATE … RETURNING gives [rows, count]

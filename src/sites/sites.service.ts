@@ -8,7 +8,7 @@ import { CacheInvalidation } from '../auth/cache-invalidation';
 import { FreshCache } from '../auth/fresh-cache';
 import { CreateSiteDto, DEFAULT_PAGE_LIMIT, UpdateSiteDto } from './dto/site.dto';
 import { normalizeHost, normalizeOrigin } from './site-address';
-import { SiteRecord, SitesRepository } from './sites.repository';
+import { RecordingSettings, SiteRecord, SitesRepository } from './sites.repository';
 
 const SITE_ORDER = newestFirst('createdAt', 'site');
 
@@ -50,6 +50,21 @@ export class SitesService {
     if (owner?.organizationId !== organizationId) throw ApiError.notFound('site');
   }
 
+  /**
+   * What recording into the site needs (its write-time redaction), read in the recording's
+   * transaction so a change of the site's patterns applies to the very next write; 404 not_found
+   * as assertOwned.
+   */
+  async recordingSettings(
+    organizationId: string,
+    siteId: string,
+    manager: EntityManager,
+  ): Promise<RecordingSettings> {
+    const settings = await this.sites.findRecordingSettings(siteId, manager);
+    if (settings?.organizationId !== organizationId) throw ApiError.notFound('site');
+    return settings;
+  }
+
   /** A page of the organization's live sites, newest first. */
   async list(organizationId: string, request: PageRequest): Promise<KeysetPage<SiteRecord>> {
     const list = {
@@ -71,6 +86,8 @@ export class SitesService {
         aliases: normalizeAliases(input.aliases ?? []),
         pageLimit: input.pageLimit ?? DEFAULT_PAGE_LIMIT,
         exclusions: [...new Set(input.exclusions ?? [])],
+        retentionDays: input.retentionDays ?? null,
+        redactionPatterns: [...new Set(input.redaction?.patterns ?? [])],
       },
       manager,
     );
@@ -83,6 +100,8 @@ export class SitesService {
       aliases: input.aliases === undefined ? undefined : normalizeAliases(input.aliases),
       pageLimit: input.pageLimit,
       exclusions: input.exclusions === undefined ? undefined : [...new Set(input.exclusions)],
+      retentionDays: input.retentionDays,
+      redactionPatterns: input.redaction === undefined ? undefined : [...new Set(input.redaction.patterns)],
     });
     if (!site) throw ApiError.notFound('site');
     return site;

@@ -32,6 +32,8 @@ describe('Sites (product.md "Sites and pages")', () => {
         aliases: ['shop.second.example'],
         pageLimit: 500,
         exclusions: ['/account/*'],
+        retentionDays: null,
+        redaction: { patterns: [] },
         createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       });
       const got = await t.http().get(`/api/v1/sites/${res.body.data.id}`).set(org.auth).expect(200);

@@ -17,6 +17,7 @@ import { SiteScopedTitleTerms1763820000000 } from './1763820000000-SiteScopedTit
 import { ConversationPostings1763830000000 } from './1763830000000-ConversationPostings';
 import { TranscriptSearch1763840000000 } from './1763840000000-TranscriptSearch';
 import { ViewsAndAlerts1763860000000 } from './1763860000000-ViewsAndAlerts';
+import { DataLifecycle1763870000000 } from './1763870000000-DataLifecycle';
 
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   ConversationPostings1763830000000,
   TranscriptSearch1763840000000,
   ViewsAndAlerts1763860000000,
+  DataLifecycle1763870000000,
 ];

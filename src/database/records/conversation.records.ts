@@ -78,9 +78,11 @@ export interface MessageRecord {
   createdAt: Date;
   rating: 'positive' | 'negative' | null;
   blocks: MessageBlock[];
+  /** Set once the message was redacted (workflows-v1 §3): when, last. */
+  redactedAt?: Date | null;
 }
 
-export const MESSAGE_COLUMNS = `id, conversation_id AS "conversationId", position, role, created_at AS "createdAt", rating, blocks`;
+export const MESSAGE_COLUMNS = `id, conversation_id AS "conversationId", position, role, created_at AS "createdAt", rating, blocks, redacted_at AS "redactedAt"`;
 
 export interface LabelRecordRow {
   id: string;

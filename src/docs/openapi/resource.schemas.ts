@@ -168,6 +168,12 @@ export class MessageSchema {
   @ApiProperty(TIME) createdAt!: string;
   @ApiProperty({ type: 'string', enum: ['positive', 'negative'], nullable: true }) rating!: string | null;
   @ApiProperty({ type: [MessageBlockSchema] }) blocks!: MessageBlockSchema[];
+  @ApiProperty({
+    ...TIME,
+    required: false,
+    description: 'Present once the message was redacted: when, last.',
+  })
+  redactedAt?: string;
 }
 
 @ApiSchema({ name: 'ConversationDetail', description: 'A conversation with its messages (oldest first).' })

@@ -3,6 +3,7 @@ import { Transform } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  ValidateIf,
   IsInt,
   IsString,
   isString,
@@ -14,7 +15,9 @@ import {
   ValidateBy,
   ValidationOptions,
 } from 'class-validator';
-import { EachItem, Omittable } from '../../common/http/validation';
+import { EachItem, NestedObject, Omittable } from '../../common/http/validation';
+import { EachIsRedactionPattern } from '../../redaction/dto/redact-request';
+import { REDACTION_PATTERNS, RedactionPattern } from '../../redaction/redaction-patterns';
 import { normalizeHost, normalizeOrigin } from '../site-address';
 
 function IsSiteOrigin(options?: ValidationOptions) {
@@ -42,6 +45,23 @@ function EachIsHostName(): PropertyDecorator {
 }
 
 export const MAX_PAGE_LIMIT = 1_000_000;
+/** Longest retention a site may set, in days (workflows-v1 §3: about ten years). */
+export const MAX_RETENTION_DAYS = 3650;
+
+/** A site's automatic redaction (workflows-v1 §3). */
+export class SiteRedactionDto {
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', enum: [...REDACTION_PATTERNS] },
+    example: ['email', 'payment_card'],
+    description:
+      'Patterns erased from titles and text blocks when a conversation is recorded or messages are appended; [] for none.',
+  })
+  @IsArray()
+  @ArrayMaxSize(REDACTION_PATTERNS.length)
+  @EachIsRedactionPattern()
+  patterns!: RedactionPattern[];
+}
 export const DEFAULT_PAGE_LIMIT = 10_000;
 
 export class CreateSiteDto {
@@ -98,10 +118,31 @@ export class CreateSiteDto {
     'must be a path glob starting with /',
   )
   exclusions?: string[];
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    maximum: MAX_RETENTION_DAYS,
+    example: 180,
+    description:
+      'Conversations whose updatedAt is older than this many days are deleted by the workers (at least hourly); null (the default) keeps them forever.',
+  })
+  @ValidateIf((_object, value) => value !== undefined && value !== null)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_RETENTION_DAYS)
+  retentionDays?: number | null;
+
+  @ApiPropertyOptional({ type: () => SiteRedactionDto })
+  @Omittable()
+  @NestedObject(() => SiteRedactionDto)
+  redaction?: SiteRedactionDto;
 }
 
 /**
- * Every field may be left out; none may be null (a site's name, origin, aliases, page limit and
- * exclusions are never null): `null` is refused like any other wrong type, not taken as "unchanged".
+ * Every field may be left out; none but retentionDays may be null (a site's name, origin, aliases,
+ * page limit, exclusions and redaction are never null): `null` is refused like any other wrong
+ * type, not taken as "unchanged". `retentionDays: null` keeps conversations forever again.
  */
 export class UpdateSiteDto extends PartialType(CreateSiteDto, { skipNullProperties: false }) {}

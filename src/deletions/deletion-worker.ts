@@ -1,0 +1,111 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { randomBase62 } from '../common/ids/ids';
+import { IntervalJob } from '../common/interval-job';
+import { WORKER_ID } from '../common/process/worker-id';
+import { AppConfig } from '../config/app-config';
+import { removeConversations } from '../conversations/conversation-removal';
+import type { DeletionRecord } from './deletion.records';
+import { DeletionsRepository } from './deletions.repository';
+
+/** Silence after which a running job's worker counts as dead and another worker resumes it. */
+export const DELETION_LEASE_MS = 30_000;
+/** How often an idle worker looks for a job to run. */
+const POLL_MS = 1000;
+/** Claims after which a job that keeps dying is failed `interrupted` rather than tried again. */
+export const MAX_DELETION_ATTEMPTS = 20;
+
+/** The job is no longer this worker's (taken over after a stall). */
+class DeletionLost extends Error {}
+
+/**
+ * Runs deletion jobs on the workers (WORKERS=on), one at a time per process. A job is a list of
+ * batches taken when it was created (deletion_batches); each batch is one short transaction:
+ * the job row is locked under the worker's lease, the batch's conversations are deleted with
+ * their `conversation.deleted` events (removeConversations), the batch row goes and `deleted`
+ * grows. A worker that dies mid-batch leaves it rolled back and the job resumes at that batch,
+ * by the next tick of any worker (at once after an error it survived, after DELETION_LEASE_MS
+ * when it died), so a job is never left half-done.
+ */
+@Injectable()
+export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(DeletionWorker.name);
+  private job?: IntervalJob;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly deletions: DeletionsRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    if (!this.config.workers) return;
+    this.job = new IntervalJob(
+      {
+        name: DeletionWorker.name,
+        everyMs: POLL_MS,
+        immediately: true,
+        unref: true,
+        failure: (error) => `deletion worker failed: ${error.message}`,
+        recovered: 'deletion worker runs again',
+      },
+      () => this.runAll(),
+    );
+    this.job.start();
+  }
+
+  onModuleDestroy(): void {
+    this.job?.stop();
+  }
+
+  /** Runs jobs until none is left to take; returns how many it finished. */
+  async runAll(): Promise<number> {
+    let finished = 0;
+    for (;;) {
+      const owner = `${WORKER_ID}/${randomBase62(8)}`;
+      const job = await this.deletions.claim(owner, DELETION_LEASE_MS);
+      if (!job) return finished;
+      if (job.attempts > MAX_DELETION_ATTEMPTS) {
+        this.logger.error({ deletionId: job.id, msg: 'deletion failed: interrupted too many times' });
+        await this.deletions.fail(job.id, 'interrupted');
+        continue;
+      }
+      try {
+        if (await this.run(job, owner)) finished++;
+      } catch (error) {
+        // The batch rolled back; the job is given back and resumed at that batch.
+        await this.deletions.release(job.id, owner).catch(() => undefined);
+        throw error;
+      }
+    }
+  }
+
+  /** Deletes the job's batches one transaction each; true when it completed here. */
+  private async run(job: DeletionRecord, owner: string): Promise<boolean> {
+    for (;;) {
+      const outcome = await this.dataSource
+        .transaction(async (manager) => {
+          if (!(await this.deletions.hold(job.id, owner, manager))) throw new DeletionLost();
+          const batch = await this.deletions.nextBatch(job.id, manager);
+          if (!batch) {
+            await this.deletions.complete(job.id, owner, manager);
+            return 'completed' as const;
+          }
+          const removed = await removeConversations(manager, job.siteId, batch.ids, {
+            updatedBefore: job.updatedBefore,
+          });
+          await this.deletions.finishBatch(job.id, batch.batch, removed.length, manager);
+          return 'batch' as const;
+        })
+        .catch((error: unknown) => {
+          if (error instanceof DeletionLost) return 'lost' as const;
+          throw error;
+        });
+      if (outcome === 'lost') return false;
+      if (outcome === 'completed') {
+        this.logger.log({ deletionId: job.id, matched: job.matched, msg: 'deletion completed' });
+        return true;
+      }
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth } from '../auth/auth.decorator';
+import { clientAddress } from '../common/http/client-address';
+import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import { pageAnswer } from '../common/paging/keyset-page';
+import { parsePaging } from '../common/query/query-params';
+import {
+  ApiDataResponse,
+  ApiIdempotencyKey,
+  ApiKeyAuth,
+  ApiPagedList,
+  ApiProblems,
+  ApiResourceId,
+  BODY_PROBLEMS,
+} from '../docs/openapi';
+import { CreateDeletionDto, parseDeletionRequest } from './dto/deletion-request';
+import { DeletionSchema } from './dto/deletion.schema';
+import { presentDeletion } from './deletion.presenter';
+import { DeletionsService } from './deletions.service';
+
+/**
+ * Deletion jobs (workflows-v1 §3). Its routes must be registered before the conversations
+ * controller's `:id` routes (DeletionsModule before ConversationsModule in AppModule), so
+ * `deletions` is never read as a conversation id.
+ */
+@ApiTags('Deletions')
+@ApiKeyAuth()
+@ApiResourceId('siteId', 'site')
+@Controller('api/v1/sites/:siteId/conversations/deletions')
+export class DeletionsController {
+  constructor(private readonly deletions: DeletionsService) {}
+
+  @Post()
+  @HttpCode(202)
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Delete the conversations matching filters (or all), in the background',
+    description:
+      'The set is taken at the 202 (asOf): exactly the conversations matching then are deleted, each with its conversation.deleted event; one recorded later is kept whatever its createdAt.',
+  })
+  @ApiIdempotencyKey()
+  @ApiBody({ type: CreateDeletionDto })
+  @ApiDataResponse(202, DeletionSchema, 'Queued with its matching set; follow matched, deleted and state.')
+  @ApiProblems(...BODY_PROBLEMS, 'invalid_filter', 'not_found', 'conflict')
+  async create(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Body() body: unknown,
+    @Req() req: ServiceRequest,
+  ) {
+    const request = parseDeletionRequest(body);
+    const actor = {
+      organizationId: auth.organizationId,
+      apiKeyId: auth.apiKeyId,
+      requestId: req.id,
+      clientAddress: clientAddress(req),
+    };
+    return { data: presentDeletion(await this.deletions.create(actor, siteId, request)) };
+  }
+
+  @Get()
+  @ApiOperation({ summary: "A site's deletion jobs (requested and retention), newest first" })
+  @ApiPagedList(DeletionSchema, 'not_found')
+  async list(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    return pageAnswer(
+      await this.deletions.list(auth.organizationId, siteId, parsePaging(query)),
+      presentDeletion,
+    );
+  }
+
+  @Get(':deletionId')
+  @ApiOperation({ summary: 'One deletion job: its state, matched and deleted counts' })
+  @ApiResourceId('deletionId', 'del')
+  @ApiDataResponse(200, DeletionSchema)
+  @ApiProblems('not_found')
+  async get(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('deletionId') deletionId: string,
+  ) {
+    return { data: presentDeletion(await this.deletions.get(auth.organizationId, siteId, deletionId)) };
+  }
+}

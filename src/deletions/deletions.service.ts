@@ -1,0 +1,153 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { AuditLog } from '../audit/audit-log';
+import { canonicalFilters } from '../common/cursor/cursor-codec';
+import { ApiError } from '../common/errors/api-error';
+import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
+import type { IdPrefix } from '../common/ids/ids';
+import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
+import type { LifecycleActor } from '../conversations/conversation-lifecycle';
+import type { Statement } from '../database/sql-statement';
+import { buildFilterSql, whereAll } from '../search/filter-sql/conversation-filter-sql';
+import type { ConversationFilter } from '../search/listing/conversation-filter';
+import { SitesService } from '../sites/sites.service';
+import { DeletionRequest } from './dto/deletion-request';
+import { DeletionRecord, isDeletionId, newDeletionId } from './deletion.records';
+import { DeletionsRepository } from './deletions.repository';
+
+// `del` is checked as any prefix is (src/common/ids/ids.ts does not list it yet).
+const DELETION_ORDER = newestFirst('createdAt', 'del' satisfies IdPrefix);
+
+/** The ids of the site's conversations matching `filter` (the listing's shared filter SQL). */
+export function matchingSql(siteId: string, filter: ConversationFilter): Statement {
+  const sql = buildFilterSql(siteId, filter);
+  return { text: `SELECT id FROM conversations WHERE ${whereAll(sql)}`, values: sql.params.values };
+}
+
+/** The ids of the site's conversations last updated before `cutoff` (retention). */
+export function updatedBeforeSql(siteId: string, cutoff: Date): Statement {
+  return {
+    text: `SELECT id FROM conversations WHERE site_id = $1 AND updated_at < $2`,
+    values: [siteId, cutoff],
+  };
+}
+
+/** Deletion jobs (workflows-v1 §3): created here, run by DeletionWorker. */
+@Injectable()
+export class DeletionsService {
+  constructor(
+    private readonly deletions: DeletionsRepository,
+    private readonly sites: SitesService,
+    private readonly audit: AuditLog,
+    private readonly paging: KeysetPaging,
+    private readonly tx: IdempotentTransaction,
+  ) {}
+
+  /**
+   * Creates a job with the set it deletes: the job row, the ids matching at this instant (one
+   * statement, one snapshot) and the audit row, in one transaction (with an Idempotency-Key, the
+   * one holding the key). The workers take it within a second (DeletionWorker).
+   */
+  async create(actor: LifecycleActor, siteId: string, request: DeletionRequest): Promise<DeletionRecord> {
+    return this.tx.run(async (manager) => {
+      const site = await this.sites.getOwned(actor.organizationId, siteId, manager);
+      const record = await this.deletions.insertWithSnapshot(
+        {
+          id: newDeletionId(),
+          organizationId: actor.organizationId,
+          siteId: site.id,
+          apiKeyId: actor.apiKeyId,
+          origin: 'request',
+          filters: request.filters,
+          all: request.all,
+          updatedBefore: null,
+        },
+        matchingSql(site.id, request.filter),
+        manager,
+      );
+      await this.audit.record(
+        {
+          organizationId: actor.organizationId,
+          siteId: site.id,
+          actorType: 'api_key',
+          actorId: actor.apiKeyId,
+          action: 'conversations.delete_many',
+          targetType: 'deletion',
+          targetId: record.id,
+          requestId: actor.requestId,
+          clientAddress: actor.clientAddress,
+          details: { filters: request.filters, all: request.all, matched: record.matched },
+        },
+        manager,
+      );
+      return record;
+    });
+  }
+
+  /**
+   * The retention job of a site: the conversations last updated before `updatedBefore`, unless a
+   * retention job of the site is still running or nothing is due (then no job: undefined).
+   */
+  async createRetention(
+    site: { siteId: string; organizationId: string; updatedBefore: Date },
+    manager: EntityManager,
+  ): Promise<DeletionRecord | undefined> {
+    if (await this.deletions.lockRetention(site.siteId, manager)) return undefined;
+    const record = await this.deletions.insertWithSnapshot(
+      {
+        id: newDeletionId(),
+        organizationId: site.organizationId,
+        siteId: site.siteId,
+        apiKeyId: null,
+        origin: 'retention',
+        filters: {},
+        all: false,
+        updatedBefore: site.updatedBefore,
+      },
+      updatedBeforeSql(site.siteId, site.updatedBefore),
+      manager,
+    );
+    if (record.matched === 0) {
+      await this.deletions.remove(record.id, manager);
+      return undefined;
+    }
+    await this.audit.record(
+      {
+        organizationId: site.organizationId,
+        siteId: site.siteId,
+        actorType: 'system',
+        action: 'conversations.retention_delete',
+        targetType: 'deletion',
+        targetId: record.id,
+        details: { updatedBefore: site.updatedBefore.toISOString(), matched: record.matched },
+      },
+      manager,
+    );
+    return record;
+  }
+
+  async get(organizationId: string, siteId: string, deletionId: string): Promise<DeletionRecord> {
+    const site = await this.sites.getOwned(organizationId, siteId);
+    const record = isDeletionId(deletionId)
+      ? await this.deletions.findInSite(site.id, deletionId)
+      : undefined;
+    if (!record) throw ApiError.notFound('deletion');
+    return record;
+  }
+
+  /** One page of the site's deletion jobs, newest first. */
+  async list(
+    organizationId: string,
+    siteId: string,
+    request: PageRequest,
+  ): Promise<KeysetPage<DeletionRecord>> {
+    const site = await this.sites.getOwned(organizationId, siteId);
+    const list = {
+      binding: { resource: 'deletions', scope: site.id, filters: canonicalFilters({}) },
+      order: DELETION_ORDER,
+    };
+    return this.paging.page(list, request, (limit, after) =>
+      this.deletions.listInSite(site.id, limit, after),
+    );
+  }
+}

@@ -1,0 +1,205 @@
+import { describe, expect, it } from '@jest/globals';
+import { DeletionWorker } from '../../src/deletions/deletion-worker';
+import { insertManyConversations } from '../factories/bulk-conversations';
+import { ago, label, listConversations, recordConversation } from '../factories/conversations';
+import { createOrganization } from '../factories/organizations';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import type { TestApp } from '../setup/test-app';
+
+/**
+ * Deletion jobs, POST/GET …/conversations/deletions (workflows-v1 §3): exactly the set matching
+ * at asOf, in batches, resumable after a worker dies, followable, an event per conversation.
+ * The app runs without workers: the tests drive DeletionWorker by hand.
+ */
+type Org = Awaited<ReturnType<typeof createOrganization>>;
+const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+
+describe('deletion jobs', () => {
+  let t: TestApp;
+  testAppPerSuite((app) => (t = app), OWN_BUDGET, {
+    redisKeyPrefixSuffix: 'deletion-jobs:',
+    ownDatabase: true,
+  });
+
+  const path = (org: Org) => `/api/v1/sites/${org.site.id}/conversations/deletions`;
+  const post = (org: Org, body: object) => t.http().post(path(org)).set(org.auth).send(body);
+  const get = (org: Org, id: string) =>
+    t
+      .http()
+      .get(`${path(org)}/${id}`)
+      .set(org.auth);
+  const ids = async (org: Org) =>
+    (await listConversations(t, org, { limit: '100' }).expect(200)).body.data.map(
+      (c: { id: string }) => c.id,
+    );
+
+  it('POST → 202 queued with matched; the worker deletes exactly the matching set; GET follows it', async () => {
+    const org = await createOrganization(t.app);
+    const web = await recordConversation(t, org, { channel: 'web' });
+    const hosted = await recordConversation(t, org, { channel: 'hosted' });
+    const res = await post(org, { filters: { channel: 'hosted' } }).expect(202);
+    expect(res.body.data).toEqual({
+      id: expect.stringMatching(/^del_[0-9A-Za-z]{22}$/),
+      siteId: org.site.id,
+      state: 'queued',
+      origin: 'request',
+      filters: { channel: 'hosted' },
+      all: false,
+      updatedBefore: null,
+      asOf: res.body.data.createdAt,
+      matched: 1,
+      deleted: 0,
+      failureReason: null,
+      createdAt: expect.any(String),
+      completedAt: null,
+    });
+    await t.app.get(DeletionWorker).runAll();
+    const done = (await get(org, res.body.data.id).expect(200)).body.data;
+    expect(done).toMatchObject({
+      state: 'completed',
+      matched: 1,
+      deleted: 1,
+      completedAt: expect.any(String),
+    });
+    expect(await ids(org)).toEqual([web.id]);
+    const events = await t.db.query(
+      `SELECT object FROM events WHERE type = 'conversation.deleted' AND site_id = $1`,
+      [org.site.id],
+    );
+    expect(events.map((e: { object: unknown }) => e.object)).toEqual([
+      { id: hosted.id, siteId: org.site.id },
+    ]);
+    const audit = await t.db.query(`SELECT action, actor_id FROM audit_events WHERE target_id = $1`, [
+      done.id,
+    ]);
+    expect(audit).toEqual([{ action: 'conversations.delete_many', actor_id: org.apiKey.id }]);
+  });
+
+  it('asOf: a conversation recorded after the 202 is kept whatever its back-dated createdAt; a label change after it does not matter', async () => {
+    const org = await createOrganization(t.app);
+    const old = await recordConversation(t, org, { createdAt: ago(60 * 24 * 10) });
+    const job = (await post(org, { filters: { to: ago(60 * 24 * 5) } }).expect(202)).body.data;
+    const backDated = await recordConversation(t, org, { createdAt: ago(60 * 24 * 20) });
+    await label(t.app, old.id); // matched at asOf: deleted even though it changed since
+    await t.app.get(DeletionWorker).runAll();
+    expect((await get(org, job.id)).body.data).toMatchObject({ state: 'completed', matched: 1, deleted: 1 });
+    expect(await ids(org)).toEqual([backDated.id]);
+  });
+
+  it('all: true deletes every conversation of the site and only that site', async () => {
+    const org = await createOrganization(t.app);
+    const other = await createOrganization(t.app);
+    await recordConversation(t, org);
+    await recordConversation(t, org);
+    const kept = await recordConversation(t, other);
+    await post(org, { all: true }).expect(202);
+    await t.app.get(DeletionWorker).runAll();
+    expect(await ids(org)).toEqual([]);
+    expect(await ids(other)).toEqual([kept.id]);
+    const stats = await t
+      .http()
+      .get(`/api/v1/sites/${org.site.id}/conversations/stats`)
+      .set(org.auth)
+      .expect(200);
+    expect(stats.body.data.total).toBe(0);
+  });
+
+  it('validation: filters as in exports, at least one filter or all: true, never both', async () => {
+    const org = await createOrganization(t.app);
+    const pointers = async (body: object) =>
+      (await post(org, body).expect(400)).body.errors.map((e: { pointer: string }) => e.pointer);
+    expect(await pointers({})).toEqual(['/filters']);
+    expect(await pointers({ filters: {} })).toEqual(['/filters']);
+    expect(await pointers({ all: true, filters: { channel: 'web' } })).toEqual(['/all']);
+    expect(await pointers({ filters: { channel: 'fax' } })).toEqual(['/filters/channel']);
+    expect(await pointers({ filters: { 'labels.all': ['resolution:resolved', 'nope:x'] } })).toEqual([
+      '/filters/labels.all/1',
+    ]);
+    expect(await pointers({ all: 'yes', extra: 1 })).toEqual(expect.arrayContaining(['/all', '/extra']));
+  });
+
+  it('GET …/deletions lists newest first with a cursor; an unknown or malformed id is 404', async () => {
+    const org = await createOrganization(t.app);
+    const a = (await post(org, { all: true }).expect(202)).body.data.id;
+    const b = (await post(org, { filters: { channel: 'web' } }).expect(202)).body.data.id;
+    const first = await t
+      .http()
+      .get(`${path(org)}?limit=1`)
+      .set(org.auth)
+      .expect(200);
+    expect(first.body.data.map((d: { id: string }) => d.id)).toEqual([b]);
+    const second = await t
+      .http()
+      .get(`${path(org)}?limit=1&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`)
+      .set(org.auth)
+      .expect(200);
+    expect(second.body.data.map((d: { id: string }) => d.id)).toEqual([a]);
+    await get(org, 'del_unknown0000000000000').expect(404);
+    await get(org, 'nope').expect(404);
+    const other = await createOrganization(t.app);
+    await t
+      .http()
+      .get(`${path(org)}/${a}`)
+      .set(other.auth)
+      .expect(404);
+  });
+
+  it('a worker whose Postgres connections are killed mid-way: the job resumes and completes, nothing half-done', async () => {
+    const org = await createOrganization(t.app);
+    const site = { id: org.site.id, organizationId: org.organization.id };
+    await insertManyConversations(t.app, site, 5000, { messages: true });
+    const job = (await post(org, { all: true }).expect(202)).body.data;
+    expect(job.matched).toBe(5000);
+    const worker = t.app.get(DeletionWorker);
+    const running = worker.runAll().catch((error: Error) => error);
+    // Kill every other connection of this database while the job runs (a Postgres restart, as the app sees it).
+    let killed = 0;
+    for (let i = 0; i < 40 && killed === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const [{ deleted }] = await t.db.query(`SELECT deleted FROM deletions WHERE id = $1`, [job.id]);
+      if (deleted > 0) {
+        const rows = await t.db.query(
+          `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        killed = rows[0].n;
+      }
+    }
+    expect(killed).toBeGreaterThan(0);
+    await running; // it failed (its connection died) or finished its batch first
+    let state = (await get(org, job.id)).body.data.state;
+    for (let i = 0; i < 10 && state !== 'completed'; i++) {
+      await worker.runAll().catch(() => undefined);
+      state = (await get(org, job.id)).body.data.state;
+    }
+    const done = (await get(org, job.id).expect(200)).body.data;
+    expect(done).toMatchObject({ state: 'completed', matched: 5000, deleted: 5000 });
+    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM conversations WHERE site_id = $1`, [
+      org.site.id,
+    ]);
+    expect(n).toBe(0);
+    const [{ e }] = await t.db.query(
+      `SELECT count(DISTINCT object->>'id')::int AS e FROM events WHERE type = 'conversation.deleted' AND site_id = $1`,
+      [org.site.id],
+    );
+    expect(e).toBe(5000);
+    const [{ b }] = await t.db.query(
+      `SELECT count(*)::int AS b FROM deletion_batches WHERE deletion_id = $1`,
+      [job.id],
+    );
+    expect(b).toBe(0);
+  }, 120_000);
+
+  it('a job whose worker died (lease silent) is taken over by another worker', async () => {
+    const org = await createOrganization(t.app);
+    await recordConversation(t, org);
+    const job = (await post(org, { all: true }).expect(202)).body.data;
+    // A dead worker's claim: running under a lease nobody renews.
+    await t.db.query(
+      `UPDATE deletions SET state = 'running', lease_owner = 'dead-worker', heartbeat_at = now() - interval '1 hour' WHERE id = $1`,
+      [job.id],
+    );
+    await t.app.get(DeletionWorker).runAll();
+    expect((await get(org, job.id)).body.data).toMatchObject({ state: 'completed', deleted: 1 });
+  });
+});
