@@ -10,7 +10,10 @@ import * as os from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { parseStatsRequest as parseStatsQuery } from '../src/stats/dto/stats-request';
-import { statsPlan } from '../src/search/stats/postgres/stats-planner';
+import { DEFAULT_STATS_TUNING, planStats, StatsPlan } from '../src/search/stats/postgres/stats-planner';
+import { seriesBuckets } from '../src/search/stats/series-buckets';
+import type { StatsQuery } from '../src/search/stats/conversation-stats';
+import { denseLabelRequests, zoneRequests } from './stats-mix-families';
 import { getOnce, HttpTarget } from './lib/http-load';
 import { mixContext } from './lib/mix-context';
 import { elapsedMs, summarize, Summary } from './lib/stats';
@@ -19,14 +22,14 @@ import { buildMix, MixContext, QueryValue, queryString } from './query-mix';
 const RESULTS_DIR = join(__dirname, 'results');
 const DAY = 86_400_000;
 
-export const STATS_TARGETS = { dashboardMedianMs: 100, filteredMedianMs: 500 };
+export const STATS_TARGETS = { dashboardMedianMs: 100, denseLabelsMedianMs: 300, filteredMedianMs: 500 };
 
 const ALL_FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'];
 const ALL_SCORES = ['quality', 'service', 'trust'];
 
 export interface StatsRequest {
   name: string;
-  kind: 'dashboard' | 'facet' | 'histogram' | 'series' | 'mix';
+  kind: 'dashboard' | 'facet' | 'histogram' | 'series' | 'mix' | 'dense-labels';
   query: Record<string, QueryValue>;
 }
 
@@ -67,6 +70,9 @@ export function buildStatsMix(ctx: MixContext): StatsRequest[] {
       kind: 'series',
       query: { interval: 'day', timezone: 'Europe/Paris', from, scores: ALL_SCORES },
     },
+    // Zones a half or quarter hour off UTC, and dense label filters (issue 38).
+    ...zoneRequests(ctx.newest),
+    ...denseLabelRequests(),
   ];
   // Every distinct filter set of the listing mix (limit, count and paging are not filters).
   const seen = new Set<string>();
@@ -80,6 +86,37 @@ export function buildStatsMix(ctx: MixContext): StatsRequest[] {
     requests.push({ name: `mix-${r.name}`, kind: 'mix', query: { ...filters, ...everything } });
   }
   return requests;
+}
+
+/** A plan in one phrase: the strategy, where a rollup plan's series comes from, how a scan reads. */
+export function planLabel(plan: StatsPlan): string {
+  switch (plan.strategy) {
+    case 'rollup':
+    case 'rollup+scan':
+      return plan.series ? `${plan.strategy}, series ${plan.series}` : plan.strategy;
+    case 'scan':
+      return `scan (${plan.access}${plan.splitAt ? ', split' : ''})`;
+    case 'complement':
+      return `complement (cells − scan${plan.splitAt ? ', split' : ''})`;
+    default:
+      return plan.strategy;
+  }
+}
+
+/** The plan the Postgres engine chooses for a request, read in a transaction of its own (read-only). */
+export async function planOf(dataSource: DataSource, siteId: string, query: StatsQuery): Promise<StatsPlan> {
+  const starts = query.series ? seriesBuckets(query.series)! : [];
+  const edges = starts.length ? [...starts.map((b) => b.at), starts[starts.length - 1].end] : [];
+  return dataSource.transaction('REPEATABLE READ', async (m) => {
+    await m.query('SET TRANSACTION READ ONLY');
+    return planStats(
+      async (st) => (await m.query(st.text, st.values)) as Array<Record<string, unknown>>,
+      siteId,
+      query,
+      edges,
+      DEFAULT_STATS_TUNING,
+    );
+  });
 }
 
 export interface StatsResult {
@@ -112,7 +149,7 @@ function render(report: {
     '',
     `${report.status}. Started ${report.startedAt}, finished ${report.finishedAt}; load average ${report.load.start.toFixed(1)} at the start, ${report.load.end.toFixed(1)} at the end (2 cores shared).`,
     '',
-    `${passed} of ${report.results.length} requests meet their target (dashboard requests: median ≤ ${STATS_TARGETS.dashboardMedianMs} ms; the others: median ≤ ${STATS_TARGETS.filteredMedianMs} ms). HTTP times, one request at a time.`,
+    `${passed} of ${report.results.length} requests meet their target (dashboard requests: median ≤ ${STATS_TARGETS.dashboardMedianMs} ms; dense label filters: ≤ ${STATS_TARGETS.denseLabelsMedianMs} ms; the others: median ≤ ${STATS_TARGETS.filteredMedianMs} ms). HTTP times, one request at a time; the plan is the Postgres engine's choice for the request (its series' source, a scan's access).`,
     '',
     '| request | plan | total | runs | median ms | p99 ms | target | verdict |',
     '|---|---|---|---|---|---|---|---|',
@@ -172,9 +209,13 @@ export async function runStatsBench(options: {
       while (times.length < 3 || (times.length < maxRuns && elapsedMs(started) < seconds * 1000))
         times.push((await getOnce(target, path)).ms);
       const parsed = parseStatsQuery(r.query as Record<string, unknown>, new Date());
-      const plan = statsPlan(parsed.filter);
+      const plan = planLabel(await planOf(dataSource, siteId, parsed));
       const targetMs =
-        r.kind === 'dashboard' ? STATS_TARGETS.dashboardMedianMs : STATS_TARGETS.filteredMedianMs;
+        r.kind === 'dashboard'
+          ? STATS_TARGETS.dashboardMedianMs
+          : r.kind === 'dense-labels'
+            ? STATS_TARGETS.denseLabelsMedianMs
+            : STATS_TARGETS.filteredMedianMs;
       const http = summarize(times);
       results.push({
         name: r.name,

@@ -69,6 +69,16 @@ export const AGENT_ROLLUP = {
 } as const;
 
 /**
+ * Key and summed columns of conversation_stats_quarter (migration QuarterHourStatsRollup): the
+ * hourly rollup's sums per UTC quarter hour, read for the hours that hold a series bucket start.
+ */
+export const QUARTER_ROLLUP = {
+  table: 'conversation_stats_quarter',
+  keys: ['site_id', 'quarter'],
+  sums: ROLLUP_SUMS.conversation_stats_hourly,
+} as const;
+
+/**
  * The statement that folds the `fresh` rows of an append-only rollup table into one row per key
  * (its key columns, site_id first, and summed columns); with `oneSite`, `$1` is the site id.
  * One statement, so its snapshot decides which rows it folds: rows appended meanwhile stay fresh

@@ -16,6 +16,7 @@ import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup'
 import { SiteScopedTitleTerms1763820000000 } from './1763820000000-SiteScopedTitleTerms';
 import { ConversationPostings1763830000000 } from './1763830000000-ConversationPostings';
 import { TranscriptSearch1763840000000 } from './1763840000000-TranscriptSearch';
+import { QuarterHourStatsRollup1763850000000 } from './1763850000000-QuarterHourStatsRollup';
 import { ViewsAndAlerts1763860000000 } from './1763860000000-ViewsAndAlerts';
 import { DataLifecycle1763870000000 } from './1763870000000-DataLifecycle';
 
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   SiteScopedTitleTerms1763820000000,
   ConversationPostings1763830000000,
   TranscriptSearch1763840000000,
+  QuarterHourStatsRollup1763850000000,
   ViewsAndAlerts1763860000000,
   DataLifecycle1763870000000,
 ];

@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import type { ConversationStats, ConversationStatsEngine, StatsQuery } from '../conversation-stats';
 import { seriesBuckets } from '../series-buckets';
+import { runComplement } from './stats-complement';
 import { finish, merge, StatsPart } from './stats-parts';
 import { DEFAULT_STATS_TUNING, planStats, rows, StatsPlan, StatsTuning } from './stats-planner';
 import { daysRange, readAgent, readCells, readRollup } from './stats-rollup-executor';
@@ -108,6 +109,8 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
         return { parts: [await readAgent(m, siteId, query, plan.agentId)], plan };
       case 'scan':
         return runScan(m, siteId, query, plan, startDates, this.helpers, tuning);
+      case 'complement':
+        return runComplement(m, siteId, query, plan, this.helpers, tuning);
       default: {
         const whole = await readRollup(m, siteId, query, plan, startDates);
         if (plan.series === 'scan') await scanSeries(m, siteId, query, daysRange(plan), startDates, whole);

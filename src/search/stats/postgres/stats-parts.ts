@@ -85,6 +85,32 @@ export function addSeries(
   }
 }
 
+/**
+ * The part with every sum negated (counts, facets, score counts, sums and bins, series) and no
+ * min or max: merged with another part, it subtracts (the complement plan).
+ */
+export function negate(part: StatsPart): StatsPart {
+  return {
+    total: -part.total,
+    facets: new Map(
+      [...part.facets].map(([facet, values]) => [facet, new Map([...values].map(([v, n]) => [v, -n]))]),
+    ),
+    scores: new Map(
+      [...part.scores].map(([name, s]) => [
+        name,
+        { n: -s.n, sum: -s.sum, min: null, max: null, hist: s.hist.map((n) => -n) },
+      ]),
+    ),
+    series: part.series.map((b) => ({
+      n: -b.n,
+      labeled: -b.labeled,
+      scores: Object.fromEntries(
+        Object.entries(b.scores).map(([name, x]) => [name, { n: -x!.n, sum: -x!.sum }]),
+      ),
+    })),
+  };
+}
+
 export const lowest = (a: number | null, b: unknown): number | null =>
   b === null || b === undefined ? a : a === null ? Number(b) : Math.min(a, Number(b));
 export const highest = (a: number | null, b: unknown): number | null =>

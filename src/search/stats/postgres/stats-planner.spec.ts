@@ -4,12 +4,14 @@ import { KIND } from '../../../database/stats-rollups';
 import { labelBit } from '../../filter-sql/conversation-filter-sql';
 import { ConversationFilter, emptyFilter } from '../../listing/conversation-filter';
 import type { StatsQuery } from '../conversation-stats';
+import { complementCells, labelShare } from './stats-complement';
 import {
   DEFAULT_STATS_TUNING,
   isSelective,
   planStats,
   rollupRanges,
   rollupRead,
+  seriesSource,
   splitPoint,
   statsPlan,
   statsStrategy,
@@ -56,6 +58,37 @@ describe('statsStrategy (the plan a filter takes, from the filter alone)', () =>
     expect(statsStrategy(filter({ scores: { quality: { min: 0.5 } } }), on)).toBe('scan');
     expect(statsStrategy(filter({ channel: 'web' }), { ...on, useRollups: false })).toBe('scan');
     expect(statsPlan(filter({ agentId: 'agt_a' }))).toBe('agent');
+  });
+
+  it('scans a transcript query (`text`) as it scans keywords, alone or beside rollup-able filters', () => {
+    const text = { all: [[{ kind: 'word' as const, word: 'refund' }]], none: [], scope: 'all' as const };
+    expect(statsStrategy(filter({ text }), on)).toBe('scan');
+    expect(statsStrategy(filter({ text, channel: 'web' }), on)).toBe('scan');
+    expect(statsStrategy(filter({ text, agentId: 'agt_a' }), on)).toBe('scan');
+    expect(statsStrategy(filter({ text, from: '2026-10-01T00:00:00Z' }), on)).toBe('scan');
+  });
+});
+
+describe('seriesSource (where a rollup plan reads its series)', () => {
+  const at = (...iso: string[]) => iso.map((s) => new Date(s));
+
+  it('reads the hourly rollup when every bucket edge is on a UTC hour (UTC, Paris, New York)', () => {
+    expect(seriesSource(at('2026-10-24T22:00:00Z', '2026-10-25T23:00:00Z', '2026-10-26T23:00:00Z'))).toBe(
+      'hourly',
+    );
+  });
+
+  it('adds the quarter-hour rollup when an edge is on a quarter hour (Kolkata, Kathmandu, Adelaide, St. John’s)', () => {
+    expect(seriesSource(at('2026-10-24T18:30:00Z', '2026-10-25T18:30:00Z'))).toBe('quarter');
+    expect(seriesSource(at('2026-10-24T18:15:00Z', '2026-10-25T18:15:00Z'))).toBe('quarter');
+    // Adelaide across its DST start: +09:30 then +10:30, both on half hours.
+    expect(seriesSource(at('2026-10-03T14:30:00Z', '2026-10-04T13:30:00Z'))).toBe('quarter');
+    // Hourly buckets in a zone a whole hour off with one edge on a half hour: still the quarter rows.
+    expect(seriesSource(at('2026-11-01T03:00:00Z', '2026-11-01T03:30:00Z'))).toBe('quarter');
+  });
+
+  it('scans when an edge is not on a quarter hour (a historical local mean time, +05:53:20)', () => {
+    expect(seriesSource(at('1900-01-01T18:06:40Z', '1900-01-02T18:06:40Z'))).toBe('scan');
   });
 });
 
@@ -162,7 +195,7 @@ describe('planStats (reads only what the choice needs, in the request transactio
     expect(asked).toEqual([]);
   });
 
-  it("reads the site's day span for a rollup, and takes the series from the hourly rollup on UTC hours only", async () => {
+  it("reads the site's day span for a rollup, and takes the series from the hourly and quarter-hour rollups on quarter hours", async () => {
     const { read } = reader(dense);
     const window = query({ from: '2026-10-05T00:00:00Z', to: '2026-10-07T00:00:00Z' });
     const hourly = [new Date('2026-10-05T00:00:00Z'), new Date('2026-10-06T00:00:00Z')];
@@ -173,8 +206,11 @@ describe('planStats (reads only what the choice needs, in the request transactio
     });
     const kolkata = [new Date('2026-10-05T18:30:00Z'), new Date('2026-10-06T18:30:00Z')];
     expect(await planStats(read, 's', window, kolkata, DEFAULT_STATS_TUNING)).toMatchObject({
-      series: 'scan',
+      strategy: 'rollup',
+      series: 'quarter',
     });
+    const lmt = [new Date('1900-01-01T18:06:40Z'), new Date('1900-01-02T18:06:40Z')];
+    expect(await planStats(read, 's', window, lmt, DEFAULT_STATS_TUNING)).toMatchObject({ series: 'scan' });
   });
 
   it('splits a dense walk at a midnight, its scores from bounded walks', async () => {
@@ -207,5 +243,67 @@ describe('planStats (reads only what the choice needs, in the request transactio
     expect(asked).toHaveLength(1);
     const rollupsOff = { ...DEFAULT_STATS_TUNING, useRollups: false };
     expect((await planStats(read, 's', query({ channel: 'web' }), [], rollupsOff)).strategy).toBe('scan');
+  });
+});
+
+describe('the complement plan (a dense label filter: labeled cells minus the ones failing it)', () => {
+  const counts = new Map([
+    [`${KIND.all}|`, 1000],
+    [`${KIND.labelStatus}|labeled`, 800],
+    [`${KIND.labels}|${labelBit('safe_response:pass')}`, 790],
+    [`${KIND.labels}|${labelBit('visitor_frustrated:true')}`, 96],
+    [`${KIND.labels}|${labelBit('resolution:resolved')}`, 400],
+  ]);
+
+  it('applies to label tokens beside channel, language, feedback or labelStatus=labeled only, without a series', () => {
+    const dense = { labelsAll: ['safe_response:pass'], labelsNone: ['visitor_frustrated:true'] };
+    expect(complementCells(filter(dense), false)).toEqual({ labelStatus: 'labeled' });
+    expect(complementCells(filter({ ...dense, channel: 'web', feedback: 'negative' }), false)).toEqual({
+      labelStatus: 'labeled',
+      channel: 'web',
+      feedback: 'negative',
+    });
+    expect(complementCells(filter(dense), true)).toBeUndefined();
+    expect(complementCells(filter({ ...dense, from: '2026-10-01T00:00:00Z' }), false)).toBeUndefined();
+    expect(complementCells(filter({ ...dense, agentId: 'agt_a' }), false)).toBeUndefined();
+    expect(complementCells(filter({ ...dense, keywords: ['order'] }), false)).toBeUndefined();
+    expect(complementCells(filter({ ...dense, scores: { quality: { min: 0.5 } } }), false)).toBeUndefined();
+    expect(complementCells(filter({ ...dense, labelStatus: 'pending' }), false)).toBeUndefined();
+    expect(complementCells(filter({ channel: 'web' }), false)).toBeUndefined();
+  });
+
+  it('estimates the share of labeled conversations the tokens keep, tokens taken as independent', () => {
+    const share = labelShare(
+      filter({ labelsAll: ['safe_response:pass'], labelsNone: ['visitor_frustrated:true'] }),
+      counts,
+    );
+    expect(share).toBeCloseTo((790 / 800) * (1 - 96 / 800), 12);
+    expect(labelShare(filter({ labelsAny: [['resolution:resolved', 'safe_response:pass']] }), counts)).toBe(
+      1,
+    );
+    expect(labelShare(filter({ labelsAll: ['resolution:resolved'] }), counts)).toBe(0.5);
+  });
+
+  it('is chosen over the scan above half of the labeled conversations, split like a dense walk', async () => {
+    const siteCounts = [...counts].map(([k, n]) => ({ kind: k.split('|')[0], key: k.split('|')[1], n }));
+    const read = async (statement: Statement) =>
+      statement.text.includes('conversation_stats_site')
+        ? siteCounts
+        : [
+            { day: '2026-10-01', n: 40_000 },
+            { day: '2026-10-02', n: 40_000 },
+          ];
+    const dense = query({ labelsAll: ['safe_response:pass'], labelsNone: ['visitor_frustrated:true'] }, [
+      'quality',
+    ]);
+    expect(await planStats(read, 's', dense, [], DEFAULT_STATS_TUNING)).toMatchObject({
+      strategy: 'complement',
+      cells: { labelStatus: 'labeled' },
+      splitAt: '2026-10-02T00:00:00.000Z',
+    });
+    const half = query({ labelsAll: ['resolution:resolved'] }, ['quality']);
+    expect(await planStats(read, 's', half, [], DEFAULT_STATS_TUNING)).toMatchObject({ strategy: 'scan' });
+    const rollupsOff = { ...DEFAULT_STATS_TUNING, useRollups: false };
+    expect(await planStats(read, 's', dense, [], rollupsOff)).toMatchObject({ strategy: 'scan' });
   });
 });

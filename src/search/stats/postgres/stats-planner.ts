@@ -5,6 +5,7 @@ import { labelBit } from '../../filter-sql/conversation-filter-sql';
 import { ConversationFilter, hasLabelFilter } from '../../listing/conversation-filter';
 import type { StatsQuery } from '../conversation-stats';
 import { DAY_MS, HOUR_MS } from '../series-buckets';
+import { complementCells, COMPLEMENT_SHARE, labelShare } from './stats-complement';
 import { num } from './stats-parts';
 import { CellFilter, dayCountsSql, daySpanSql, siteCountsSql, TimeRange } from './stats-rollup-sql';
 
@@ -32,7 +33,7 @@ export interface DayRange {
   to?: string;
 }
 
-/** Which plan answers (docs/statistics.md, "Plans"). */
+/** Which plan a filter takes from the filter alone (docs/statistics.md, "Plans"); the data may then choose the complement plan over a scan. */
 export type StatsStrategy = 'rollup' | 'scan' | 'rollup+scan' | 'cells' | 'agent';
 
 /**
@@ -48,7 +49,20 @@ export type StatsPlan =
   | { strategy: 'cells'; cells: CellFilter; why: string }
   | { strategy: 'agent'; agentId: string; why: string }
   | RollupPlan
-  | ScanPlan;
+  | ScanPlan
+  | ComplementPlan;
+
+/**
+ * A dense label filter beside column filters only: the labeled conversations of those columns
+ * (per-cell rollup) minus a scan of those failing the label conditions (stats-complement.ts).
+ */
+export interface ComplementPlan {
+  strategy: 'complement';
+  cells: CellFilter;
+  /** The scan of the failing ones cut at this UTC midnight in two slices read at once. */
+  splitAt?: string;
+  why: string;
+}
 
 export interface RollupPlan {
   strategy: 'rollup' | 'rollup+scan';
@@ -57,8 +71,11 @@ export interface RollupPlan {
   read: RollupRead;
   /** The partial days at the window's ends, scanned. */
   edges: TimeRange[];
-  /** The series from the hourly rollup (bucket starts on UTC hours) or from a scan of the days. */
-  series?: 'hourly' | 'scan';
+  /**
+   * The series from the hourly rollup (bucket edges on UTC hours), from it and the quarter-hour
+   * rollup (edges on quarter hours: every zone in use), or from a scan of the days.
+   */
+  series?: 'hourly' | 'quarter' | 'scan';
   why: string;
 }
 
@@ -79,6 +96,9 @@ export interface ScanPlan {
 
 /** Below this share of the site, a filter's matches are fetched through the GIN index. */
 const SELECTIVE_SHARE = 0.05;
+
+/** A quarter hour, the granularity of conversation_stats_quarter. */
+const QUARTER_MS = HOUR_MS / 4;
 
 /** The agent when the per-agent rollup can answer: `agentId` and nothing else (no window). */
 export function agentFilter(filter: ConversationFilter): string | undefined {
@@ -166,6 +186,18 @@ export function statsStrategy(
   return ranges.edges.length ? 'rollup+scan' : 'rollup';
 }
 
+/**
+ * Where a rollup plan's series comes from: the hourly rollup when every bucket edge is on a UTC
+ * hour (zones with whole-hour offsets); the hourly rollup plus the quarter-hour rows of the hours
+ * holding an edge when every edge is on a quarter hour (every offset in use: +05:30, +05:45,
+ * +09:30, −03:30…); a scan otherwise (a zone's historical local mean time, such as +05:53:20).
+ */
+export function seriesSource(edges: Date[]): 'hourly' | 'quarter' | 'scan' {
+  if (edges.every((d) => d.getTime() % HOUR_MS === 0)) return 'hourly';
+  if (edges.every((d) => d.getTime() % QUARTER_MS === 0)) return 'quarter';
+  return 'scan';
+}
+
 /** The strategy of a request without a series, with the rollups on (the bench reports it). */
 export const statsPlan = (filter: ConversationFilter): StatsStrategy =>
   statsStrategy(filter, { series: false, useRollups: true });
@@ -200,7 +232,7 @@ export function rollupRead(span: { first?: string; last?: string } | undefined, 
  * rollup's `<kind>|<key>` counts). Undefined `count`: no such filter to weigh.
  */
 export function isSelective(filter: ConversationFilter, count?: Map<string, number>): boolean {
-  if (filter.keywords.length > 0 || filter.text !== undefined) return true;
+  if (filter.keywords.length > 0) return true;
   if (!count) return false;
   const total = count.get(`${KIND.all}|`) ?? 0;
   if (!total) return false;
@@ -269,30 +301,38 @@ export async function planStats(
   if (strategy !== 'scan') {
     const { days, edges } = rollupRanges(filter)!;
     const [span] = await read(daySpanSql(siteId));
-    // Zones with :30 / :45 offsets start buckets inside an hour: the series is scanned.
-    const hourly = startDates.every((d) => d.getTime() % HOUR_MS === 0);
     return {
       strategy,
       days,
       read: rollupRead(span as { first?: string; last?: string } | undefined, days),
       edges,
-      ...(startDates.length ? { series: hourly ? ('hourly' as const) : ('scan' as const) } : {}),
+      ...(startDates.length ? { series: seriesSource(startDates) } : {}),
       why: edges.length ? 'only a window: whole days rolled up, partial days scanned' : 'only whole days',
     };
   }
   const range: TimeRange = { from: filter.from, to: filter.to };
+  const cells = tuning.useRollups ? complementCells(filter, startDates.length > 0) : undefined;
   const weighed =
-    !filter.keywords.length && (filter.labelsAll.length || filter.labelsAny.length || filter.agentId);
+    cells ||
+    (!filter.keywords.length && (filter.labelsAll.length || filter.labelsAny.length || filter.agentId));
   const counts = weighed
     ? new Map((await read(siteCountsSql(siteId))).map((r) => [`${num(r.kind)}|${String(r.key)}`, num(r.n)]))
     : undefined;
-  if (isSelective(filter, counts))
+  const dense = cells && counts && labelShare(filter, counts) > COMPLEMENT_SHARE;
+  if (!dense && isSelective(filter, counts))
     return { strategy, range, access: 'index', minMax: 'scan', why: 'selective: matches through an index' };
   const days = (await read(dayCountsSql(siteId, range))).map((r) => ({
     at: Date.parse(`${String(r.day)}T00:00:00Z`),
     n: num(r.n),
   }));
   const splitAt = splitPoint(days, range, tuning.splitScanRows);
+  if (dense)
+    return {
+      strategy: 'complement',
+      cells: cells!,
+      ...(splitAt !== undefined ? { splitAt } : {}),
+      why: 'a dense label filter: the labeled cells minus the conversations failing its labels',
+    };
   if (splitAt === undefined)
     return { strategy, range, access: 'walk', minMax: 'scan', why: 'a walk of the covering index' };
   // A dense scan: each score's min and max from bounded walks of its btree when they find them,

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AGENT_ROLLUP, foldSql, ROLLUP_KEYS, ROLLUP_SUMS } from '../../../database/stats-rollups';
+import {
+  AGENT_ROLLUP,
+  foldSql,
+  QUARTER_ROLLUP,
+  ROLLUP_KEYS,
+  ROLLUP_SUMS,
+} from '../../../database/stats-rollups';
 
 /** First key of the compaction's advisory locks (the second is the site id's hash). */
 const COMPACTION_LOCK = 716_220_013;
@@ -13,6 +19,7 @@ const TABLES: Array<{ table: string; keys: readonly string[]; sums: readonly str
     sums: ROLLUP_SUMS[table],
   })),
   AGENT_ROLLUP,
+  QUARTER_ROLLUP,
 ];
 
 /** The names of the append-only rollup tables (the seed vacuums them after folding). */

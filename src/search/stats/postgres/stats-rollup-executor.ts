@@ -21,6 +21,7 @@ import {
   cellSql,
   dailySql,
   hourlySeriesSql,
+  quarterSeriesSql,
   RowScope,
   scoreEdgesSql,
   scoreSumsSql,
@@ -118,7 +119,7 @@ export async function readAgent(
 /**
  * The rollup plan's whole days (plan.read: the days inside the window, or the site's all-time
  * rows minus the days outside it), score sums from the hourly rollup, and, with plan.series
- * `hourly`, the series from it too. `starts`: the series' bucket edges.
+ * `hourly` or `quarter`, the series from it (and the quarter-hour rollup) too. `starts`: the series' bucket edges.
  */
 export async function readRollup(
   m: EntityManager,
@@ -155,9 +156,11 @@ export async function readRollup(
   const sums = query.scores.length ? (await rows(m, scoreSumsSql(siteId, range)))[0] : {};
   for (const name of query.scores) part.scores.get(name)!.sum += num(sums[`${name}_sum`]);
   await scoreEdges(m, siteId, query, part, bins, ROLLUP_SCORE_BINS, range);
-  if (plan.series === 'hourly')
-    for (const row of await rows(m, hourlySeriesSql(siteId, range, starts)))
+  if (plan.series === 'hourly' || plan.series === 'quarter') {
+    const series = plan.series === 'hourly' ? hourlySeriesSql : quarterSeriesSql;
+    for (const row of await rows(m, series(siteId, range, starts)))
       addSeries(part, query.scores, num(row.b) - 1, row);
+  }
   return part;
 }
 

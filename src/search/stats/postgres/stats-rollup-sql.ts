@@ -2,6 +2,7 @@ import type { Statement } from '../../../database/sql-statement';
 import { KIND } from '../../../database/stats-rollups';
 import { SCORE_COLUMN } from '../../filter-sql/conversation-filter-sql';
 import type { ScoreName } from '../../listing/conversation-filter';
+import { HOUR_MS } from '../series-buckets';
 
 /*
  * The statistics rollups' statements (docs/statistics.md, "Rollups"). The rollup tables are
@@ -100,6 +101,49 @@ export function hourlySeriesSql(siteId: string, range: TimeRange, starts: Date[]
       sum(service_n)::bigint AS service_n, sum(service_sum)::text AS service_sum,
       sum(trust_n)::bigint AS trust_n, sum(trust_sum)::text AS trust_sum
       FROM conversation_stats_hourly WHERE ${where.join(' AND ')} GROUP BY 1`,
+    values,
+  };
+}
+
+/** The hours holding a bucket edge that is not on the hour (each once, in order), as epoch ms. */
+export function straddledHours(starts: Date[]): number[] {
+  const hours = new Set<number>();
+  for (const s of starts)
+    if (s.getTime() % HOUR_MS !== 0) hours.add(Math.floor(s.getTime() / HOUR_MS) * HOUR_MS);
+  return [...hours].sort((a, b) => a - b);
+}
+
+/**
+ * Rollup: series buckets over [from, to) whose edges fall on quarter hours (every zone in use):
+ * the hourly rows of the hours holding no edge, plus the quarter rows (conversation_stats_quarter)
+ * of the hours holding one, each row placed by `width_bucket` over the edges. A quarter never
+ * straddles an edge, nor does an hour without one: each row lies whole in one bucket. The quarters
+ * are named (`= ANY`, four per hour): index probes, a few per bucket.
+ */
+export function quarterSeriesSql(siteId: string, range: TimeRange, starts: Date[]): Statement {
+  const hours = straddledHours(starts);
+  const iso = (t: number) => new Date(t).toISOString();
+  const quarters = hours.flatMap((h) => [0, 1, 2, 3].map((k) => iso(h + (k * HOUR_MS) / 4)));
+  const values: unknown[] = [siteId, starts.map((s) => s.toISOString()), hours.map(iso), quarters];
+  const within = (column: string) => {
+    const where: string[] = [];
+    if (range.from !== undefined) where.push(`${column} >= $${values.push(range.from)}::timestamptz`);
+    if (range.to !== undefined) where.push(`${column} < $${values.push(range.to)}::timestamptz`);
+    return where.map((w) => ` AND ${w}`).join('');
+  };
+  const sums = `n, labeled, quality_n, quality_sum, service_n, service_sum, trust_n, trust_sum`;
+  return {
+    text: `SELECT width_bucket(at, $2::timestamptz[]) AS b, sum(n)::bigint AS n, sum(labeled)::bigint AS labeled,
+      sum(quality_n)::bigint AS quality_n, sum(quality_sum)::text AS quality_sum,
+      sum(service_n)::bigint AS service_n, sum(service_sum)::text AS service_sum,
+      sum(trust_n)::bigint AS trust_n, sum(trust_sum)::text AS trust_sum
+      FROM (
+        SELECT hour AS at, ${sums} FROM conversation_stats_hourly
+        WHERE site_id = $1 AND hour <> ALL($3::timestamptz[])${within('hour')}
+        UNION ALL
+        SELECT quarter, ${sums} FROM conversation_stats_quarter
+        WHERE site_id = $1 AND quarter = ANY($4::timestamptz[])${within('quarter')}
+      ) r GROUP BY 1`,
     values,
   };
 }
@@ -209,10 +253,11 @@ export function straddleSql(
   return { text: parts.join(' UNION ALL '), values };
 }
 
-/** The site's all-time counts: conversations, per agent, per label token (selectivity estimates). */
+/** The site's all-time counts: conversations, labeled ones, per agent, per label token (plan choices). */
 export function siteCountsSql(siteId: string): Statement {
   return {
-    text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE site_id = $1 AND kind IN (${KIND.all}, ${KIND.agentId}, ${KIND.labels})
+    text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_site
+      WHERE site_id = $1 AND (kind IN (${KIND.all}, ${KIND.agentId}, ${KIND.labels}) OR (kind = ${KIND.labelStatus} AND key = 'labeled'))
       GROUP BY kind, key`,
     values: [siteId],
   };

@@ -10,6 +10,7 @@ import { innerEdges } from '../histogram-bins';
 import { add, addSeries, countBits, emptyPartial, highest, lowest, num, StatsPart } from './stats-parts';
 import { rows, ScanPlan, StatsTuning } from './stats-planner';
 import type { TimeRange } from './stats-rollup-sql';
+import type { FilterSql } from '../../filter-sql/conversation-filter-sql';
 import { FACET_COLUMN, filterOver, HIST_NULL, scanEdgeWalkSql, scanSql, seriesSql } from './stats-scan-sql';
 import { StatsScanHelpers } from './stats-scan-helpers';
 
@@ -27,6 +28,9 @@ export function fixedFacets(filter: ConversationFilter): Partial<Record<StatsFac
     ...(status ? { labelStatus: status } : {}),
   };
 }
+
+/** The filter SQL a scan reads over a range (by default the query's filter, filterOver). */
+export type ScanOver = (range: TimeRange) => FilterSql;
 
 /** A scan statement and how to read its result rows into a part. */
 export interface ScanStatement {
@@ -46,9 +50,10 @@ export function scanStatement(
   starts: Date[],
   forIndex: boolean,
   minMax = true,
+  over: ScanOver = (r) => filterOver(siteId, query.filter, r, forIndex),
 ): ScanStatement {
   const fixed = fixedFacets(query.filter);
-  const { statement, groups, chunks } = scanSql(filterOver(siteId, query.filter, range, forIndex), {
+  const { statement, groups, chunks } = scanSql(over(range), {
     facets: query.facets,
     scores: query.scores,
     edges: innerEdges(query.bins),
@@ -140,6 +145,8 @@ export async function scanSeries(
  * (scanEdgeWalkSql), then the matches read once, whole or in two slices at once (the newer on a
  * helper connection on this transaction's snapshot). Returns the plan as it ran: without
  * `splitAt` when no helper connection was free, with `minMax: 'scan'` when a walk found none.
+ * With `over` (the complement plan's rows instead of the query's filter), no min or max at all:
+ * the caller has them.
  */
 export async function runScan(
   m: EntityManager,
@@ -149,16 +156,30 @@ export async function runScan(
   starts: Date[],
   helpers: StatsScanHelpers,
   tuning: StatsTuning,
+  over?: ScanOver,
 ): Promise<{ parts: StatsPart[]; plan: ScanPlan }> {
-  const edges = plan.minMax === 'walks' ? await edgeWalks(m, siteId, query, plan.range) : undefined;
+  const edges = plan.minMax === 'walks' && !over ? await edgeWalks(m, siteId, query, plan.range) : undefined;
+  const minMax = !edges && !over;
   const helper = plan.splitAt !== undefined ? await helpers.acquire() : undefined;
   const parts =
     plan.splitAt !== undefined && helper
-      ? await splitScan(m, siteId, query, plan.range, plan.splitAt, starts, helpers, helper, !edges, tuning)
+      ? await splitScan(
+          m,
+          siteId,
+          query,
+          plan.range,
+          plan.splitAt,
+          starts,
+          helpers,
+          helper,
+          minMax,
+          tuning,
+          over,
+        )
       : [
           await readScan(
             m,
-            scanStatement(siteId, query, plan.range, starts, plan.access === 'index', !edges),
+            scanStatement(siteId, query, plan.range, starts, plan.access === 'index', minMax, over),
           ),
         ];
   if (edges) {
@@ -180,7 +201,7 @@ export async function runScan(
  * the score btrees (scanEdgeWalkSql), or undefined (a walk found no match within its bound:
  * the scan then computes them).
  */
-async function edgeWalks(
+export async function edgeWalks(
   m: EntityManager,
   siteId: string,
   query: StatsQuery,
@@ -210,9 +231,10 @@ async function splitScan(
   helper: PoolClient,
   minMax: boolean,
   tuning: StatsTuning,
+  over?: ScanOver,
 ): Promise<StatsPart[]> {
-  const newer = scanStatement(siteId, query, { from: at, to: range.to }, starts, false, minMax);
-  const older = scanStatement(siteId, query, { from: range.from, to: at }, starts, false, minMax);
+  const newer = scanStatement(siteId, query, { from: at, to: range.to }, starts, false, minMax, over);
+  const older = scanStatement(siteId, query, { from: range.from, to: at }, starts, false, minMax, over);
   let snapshot: string;
   try {
     [{ snapshot }] = (await m.query(`SELECT pg_export_snapshot() AS snapshot`)) as Array<{
