@@ -5,6 +5,7 @@ import { IdempotencyModule } from '../common/idempotency/idempotency.module';
 import { AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { SitesModule } from '../sites/sites.module';
+import { ViewsModule } from '../views/views.module';
 import { ExportEvents } from './export-events';
 import { EXPORT_OUTCOME_LISTENER } from './export-outcome';
 import { EXPORT_QUEUE, ExportScheduler } from './export-queue';
@@ -35,6 +36,7 @@ export class ExportsModule {
       module: ExportsModule,
       imports: [
         SitesModule,
+        ViewsModule,
         AuditModule,
         EventsModule,
         IdempotencyModule,

@@ -8,6 +8,9 @@ import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
 import { SitesService } from '../sites/sites.service';
+import { combineWithView } from '../views/view-combination';
+import { publicFilters } from '../views/public-filters';
+import { ViewsService } from '../views/views.service';
 import { ExportRequest } from './dto/export-request';
 import { ExportScheduler } from './export-queue';
 import { ExportRecord, storageKeyOf } from './export.records';
@@ -37,6 +40,7 @@ export class ExportsService {
     private readonly paging: KeysetPaging,
     private readonly tx: IdempotentTransaction,
     @Inject(EXPORT_STORAGE) private readonly storage: ExportStorage,
+    private readonly views: ViewsService,
   ) {}
 
   /**
@@ -50,6 +54,15 @@ export class ExportsService {
     const record = await this.tx.run(async (manager) => {
       // On the transaction's connection: see SitesService#assertOwned.
       const site = await this.sites.getOwned(actor.organizationId, siteId, manager);
+      // With a view: its filters AND the request's, kept combined as they are now (a later edit
+      // of the view does not change this export). The runner reads `filters` back.
+      const filters = request.view
+        ? publicFilters(
+            combineWithView(await this.views.resolve(site.id, request.view, manager), request.filter, {
+              pointerBase: '/filters',
+            }).filter,
+          )
+        : request.filters;
       const created = await this.exports.insert(
         {
           id,
@@ -57,7 +70,7 @@ export class ExportsService {
           siteId: site.id,
           apiKeyId: actor.apiKeyId,
           format: request.format,
-          filters: request.filters,
+          filters,
           include: request.include,
           storageKey: storageKeyOf({ id, siteId: site.id, format: request.format }),
         },
@@ -74,7 +87,12 @@ export class ExportsService {
           targetId: id,
           requestId: actor.requestId,
           clientAddress: actor.clientAddress,
-          details: { format: request.format, filters: request.filters, include: request.include },
+          details: {
+            format: request.format,
+            filters,
+            include: request.include,
+            ...(request.view ? { view: request.view } : {}),
+          },
         },
         manager,
       );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { parseExportFilters } from '../exports/dto/export-request';
+import { parseFilterObject } from '../search/listing/filter-object';
 import { publicFilters, storedFilter, textQueryText } from './public-filters';
 
 describe('publicFilters: the parsed filter in the form exports take', () => {
@@ -24,14 +24,14 @@ describe('publicFilters: the parsed filter in the form exports take', () => {
     [{ q: 'refund late OR delayed -"gift card"', 'q.in': 'shopper' }],
     [{ q: '"OR" lieferung' }],
   ])('parses back to the same filter: %j', (filters) => {
-    const filter = parseExportFilters(filters);
+    const filter = parseFilterObject(filters);
     const shown = publicFilters(filter);
-    expect(parseExportFilters(shown)).toEqual(filter);
+    expect(parseFilterObject(shown)).toEqual(filter);
     expect(Object.keys(shown).sort()).toEqual(Object.keys(filters).sort());
   });
 
   it('writes q in its grammar: clauses, OR groups, phrases, exclusions', () => {
-    const filter = parseExportFilters({ q: 'refund  late OR delayed -"gift card" -voucher "next day"' });
+    const filter = parseFilterObject({ q: 'refund  late OR delayed -"gift card" -voucher "next day"' });
     expect(textQueryText(filter.text!)).toBe('refund late OR delayed "next day" -"gift card" -voucher');
   });
 

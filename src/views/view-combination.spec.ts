@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../common/errors/api-error';
-import { parseExportFilters } from '../exports/dto/export-request';
+import { parseFilterObject } from '../search/listing/filter-object';
 import { emptyFilter } from '../search/listing/conversation-filter';
 import { combineWithView, ViewFilter } from './view-combination';
 
-const parsed = (filters: Record<string, unknown>) => parseExportFilters(filters);
+const parsed = (filters: Record<string, unknown>) => parseFilterObject(filters);
 const view = (filters: Record<string, unknown>, id = 'view_A'): ViewFilter => ({
   id,
   filter: parsed(filters),

@@ -154,7 +154,8 @@ describe('deletion jobs', () => {
     const running = worker.runAll().catch((error: Error) => error);
     // Kill every other connection of this database while the job runs (a Postgres restart, as the app sees it).
     let killed = 0;
-    for (let i = 0; i < 40 && killed === 0; i++) {
+    // Up to 20 s: the first batch of 500 can take seconds on a loaded machine.
+    for (let i = 0; i < 400 && killed === 0; i++) {
       await new Promise((r) => setTimeout(r, 50));
       const [{ deleted }] = await t.db.query(`SELECT deleted FROM deletions WHERE id = $1`, [job.id]);
       if (deleted > 0) {

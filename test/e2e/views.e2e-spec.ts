@@ -311,3 +311,71 @@ describe('view=: an unknown view â†’ 404 not_found; a cursor binds to the viewâ€
     });
   });
 });
+
+describe('"view" in exports: the view\'s filters AND the export\'s own, kept as they were at creation', () => {
+  const exportsPath = (org: Org) => `/api/v1/sites/${org.site.id}/conversations/exports`;
+
+  it('the export keeps the combined filters; a later edit of the view does not change it', async () => {
+    const org = await createOrganization(t.app);
+    const view = (
+      await createView(org, { name: 'Web', filters: { channel: 'web', keywords: ['shoes'] } }).expect(201)
+    ).body.data;
+    const res = await t
+      .http()
+      .post(exportsPath(org))
+      .set(org.auth)
+      .send({ format: 'ndjson', view: view.id, filters: { language: 'fr', keywords: ['red'] } })
+      .expect(202);
+    expect(res.body.data.filters).toEqual({ channel: 'web', language: 'fr', keywords: ['shoes', 'red'] });
+    await t
+      .http()
+      .patch(viewsPath(org, `/${view.id}`))
+      .set(org.auth)
+      .send({ filters: { channel: 'hosted' } })
+      .expect(200);
+    const again = await t
+      .http()
+      .get(`${exportsPath(org)}/${res.body.data.id}`)
+      .set(org.auth)
+      .expect(200);
+    expect(again.body.data.filters).toEqual(res.body.data.filters);
+  });
+
+  it('a single-valued filter in both is a 400 invalid_filter pointing at it, even with the same value; nothing stored', async () => {
+    const org = await createOrganization(t.app);
+    const view = (await createView(org, { name: 'Web', filters: { channel: 'web' } }).expect(201)).body.data;
+    const res = await t
+      .http()
+      .post(exportsPath(org))
+      .set(org.auth)
+      .send({ format: 'csv', view: view.id, filters: { channel: 'web' } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_filter');
+    expect(faults(res)).toEqual([['/filters/channel', 'invalid_filter']]);
+    const list = await t.http().get(exportsPath(org)).set(org.auth).expect(200);
+    expect(list.body.data).toEqual([]);
+  });
+
+  it('an unknown view is a 404 not_found; a view that is not a string is a 400 pointing at /view', async () => {
+    const org = await createOrganization(t.app);
+    const unknown = await t
+      .http()
+      .post(exportsPath(org))
+      .set(org.auth)
+      .send({ format: 'csv', view: 'view_0000000000000000000000' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.code).toBe('not_found');
+    const other = await createOrganization(t.app);
+    const foreign = (await createView(other, { name: 'Theirs', filters: { channel: 'web' } }).expect(201))
+      .body.data;
+    const notOurs = await t
+      .http()
+      .post(exportsPath(org))
+      .set(org.auth)
+      .send({ format: 'csv', view: foreign.id });
+    expect(notOurs.status).toBe(404);
+    const wrongType = await t.http().post(exportsPath(org)).set(org.auth).send({ format: 'csv', view: 7 });
+    expect(wrongType.status).toBe(400);
+    expect(faults(wrongType)).toEqual([['/view', 'invalid_type']]);
+  });
+});

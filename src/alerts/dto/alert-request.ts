@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
-import { parseExportFilters } from '../../exports/dto/export-request';
+import { parseFilterObject } from '../../search/listing/filter-object';
 import { SCORE_NAMES, ScoreName } from '../../labels/taxonomy';
 import { ConversationFilter, filterFaultsError } from '../../search/listing/conversation-filter';
 import { bodyShape, checkName } from '../../views/dto/view-request';
@@ -180,7 +180,7 @@ export function parseAlertBody(raw: unknown, partial: boolean): AlertInput {
             pointer: `/filters/${name}`,
           });
       try {
-        input.filter = parseExportFilters(filters as Record<string, unknown>, '/filters');
+        input.filter = parseFilterObject(filters as Record<string, unknown>, '/filters');
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         (error.code === 'invalid_filter' ? filterFaults : faults).push(...(error.errors ?? []));

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
-import { parseExportFilters } from '../../exports/dto/export-request';
+import { parseFilterObject } from '../../search/listing/filter-object';
 import type { ConversationFilter } from '../../search/listing/conversation-filter';
 
 /** The body of POST …/conversations/deletions (for the OpenAPI document; parsed by parseDeletionRequest). */
@@ -33,7 +33,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 /**
  * Parses the body of POST …/conversations/deletions, listing every fault together. The filters are
- * validated exactly as an export's (parseExportFilters); a job needs at least one filter, or
+ * validated exactly as an export's (parseFilterObject); a job needs at least one filter, or
  * `all: true` (never both: a request deleting everything says so alone).
  */
 export function parseDeletionRequest(body: unknown): DeletionRequest {
@@ -71,6 +71,6 @@ export function parseDeletionRequest(body: unknown): DeletionRequest {
       detail: 'Give at least one filter, or all: true to delete every conversation of the site.',
       pointer: '/filters',
     });
-  const filter = parseExportFilters(filters, '/filters', faults);
+  const filter = parseFilterObject(filters, '/filters', faults);
   return { filters, filter, all };
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
-import { parseExportFilters } from '../../exports/dto/export-request';
+import { parseFilterObject } from '../../search/listing/filter-object';
 import type { ConversationFilter } from '../../search/listing/conversation-filter';
 
 export const MAX_VIEW_NAME = 200;
@@ -124,7 +124,7 @@ export function parseViewBody(raw: unknown, partial: boolean): ViewInput {
     faults.push({ code: 'invalid_type', detail: 'filters must be an object.', pointer: '/filters' });
   } else filters = body.filters;
   // Throws with the faults above and those of the filters, all together.
-  const filter = parseExportFilters(filters ?? {}, '/filters', faults);
+  const filter = parseFilterObject(filters ?? {}, '/filters', faults);
   if (filters) input.filter = filter;
   return input;
 }

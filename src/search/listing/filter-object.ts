@@ -1,0 +1,123 @@
+import { ProblemEntry } from '../../common/errors/api-error';
+import { collectQuery } from '../../common/query/query-params';
+import { isTaxonomyToken, isTrueFlagToken } from '../../labels/taxonomy';
+import {
+  buildFilter,
+  ConversationFilter,
+  FILTER_PARAMS,
+  filterFaultsError,
+  SCORE_NAMES,
+} from './conversation-filter';
+
+type FilterName = keyof typeof FILTER_PARAMS;
+/** The score bound filters (`quality.min` …), given as JSON numbers. */
+const BOUNDS = new Set(SCORE_NAMES.flatMap((name) => [`${name}.min`, `${name}.max`]));
+const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A JSON number as the decimal text the listing's parser reads (no exponent). */
+function decimalText(n: number): string {
+  const text = String(n);
+  return /e/i.test(text) ? n.toFixed(20).replace(/0+$/, '').replace(/\.$/, '') : text;
+}
+
+/**
+ * Parses filters given as a JSON object (exports' and deletion jobs' `filters`, saved views,
+ * alerts): the listing's parameters as JSON under the listing's rules, faults located by pointer
+ * under `base` (`/filters/labels.all/1`). Throws invalid_request or invalid_filter as the listing
+ * does. Repeatable filters are arrays of strings, score bounds numbers, the others strings.
+ */
+export function parseFilterObject(
+  given: Record<string, unknown>,
+  base = '/filters',
+  shapeFaults: ProblemEntry[] = [],
+): ConversationFilter {
+  const faults: ProblemEntry[] = [...shapeFaults];
+  const query: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(given)) {
+    const pointer = `${base}/${escape(name)}`;
+    if (!Object.prototype.hasOwnProperty.call(FILTER_PARAMS, name)) {
+      faults.push({ code: 'unknown_field', detail: `${name} is not a listing filter.`, pointer });
+      continue;
+    }
+    const spec = FILTER_PARAMS[name as FilterName];
+    if ('repeatable' in spec && spec.repeatable) {
+      if (!Array.isArray(value)) {
+        faults.push({ code: 'invalid_type', detail: `${name} must be an array of strings.`, pointer });
+        continue;
+      }
+      const bad = value.flatMap((v, i) => (typeof v === 'string' ? [] : [i]));
+      if (bad.length) {
+        for (const i of bad)
+          faults.push({ code: 'invalid_type', detail: 'must be a string.', pointer: `${pointer}/${i}` });
+        continue;
+      }
+      query[name] = value as string[];
+    } else if (BOUNDS.has(name)) {
+      if (typeof value !== 'number' || !Number.isFinite(value)) {
+        faults.push({ code: 'invalid_type', detail: `${name} must be a number.`, pointer });
+        continue;
+      }
+      query[name] = decimalText(value);
+    } else {
+      if (typeof value !== 'string') {
+        faults.push({ code: 'invalid_type', detail: `${name} must be a string.`, pointer });
+        continue;
+      }
+      query[name] = value;
+    }
+  }
+
+  // Values one by one, so that a fault names the array element (`/filters/keywords/2`).
+  const values: Record<string, unknown> = {};
+  for (const [name, raw] of Object.entries(query)) {
+    const spec = FILTER_PARAMS[name as FilterName];
+    const list = Array.isArray(raw) ? raw : [raw];
+    const parsed: unknown[] = [];
+    let whole = true;
+    for (const [i, item] of list.entries()) {
+      const { values: one, faults: itemFaults } = collectQuery({ [name]: item }, { [name]: spec });
+      for (const f of itemFaults)
+        faults.push({
+          code: f.code,
+          detail: f.detail,
+          pointer: Array.isArray(raw) ? `${base}/${escape(name)}/${i}` : `${base}/${escape(name)}`,
+        });
+      // A repeatable parameter parses to a list even from one value: keep its items, not the list.
+      const value = (one as Record<string, unknown>)[name];
+      if (itemFaults.length) whole = false;
+      else parsed.push(...(Array.isArray(raw) && Array.isArray(value) ? value : [value]));
+    }
+    if (whole) values[name] = Array.isArray(raw) ? parsed : parsed[0];
+  }
+
+  const built = buildFilter(values, (name) => given[name] !== undefined);
+  const located = (entries: ProblemEntry[]) => entries.flatMap((e) => locate(e, query, base));
+  const error = filterFaultsError([...faults, ...located(built.faults)], located(built.filterFaults));
+  if (error) throw error;
+  return built.filter;
+}
+
+/**
+ * A fault the shared filter builder names by parameter, as pointer entries: one per array element
+ * at fault when the rule is about elements (unknown tokens, labels.none tokens), else the key.
+ */
+function locate(entry: ProblemEntry, query: Record<string, string | string[]>, base: string): ProblemEntry[] {
+  if (!('parameter' in entry)) return [entry];
+  const name = entry.parameter;
+  const key = `${base}/${escape(name)}`;
+  const list = query[name];
+  let bad: number[] = [];
+  if (Array.isArray(list) && entry.code === 'invalid_filter') {
+    if (name === 'labels.all') bad = list.flatMap((t, i) => (isTaxonomyToken(t) ? [] : [i]));
+    if (name === 'labels.any')
+      bad = list.flatMap((g, i) => (g.split('|').every((t) => t === '' || isTaxonomyToken(t)) ? [] : [i]));
+    if (name === 'labels.none' && !entry.detail.startsWith('labels.none needs'))
+      bad = list.flatMap((t, i) => (isTrueFlagToken(t) ? [] : [i]));
+  }
+  if (Array.isArray(list) && entry.code === 'invalid_value' && name === 'labels.any')
+    bad = list.flatMap((g, i) => (g.split('|').some((t) => t === '') ? [i] : []));
+  if (!bad.length) return [{ code: entry.code, detail: entry.detail, pointer: key }];
+  return bad.map((i) => ({ code: entry.code, detail: entry.detail, pointer: `${key}/${i}` }));
+}
