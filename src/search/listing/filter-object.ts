@@ -13,8 +13,6 @@ type FilterName = keyof typeof FILTER_PARAMS;
 /** The score bound filters (`quality.min` …), given as JSON numbers. */
 const BOUNDS = new Set(SCORE_NAMES.flatMap((name) => [`${name}.min`, `${name}.max`]));
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON number as the decimal text the listing's parser reads (no exponent). */
 function decimalText(n: number): string {
