@@ -3,6 +3,7 @@ import { AuditModule } from '../audit/audit-log';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
 import { AppConfig } from '../config/app-config';
 import { SitesModule } from '../sites/sites.module';
+import { ViewsModule } from '../views/views.module';
 import { DeletionWorker } from './deletion-worker';
 import { DeletionsController } from './deletions.controller';
 import { DeletionsRepository } from './deletions.repository';
@@ -18,7 +19,7 @@ export class DeletionsModule {
   static register(_config: AppConfig): DynamicModule {
     return {
       module: DeletionsModule,
-      imports: [SitesModule, AuditModule, IdempotencyModule],
+      imports: [SitesModule, ViewsModule, AuditModule, IdempotencyModule],
       controllers: [DeletionsController],
       // The worker and the sweep start their timers only when WORKERS=on (tests drive them by hand).
       providers: [DeletionsRepository, DeletionsService, DeletionWorker, RetentionSweep],

@@ -11,6 +11,9 @@ import type { Statement } from '../database/sql-statement';
 import { buildFilterSql, whereAll } from '../search/filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../search/listing/conversation-filter';
 import { SitesService } from '../sites/sites.service';
+import { combineWithView } from '../views/view-combination';
+import { publicFilters } from '../views/public-filters';
+import { ViewsService } from '../views/views.service';
 import { DeletionRequest } from './dto/deletion-request';
 import { DeletionRecord, isDeletionId, newDeletionId } from './deletion.records';
 import { DeletionsRepository } from './deletions.repository';
@@ -41,6 +44,7 @@ export class DeletionsService {
     private readonly audit: AuditLog,
     private readonly paging: KeysetPaging,
     private readonly tx: IdempotentTransaction,
+    private readonly views: ViewsService,
   ) {}
 
   /**
@@ -51,6 +55,14 @@ export class DeletionsService {
   async create(actor: LifecycleActor, siteId: string, request: DeletionRequest): Promise<DeletionRecord> {
     return this.tx.run(async (manager) => {
       const site = await this.sites.getOwned(actor.organizationId, siteId, manager);
+      // With a view: its filters AND the request's, kept combined as at the 202.
+      const combined = request.view
+        ? combineWithView(await this.views.resolve(site.id, request.view, manager), request.filter, {
+            pointerBase: '/filters',
+          }).filter
+        : undefined;
+      const filter = combined ?? request.filter;
+      const filters = combined ? publicFilters(combined) : request.filters;
       const record = await this.deletions.insertWithSnapshot(
         {
           id: newDeletionId(),
@@ -58,11 +70,11 @@ export class DeletionsService {
           siteId: site.id,
           apiKeyId: actor.apiKeyId,
           origin: 'request',
-          filters: request.filters,
+          filters,
           all: request.all,
           updatedBefore: null,
         },
-        matchingSql(site.id, request.filter),
+        matchingSql(site.id, filter),
         manager,
       );
       await this.audit.record(
@@ -76,7 +88,12 @@ export class DeletionsService {
           targetId: record.id,
           requestId: actor.requestId,
           clientAddress: actor.clientAddress,
-          details: { filters: request.filters, all: request.all, matched: record.matched },
+          details: {
+            filters,
+            all: request.all,
+            matched: record.matched,
+            ...(request.view ? { view: request.view } : {}),
+          },
         },
         manager,
       );

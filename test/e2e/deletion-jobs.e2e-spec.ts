@@ -75,6 +75,35 @@ describe('deletion jobs', () => {
     expect(audit).toEqual([{ action: 'conversations.delete_many', actor_id: org.apiKey.id }]);
   });
 
+  it('"view": the view\'s filters AND the job\'s own, kept combined as at the 202; an unknown view is 404', async () => {
+    const org = await createOrganization(t.app);
+    const webFr = await recordConversation(t, org, { channel: 'web', language: 'fr' });
+    const webEn = await recordConversation(t, org, { channel: 'web', language: 'en' });
+    const hostedFr = await recordConversation(t, org, { channel: 'hosted', language: 'fr' });
+    const view = (
+      await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/views`)
+        .set(org.auth)
+        .send({ name: 'Web', filters: { channel: 'web' } })
+        .expect(201)
+    ).body.data;
+    // A view alone is a filter: no `filters` needed.
+    const alone = await post(org, { view: view.id, filters: { language: 'en' } }).expect(202);
+    expect(alone.body.data).toMatchObject({ filters: { channel: 'web', language: 'en' }, matched: 1 });
+    await t.app.get(DeletionWorker).runAll();
+    expect((await ids(org)).sort()).toEqual([webFr.id, hostedFr.id].sort());
+    expect(webEn.id).toBeDefined();
+    const both = await post(org, { view: view.id, filters: { channel: 'hosted' } });
+    expect(both.status).toBe(400);
+    expect(both.body.errors).toEqual([
+      expect.objectContaining({ code: 'invalid_filter', pointer: '/filters/channel' }),
+    ]);
+    await post(org, { view: 'view_0000000000000000000000' }).expect(404);
+    const withAll = await post(org, { view: view.id, all: true });
+    expect(withAll.status).toBe(400);
+  });
+
   it('asOf: a conversation recorded after the 202 is kept whatever its back-dated createdAt; a label change after it does not matter', async () => {
     const org = await createOrganization(t.app);
     const old = await recordConversation(t, org, { createdAt: ago(60 * 24 * 10) });

@@ -19,6 +19,13 @@ export class CreateDeletionDto {
     description: 'true: delete every conversation of the site (as of the 202), without filters.',
   })
   all?: boolean;
+
+  @ApiPropertyOptional({
+    example: 'view_4Lr0BZ9yJm2WQhV6sT1nXe',
+    description:
+      'A saved view (workflows-v1 §4): its filters AND `filters` (a view counts as a filter). The job keeps the combined filters as at the 202: its `filters` shows them.',
+  })
+  view?: string;
 }
 
 export interface DeletionRequest {
@@ -26,6 +33,8 @@ export interface DeletionRequest {
   filters: Record<string, unknown>;
   filter: ConversationFilter;
   all: boolean;
+  /** A saved view whose filters are combined with `filter` (resolved by the service). */
+  view?: string;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -43,7 +52,7 @@ export function parseDeletionRequest(body: unknown): DeletionRequest {
     ]);
   const faults: ProblemEntry[] = [];
   for (const key of Object.keys(body))
-    if (key !== 'filters' && key !== 'all')
+    if (key !== 'filters' && key !== 'all' && key !== 'view')
       faults.push({ code: 'unknown_field', detail: `${key} is not a known field.`, pointer: `/${key}` });
 
   let all = false;
@@ -58,11 +67,14 @@ export function parseDeletionRequest(body: unknown): DeletionRequest {
       faults.push({ code: 'invalid_type', detail: 'filters must be an object.', pointer: '/filters' });
     else filters = body.filters;
   }
-  const given = Object.keys(filters).length > 0;
+  if (body.view !== undefined && typeof body.view !== 'string')
+    faults.push({ code: 'invalid_type', detail: 'view must be a view id (view_…).', pointer: '/view' });
+  const view = typeof body.view === 'string' ? body.view : undefined;
+  const given = Object.keys(filters).length > 0 || view !== undefined;
   if (all && given)
     faults.push({
       code: 'invalid_value',
-      detail: 'all: true deletes every conversation of the site; send it without filters.',
+      detail: 'all: true deletes every conversation of the site; send it without filters or a view.',
       pointer: '/all',
     });
   else if (!all && !given && !faults.some((f) => 'pointer' in f && f.pointer === '/filters'))
@@ -72,5 +84,5 @@ export function parseDeletionRequest(body: unknown): DeletionRequest {
       pointer: '/filters',
     });
   const filter = parseFilterObject(filters, '/filters', faults);
-  return { filters, filter, all };
+  return { filters, filter, all, ...(view !== undefined ? { view } : {}) };
 }
