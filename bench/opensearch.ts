@@ -16,24 +16,31 @@
  * Writes bench/results/opensearch.{json,md} (BENCH_OUT renames them), the engine named in
  * every row. BENCH_OS_SECTIONS (reindex,listing,stats,lag) picks sections.
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { ChildProcess, execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { createDataSource } from '../src/database/data-source';
 import { createOpenSearchClient } from '../src/search/opensearch/opensearch-client';
 import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
-import { getOnce, HttpTarget, ListingBody } from './lib/http-load';
+import { getOnce, HttpTarget } from './lib/http-load';
 import { mixContext } from './lib/mix-context';
-import { elapsedMs, percentile, summarize, Summary } from './lib/stats';
+import {
+  Engine,
+  ENGINES,
+  reindex,
+  sameListing,
+  serviceEnvironment,
+  sideBySide,
+  startProcess,
+  stopProcess,
+} from './lib/side-by-side';
+import { percentile, summarize, Summary } from './lib/stats';
 import { buildMix, MixRequest, queryString } from './query-mix';
 import { buildStatsMix, STATS_TARGETS } from './stats-bench';
 
 const ROOT = join(__dirname, '..');
 const RESULTS_DIR = join(__dirname, 'results');
-const LOG_DIR = join(ROOT, 'var', 'bench-logs');
-type Engine = 'postgres' | 'opensearch';
-const ENGINES: Engine[] = ['postgres', 'opensearch'];
 /** Targets on OpenSearch (issue "OpenSearch for real"). */
 export const OPENSEARCH_TARGETS = {
   listingMedianMs: 25,
@@ -84,59 +91,6 @@ interface Report {
   };
 }
 
-/** Starts `node dist/<entry>` with `env` and waits for /health/ready when it serves HTTP. */
-async function startProcess(entry: string, env: NodeJS.ProcessEnv, port?: number): Promise<ChildProcess> {
-  // Another process on the port would be measured instead of this build.
-  if (
-    port !== undefined &&
-    (await fetch(`http://127.0.0.1:${port}/health/live`).then(
-      () => true,
-      () => false,
-    ))
-  )
-    throw new Error(`port ${port} is already in use: stop what listens there first`);
-  // The service's JSON lines go to var/bench-logs/, for what a failed request says.
-  mkdirSync(LOG_DIR, { recursive: true });
-  const out = openSync(join(LOG_DIR, `${entry.replace(/\.js$/, '')}-${port ?? 'worker'}.log`), 'w');
-  const child = spawn('node', [join(ROOT, 'dist', entry)], { env, stdio: ['ignore', out, 'inherit'] });
-  closeSync(out);
-  if (port === undefined) return child;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${entry} on ${port} exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health/ready`)).ok) return child;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`${entry} on ${port} not ready after 60 s`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}
-
-/** Alternates the same request between the engines `runs` times (after one warm-up each). */
-async function sideBySide(
-  targets: Record<Engine, HttpTarget>,
-  paths: Record<Engine, string>,
-  runs: number,
-): Promise<{ times: Record<Engine, number[]>; bodies: Record<Engine, unknown> }> {
-  const times: Record<Engine, number[]> = { postgres: [], opensearch: [] };
-  const bodies = {} as Record<Engine, unknown>;
-  for (const engine of ENGINES) bodies[engine] = (await getOnce(targets[engine], paths[engine])).body;
-  for (let i = 0; i < runs; i++)
-    for (const engine of i % 2 ? [...ENGINES].reverse() : ENGINES)
-      times[engine].push((await getOnce(targets[engine], paths[engine])).ms);
-  return { times, bodies };
-}
-
 /** The path of a listing request; a deep page follows nextCursor on that engine. */
 async function listingPath(target: HttpTarget, base: string, r: MixRequest): Promise<string> {
   let cursor: string | undefined;
@@ -146,15 +100,6 @@ async function listingPath(target: HttpTarget, base: string, r: MixRequest): Pro
     cursor = body.meta.nextCursor;
   }
   return base + queryString(r.query, cursor ? { cursor } : {});
-}
-
-function sameListing(a: unknown, b: unknown): boolean {
-  const x = a as ListingBody;
-  const y = b as ListingBody;
-  return (
-    JSON.stringify(x.data.map((c) => c.id)) === JSON.stringify(y.data.map((c) => c.id)) &&
-    JSON.stringify(x.meta.count ?? null) === JSON.stringify(y.meta.count ?? null)
-  );
 }
 
 function render(report: Report): string {
@@ -236,24 +181,12 @@ async function main(): Promise<void> {
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dataSource = createDataSource(databaseUrl, { poolSize: 2, applicationName: 'bench-opensearch' });
   await dataSource.initialize();
-  const serviceEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: 'production',
-    DATABASE_URL: databaseUrl,
-    CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
-    WEBHOOK_SECRET_KEY: 'bench-webhook-secret-0123456789abcdef0123456789',
-    REDIS_KEY_PREFIX: 'sa_bench_os:',
-    RATE_LIMIT_IP_MAX: '100000000',
-    RATE_LIMIT_KEY_MAX: '100000000',
-    OPENSEARCH_URL: opensearchUrl,
-    OPENSEARCH_INDEX: alias,
-    OPENSEARCH_REPLICAS: env.OPENSEARCH_REPLICAS ?? '0',
-    OPENSEARCH_TIMEOUT_MS: '10000',
-    LOG_LEVEL: 'warn',
-    WORKERS: 'off',
-    // Both cores serve HTTP: one Node thread records fewer than 200 conversations a second here.
-    HTTP_PROCESSES: env.BENCH_HTTP_PROCESSES ?? '2',
-  };
+  const serviceEnv = serviceEnvironment(env, {
+    databaseUrl,
+    opensearchUrl,
+    alias,
+    redisPrefix: 'sa_bench_os:',
+  });
   const children: ChildProcess[] = [];
   try {
     const [{ n }] = await dataSource.query('SELECT count(*)::int AS n FROM conversations');
@@ -267,18 +200,8 @@ async function main(): Promise<void> {
 
     if (sections.has('reindex')) {
       log(`reindexing ${n} conversations into ${alias} (search:reindex --delete-previous)`);
-      const start = process.hrtime.bigint();
-      const out = execFileSync(
-        'node',
-        [join(ROOT, 'dist/cli/main.js'), 'search:reindex', '--delete-previous'],
-        {
-          env: serviceEnv,
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'ignore'],
-        },
-      );
-      const seconds = elapsedMs(start) / 1000;
-      const summary = JSON.parse(out) as { documents: number };
+      const { documents, seconds } = reindex(serviceEnv);
+      const summary = { documents };
       const perSecond = summary.documents / seconds;
       report.reindex = {
         documents: summary.documents,

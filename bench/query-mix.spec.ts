@@ -21,7 +21,8 @@ describe('the query mix covers every filter alone and in combination', () => {
   });
 
   it('sends only the contract parameters', () => {
-    const allowed = new Set([...FILTERS, 'limit', 'count']);
+    // q and q.in: workflows-v1 §1, after contract-v1's list.
+    const allowed = new Set([...FILTERS, 'q', 'q.in', 'limit', 'count']);
     for (const r of mix) expect(Object.keys(r.query).filter((k) => !allowed.has(k))).toEqual([]);
   });
 
@@ -59,6 +60,24 @@ describe('the query mix covers every filter alone and in combination', () => {
       windowed.some((r) => ctx.newest.getTime() - Date.parse(String(r.query.from)) >= 59 * 86_400_000),
     ).toBe(true);
     for (const r of windowed) expect(String(r.query.from)).toMatch(/Z$|[+-]\d\d:\d\d$/);
+  });
+});
+
+describe('the query mix searches transcripts (workflows-v1 §1)', () => {
+  const q = mix.filter((r) => r.query.q !== undefined);
+
+  it('has ten q requests, named q-… (count-q-… with count=true)', () => {
+    expect(q).toHaveLength(10);
+    for (const r of q) expect(r.name).toMatch(r.query.count ? /^count-q-/ : /^q-/);
+  });
+
+  it('sends a phrase, an exclusion and OR, alone and with other filters', () => {
+    const values = q.map((r) => String(r.query.q));
+    expect(values.some((v) => /^"[^"]+ [^"]+"$/.test(v))).toBe(true);
+    expect(values.some((v) => / -/.test(v))).toBe(true);
+    expect(values.some((v) => / OR /.test(v))).toBe(true);
+    expect(q.some((r) => Object.keys(r.query).length === 1)).toBe(true);
+    expect(q.some((r) => Object.keys(r.query).length >= 3)).toBe(true);
   });
 });
 

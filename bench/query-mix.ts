@@ -1,3 +1,5 @@
+import { Q_PHRASES, Q_WORDS } from './lib/transcript-words';
+
 /**
  * The benchmark's query mix: listing requests (GET /api/v1/sites/{siteId}/conversations) that
  * cover every filter alone and in combination, with the hard cases the query engine must stay
@@ -338,6 +340,59 @@ export function buildMix(ctx: MixContext): MixRequest[] {
       description: `page 10 at limit=100 of a rare token (${TOKENS.rare})`,
       query: { 'labels.all': TOKENS.rare, limit: '100' },
       page: 10,
+    },
+
+    // Transcript search (workflows-v1 §1): words of every frequency and language of the seed's
+    // transcripts (bench/lib/transcript-words.ts), a phrase, an exclusion, OR, alone and stacked.
+    {
+      name: 'q-common',
+      description: `q, a word in about half the conversations ("${Q_WORDS.everywhere}": fr, es, nl)`,
+      query: { q: Q_WORDS.everywhere },
+    },
+    {
+      name: 'q-mid-en',
+      description: `q, a word in about 5% of conversations ("${Q_WORDS.midEn}", en)`,
+      query: { q: Q_WORDS.midEn },
+    },
+    {
+      name: 'q-rare-de',
+      description: `q, a word in about 0.5% of conversations ("${Q_WORDS.rareDe}", de)`,
+      query: { q: Q_WORDS.rareDe },
+    },
+    {
+      name: 'q-handful-it',
+      description: `q, a word in a handful of conversations per million ("${Q_WORDS.handfulIt}", it)`,
+      query: { q: Q_WORDS.handfulIt },
+    },
+    {
+      name: 'q-phrase-en',
+      description: `q, a phrase of two common words (${Q_PHRASES.commonEn}, en)`,
+      query: { q: Q_PHRASES.commonEn },
+    },
+    {
+      name: 'q-exclusion-fr',
+      description: `q, a common word without a phrase ("${Q_WORDS.commonFr} -${Q_PHRASES.freeShippingFr}", fr)`,
+      query: { q: `${Q_WORDS.commonFr} -${Q_PHRASES.freeShippingFr}` },
+    },
+    {
+      name: 'q-or-es',
+      description: `q, a rare word OR a 6% one, then a common one ("${Q_WORDS.rareEs} OR garantía pedido", es)`,
+      query: { q: `${Q_WORDS.rareEs} OR garantía pedido` },
+    },
+    {
+      name: 'q-shopper-nl+language',
+      description: `q.in=shopper, a Dutch word with language=nl ("bestelling")`,
+      query: { q: 'bestelling', 'q.in': 'shopper', language: 'nl' },
+    },
+    {
+      name: 'q-common-de+channel+labels',
+      description: `q, a common German word with channel=web and a common label token ("${Q_WORDS.commonDe}")`,
+      query: { q: Q_WORDS.commonDe, channel: 'web', 'labels.all': TOKENS.common },
+    },
+    {
+      name: 'count-q-rare-de+window',
+      description: `count=true, q of a 0.5% word in a one-day window 60 days back ("${Q_WORDS.rareDe}")`,
+      query: { q: Q_WORDS.rareDe, ...deepDay, count: 'true' },
     },
 
     // Paging 20 pages deep with the cursor.

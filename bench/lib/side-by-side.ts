@@ -1,0 +1,128 @@
+/**
+ * Both search engines side by side (`npm run bench:opensearch`, `npm run bench:transcript`): the
+ * service built in dist/ started once per engine on the same database, the same request
+ * alternated between them, and the reindex of the bench database into OpenSearch.
+ */
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { getOnce, HttpTarget, ListingBody } from './http-load';
+import { elapsedMs } from './stats';
+
+const ROOT = join(__dirname, '..', '..');
+const LOG_DIR = join(ROOT, 'var', 'bench-logs');
+
+export type Engine = 'postgres' | 'opensearch';
+export const ENGINES: Engine[] = ['postgres', 'opensearch'];
+
+/** The environment of a bench's services on `databaseUrl`, searching the alias `alias`. */
+export function serviceEnvironment(
+  env: Record<string, string | undefined>,
+  o: { databaseUrl: string; opensearchUrl: string; alias: string; redisPrefix: string },
+): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'production',
+    DATABASE_URL: o.databaseUrl,
+    CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
+    WEBHOOK_SECRET_KEY: 'bench-webhook-secret-0123456789abcdef0123456789',
+    REDIS_KEY_PREFIX: o.redisPrefix,
+    RATE_LIMIT_IP_MAX: '100000000',
+    RATE_LIMIT_KEY_MAX: '100000000',
+    OPENSEARCH_URL: o.opensearchUrl,
+    OPENSEARCH_INDEX: o.alias,
+    OPENSEARCH_REPLICAS: env.OPENSEARCH_REPLICAS ?? '0',
+    // No fallback can answer for OpenSearch within the bench's requests.
+    OPENSEARCH_TIMEOUT_MS: '10000',
+    LOG_LEVEL: 'warn',
+    WORKERS: 'off',
+    // Both cores serve HTTP: one Node thread records fewer than 200 conversations a second here.
+    HTTP_PROCESSES: env.BENCH_HTTP_PROCESSES ?? '2',
+  };
+}
+
+/**
+ * Starts `node <root>/dist/<entry>` with `env` and waits for /health/ready when it serves HTTP
+ * (`root`: this checkout, or another build's, e.g. the build before a change).
+ */
+export async function startProcess(
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  port?: number,
+  root = ROOT,
+): Promise<ChildProcess> {
+  // Another process on the port would be measured instead of this build.
+  if (
+    port !== undefined &&
+    (await fetch(`http://127.0.0.1:${port}/health/live`).then(
+      () => true,
+      () => false,
+    ))
+  )
+    throw new Error(`port ${port} is already in use: stop what listens there first`);
+  // The service's JSON lines go to var/bench-logs/, for what a failed request says.
+  mkdirSync(LOG_DIR, { recursive: true });
+  const out = openSync(join(LOG_DIR, `${entry.replace(/\.js$/, '')}-${port ?? 'worker'}.log`), 'w');
+  const child = spawn('node', [join(root, 'dist', entry)], { env, stdio: ['ignore', out, 'inherit'] });
+  closeSync(out);
+  if (port === undefined) return child;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${entry} on ${port} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health/ready`)).ok) return child;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${entry} on ${port} not ready after 60 s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** Alternates the same request between the engines `runs` times (after one warm-up each). */
+export async function sideBySide(
+  targets: Record<Engine, HttpTarget>,
+  paths: Record<Engine, string>,
+  runs: number,
+): Promise<{ times: Record<Engine, number[]>; bodies: Record<Engine, unknown> }> {
+  const times: Record<Engine, number[]> = { postgres: [], opensearch: [] };
+  const bodies = {} as Record<Engine, unknown>;
+  for (const engine of ENGINES) bodies[engine] = (await getOnce(targets[engine], paths[engine])).body;
+  for (let i = 0; i < runs; i++)
+    for (const engine of i % 2 ? [...ENGINES].reverse() : ENGINES)
+      times[engine].push((await getOnce(targets[engine], paths[engine])).ms);
+  return { times, bodies };
+}
+
+/** The same first page (ids in order) and the same count on both engines. */
+export function sameListing(a: unknown, b: unknown): boolean {
+  const x = a as ListingBody;
+  const y = b as ListingBody;
+  return (
+    JSON.stringify(x.data.map((c) => c.id)) === JSON.stringify(y.data.map((c) => c.id)) &&
+    JSON.stringify(x.meta.count ?? null) === JSON.stringify(y.meta.count ?? null)
+  );
+}
+
+/** `search:reindex --delete-previous` of the service's database into its alias, timed. */
+export function reindex(serviceEnv: NodeJS.ProcessEnv): { documents: number; seconds: number } {
+  const start = process.hrtime.bigint();
+  const out = execFileSync('node', [join(ROOT, 'dist/cli/main.js'), 'search:reindex', '--delete-previous'], {
+    env: serviceEnv,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    maxBuffer: 64 * 2 ** 20,
+  });
+  return {
+    documents: (JSON.parse(out) as { documents: number }).documents,
+    seconds: elapsedMs(start) / 1000,
+  };
+}
