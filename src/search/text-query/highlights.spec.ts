@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { EXCERPT_LENGTH, highlightsOf, messageText, TranscriptTexts, wordsWithOffsets } from './highlights';
+import {
+  EXCERPT_LENGTH,
+  highlightsOf,
+  initialOf,
+  messageText,
+  TranscriptTexts,
+  wordsWithOffsets,
+} from './highlights';
 import type { LexemeLookup } from './lexeme-lookup';
 import { TextLanguage } from './text-query';
 import { isTextQueryFault, parseTextQuery } from './text-query-parser';
@@ -78,14 +85,15 @@ describe('highlights (workflows-v1 §1)', () => {
     ]);
   });
 
-  it('asks the lexemes of the words in the conversation language, once per language of the page', async () => {
+  it('asks the lexemes of the words in the conversation language, once per language of the page; never of a word that cannot share a stem with a query word', async () => {
     calls.length = 0;
     const en = conversation('shoes', []);
-    const fr = { ...conversation('chaussures', []), conversationId: 'conv_2', language: 'fr' };
+    const fr = { ...conversation('chaussures souliers', []), conversationId: 'conv_2', language: 'fr' };
     const de = { ...conversation('Schuhe', []), conversationId: 'conv_3', language: 'de' };
     await highlightsOf([en, fr, de], query('shoe'), fakeLexemes);
     expect(calls.map((c) => c.language).sort()).toEqual(['de', 'en', 'fr']);
-    expect(calls.find((c) => c.language === 'fr')!.words.sort()).toEqual(['chaussures', 'shoe']);
+    // `chaussures` starts with another letter than `shoe`: no stem of it can equal shoe's.
+    expect(calls.find((c) => c.language === 'fr')!.words.sort()).toEqual(['shoe', 'souliers']);
   });
 
   it('a phrase matches consecutive words inside one text, never across two messages', async () => {
@@ -197,5 +205,17 @@ describe('highlights (workflows-v1 §1)', () => {
       ['c', 5, 6],
       ['d', 7, 8],
     ]);
+  });
+});
+
+describe('initialOf: the first letter a stem keeps', () => {
+  it('folds case and accents of ASCII letters, and gives the wildcard for anything else', () => {
+    expect(initialOf('Lieferung')).toBe('l');
+    expect(initialOf('école')).toBe('e');
+    expect(initialOf('Élan')).toBe('e');
+    expect(initialOf('30')).toBe('3');
+    expect(initialOf('œuvre')).toBe('*');
+    expect(initialOf('ßtraße')).toBe('*');
+    expect(initialOf('日本')).toBe('*');
   });
 });

@@ -102,6 +102,23 @@ function textsInScope(c: TranscriptTexts, scope: TextQuery['scope']): ScopedText
   return texts;
 }
 
+const ANY_INITIAL = '*';
+
+/**
+ * The first letter of a word as its stem keeps it: the configurations fold case and accents and
+ * the Snowball stemmers only rewrite a word's ending, so two words whose first letters (case and
+ * marks folded) are different ASCII letters or digits never share a stem. A word starting with
+ * anything else (a ligature, a letter unaccent rewrites, another script) may: ANY_INITIAL.
+ */
+export function initialOf(word: string): string {
+  const first = word
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .charAt(0)
+    .toLowerCase();
+  return /^[a-z0-9]$/.test(first) ? first : ANY_INITIAL;
+}
+
 const isTextLanguage = (l: string): l is TextLanguage => (TEXT_LANGUAGES as readonly string[]).includes(l);
 
 /**
@@ -121,11 +138,19 @@ export async function highlightsOf(
   const queryKeys = [...query.all.flat(), ...query.none].flatMap((t) =>
     termWords(t).map((w) => w.toLowerCase()),
   );
+  // Only words that can share a stem with a query word are looked up (most of a page's words
+  // cannot): see initialOf.
+  const initials = new Set(queryKeys.map(initialOf));
+  const candidate = (key: string) => {
+    const initial = initialOf(key);
+    return initial === ANY_INITIAL || initials.has(initial) || initials.has(ANY_INITIAL);
+  };
   const wanted = new Map<TextLanguage, Set<string>>();
   for (const c of conversations) {
     if (!isTextLanguage(c.language)) continue;
     const set = wanted.get(c.language) ?? new Set(queryKeys);
-    for (const t of texts.get(c.conversationId)!) for (const w of t.words) set.add(w.key);
+    for (const t of texts.get(c.conversationId)!)
+      for (const w of t.words) if (candidate(w.key)) set.add(w.key);
     wanted.set(c.language, set);
   }
   const stems = new Map(
