@@ -117,7 +117,7 @@ describe('GET /api/v1/events', () => {
       ).toEqual([...created, ...closed]);
     });
 
-    it.each(['conversation.deleted', 'webhook.test', ''])(
+    it.each(['conversation.exploded', 'webhook.test', ''])(
       'types=%p is a 400 invalid_request naming types',
       async (type) => {
         const org = await createOrganization(t.app);

@@ -197,7 +197,7 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
     it('refuses bad input with a problem naming the field, storing nothing', async () => {
       const org = await createOrganization(w.t.app);
       expectProblem(
-        await create(org, { url: receiver.url('/x'), events: ['conversation.deleted'] }),
+        await create(org, { url: receiver.url('/x'), events: ['conversation.exploded'] }),
         'invalid_request',
         '/events/0',
       );
