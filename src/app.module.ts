@@ -19,6 +19,7 @@ import { QueueModule } from './queue/queue.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
+import { ReviewsModule } from './reviews/reviews.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { LabelingQueueModule } from './labels/labeling/labeling-queue.module';
 import { LabelsModule } from './labels/labels.module';
@@ -78,6 +79,8 @@ export class AppModule {
         LabelsModule,
         // Before ConversationsModule: its GET …/conversations/:id would otherwise take `stats`.
         StatsModule,
+        // Before ConversationsModule: …/conversations/review-sample must not be read as an id.
+        ReviewsModule,
         ConversationsModule,
         EventsModule,
         WebhooksModule,

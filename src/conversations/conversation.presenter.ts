@@ -1,4 +1,6 @@
 import { listItemJson, ListedText, rawRowOf } from '../database/records/conversation-text';
+import { reviewChanges } from '../labels/label-outcome';
+import type { ReviewRecord } from '../labels/label-records.repository';
 import { TAXONOMY_VERSION } from '../labels/taxonomy';
 import type { Highlight } from '../search/text-query/highlights';
 import type {
@@ -43,6 +45,7 @@ export function presentConversation(c: ListedConversation) {
             reviewReason: c.labelReviewReason,
             scores: { quality: c.scoreQuality, service: c.scoreService, trust: c.scoreTrust },
             failedCriteria: c.failedCriteria,
+            source: c.reviewState === 'current' ? 'review' : 'judge',
           }
         : null,
   };
@@ -102,6 +105,21 @@ export function presentMetadata(c: ConversationRecord): Record<string, unknown> 
 /** The single conversation: all fields plus the transcript (oldest first) and metadata. */
 export function presentConversationDetail(c: ConversationRecord, messages: MessageRecord[]) {
   return { ...presentConversation(c), messages: messages.map(presentMessage), metadata: presentMetadata(c) };
+}
+
+/** A label review (workflows-v1 §2): `changes` against the judge's record it reviewed. */
+export function presentReview(r: ReviewRecord) {
+  return {
+    id: r.id,
+    conversationId: r.conversationId,
+    labelId: r.labelId,
+    reviewer: r.reviewer,
+    note: r.note,
+    changes: reviewChanges(r.judge, r.fields),
+    status: r.current ? 'current' : 'outdated',
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  };
 }
 
 /**

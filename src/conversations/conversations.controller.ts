@@ -42,6 +42,7 @@ import {
   presentConversation,
   presentConversationDetail,
   presentLabelRecord,
+  presentReview,
   presentMessage,
 } from './conversation.presenter';
 import { ConversationsService, RecordingRequest } from './conversations.service';
@@ -106,8 +107,14 @@ export class ConversationsController {
   @ApiDataResponse(200, LabelRecordSchema)
   @ApiProblems('not_found')
   async labels(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
-    const { conversation, record } = await this.conversations.labelRecord(auth.organizationId, siteId, id);
-    return { data: presentLabelRecord(conversation, record) };
+    const { conversation, record, review } = await this.conversations.labelRecord(
+      auth.organizationId,
+      siteId,
+      id,
+    );
+    return {
+      data: { ...presentLabelRecord(conversation, record), review: review ? presentReview(review) : null },
+    };
   }
 
   @Delete(':id')

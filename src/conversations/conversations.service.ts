@@ -12,7 +12,7 @@ import type {
   MessageRecord,
 } from '../database/records/conversation.records';
 import type { ListedText } from '../database/records/conversation-text';
-import { LabelRecordsRepository } from '../labels/label-records.repository';
+import { LabelRecordsRepository, ReviewRecord } from '../labels/label-records.repository';
 import { ConversationEvents } from './conversation-events';
 import { ConversationsRepository, NewMessage } from './conversations.repository';
 import {
@@ -72,7 +72,7 @@ export class ConversationsService {
     private readonly paging: KeysetPaging,
     @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
     private readonly events: ConversationEvents,
-    dataSource: DataSource,
+    private readonly dataSource: DataSource,
   ) {
     // Highlights read the stored texts and stem with Postgres whatever engine listed the page.
     this.transcriptTexts = new TranscriptTextsRepository(dataSource);
@@ -140,12 +140,17 @@ export class ConversationsService {
     organizationId: string,
     siteId: string,
     id: string,
-  ): Promise<{ conversation: ConversationRecord; record: LabelRecordRow | undefined }> {
+  ): Promise<{
+    conversation: ConversationRecord;
+    record: LabelRecordRow | undefined;
+    review: ReviewRecord | undefined;
+  }> {
     const conversation = await this.owned(organizationId, siteId, id);
     const record = conversation.currentLabelId
       ? await this.conversations.labelRecord(conversation.currentLabelId)
       : undefined;
-    return { conversation, record };
+    const review = await this.labels.findReview(this.dataSource.manager, conversation.id);
+    return { conversation, record, review };
   }
 
   // ---- Recording --------------------------------------------------------------------------

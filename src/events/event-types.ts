@@ -8,6 +8,8 @@ export const EVENT_TYPES = [
   'conversation.labeled',
   'conversation.label_failed',
   'conversation.not_eligible',
+  'conversation.reviewed',
+  'conversation.review_deleted',
   'conversation.deleted',
   'page_import.closed',
   'export.completed',

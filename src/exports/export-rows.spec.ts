@@ -116,7 +116,8 @@ function recordOf(r: RawRow): ConversationRecord {
     scoreService: p<number>(OID.float8, r[25]),
     scoreTrust: p<number>(OID.float8, r[26]),
     failedCriteria: p<string[]>(OID.textArray, r[27])!,
-    labelTokens: p<string[]>(OID.textArray, r[28])!,
+    reviewState: r[28] as ConversationRecord['reviewState'],
+    labelTokens: p<string[]>(OID.textArray, r[29])!,
   };
 }
 
@@ -271,6 +272,7 @@ const rawRow: fc.Arbitrary<RawRow> = fc
     service: nullable(pgFloat),
     trust: nullable(pgFloat),
     failedCriteria: fc.array(nullable(pgText), { maxLength: 4 }).map(pgArray),
+    reviewState: nullable(fc.constantFrom('current', 'outdated')),
     labelTokens: fc.array(pgText, { maxLength: 6 }).map(pgArray),
   })
   .map((o) => Object.values(o));

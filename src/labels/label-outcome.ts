@@ -207,3 +207,82 @@ export function labelTokens(
 export function failedCriteria(criteria: Record<string, CriterionResult>): string[] {
   return CRITERIA.filter((c) => criteria[c] === 'fail');
 }
+
+// ---- The effective label -----------------------------------------------------------------
+/**
+ * The effective label of a conversation, in one place (workflows-v1 §2): the judge's record with
+ * every field a current review sets put over it (a score the review sets to null is null). A
+ * field the review does not set is the judge's: the reviewer confirmed it. The conversation's
+ * label columns (LabelRecordsRepository.applyEffective) hold what this computes, and every
+ * reader (filters, statistics, exports, events, both engines) reads those columns.
+ */
+
+/** The label fields of a judge's labeled record. */
+export interface JudgeLabel {
+  resolution: string;
+  reviewReason: string;
+  flags: Record<string, boolean>;
+  criteria: Record<string, CriterionResult>;
+  scores: LabelScores;
+}
+
+/** The label fields a review sets: each absent field is the judge's. */
+export interface ReviewFields {
+  resolution?: string;
+  reviewReason?: string;
+  flags?: Record<string, boolean>;
+  criteria?: Record<string, CriterionResult>;
+  scores?: Partial<LabelScores>;
+}
+
+/** The effective label with what the conversation row derives from it. */
+export interface EffectiveLabel extends JudgeLabel {
+  failedCriteria: string[];
+  tokens: string[];
+}
+
+const has = (o: object | undefined, key: string): boolean =>
+  o !== undefined && Object.prototype.hasOwnProperty.call(o, key);
+
+/** The judge's label with the review's fields over it (the judge's alone when `review` is absent). */
+export function effectiveLabel(judge: JudgeLabel, review?: ReviewFields): EffectiveLabel {
+  const label: JudgeLabel = {
+    resolution: review?.resolution ?? judge.resolution,
+    reviewReason: review?.reviewReason ?? judge.reviewReason,
+    flags: Object.fromEntries(
+      FLAGS.map((f) => [f, has(review?.flags, f) ? review!.flags![f] : judge.flags[f]]),
+    ),
+    criteria: Object.fromEntries(
+      CRITERIA.map((c) => [c, has(review?.criteria, c) ? review!.criteria![c] : judge.criteria[c]]),
+    ) as Record<string, CriterionResult>,
+    scores: Object.fromEntries(
+      SCORE_NAMES.map((s) => [s, has(review?.scores, s) ? (review!.scores![s] ?? null) : judge.scores[s]]),
+    ) as LabelScores,
+  };
+  return { ...label, failedCriteria: failedCriteria(label.criteria), tokens: labelTokens(label) };
+}
+
+/** One changed field of a review: the judge's value and the review's. */
+export interface FieldChange {
+  judge: unknown;
+  review: unknown;
+}
+
+/**
+ * The fields the review sets to a value other than the judge's, keyed `resolution`,
+ * `reviewReason`, `flags.<name>`, `criteria.<name>`, `scores.<name>`, in the taxonomy's order.
+ */
+export function reviewChanges(judge: JudgeLabel, review: ReviewFields): Record<string, FieldChange> {
+  const changes: Record<string, FieldChange> = {};
+  const put = (key: string, before: unknown, after: unknown) => {
+    if (before !== after) changes[key] = { judge: before, review: after };
+  };
+  if (review.resolution !== undefined) put('resolution', judge.resolution, review.resolution);
+  if (review.reviewReason !== undefined) put('reviewReason', judge.reviewReason, review.reviewReason);
+  for (const f of FLAGS) if (has(review.flags, f)) put(`flags.${f}`, judge.flags[f], review.flags![f]);
+  for (const c of CRITERIA)
+    if (has(review.criteria, c)) put(`criteria.${c}`, judge.criteria[c], review.criteria![c]);
+  for (const s of SCORE_NAMES)
+    if (has(review.scores, s)) put(`scores.${s}`, judge.scores[s], review.scores![s] ?? null);
+  return changes;
+}

@@ -31,7 +31,7 @@ export class StatsController {
     summary:
       'Exact totals, facets, score histograms and a time series of the conversations matching the filters',
     description:
-      'Takes every filter of the listing with the same rules and errors (limit, cursor and count are not parameters here). Answers `{data: {total, facets?, scores?, series?}, meta: {asOf}}`: every count is exact, never capped or sampled, for the data as of meta.asOf. See docs/statistics.md.',
+      'Takes every filter of the listing with the same rules and errors (limit, cursor and count are not parameters here). Answers `{data: {total, facets?, scores?, series?, agreement?}, meta: {asOf}}`: every count is exact, never capped or sampled, for the data as of meta.asOf. See docs/statistics.md.',
   })
   @ApiConversationFilters()
   @ApiExtraModels(...STATS_EXTRA_MODELS)
@@ -81,6 +81,13 @@ export class StatsController {
     enum: STATS_INTERVALS,
     description:
       'Adds series: one bucket per interval from the bucket holding from to the one holding the last instant before to; at most 1,000 buckets.',
+  })
+  @ApiQuery({
+    name: 'agreement',
+    required: false,
+    type: Boolean,
+    description:
+      "true adds agreement: judge versus human over the matching conversations with a current label review (per field agreement share, Cohen's kappa, confusion pairs; per score count, mean absolute difference, bias). Computed in PostgreSQL whatever the engine. See docs/label-reviews.md.",
   })
   @ApiQuery({
     name: 'timezone',

@@ -3,6 +3,7 @@ import { AppConfig } from '../config/app-config';
 import { SitesModule } from '../sites/sites.module';
 import { StatsRollupCompactor } from '../search/stats/postgres/stats-rollup-compactor';
 import { StatsEnginesModule } from '../search/stats/stats-engines.module';
+import { AgreementStats } from './agreement';
 import { StatsRollupJobs } from './stats-rollup-jobs';
 import { StatsController } from './stats.controller';
 import { StatsService } from './stats.service';
@@ -15,7 +16,7 @@ import { StatsService } from './stats.service';
 @Module({
   imports: [SitesModule, StatsEnginesModule],
   controllers: [StatsController],
-  providers: [StatsService],
+  providers: [StatsService, AgreementStats],
   exports: [StatsEnginesModule],
 })
 export class StatsModule {}

@@ -46,6 +46,57 @@ class SeriesBucketSchema {
   scores?: Record<string, number | null>;
 }
 
+/** A label value in a confusion pair: a category or criterion result (string) or a flag (boolean). */
+const LABEL_VALUE = { oneOf: [{ type: 'string' }, { type: 'boolean' }] };
+
+@ApiSchema({ name: 'ConfusionPair' })
+class ConfusionPairSchema {
+  @ApiProperty(LABEL_VALUE) judge!: string | boolean;
+  @ApiProperty(LABEL_VALUE) review!: string | boolean;
+  @ApiProperty({ type: 'integer' }) count!: number;
+}
+
+@ApiSchema({ name: 'FieldAgreement', description: 'One label field over the reviewed conversations.' })
+class FieldAgreementSchema {
+  @ApiProperty({
+    type: 'number',
+    nullable: true,
+    description: 'Share of reviews that left the field as the judge had it; null without reviews.',
+  })
+  agreement!: number | null;
+  @ApiProperty({ type: 'number', nullable: true, description: "Cohen's kappa; null when undefined." })
+  kappa!: number | null;
+  @ApiProperty({
+    type: () => [ConfusionPairSchema],
+    description: 'Every (judge, review) pair, count descending.',
+  })
+  confusion!: ConfusionPairSchema[];
+}
+
+@ApiSchema({ name: 'ScoreAgreement', description: 'Over reviewed conversations with both values.' })
+class ScoreAgreementSchema {
+  @ApiProperty({ type: 'integer' }) count!: number;
+  @ApiProperty({ type: 'number', nullable: true }) meanAbsoluteDifference!: number | null;
+  @ApiProperty({ type: 'number', nullable: true, description: 'Mean of review minus judge.' }) bias!:
+    number | null;
+}
+
+@ApiSchema({
+  name: 'Agreement',
+  description: 'Judge versus human over the matching conversations with a current review (agreement=true).',
+})
+class AgreementSchema {
+  @ApiProperty({ type: 'integer' }) reviewed!: number;
+  @ApiProperty({ type: () => FieldAgreementSchema }) resolution!: FieldAgreementSchema;
+  @ApiProperty({ type: () => FieldAgreementSchema }) reviewReason!: FieldAgreementSchema;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FieldAgreement' } })
+  flags!: Record<string, FieldAgreementSchema>;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FieldAgreement' } })
+  criteria!: Record<string, FieldAgreementSchema>;
+  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/ScoreAgreement' } })
+  scores!: Record<string, ScoreAgreementSchema>;
+}
+
 @ApiSchema({ name: 'ConversationStats', description: 'Every count is exact for the filters at meta.asOf.' })
 export class ConversationStatsSchema {
   @ApiProperty({ type: 'integer', description: 'Matching conversations, never capped.' }) total!: number;
@@ -66,7 +117,14 @@ export class ConversationStatsSchema {
     description: 'With interval: one bucket per interval.',
   })
   series?: SeriesBucketSchema[];
+  @ApiPropertyOptional({ type: () => AgreementSchema, description: 'With agreement=true.' })
+  agreement?: AgreementSchema;
 }
 
 /** Models referenced only through additionalProperties, registered with ApiExtraModels. */
-export const STATS_EXTRA_MODELS = [FacetSchema, ScoreSummarySchema];
+export const STATS_EXTRA_MODELS = [
+  FacetSchema,
+  ScoreSummarySchema,
+  FieldAgreementSchema,
+  ScoreAgreementSchema,
+];

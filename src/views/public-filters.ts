@@ -47,6 +47,7 @@ export function publicFilters(filter: ConversationFilter): Record<string, unknow
     set(`${name}.max`, filter.scores[name]?.max);
   }
   set('labelStatus', filter.labelStatus);
+  set('reviewStatus', filter.reviewStatus);
   if (filter.text) {
     set('q', textQueryText(filter.text));
     if (filter.text.scope !== 'all') set('q.in', filter.text.scope);

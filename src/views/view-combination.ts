@@ -46,6 +46,7 @@ const SINGLE_VALUED: Array<[name: string, isSet: (f: ConversationFilter) => bool
     ]),
   ),
   ['labelStatus', (f) => f.labelStatus !== undefined],
+  ['reviewStatus', (f) => f.reviewStatus !== undefined],
   ['q', (f) => f.text !== undefined],
 ];
 
@@ -106,6 +107,7 @@ export function combineWithView(
     labelsNone: unique([...a.labelsNone, ...own.labelsNone]),
     scores,
     ...pick('labelStatus'),
+    ...pick('reviewStatus'),
     ...pick('text'),
   };
 

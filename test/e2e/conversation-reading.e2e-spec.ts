@@ -169,6 +169,7 @@ describe('reading conversations, labels and the vocabulary', () => {
         tokens: null,
         rationale: null,
         error: null,
+        review: null,
       });
     });
 
@@ -227,6 +228,7 @@ describe('reading conversations, labels and the vocabulary', () => {
         ]),
         rationale: 'test',
         error: null,
+        review: null,
       });
       expect(res.body.data.tokens).toHaveLength(12);
       expect(res.body.data.tokens.some((tk: string) => tk.startsWith('policy_compliant:'))).toBe(false);
@@ -237,6 +239,7 @@ describe('reading conversations, labels and the vocabulary', () => {
         reviewReason: 'service',
         scores: { quality: 0.25, service: null, trust: 1 },
         failedCriteria: ['grounded'],
+        source: 'judge',
       });
     });
 

@@ -97,6 +97,7 @@ describe('record → quiet → labeled → listed by labels.all and score filter
       reviewReason: 'none',
       scores: happyLabel.scores,
       failedCriteria: happyLabel.failedCriteria,
+      source: 'judge',
     });
 
     expect(await listIds('labels.all=resolution:resolved')).toEqual([happy.id]);

@@ -57,6 +57,12 @@ export const ERROR_CODES = {
     description:
       'The request conflicts with the current state (for example an Idempotency-Key reused with a different body).',
   },
+  not_labeled: {
+    status: 409,
+    title: 'Conversation not labeled',
+    description:
+      'Only a labeled conversation can be reviewed (PUT …/review); this one is pending, failed or not eligible. Wait for the judge to label it.',
+  },
   last_site: {
     status: 409,
     title: 'An organization keeps at least one site',

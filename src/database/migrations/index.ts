@@ -16,10 +16,11 @@ import { AgentStatsRollup1763810000001 } from './1763810000001-AgentStatsRollup'
 import { SiteScopedTitleTerms1763820000000 } from './1763820000000-SiteScopedTitleTerms';
 import { ConversationPostings1763830000000 } from './1763830000000-ConversationPostings';
 import { TranscriptSearch1763840000000 } from './1763840000000-TranscriptSearch';
-import { QuarterHourStatsRollup1763850000000 } from './1763850000000-QuarterHourStatsRollup';
 import { ViewsAndAlerts1763860000000 } from './1763860000000-ViewsAndAlerts';
-import { DataLifecycle1763870000000 } from './1763870000000-DataLifecycle';
+import { QuarterHourStatsRollup1763850000000 } from './1763850000000-QuarterHourStatsRollup';
 
+import { DataLifecycle1763870000000 } from './1763870000000-DataLifecycle';
+import { LabelReviews1763880000000 } from './1763880000000-LabelReviews';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   QuarterHourStatsRollup1763850000000,
   ViewsAndAlerts1763860000000,
   DataLifecycle1763870000000,
+  LabelReviews1763880000000,
 ];

@@ -13,6 +13,8 @@ describe('listing rows as text: rawRowOf puts each named column where listItemJs
     expect(LISTED_TEXT_COLUMNS.split(', ')).toHaveLength(C.labelTokens);
     expect(LISTED_TEXT_COLUMNS).toContain('created_at AS "createdAt"');
     expect(LISTED_TEXT_COLUMNS).toContain('page_product_id AS "productId"');
-    expect(LISTED_TEXT_COLUMNS).toMatch(/, failed_criteria AS "failedCriteria"$/);
+    expect(LISTED_TEXT_COLUMNS).toMatch(
+      /, failed_criteria AS "failedCriteria", review_state AS "reviewState"$/,
+    );
   });
 });

@@ -47,6 +47,7 @@ export enum C {
   service,
   trust,
   failedCriteria,
+  reviewState,
   labelTokens,
 }
 
@@ -85,6 +86,7 @@ const LISTED: ReadonlyArray<readonly [string, string?]> = [
   ['score_service', 'service'],
   ['score_trust', 'trust'],
   ['failed_criteria', 'failedCriteria'],
+  ['review_state', 'reviewState'],
 ];
 const LISTED_NAMES = LISTED.map(([column, name]) => name ?? column);
 
@@ -180,7 +182,7 @@ export function listItemJson(r: RawRow, siteIdJson: string, messagesJson?: strin
       : 'null';
   const labelSummary =
     r[C.labelStatus] === 'labeled'
-      ? `{"resolution":${json(r[C.resolution])},"reviewReason":${json(r[C.reviewReason])},"scores":{"quality":${jsonFloat(r[C.quality])},"service":${jsonFloat(r[C.service])},"trust":${jsonFloat(r[C.trust])}},"failedCriteria":${json(textArray(r[C.failedCriteria]))}}`
+      ? `{"resolution":${json(r[C.resolution])},"reviewReason":${json(r[C.reviewReason])},"scores":{"quality":${jsonFloat(r[C.quality])},"service":${jsonFloat(r[C.service])},"trust":${jsonFloat(r[C.trust])}},"failedCriteria":${json(textArray(r[C.failedCriteria]))},"source":${r[C.reviewState] === 'current' ? '"review"' : '"judge"'}}`
       : 'null';
   const entryWidget = r[C.entryWidget] === null ? 'null' : json(JSON.parse(r[C.entryWidget]!));
   return (

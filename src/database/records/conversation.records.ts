@@ -33,6 +33,8 @@ export interface ConversationRecord {
   scoreTrust: number | null;
   failedCriteria: string[];
   labelTokens: string[];
+  /** Label reviews (workflows-v1 §2): null without a review, else whether it applies. */
+  reviewState: 'current' | 'outdated' | null;
 }
 
 /**
@@ -59,7 +61,7 @@ export const LISTED_COLUMNS = `id, site_id AS "siteId", title, channel, language
   feedback_positive AS "feedbackPositive", feedback_negative AS "feedbackNegative", impressions, clicks,
   label_status AS "labelStatus", label_resolution AS "labelResolution",
   label_review_reason AS "labelReviewReason", score_quality AS "scoreQuality", score_service AS "scoreService",
-  score_trust AS "scoreTrust", to_json(failed_criteria) AS "failedCriteria"`;
+  score_trust AS "scoreTrust", to_json(failed_criteria) AS "failedCriteria", review_state AS "reviewState"`;
 
 /** The columns of a ConversationRecord: the listed ones and the rest (text arrays as JSON, as above). */
 export const CONVERSATION_COLUMNS = `${LISTED_COLUMNS}, organization_id AS "organizationId", metadata,

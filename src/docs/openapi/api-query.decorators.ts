@@ -9,6 +9,7 @@ import {
   LANGUAGES,
   MAX_KEYWORD_LENGTH,
   MAX_KEYWORDS,
+  REVIEW_STATUSES,
   SCORE_NAMES,
 } from '../../search/listing/conversation-filter';
 import { TEXT_SCOPES } from '../../search/text-query/text-query';
@@ -90,6 +91,11 @@ export const FILTER_PARAM_DOCS: Record<keyof typeof FILTER_PARAMS, QueryDoc> = {
     description:
       'Label status. Any value other than labeled combined with a labels.* or score filter is 400 invalid_filter.',
     schema: { type: 'string', enum: [...LABEL_STATUSES] },
+  },
+  reviewStatus: {
+    description:
+      'Label reviews: reviewed (a current review applies), outdated (only an outdated review), unreviewed (labeled, no review at all). Implies labeled: with a labelStatus other than labeled, 400 invalid_filter naming labelStatus.',
+    schema: { type: 'string', enum: [...REVIEW_STATUSES] },
   },
   q: {
     description: [

@@ -55,6 +55,12 @@ export class LabelSummarySchema {
   @ApiProperty({ example: 'service' }) reviewReason!: string;
   @ApiProperty({ type: ScoresSchema }) scores!: ScoresSchema;
   @ApiProperty({ type: [String] }) failedCriteria!: string[];
+  @ApiProperty({
+    enum: ['judge', 'review'],
+    description:
+      "review: a current label review applies (the judge's label with the review's fields over it).",
+  })
+  source!: string;
 }
 
 @ApiSchema({ name: 'Conversation', description: 'A conversation as listed (no messages).' })
@@ -202,6 +208,40 @@ export class JudgeSchema {
   @ApiProperty({ type: 'string', nullable: true, example: '1' }) version!: string | null;
 }
 
+/** A value of a label field: a category or criterion (string), a flag (boolean), a score (number or null). */
+const LABEL_VALUE = { anyOf: [{ type: 'string' }, { type: 'boolean' }, { type: 'number', nullable: true }] };
+
+@ApiSchema({ name: 'Review', description: "A human review of the judge's label (workflows-v1 §2)." })
+export class ReviewSchema {
+  @ApiProperty({ example: 'rev_3hT9aQ0cX2mR1vB8nK5wZp' }) id!: string;
+  @ApiProperty({ example: 'conv_3hT9aQ0cX2mR1vB8nK5wZp' }) conversationId!: string;
+  @ApiProperty({
+    example: 'lbl_3hT9aQ0cX2mR1vB8nK5wZp',
+    description: "The judge's label record it reviewed.",
+  })
+  labelId!: string;
+  @ApiProperty({ maxLength: 200 }) reviewer!: string;
+  @ApiProperty({ type: 'string', nullable: true, maxLength: 2000 }) note!: string | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: {
+      type: 'object',
+      required: ['judge', 'review'],
+      properties: { judge: LABEL_VALUE, review: LABEL_VALUE },
+    },
+    description:
+      "Keys resolution, reviewReason, flags.<name>, criteria.<name>, scores.<name>: only the fields set to a value other than the judge's.",
+  })
+  changes!: Record<string, { judge: unknown; review: unknown }>;
+  @ApiProperty({
+    enum: ['current', 'outdated'],
+    description: 'outdated once the judge labeled the conversation again: readable, no longer applied.',
+  })
+  status!: string;
+  @ApiProperty(TIME) createdAt!: string;
+  @ApiProperty(TIME) updatedAt!: string;
+}
+
 @ApiSchema({
   name: 'LabelRecord',
   description: 'The current label record; while none exists, the status with every label field null.',
@@ -230,6 +270,12 @@ export class LabelRecordSchema {
   @ApiProperty({ type: 'string', nullable: true }) rationale!: string | null;
   @ApiProperty({ type: 'string', nullable: true, description: 'Why labeling failed (status failed).' })
   error!: string | null;
+  @ApiProperty({
+    type: ReviewSchema,
+    nullable: true,
+    description: "The conversation's label review (current or outdated), null when none.",
+  })
+  review!: ReviewSchema | null;
 }
 
 @ApiSchema({ name: 'VocabularyLabel' })

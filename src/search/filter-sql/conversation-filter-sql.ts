@@ -1,4 +1,4 @@
-import type { ConversationFilter, ScoreName } from '../listing/conversation-filter';
+import type { ConversationFilter, ReviewStatus, ScoreName } from '../listing/conversation-filter';
 import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
 import { TAXONOMY_TOKENS } from '../../labels/taxonomy';
@@ -78,6 +78,23 @@ export function hasNarrowScoreBand(filter: ConversationFilter): boolean {
 }
 
 /**
+ * The condition of `reviewStatus` (workflows-v1 §2) on `conversations.review_state` (migration
+ * LabelReviews): reviewed, a current review applies; outdated, only an outdated review;
+ * unreviewed, no review at all. Each also implies labeled (impliedLabelStatus). The column is not
+ * in the covering index: a plan reading it needs the heap.
+ */
+export function reviewStatusSql(status: ReviewStatus, column = 'review_state'): string {
+  switch (status) {
+    case 'reviewed':
+      return `${column} = 'current'`;
+    case 'outdated':
+      return `${column} = 'outdated'`;
+    case 'unreviewed':
+      return `${column} IS NULL`;
+  }
+}
+
+/**
  * The label status every match of the filter has: the explicit `labelStatus`, or `labeled`
  * implied by a labels.* or score filter (filter rule 2: those match labeled conversations only).
  */
@@ -98,6 +115,7 @@ export function isNarrowed(filter: ConversationFilter): boolean {
     filter.feedback ||
     impliedLabelStatus(filter) ||
     filter.keywords.length > 0 ||
+    filter.reviewStatus !== undefined ||
     filter.text !== undefined,
   );
 }
@@ -263,6 +281,8 @@ export function buildFilterSql(
     } else rows.push(`title_tsv @@ (${query()})`);
   }
 
+  if (filter.reviewStatus) rows.push(reviewStatusSql(filter.reviewStatus));
+
   // Transcript search (`q`): the conversation's transcript row, probed by primary key
   // (text-query-sql.ts). Its own plans (the GIN index over the transcripts) are the listing's.
   if (filter.text) rows.push(transcriptExistsSql(filter.text, params));
@@ -271,7 +291,7 @@ export function buildFilterSql(
     params,
     rangeParams,
     narrowed: isNarrowed(filter),
-    needsHeap: filter.keywords.length > 0,
+    needsHeap: filter.keywords.length > 0 || filter.reviewStatus !== undefined,
     range,
     rows,
   };
@@ -335,11 +355,20 @@ export function postingsFilterSql(
   terms: { driver: string; others: string[] },
   after?: ListingPosition,
 ): FilterSql {
-  const sql = buildFilterSql(siteId, { ...filter, keywords: [] }, after);
+  // The postings carry the covering index's columns, not review_state: reviewStatus is probed
+  // on the conversation by primary key (its implied label status stays on the posting).
+  const onPostings: ConversationFilter = { ...filter, keywords: [], reviewStatus: undefined };
+  if (filter.reviewStatus) onPostings.labelStatus = 'labeled';
+  const sql = buildFilterSql(siteId, onPostings, after);
   const p = sql.params;
   const range = [...sql.range, `term = ${p.add(terms.driver)}`];
   const rows = [
     ...sql.rows,
+    ...(filter.reviewStatus
+      ? [
+          `EXISTS (SELECT 1 FROM conversations r WHERE r.id = p.id AND ${reviewStatusSql(filter.reviewStatus, 'r.review_state')})`,
+        ]
+      : []),
     ...terms.others.map(
       (term) => `EXISTS (SELECT 1 FROM conversation_postings o
         WHERE o.site_id = p.site_id AND o.term = ${p.add(term)} AND o.created_at = p.created_at AND o.id = p.id)`,

@@ -15,6 +15,8 @@ export const CHANNELS = ['web', 'hosted', 'playground'] as const;
 export const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'] as const;
 export const LABEL_STATUSES = ['labeled', 'pending', 'failed', 'not_eligible'] as const;
 export const FEEDBACK_KINDS = ['positive', 'negative'] as const;
+/** Label reviews (workflows-v1 §2): a current review applies, only an outdated one, none at all. */
+export const REVIEW_STATUSES = ['reviewed', 'outdated', 'unreviewed'] as const;
 // The taxonomy owns the score names; re-exported for the listing code that imports them from here.
 export { SCORE_NAMES };
 
@@ -22,6 +24,7 @@ export type Channel = (typeof CHANNELS)[number];
 export type Language = (typeof LANGUAGES)[number];
 export type LabelStatus = (typeof LABEL_STATUSES)[number];
 export type FeedbackKind = (typeof FEEDBACK_KINDS)[number];
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
 export type ScoreName = (typeof SCORE_NAMES)[number];
 
 export const MAX_KEYWORDS = 20;
@@ -56,6 +59,8 @@ export interface ConversationFilter {
   labelsNone: string[];
   scores: Partial<Record<ScoreName, ScoreBounds>>;
   labelStatus?: LabelStatus;
+  /** Label reviews (workflows-v1 §2); implies labeled. */
+  reviewStatus?: ReviewStatus;
   /** Transcript search (`q` and `q.in`, workflows-v1 §1). */
   text?: TextQuery;
 }
@@ -64,9 +69,13 @@ export function emptyFilter(): ConversationFilter {
   return { keywords: [], labelsAll: [], labelsAny: [], labelsNone: [], scores: {} };
 }
 
-/** True when the filter restricts to labeled conversations (rule 2): a labels.* or score filter. */
+/**
+ * True when the filter restricts to labeled conversations (rule 2): a labels.* or score filter,
+ * or reviewStatus (workflows-v1 §2).
+ */
 export function hasLabelFilter(filter: ConversationFilter): boolean {
   return (
+    filter.reviewStatus !== undefined ||
     filter.labelsAll.length > 0 ||
     filter.labelsAny.length > 0 ||
     filter.labelsNone.length > 0 ||
@@ -159,6 +168,7 @@ export const FILTER_PARAMS = {
   'trust.min': { parse: score },
   'trust.max': { parse: score },
   labelStatus: params.oneOf(LABEL_STATUSES),
+  reviewStatus: params.oneOf(REVIEW_STATUSES),
   q: { parse: textQuery },
   'q.in': params.oneOf(TEXT_SCOPES),
 } satisfies Record<string, ParamSpec>;
@@ -271,6 +281,7 @@ export function buildFilter(v: FilterParamValues, given: (parameter: string) => 
     labelsNone,
     scores,
     ...(v.labelStatus ? { labelStatus: v.labelStatus } : {}),
+    ...(v.reviewStatus ? { reviewStatus: v.reviewStatus } : {}),
     ...(text ? { text } : {}),
   };
   const rawLabelFilter =
@@ -278,7 +289,18 @@ export function buildFilter(v: FilterParamValues, given: (parameter: string) => 
     given('labels.any') ||
     given('labels.none') ||
     SCORE_NAMES.some((n) => given(`${n}.min`) || given(`${n}.max`));
-  if (filter.labelStatus && filter.labelStatus !== 'labeled' && (hasLabelFilter(filter) || rawLabelFilter)) {
+  if (filter.labelStatus && filter.labelStatus !== 'labeled' && given('reviewStatus')) {
+    filterFaults.push(
+      filterFault(
+        'labelStatus',
+        `reviewStatus matches labeled conversations only; labelStatus=${filter.labelStatus} cannot be combined with it.`,
+      ),
+    );
+  } else if (
+    filter.labelStatus &&
+    filter.labelStatus !== 'labeled' &&
+    (hasLabelFilter(filter) || rawLabelFilter)
+  ) {
     filterFaults.push(
       filterFault(
         'labelStatus',
@@ -350,6 +372,7 @@ export function canonicalFilterText(filter: ConversationFilter): string {
         .map((b) => `${n}.${b}=${filter.scores[n]![b]}`),
     ),
     labelStatus: filter.labelStatus,
+    reviewStatus: filter.reviewStatus,
     text: filter.text ? canonicalTextQuery(filter.text) : undefined,
   });
 }

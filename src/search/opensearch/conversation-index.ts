@@ -60,6 +60,8 @@ export const CONVERSATION_INDEX_BODY = {
       agent_version_id: { type: 'keyword' },
       label_status: { type: 'keyword' },
       label_tokens: { type: 'keyword' },
+      // Label reviews (workflows-v1 §2): `current` or `outdated`; absent without a review.
+      review_state: { type: 'keyword' },
       created_at: { type: 'date', format: 'strict_date_optional_time||epoch_millis' },
       updated_at: { type: 'date', format: 'strict_date_optional_time||epoch_millis' },
       message_count: { type: 'integer' },
@@ -94,6 +96,8 @@ export interface ConversationSourceRow {
   agent_version_id: string;
   label_status: string;
   label_tokens: string[];
+  /** Absent in rows built by hand (no review). */
+  review_state?: string | null;
   created_at: Date;
   updated_at: Date;
   message_count: number;
@@ -107,7 +111,7 @@ export interface ConversationSourceRow {
 
 /** SELECT list giving a ConversationSourceRow from `conversations c`. */
 export const SOURCE_COLUMNS = `c.id, c.organization_id, c.site_id, c.title, c.channel, c.language, c.agent_id,
-  c.agent_version_id, c.label_status, c.label_tokens, c.created_at, c.updated_at, c.message_count,
+  c.agent_version_id, c.label_status, c.label_tokens, c.review_state, c.created_at, c.updated_at, c.message_count,
   c.feedback_positive, c.feedback_negative, c.score_quality, c.score_service, c.score_trust, c.search_version`;
 
 export type ConversationDocument = Omit<
@@ -138,6 +142,7 @@ export function toDocument(row: ConversationSourceRow, messages?: MessageText[])
     agent_version_id: row.agent_version_id,
     label_status: row.label_status,
     label_tokens: row.label_tokens,
+    review_state: row.review_state ?? null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     message_count: row.message_count,
@@ -150,10 +155,11 @@ export function toDocument(row: ConversationSourceRow, messages?: MessageText[])
   };
 }
 
-/** The document an index of mapping `version` takes: version 1 has no transcript fields. */
+/** The document an index of mapping `version` takes: version 1 has no transcript fields nor review_state. */
 export function documentForVersion(doc: ConversationDocument, version: number): ConversationDocument {
   if (version >= 2) return doc;
   const v1: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(doc)) if (!key.startsWith('transcript_')) v1[key] = value;
+  for (const [key, value] of Object.entries(doc))
+    if (!key.startsWith('transcript_') && key !== 'review_state') v1[key] = value;
   return v1 as ConversationDocument;
 }

@@ -88,6 +88,10 @@ export function buildFilterQuery(
   }
   const mustNot: object[] = [];
   if (filter.labelsNone.length) mustNot.push({ terms: { label_tokens: filter.labelsNone } });
+  // reviewStatus (workflows-v1 §2): review_state is indexed only when the conversation has a review.
+  if (filter.reviewStatus === 'reviewed') clauses.push({ term: { review_state: 'current' } });
+  if (filter.reviewStatus === 'outdated') clauses.push({ term: { review_state: 'outdated' } });
+  if (filter.reviewStatus === 'unreviewed') mustNot.push({ exists: { field: 'review_state' } });
   if (filter.text) {
     const text = transcriptClauses(filter.text, filter.language);
     clauses.push(...text.filter);

@@ -162,6 +162,7 @@ export function countsFromRollups(filter: ConversationFilter): boolean {
     filter.to !== undefined ||
     filter.keywords.length > 0 ||
     filter.text !== undefined ||
+    filter.reviewStatus !== undefined ||
     filter.labelsAny.length > 0 ||
     filter.labelsNone.length > 0 ||
     SCORE_NAMES.some((name) => filter.scores[name] !== undefined) ||

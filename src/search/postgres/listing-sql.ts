@@ -9,11 +9,11 @@ import type { ConversationFilter } from '../listing/conversation-filter';
  * step of a page or count plan.
  */
 
-/** The columns a walk reads: those of the covering index, plus the tsvector for keywords. */
+/** The columns a walk reads: those of the covering index, plus the tsvector (keywords) and review_state (reviewStatus). */
 function walkColumns(sql: FilterSql): string {
   const covered =
     'id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
-  return sql.needsHeap ? `${covered}, title_tsv` : covered;
+  return sql.needsHeap ? `${covered}, title_tsv, review_state` : covered;
 }
 
 /**

@@ -20,6 +20,7 @@ export const STATS_PARAMS = {
   scores: { repeatable: true as const, parse: params.oneOf(SCORE_NAMES).parse },
   bins: params.integer(1, 100),
   interval: params.oneOf(STATS_INTERVALS),
+  agreement: params.boolean(),
   timezone: {
     parse: (v: string) =>
       canonicalTimezone(v) ?? new ParamFault('must be an IANA time zone name, such as Europe/Paris or UTC.'),
@@ -31,6 +32,9 @@ const LISTING_ONLY = new Set(['limit', 'cursor', 'count']);
 
 export const DEFAULT_BINS = 10;
 
+/** A statistics request: what the engine computes, and whether to add `agreement` (workflows-v1 §2). */
+export type StatsRequest = StatsQuery & { agreement: boolean };
+
 /**
  * Parses the query string of `GET …/conversations/stats`. The filter parameters go through the
  * listing's filter parser and error builder (buildFilter, filterFaultsError: same names, rules,
@@ -38,7 +42,7 @@ export const DEFAULT_BINS = 10;
  * unknown here. Every fault of the request is reported together, the stats ones first.
  * `now` is the default end of a series.
  */
-export function parseStatsRequest(query: Record<string, unknown>, now: Date): StatsQuery {
+export function parseStatsRequest(query: Record<string, unknown>, now: Date): StatsRequest {
   const own: Record<string, unknown> = {};
   const filterPart: Record<string, unknown> = {};
   const faults: ProblemEntry[] = [];
@@ -97,5 +101,6 @@ export function parseStatsRequest(query: Record<string, unknown>, now: Date): St
     scores: [...new Set(v.scores ?? [])],
     bins: v.bins ?? DEFAULT_BINS,
     ...(series ? { series } : {}),
+    agreement: v.agreement ?? false,
   };
 }

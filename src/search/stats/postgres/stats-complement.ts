@@ -38,6 +38,7 @@ export function complementCells(filter: ConversationFilter, series: boolean): Ce
     filter.agentId !== undefined ||
     filter.keywords.length > 0 ||
     filter.text !== undefined ||
+    filter.reviewStatus !== undefined ||
     Object.keys(filter.scores).length > 0 ||
     (filter.labelStatus !== undefined && filter.labelStatus !== 'labeled')
   )

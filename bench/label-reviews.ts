@@ -1,0 +1,119 @@
+/**
+ * `npm run bench:reviews`: label reviews (workflows-v1 §2) on the bench data of a seeded site
+ * (`npm run cli -- seed`). Writes BENCH_REVIEWS reviews (default 2,000) the way PUT …/review
+ * does (the judge's record, the effective label on the conversation row), then times, each
+ * BENCH_RUNS times (default 30), the statements of
+ * - `GET …/conversations/review-sample?size=50&seed=…` (a new seed each run), with no filter and
+ *   with channel=web;
+ * - `agreement` of `GET …/conversations/stats?agreement=true`, with no filter and with
+ *   channel=web.
+ * Prints the median and p99 in milliseconds (the SQL; the HTTP layer adds about a millisecond).
+ * Env: DATABASE_URL, BENCH_SITE_ID (both also read from bench/.env.bench).
+ */
+import { newId } from '../src/common/ids/ids';
+import { createDataSource } from '../src/database/data-source';
+import { effectiveLabel } from '../src/labels/label-outcome';
+import { LabelRecordsRepository } from '../src/labels/label-records.repository';
+import { ReviewSampler } from '../src/reviews/review-sample';
+import { ReviewsRepository } from '../src/reviews/reviews.repository';
+import { emptyFilter } from '../src/search/listing/conversation-filter';
+import { AgreementStats } from '../src/stats/agreement';
+import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { elapsedMs, summarize } from './lib/stats';
+
+async function main(): Promise<void> {
+  const env = benchEnv();
+  const siteId = env.BENCH_SITE_ID;
+  if (!siteId) throw new Error('BENCH_SITE_ID is not set');
+  const reviews = numberFrom(env, 'BENCH_REVIEWS', 2000);
+  const runs = numberFrom(env, 'BENCH_RUNS', 30);
+  const dataSource = createDataSource(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, { poolSize: 4 });
+  await dataSource.initialize();
+  try {
+    const repo = new ReviewsRepository(dataSource);
+    const labels = new LabelRecordsRepository();
+    const [{ organization_id: organizationId }]: Array<{ organization_id: string }> = await dataSource.query(
+      `SELECT organization_id FROM sites WHERE id = $1`,
+      [siteId],
+    );
+    const [{ n: existing }]: Array<{ n: number }> = await dataSource.query(
+      `SELECT count(*)::int AS n FROM label_reviews WHERE site_id = $1`,
+      [siteId],
+    );
+    const targets: Array<{ id: string; current_label_id: string }> = await dataSource.query(
+      `SELECT id, current_label_id FROM conversations
+       WHERE site_id = $1 AND label_status = 'labeled' AND review_state IS NULL
+       ORDER BY hashtextextended(id, 7) LIMIT $2`,
+      [siteId, Math.max(0, reviews - existing)],
+    );
+    const started = process.hrtime.bigint();
+    for (const [i, target] of targets.entries()) {
+      await dataSource.transaction(async (manager) => {
+        const judge = await repo.judgeLabel(manager, target.current_label_id);
+        // One review in five changes the resolution, one in three the quality score.
+        const fields = {
+          ...(i % 5 === 0 ? { resolution: judge.resolution === 'resolved' ? 'unresolved' : 'resolved' } : {}),
+          ...(i % 3 === 0
+            ? { scores: { quality: Math.round((judge.scores.quality ?? 0.5) * 50) / 100 } }
+            : {}),
+          flags: { visitor_frustrated: i % 7 === 0 },
+        };
+        await repo.upsert(manager, {
+          id: newId('rev'),
+          organizationId,
+          siteId,
+          conversationId: target.id,
+          labelId: target.current_label_id,
+          reviewer: 'bench',
+          note: null,
+          fields,
+          at: new Date(),
+        });
+        await labels.applyEffective(manager, target.id, effectiveLabel(judge, fields), 'current');
+      });
+    }
+    console.log(
+      `wrote ${targets.length} reviews in ${elapsedMs(started).toFixed(0)} ms (${existing} existed)`,
+    );
+    await dataSource.query('ANALYZE conversations');
+    await dataSource.query('ANALYZE label_reviews');
+
+    const sampler = new ReviewSampler(dataSource);
+    const agreement = new AgreementStats(dataSource);
+    const cases = [
+      { name: 'no filter', filter: emptyFilter() },
+      { name: 'channel=web', filter: { ...emptyFilter(), channel: 'web' as const } },
+    ];
+    const results: Record<string, unknown> = {};
+    for (const c of cases) {
+      const times: number[] = [];
+      let population = 0;
+      for (let run = 0; run < runs; run++) {
+        const t0 = process.hrtime.bigint();
+        population = (await sampler.sample(siteId, c.filter, 50, `bench-${run}`)).population;
+        times.push(elapsedMs(t0));
+      }
+      results[`review-sample size=50, ${c.name}`] = { population, ...pick(summarize(times)) };
+      const agreeTimes: number[] = [];
+      let reviewed = 0;
+      for (let run = 0; run < runs; run++) {
+        const t0 = process.hrtime.bigint();
+        reviewed = (await agreement.agreement(siteId, c.filter)).reviewed;
+        agreeTimes.push(elapsedMs(t0));
+      }
+      results[`agreement, ${c.name}`] = { reviewed, ...pick(summarize(agreeTimes)) };
+    }
+    console.log(JSON.stringify(results, null, 2));
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+function pick(s: { median: number; p99: number }) {
+  return { medianMs: Number(s.median.toFixed(1)), p99Ms: Number(s.p99.toFixed(1)) };
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

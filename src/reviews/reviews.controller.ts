@@ -1,0 +1,145 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query, Req } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiExtraModels,
+  ApiOperation,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import { Auth } from '../auth/auth.decorator';
+import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import { presentConversation, presentReview } from '../conversations/conversation.presenter';
+import {
+  ApiConversationFilters,
+  ApiDataResponse,
+  ApiIdempotencyKey,
+  ApiKeyAuth,
+  ApiNoContentResult,
+  ApiProblems,
+  ApiResourceId,
+  BODY_PROBLEMS,
+  ConversationSchema,
+  ReviewSchema,
+} from '../docs/openapi';
+import { writeActor } from '../views/write-actor';
+import { MAX_SAMPLE_SIZE, MAX_SEED_LENGTH, parseReviewSampleQuery } from './dto/review-sample-query';
+import { parseReviewBody, PutReviewDto } from './dto/review-request';
+import { ReviewsService } from './reviews.service';
+
+/**
+ * Label reviews (workflows-v1 §2; docs/label-reviews.md): a conversation's review and the
+ * samples to review. Registered before ConversationsModule, so that `review-sample` is never
+ * taken for a conversation id.
+ */
+@ApiTags('Label reviews')
+@ApiKeyAuth()
+@ApiResourceId('siteId', 'site')
+@Controller('api/v1/sites/:siteId/conversations')
+export class ReviewsController {
+  constructor(private readonly reviews: ReviewsService) {}
+
+  @Get('review-sample')
+  @ApiOperation({
+    summary: 'A uniform random sample of the matching labeled conversations with no current review',
+    description:
+      'Without replacement, reproducible: the same seed, filters and data give the same sample. Takes every filter of the listing with its rules and errors. meta.population is the exact number of candidates.',
+  })
+  @ApiConversationFilters()
+  @ApiQuery({
+    name: 'size',
+    required: true,
+    schema: { type: 'integer', minimum: 1, maximum: MAX_SAMPLE_SIZE },
+  })
+  @ApiQuery({
+    name: 'seed',
+    required: true,
+    schema: { type: 'string', minLength: 1, maxLength: MAX_SEED_LENGTH },
+    description: 'Any text; the same seed gives the same sample.',
+  })
+  @ApiExtraModels(ConversationSchema)
+  @ApiResponse({
+    status: 200,
+    description: 'The sample, in its random order.',
+    schema: {
+      type: 'object',
+      required: ['data', 'meta'],
+      properties: {
+        data: {
+          type: 'array',
+          maxItems: MAX_SAMPLE_SIZE,
+          items: { $ref: getSchemaPath(ConversationSchema) },
+        },
+        meta: {
+          type: 'object',
+          required: ['population'],
+          properties: {
+            population: {
+              type: 'integer',
+              description: 'The matching labeled conversations with no current review (exact).',
+            },
+          },
+        },
+      },
+    },
+  })
+  @ApiProblems('invalid_request', 'invalid_filter', 'not_found')
+  async sample(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const sample = await this.reviews.sample(auth.organizationId, siteId, parseReviewSampleQuery(query));
+    return { data: sample.conversations.map(presentConversation), meta: { population: sample.population } };
+  }
+
+  @Put(':id/review')
+  @Idempotent()
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Create or replace a conversation's label review",
+    description:
+      "Fields the review sets override the judge's label while the review is current; the others are the judge's (confirmed). Only a labeled conversation can be reviewed (409 not_labeled).",
+  })
+  @ApiResourceId('id', 'conv')
+  @ApiIdempotencyKey()
+  @ApiBody({ type: PutReviewDto })
+  @ApiDataResponse(200, ReviewSchema, 'The review.')
+  @ApiProblems(...BODY_PROBLEMS, 'not_found', 'not_labeled', 'conflict')
+  async put(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Req() req: ServiceRequest,
+  ) {
+    const input = parseReviewBody(body);
+    return { data: presentReview(await this.reviews.put(writeActor(auth, req), siteId, id, input)) };
+  }
+
+  @Get(':id/review')
+  @ApiOperation({ summary: "A conversation's label review (current or outdated)" })
+  @ApiResourceId('id', 'conv')
+  @ApiDataResponse(200, ReviewSchema)
+  @ApiProblems('not_found')
+  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
+    return { data: presentReview(await this.reviews.get(auth.organizationId, siteId, id)) };
+  }
+
+  @Delete(':id/review')
+  @HttpCode(204)
+  @ApiOperation({ summary: "Delete a conversation's label review: the judge's label applies again" })
+  @ApiResourceId('id', 'conv')
+  @ApiNoContentResult('Deleted.')
+  @ApiProblems('not_found')
+  async delete(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Param('id') id: string,
+    @Req() req: ServiceRequest,
+  ): Promise<void> {
+    await this.reviews.delete(writeActor(auth, req), siteId, id);
+  }
+}
