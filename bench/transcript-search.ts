@@ -38,6 +38,14 @@ import { percentile, summarize } from './lib/stats';
 import { Q_PHRASES, Q_WORDS } from './lib/transcript-words';
 import { queryString } from './query-mix';
 
+/** The engines measured: both by default; BENCH_TRANSCRIPT_ENGINES=postgres measures one (no comparison). */
+const RUN_ENGINES: Engine[] = (process.env.BENCH_TRANSCRIPT_ENGINES ?? ENGINES.join(','))
+  .split(',')
+  .filter((e): e is Engine => (ENGINES as string[]).includes(e));
+const BOTH = RUN_ENGINES.length === ENGINES.length;
+/** Whether both engines gave the same answer (undefined when only one engine runs). */
+const compared = (same: () => boolean): boolean | undefined => (BOTH ? same() : undefined);
+
 const ROOT = join(__dirname, '..');
 const RESULTS_DIR = join(__dirname, 'results');
 const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'];
@@ -162,10 +170,10 @@ async function alternate(
   const times = variants.map(() => ({ postgres: [], opensearch: [] }) as Record<Engine, number[]>);
   const bodies = variants.map(() => ({}) as Record<Engine, ListingBody>);
   for (const [v, path] of variants.entries())
-    for (const engine of ENGINES) bodies[v][engine] = (await getOnce(targets[engine], path)).body;
+    for (const engine of RUN_ENGINES) bodies[v][engine] = (await getOnce(targets[engine], path)).body;
   for (let i = 0; i < runs; i++)
     for (const [v, path] of variants.entries())
-      for (const engine of (i + v) % 2 ? [...ENGINES].reverse() : ENGINES)
+      for (const engine of (i + v) % 2 ? [...RUN_ENGINES].reverse() : RUN_ENGINES)
         times[v][engine].push((await getOnce(targets[engine], path)).ms);
   return { times, bodies };
 }
@@ -407,7 +415,7 @@ async function main(): Promise<void> {
     }
 
     const ports: Record<Engine, number> = { postgres: 3111, opensearch: 3112 };
-    for (const engine of ENGINES)
+    for (const engine of RUN_ENGINES)
       children.push(
         await startProcess(
           'main.js',
@@ -434,14 +442,16 @@ async function main(): Promise<void> {
         ];
         const { times, bodies } = await alternate(targets, paths, runs);
         const [plain, highlighted, counted] = bodies;
-        const samePage = sameListing(plain.postgres, plain.opensearch);
-        const sameHighlights =
-          sameListing(highlighted.postgres, highlighted.opensearch) &&
-          highlightsOf(highlighted.postgres) === highlightsOf(highlighted.opensearch);
-        const sameCount = sameListing(counted.postgres, counted.opensearch);
+        const samePage = compared(() => sameListing(plain.postgres, plain.opensearch));
+        const sameHighlights = compared(
+          () =>
+            sameListing(highlighted.postgres, highlighted.opensearch) &&
+            highlightsOf(highlighted.postgres) === highlightsOf(highlighted.opensearch),
+        );
+        const sameCount = compared(() => sameListing(counted.postgres, counted.opensearch));
         const target =
           probe.kind === 'word' ? TRANSCRIPT_TARGETS.wordMedianMs : TRANSCRIPT_TARGETS.phraseMedianMs;
-        for (const engine of ENGINES) {
+        for (const engine of RUN_ENGINES) {
           const stat = (v: number) => ({
             n: times[v][engine].length,
             medianMs: summarize(times[v][engine]).median,
@@ -476,10 +486,12 @@ async function main(): Promise<void> {
             });
           }
         }
-        const pg = report.rows.find((r) => r.name === probe.name && r.engine === 'postgres')!;
-        const osr = report.rows.find((r) => r.name === probe.name && r.engine === 'opensearch')!;
+        const medians = RUN_ENGINES.map((engine) => {
+          const row = report.rows.find((r) => r.name === probe.name && r.engine === engine)!;
+          return `${engine} ${row.medianMs.toFixed(1)} ms`;
+        });
         log(
-          `search ${i + 1}/${probes.length} ${probe.name} (${probe.q}, ${matches.get(probe.name) ?? '?'} matches): postgres ${pg.medianMs.toFixed(1)} ms, opensearch ${osr.medianMs.toFixed(1)} ms${samePage ? '' : ' DIFFERENT PAGES'}${sameHighlights ? '' : ' DIFFERENT HIGHLIGHTS'}${sameCount ? '' : ' DIFFERENT COUNTS'}`,
+          `search ${i + 1}/${probes.length} ${probe.name} (${probe.q}, ${matches.get(probe.name) ?? '?'} matches): ${medians.join(', ')}${samePage === false ? ' DIFFERENT PAGES' : ''}${sameHighlights === false ? ' DIFFERENT HIGHLIGHTS' : ''}${sameCount === false ? ' DIFFERENT COUNTS' : ''}`,
         );
       } catch (error) {
         log(`search ${probe.name}: ${(error as Error).message}`);
@@ -493,8 +505,8 @@ async function main(): Promise<void> {
         const path = `${base}/stats${queryString({ q: probe.q, ...STATS_QUERY })}`;
         const { times, bodies } = await alternate(targets, [path], statsRuns);
         const total = (b: unknown) => (b as { data: { total: number } }).data.total;
-        const same = total(bodies[0].postgres) === total(bodies[0].opensearch);
-        for (const engine of ENGINES) {
+        const same = compared(() => total(bodies[0].postgres) === total(bodies[0].opensearch));
+        for (const engine of RUN_ENGINES) {
           const medianMs = summarize(times[0][engine]).median;
           report.rows.push({
             section: 'stats',
@@ -510,9 +522,9 @@ async function main(): Promise<void> {
             same,
           });
         }
-        const [pg, osr] = report.rows.slice(-2);
+        const rows = report.rows.slice(-RUN_ENGINES.length);
         log(
-          `stats ${probe.name}: postgres ${pg.medianMs.toFixed(0)} ms, opensearch ${osr.medianMs.toFixed(0)} ms${same ? '' : ' DIFFERENT TOTALS'}`,
+          `stats ${probe.name}: ${rows.map((r) => `${r.engine} ${r.medianMs.toFixed(0)} ms`).join(', ')}${same === false ? ' DIFFERENT TOTALS' : ''}`,
         );
       } catch (error) {
         log(`stats ${probe.name}: ${(error as Error).message}`);
@@ -550,7 +562,7 @@ async function measureRecording(o: {
   children: ChildProcess[];
   recordings: number;
 }): Promise<void> {
-  const services: Array<{ name: Engine | 'before'; target: HttpTarget }> = ENGINES.map((engine) => ({
+  const services: Array<{ name: Engine | 'before'; target: HttpTarget }> = RUN_ENGINES.map((engine) => ({
     name: engine,
     target: o.targets[engine],
   }));
