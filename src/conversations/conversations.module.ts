@@ -4,6 +4,7 @@ import { EventsModule } from '../events/events.module';
 import { LabelRecordsRepository } from '../labels/label-records.repository';
 import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
+import { ViewsModule } from '../views/views.module';
 import { ConversationEvents } from './conversation-events';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
@@ -15,7 +16,7 @@ import { SeedService } from './seed/seed.service';
  * from SearchModule: Postgres by default, or OpenSearch with Postgres as fallback.
  */
 @Module({
-  imports: [SitesModule, SearchModule, IdempotencyModule, EventsModule],
+  imports: [SitesModule, SearchModule, IdempotencyModule, EventsModule, ViewsModule],
   controllers: [ConversationsController],
   providers: [
     ConversationsRepository,

@@ -28,6 +28,8 @@ import { canonicalFilterText, ConversationFilter } from '../search/listing/conve
 import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from '../search/listing/conversation-search';
 import { Highlight, highlightsOf } from '../search/text-query/highlights';
 import { LexemeLookup, postgresLexemes } from '../search/text-query/lexeme-lookup';
+import { combineWithView } from '../views/view-combination';
+import { ViewsService } from '../views/views.service';
 import { TranscriptTextsRepository } from './transcript-texts.repository';
 import type { RedactionRequest } from '../redaction/dto/redact-request';
 import { redactText, RedactionPattern } from '../redaction/redaction-patterns';
@@ -73,6 +75,7 @@ export class ConversationsService {
     @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
     private readonly events: ConversationEvents,
     private readonly dataSource: DataSource,
+    private readonly views: ViewsService,
   ) {
     // Highlights read the stored texts and stem with Postgres whatever engine listed the page.
     this.transcriptTexts = new TranscriptTextsRepository(dataSource);
@@ -88,10 +91,20 @@ export class ConversationsService {
    */
   async list(organizationId: string, siteId: string, query: ListingQuery): Promise<ListingPage> {
     await this.sites.assertOwned(organizationId, siteId);
-    const list = conversationList(siteId, query.filter);
+    // With a view: its filters AND the request's; cursors bind to the view's filters as they are.
+    const combined = query.view
+      ? combineWithView(await this.views.resolve(siteId, query.view), query.filter)
+      : undefined;
+    const filter = combined?.filter ?? query.filter;
+    const list = combined
+      ? {
+          ...conversationList(siteId, filter),
+          binding: { resource: 'conversations', scope: siteId, filters: combined.cursorFilters },
+        }
+      : conversationList(siteId, filter);
     const after = this.paging.after(list, query.cursor);
     // Page and count from one engine (a fallback answers both).
-    const { page: found, count } = await this.search.list(siteId, query.filter, {
+    const { page: found, count } = await this.search.list(siteId, filter, {
       limit: query.limit,
       after,
       countCap: query.count ? COUNT_CAP : undefined,
@@ -108,7 +121,7 @@ export class ConversationsService {
       ? await this.highlights(
           siteId,
           found.items.map((i) => i.id),
-          query.filter,
+          filter,
         )
       : undefined;
     return { items, nextCursor, ...(count ? { count } : {}), ...(highlights ? { highlights } : {}) };

@@ -5,6 +5,7 @@ import { KeysetPaging, newestFirst } from '../../src/common/paging/keyset-page';
 import { parseExportFilters } from '../../src/exports/dto/export-request';
 import { combineWithView } from '../../src/views/view-combination';
 import { ViewsService } from '../../src/views/views.service';
+import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
@@ -377,5 +378,45 @@ describe('"view" in exports: the view\'s filters AND the export\'s own, kept as 
     const wrongType = await t.http().post(exportsPath(org)).set(org.auth).send({ format: 'csv', view: 7 });
     expect(wrongType.status).toBe(400);
     expect(faults(wrongType)).toEqual([['/view', 'invalid_type']]);
+  });
+});
+
+describe("view= on the listing: the view's filters AND the request's own; cursors bind to the view as it is", () => {
+  const listing = (org: Org, query: Record<string, string>) =>
+    t.http().get(`/api/v1/sites/${org.site.id}/conversations`).query(query).set(org.auth);
+
+  it('lists what both match; a single-valued filter in both is 400 invalid_filter naming it; an unknown view is 404', async () => {
+    const org = await createOrganization(t.app);
+    const webFr = await recordConversation(t, org, { channel: 'web', language: 'fr' });
+    await recordConversation(t, org, { channel: 'web', language: 'en' });
+    await recordConversation(t, org, { channel: 'hosted', language: 'fr' });
+    const view = (await createView(org, { name: 'Web', filters: { channel: 'web' } }).expect(201)).body.data;
+    const res = await listing(org, { view: view.id, language: 'fr', count: 'true' }).expect(200);
+    expect(res.body.data.map((c: { id: string }) => c.id)).toEqual([webFr.id]);
+    expect(res.body.meta.count).toEqual({ value: 1, capped: false });
+    const both = await listing(org, { view: view.id, channel: 'web' });
+    expect(both.status).toBe(400);
+    expect(both.body.code).toBe('invalid_filter');
+    expect(both.body.errors).toEqual([expect.objectContaining({ parameter: 'channel' })]);
+    const unknown = await listing(org, { view: 'view_0000000000000000000000' });
+    expect(unknown.status).toBe(404);
+  });
+
+  it("a cursor issued under a view is cursor_mismatch once the view's filters change", async () => {
+    const org = await createOrganization(t.app);
+    for (let i = 0; i < 3; i++) await recordConversation(t, org, { channel: 'web' });
+    const view = (await createView(org, { name: 'Web', filters: { channel: 'web' } }).expect(201)).body.data;
+    const first = await listing(org, { view: view.id, limit: '1' }).expect(200);
+    const cursor = first.body.meta.nextCursor as string;
+    await listing(org, { view: view.id, limit: '1', cursor }).expect(200);
+    await t
+      .http()
+      .patch(viewsPath(org, `/${view.id}`))
+      .set(org.auth)
+      .send({ filters: { channel: 'web', language: 'en' } })
+      .expect(200);
+    const after = await listing(org, { view: view.id, limit: '1', cursor });
+    expect(after.status).toBe(400);
+    expect(after.body.code).toBe('cursor_mismatch');
   });
 });

@@ -12,6 +12,8 @@ export const LISTING_PARAMS = {
   ...PAGING_PARAMS,
   count: params.boolean(),
   highlight: params.boolean(),
+  /** A saved view whose filters are combined with the request's (resolved by the service). */
+  view: { parse: (v: string) => v },
 } satisfies Record<string, ParamSpec>;
 
 export interface ListingQuery {
@@ -21,6 +23,8 @@ export interface ListingQuery {
   count: boolean;
   /** Add `highlights` to each item (with `q` only; not part of the cursor, like `count`). */
   highlight: boolean;
+  /** A saved view (view_…) whose filters AND `filter` are listed. */
+  view?: string;
 }
 
 /**
@@ -40,5 +44,6 @@ export function parseListingQuery(query: Record<string, unknown>): ListingQuery 
     cursor: v.cursor,
     count: v.count ?? false,
     highlight: v.highlight ?? false,
+    ...(v.view !== undefined ? { view: v.view } : {}),
   };
 }

@@ -163,6 +163,11 @@ export function ApiListing(): MethodDecorator {
           'true adds `highlights` to each item: where q matched (excerpts of the title and messages inside q.in, with code-point match offsets). Without q every item has an empty list. Not part of the cursor.',
         schema: { type: 'boolean', default: false },
       },
+      view: {
+        description:
+          "A saved view (view_…): its filters AND this request's (a single-valued filter in both is 400 invalid_filter; repeatable ones add up). Cursors bind to the view's filters as they are: after the view changes, an old cursor is cursor_mismatch. An unknown view is 404.",
+        schema: { type: 'string', example: 'view_4Lr0BZ9yJm2WQhV6sT1nXe' },
+      },
     }),
   );
 }
