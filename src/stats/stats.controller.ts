@@ -90,6 +90,13 @@ export class StatsController {
       "true adds agreement: judge versus human over the matching conversations with a current label review (per field agreement share, Cohen's kappa, confusion pairs; per score count, mean absolute difference, bias). Computed in PostgreSQL whatever the engine. See docs/label-reviews.md.",
   })
   @ApiQuery({
+    name: 'view',
+    required: false,
+    type: String,
+    description:
+      "A saved view (view_…): its filters AND this request's (a single-valued filter in both is 400 invalid_filter). With interval, from is the request's own; the series ends at the view's to when it has one. An unknown view is 404. See docs/views-and-alerts.md.",
+  })
+  @ApiQuery({
     name: 'timezone',
     required: false,
     description: 'IANA zone name where series buckets start (local midnight, Monday, the 1st), default UTC.',

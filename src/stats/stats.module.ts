@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SitesModule } from '../sites/sites.module';
+import { ViewsModule } from '../views/views.module';
 import { StatsRollupCompactor } from '../search/stats/postgres/stats-rollup-compactor';
 import { StatsEnginesModule } from '../search/stats/stats-engines.module';
 import { AgreementStats } from './agreement';
@@ -14,7 +15,7 @@ import { StatsService } from './stats.service';
  * (StatsEnginesModule). Import it before ConversationsModule (route order).
  */
 @Module({
-  imports: [SitesModule, StatsEnginesModule],
+  imports: [SitesModule, StatsEnginesModule, ViewsModule],
   controllers: [StatsController],
   providers: [StatsService, AgreementStats],
   exports: [StatsEnginesModule],

@@ -420,3 +420,24 @@ describe("view= on the listing: the view's filters AND the request's own; cursor
     expect(after.body.code).toBe('cursor_mismatch');
   });
 });
+
+describe("view= on statistics: the view's filters AND the request's own", () => {
+  it('counts what both match; a single-valued filter in both is 400 invalid_filter; an unknown view is 404', async () => {
+    const org = await createOrganization(t.app);
+    await recordConversation(t, org, { channel: 'web', language: 'fr' });
+    await recordConversation(t, org, { channel: 'web', language: 'en' });
+    await recordConversation(t, org, { channel: 'hosted', language: 'fr' });
+    const view = (await createView(org, { name: 'Web', filters: { channel: 'web' } }).expect(201)).body.data;
+    const stats = (query: Record<string, string>) =>
+      t.http().get(`/api/v1/sites/${org.site.id}/conversations/stats`).query(query).set(org.auth);
+    const res = await stats({ view: view.id, language: 'fr', facets: 'channel' }).expect(200);
+    expect(res.body.data.total).toBe(1);
+    expect((await stats({ view: view.id }).expect(200)).body.data.total).toBe(2);
+    const both = await stats({ view: view.id, channel: 'hosted' });
+    expect(both.status).toBe(400);
+    expect(both.body.errors).toEqual([
+      expect.objectContaining({ code: 'invalid_filter', parameter: 'channel' }),
+    ]);
+    expect((await stats({ view: 'view_0000000000000000000000' })).status).toBe(404);
+  });
+});

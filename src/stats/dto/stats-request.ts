@@ -21,6 +21,8 @@ export const STATS_PARAMS = {
   bins: params.integer(1, 100),
   interval: params.oneOf(STATS_INTERVALS),
   agreement: params.boolean(),
+  /** A saved view whose filters are combined with the request's (resolved by the service). */
+  view: { parse: (v: string) => v },
   timezone: {
     parse: (v: string) =>
       canonicalTimezone(v) ?? new ParamFault('must be an IANA time zone name, such as Europe/Paris or UTC.'),
@@ -33,7 +35,7 @@ const LISTING_ONLY = new Set(['limit', 'cursor', 'count']);
 export const DEFAULT_BINS = 10;
 
 /** A statistics request: what the engine computes, and whether to add `agreement` (workflows-v1 §2). */
-export type StatsRequest = StatsQuery & { agreement: boolean };
+export type StatsRequest = StatsQuery & { agreement: boolean; view?: string };
 
 /**
  * Parses the query string of `GET …/conversations/stats`. The filter parameters go through the
@@ -102,5 +104,6 @@ export function parseStatsRequest(query: Record<string, unknown>, now: Date): St
     bins: v.bins ?? DEFAULT_BINS,
     ...(series ? { series } : {}),
     agreement: v.agreement ?? false,
+    ...(v.view !== undefined ? { view: v.view } : {}),
   };
 }
