@@ -191,7 +191,12 @@ describe('Errors (contract "Errors")', () => {
         .send('{"name": ');
       expect(malformed.status).toBe(405);
       expect(malformed.headers.allow).toBe('GET, HEAD, POST');
-      const notJson = await t.http().patch('/api/v1/sites').set(auth).set('Content-Type', 'text/plain').send('hello');
+      const notJson = await t
+        .http()
+        .patch('/api/v1/sites')
+        .set(auth)
+        .set('Content-Type', 'text/plain')
+        .send('hello');
       expect(notJson.status).toBe(405);
       const tooLarge = await t
         .http()

@@ -101,7 +101,11 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
           expect(Date.now() - started).toBeLessThan(5000);
         }
         // A method the path does not serve is the plain 405: the body is never read.
-        const unserved = await t.http().post('/health/live').set('Content-Type', 'application/json').send(body);
+        const unserved = await t
+          .http()
+          .post('/health/live')
+          .set('Content-Type', 'application/json')
+          .send(body);
         expect(unserved.status).toBe(405);
         expect(unserved.headers.allow).toBe('GET, HEAD');
         await t.http().get('/health/live').expect(200);
