@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { countWithSiteLocked } from '../sites/site-quota';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
 import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
@@ -33,10 +34,8 @@ export class ViewsRepository {
   }
 
   /** How many views the site has, its row locked so concurrent creates count in turn. */
-  async countLocked(siteId: string, manager: EntityManager): Promise<number> {
-    await manager.query(`SELECT id FROM sites WHERE id = $1 FOR UPDATE`, [siteId]);
-    const rows = await manager.query(`SELECT count(*)::int AS n FROM views WHERE site_id = $1`, [siteId]);
-    return rows[0].n;
+  countLocked(siteId: string, manager: EntityManager): Promise<number> {
+    return countWithSiteLocked(manager, 'views', siteId);
   }
 
   async findInSite(
