@@ -10,7 +10,10 @@
  *   npm run cli -- org:create --name Bench --site-name Shop --origin https://bench.example
  *   npm run cli -- seed --site <siteId> --conversations 200000
  *   BENCH_URL=http://127.0.0.1:3000 BENCH_API_KEY=sak_… BENCH_SITE_ID=site_… npm run bench:deletions
- * Options: BENCH_DELETION_FILTERS (the job's filters as JSON; default: all: true),
+ * (`npx ts-node --transpile-only src/cli/main.ts …` and `npx ts-node --transpile-only src/main.ts`
+ * run the same without building dist/.)
+ * Options: BENCH_DELETION_FILTERS (the job's filters as JSON, e.g. '{"channel":"hosted"}';
+ * default: all: true),
  * BENCH_LISTING_QUERY (the listing's query string; default: limit=50),
  * BENCH_LISTING_CLIENTS [2] concurrent listing clients.
  * Writes bench/results/deletions.json (BENCH_DELETIONS_OUT to write elsewhere).

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { randomBase62 } from '../common/ids/ids';
@@ -14,6 +15,12 @@ export const DELETION_LEASE_MS = 30_000;
 const POLL_MS = 1000;
 /** Claims after which a job that keeps dying is failed `interrupted` rather than tried again. */
 export const MAX_DELETION_ATTEMPTS = 20;
+/**
+ * Pause after each batch, as a share of the time the batch took: the worker keeps a core busy at
+ * most 1 / (1 + share) of the time, so that the API's reads keep their latency during a large
+ * job (docs/data-lifecycle.md, Figures).
+ */
+export const DELETION_PAUSE_SHARE = 0.5;
 
 /** The job is no longer this worker's (taken over after a stall). */
 class DeletionLost extends Error {}
@@ -22,10 +29,11 @@ class DeletionLost extends Error {}
  * Runs deletion jobs on the workers (WORKERS=on), one at a time per process. A job is a list of
  * batches taken when it was created (deletion_batches); each batch is one short transaction:
  * the job row is locked under the worker's lease, the batch's conversations are deleted with
- * their `conversation.deleted` events (removeConversations), the batch row goes and `deleted`
- * grows. A worker that dies mid-batch leaves it rolled back and the job resumes at that batch,
- * by the next tick of any worker (at once after an error it survived, after DELETION_LEASE_MS
- * when it died), so a job is never left half-done.
+ * their `conversation.deleted` events (removeConversations, set-based), the batch row goes and
+ * `deleted` grows; then the worker pauses (DELETION_PAUSE_SHARE). A worker that dies mid-batch
+ * leaves it rolled back and the job resumes at that batch, by the next tick of any worker (at
+ * once after an error it survived, after DELETION_LEASE_MS when it died), so a job is never left
+ * half-done.
  */
 @Injectable()
 export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
@@ -83,6 +91,7 @@ export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
   /** Deletes the job's batches one transaction each; true when it completed here. */
   private async run(job: DeletionRecord, owner: string): Promise<boolean> {
     for (;;) {
+      const started = performance.now();
       const outcome = await this.dataSource
         .transaction(async (manager) => {
           if (!(await this.deletions.hold(job.id, owner, manager))) throw new DeletionLost();
@@ -106,6 +115,7 @@ export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
         this.logger.log({ deletionId: job.id, matched: job.matched, msg: 'deletion completed' });
         return true;
       }
+      await sleep((performance.now() - started) * DELETION_PAUSE_SHARE);
     }
   }
 }

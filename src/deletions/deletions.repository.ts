@@ -16,8 +16,14 @@ export interface NewDeletion {
   updatedBefore: Date | null;
 }
 
-/** Conversations a worker deletes per transaction (one deletion_batches row). */
-export const DELETION_BATCH = 500;
+/**
+ * Conversations a worker deletes per transaction (one deletion_batches row). Batches are cut in
+ * creation order, oldest first: conversations recorded close in time were written close together
+ * (their rows, messages, postings and rollup cells), so a batch touches few pages and few rollup
+ * cells; and the listing's first pages (newest first) do not walk over the index entries of the
+ * rows just deleted (newest first, its p99 went from 67 ms to 1.2 s during an `all` job).
+ */
+export const DELETION_BATCH = 1000;
 
 /**
  * statement_timeout of the snapshot statement: it reads every matching conversation of the site
@@ -32,7 +38,8 @@ export class DeletionsRepository {
 
   /**
    * Inserts the job and, in the same statement (one snapshot), the ids of the conversations
-   * `matching` selects (`SELECT id FROM conversations WHERE …`), in batches of DELETION_BATCH;
+   * `matching` selects (`SELECT id, created_at FROM conversations WHERE …`), in batches of
+   * DELETION_BATCH oldest first;
    * `asOf` and `createdAt` are that statement's instant, `matched` their number.
    */
   async insertWithSnapshot(
@@ -48,10 +55,11 @@ export class DeletionsRepository {
     };
     const rows: DeletionRecord[] = await manager.query(
       `WITH matching AS (
-         SELECT id, (row_number() OVER () - 1) / ${DELETION_BATCH} AS batch FROM (${matching.text}) m
+         SELECT id, created_at, (row_number() OVER (ORDER BY created_at, id) - 1) / ${DELETION_BATCH} AS batch
+         FROM (${matching.text}) m
        ), batches AS (
          INSERT INTO deletion_batches (deletion_id, batch, conversation_ids)
-         SELECT ${p(d.id)}, batch, array_agg(id) FROM matching GROUP BY batch
+         SELECT ${p(d.id)}, batch, array_agg(id ORDER BY created_at, id) FROM matching GROUP BY batch
          RETURNING cardinality(conversation_ids) AS n
        ), instant AS (SELECT date_trunc('milliseconds', statement_timestamp()) AS at)
        INSERT INTO deletions (id, organization_id, site_id, api_key_id, origin, filters, all_conversations,

@@ -21,16 +21,22 @@ import { DeletionsRepository } from './deletions.repository';
 // `del` is checked as any prefix is (src/common/ids/ids.ts does not list it yet).
 const DELETION_ORDER = newestFirst('createdAt', 'del' satisfies IdPrefix);
 
-/** The ids of the site's conversations matching `filter` (the listing's shared filter SQL). */
+/**
+ * The ids (and creation times, the batches' order) of the site's conversations matching
+ * `filter` (the listing's shared filter SQL).
+ */
 export function matchingSql(siteId: string, filter: ConversationFilter): Statement {
   const sql = buildFilterSql(siteId, filter);
-  return { text: `SELECT id FROM conversations WHERE ${whereAll(sql)}`, values: sql.params.values };
+  return {
+    text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)}`,
+    values: sql.params.values,
+  };
 }
 
-/** The ids of the site's conversations last updated before `cutoff` (retention). */
+/** The ids (and creation times) of the site's conversations last updated before `cutoff` (retention). */
 export function updatedBeforeSql(siteId: string, cutoff: Date): Statement {
   return {
-    text: `SELECT id FROM conversations WHERE site_id = $1 AND updated_at < $2`,
+    text: `SELECT id, created_at FROM conversations WHERE site_id = $1 AND updated_at < $2`,
     values: [siteId, cutoff],
   };
 }

@@ -48,6 +48,8 @@ const BULK_INDEXES: Record<string, string> = {
   ),
   // The postings (a row per conversation and title term or rare token, written by a trigger).
   conversation_postings_idx: `ON conversation_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${LISTING_INDEX_COLUMNS})`,
+  // A conversation's postings by its id, for set-based deletion (SetBasedDeletion migration).
+  conversation_postings_id_idx: 'ON conversation_postings (id)',
 };
 /** The transcript index (TranscriptSearch migration), dropped and rebuilt the same way. */
 const TRANSCRIPT_BULK_INDEXES: Record<string, string> = {

@@ -21,6 +21,7 @@ import { QuarterHourStatsRollup1763850000000 } from './1763850000000-QuarterHour
 
 import { DataLifecycle1763870000000 } from './1763870000000-DataLifecycle';
 import { LabelReviews1763880000000 } from './1763880000000-LabelReviews';
+import { SetBasedDeletion1763895000000 } from './1763895000000-SetBasedDeletion';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   ViewsAndAlerts1763860000000,
   DataLifecycle1763870000000,
   LabelReviews1763880000000,
+  SetBasedDeletion1763895000000,
 ];
