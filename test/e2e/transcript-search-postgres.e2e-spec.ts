@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDataSource } from '../../src/database/data-source';
+import { SqlParams } from '../../src/database/sql-statement';
+import { transcriptExistsSql, transcriptIdsSql } from '../../src/search/filter-sql/text-query-sql';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
+import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { TextQuery, TextScope, TextTerm } from '../../src/search/text-query/text-query';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
@@ -92,7 +95,8 @@ describe('transcript search on Postgres', () => {
         'transcript_it',
         'transcript_nl',
       ]);
-      expect(row.idx).toMatch(/USING gin \(site_id, document\)/);
+      // The language in the index: each language's arm of the match is an index condition.
+      expect(row.idx).toMatch(/USING gin \(site_id, language, document\)/);
       expect(row.refresh).toBe(true);
     });
 
@@ -227,6 +231,156 @@ describe('transcript search on Postgres', () => {
       expect(walk.plan.strategy).not.toBe(gin.plan.strategy);
       expect(gin.result.items).toEqual(walk.result.items);
       expect(gin.result.items).toHaveLength(30);
+    });
+  });
+
+  describe('statistics and counts take the matches as one set from the GIN index', () => {
+    /** The matches by the listing's per-row form (a transcript probed per conversation). */
+    const byProbe = async (text: TextQuery) => {
+      const p = new SqlParams();
+      const site = p.add(org.site.id);
+      const rows: Array<{ id: string; language: string }> = await t.db.query(
+        `SELECT id, language FROM conversations WHERE site_id = ${site} AND ${transcriptExistsSql(text, p)}`,
+        p.values,
+      );
+      return rows;
+    };
+    /** The matches as one set (the statistics' and counts' form). */
+    const bySet = async (text: TextQuery) => {
+      const p = new SqlParams();
+      const rows: Array<{ conversation_id: string }> = await t.db.query(
+        transcriptIdsSql(org.site.id, text, p),
+        p.values,
+      );
+      return rows.map((r) => r.conversation_id);
+    };
+    const sorted = (ids: string[]) => [...ids].sort();
+    const QUERIES: Array<[string, TextQuery]> = [
+      ['a common word', query([[word('parcel')]])],
+      ['a rare word', query([[word('quokka')]])],
+      ['a word of several languages', query([[word('colis')]])],
+      ['a phrase', query([[phrase('lost', 'parcel')]])],
+      ['a phrase in reverse order (no match)', query([[phrase('parcel', 'lost')]])],
+      ['an exclusion', query([[word('parcel')]], [word('lost')])],
+      ['an excluded phrase', query([[word('parcel')]], [phrase('lost', 'parcel')])],
+      ['an OR of a rare and a common word', query([[word('quokka'), word('colis')]])],
+      ['two clauses', query([[word('parcel')], [word('tracking')]])],
+      ['q.in shopper (a weight: GIN rechecks)', query([[word('parcel')]], [], 'shopper')],
+      ['q.in agent', query([[word('parcel')]], [], 'agent')],
+    ];
+    let stats: PostgresConversationStats;
+
+    beforeAll(async () => {
+      stats = new PostgresConversationStats(t.db);
+      for (let i = 0; i < 36; i++) {
+        const fr = i % 3 === 2;
+        await record(fr ? 'fr' : 'en', fr ? `Colis ${i}` : `Parcel ${i}`, [
+          {
+            role: i % 2 ? 'agent' : 'shopper',
+            text: fr
+              ? `mon colis ${i % 4 === 0 ? 'perdu' : 'arrive'}`
+              : `${i % 4 === 0 ? 'lost parcel' : 'parcel tracking'} ${i === 13 ? 'quokka' : 'number'}`,
+          },
+        ]);
+      }
+      // "colis" in an English conversation: stemmed in English, still the same lexeme.
+      await record('en', 'Colis', [{ role: 'shopper', text: 'colis parcel' }]);
+      await t.db.query('ANALYZE conversation_transcripts');
+    });
+    afterAll(async () => {
+      await stats?.onModuleDestroy();
+    });
+
+    it.each(QUERIES)(
+      'the set holds exactly the conversations the per-row form finds: %s',
+      async (_name, text) => {
+        const probe = await byProbe(text);
+        expect(sorted(await bySet(text))).toEqual(sorted(probe.map((r) => r.id)));
+      },
+    );
+
+    it('the queries above are neither all empty nor all alike (the comparison can fail)', async () => {
+      const sizes = await Promise.all(QUERIES.map(async ([, text]) => (await byProbe(text)).length));
+      expect(sizes[0]).toBeGreaterThanOrEqual(20);
+      expect(sizes[1]).toBe(1);
+      expect(sizes[4]).toBe(0);
+      expect(new Set(sizes).size).toBeGreaterThan(4);
+    });
+
+    it.each(QUERIES)(
+      'statistics with q count exactly the per-row matches, per language too: %s',
+      async (_name, text) => {
+        const probe = await byProbe(text);
+        const { result, plan } = await stats.statsWithPlan(
+          org.site.id,
+          { filter: { ...emptyFilter(), text }, facets: ['language'], scores: [], bins: 10 },
+          // A split (two slices on two connections) would read the set twice.
+          { splitScanRows: 1 },
+        );
+        expect(result.total).toBe(probe.length);
+        const perLanguage = new Map<string, number>();
+        for (const r of probe) perLanguage.set(r.language, (perLanguage.get(r.language) ?? 0) + 1);
+        const facet = (result.facets as Record<string, { values: Array<{ value: string; count: number }> }>)
+          .language;
+        expect(new Map(facet.values.map((v) => [v.value, v.count]))).toEqual(perLanguage);
+        expect(plan).toMatchObject({ strategy: 'scan', access: 'walk' });
+        expect(plan).not.toHaveProperty('splitAt');
+        expect(plan.why).toMatch(/transcript/);
+      },
+    );
+
+    it('count=true with q counts exactly the per-row matches', async () => {
+      for (const [, text] of QUERIES) {
+        const probe = await byProbe(text);
+        const count = await engine.countWithPlan(org.site.id, { ...emptyFilter(), text }, 10_000);
+        expect(count.result).toEqual({ value: probe.length, capped: false });
+      }
+    });
+
+    it('reads no transcript again for a word: every language arm is an index condition of one bitmap scan', async () => {
+      const plan = async (text: TextQuery) => {
+        const p = new SqlParams();
+        const sql = transcriptIdsSql(org.site.id, text, p);
+        return t.db.transaction(async (m) => {
+          // The plan of a large site on this small table: a bitmap, and a test of a row costing
+          // more than an index condition (a site-only bitmap and a filter are cheaper here).
+          await m.query('SET LOCAL enable_seqscan = off');
+          await m.query('SET LOCAL enable_indexscan = off');
+          await m.query('SET LOCAL cpu_operator_cost = 1');
+          const [{ 'QUERY PLAN': json }] = await m.query(`EXPLAIN (FORMAT JSON) ${sql}`, p.values);
+          return (json as Array<{ Plan: Record<string, unknown> }>)[0].Plan;
+        });
+      };
+      type Node = Record<string, unknown> & { Plans?: Node[] };
+      const nodes = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+      const scansOf = async (text: TextQuery) => {
+        const all = nodes((await plan(text)) as Node);
+        const heap = all.filter((n) => n['Node Type'] === 'Bitmap Heap Scan');
+        expect(heap).toHaveLength(1);
+        const scans = all.filter((n) => n['Node Type'] === 'Bitmap Index Scan');
+        for (const scan of scans) expect(scan['Index Name']).toBe('conversation_transcripts_search_idx');
+        return {
+          filter: heap[0].Filter as string | undefined,
+          conds: scans.map((n) => String(n['Index Cond'])),
+        };
+      };
+      // "warranty" stems to `warranti` in English, `warranty` elsewhere: six arms, each with its
+      // language in the index condition; Postgres may keep the languages ORed as a row filter
+      // (extracted from the arms), a text column, never the document.
+      for (const text of [
+        query([[word('warranty')]]),
+        query([[word('warranty'), word('quokka')]], [word('lost')]),
+      ]) {
+        const { filter, conds } = await scansOf(text);
+        expect(String(filter ?? '')).not.toMatch(/document/);
+        expect(conds).toHaveLength(6);
+        for (const cond of conds) expect(cond).toMatch(/language = /);
+      }
+      // "parcel" is `parcel` in all six: one match with no language test, nothing on the row.
+      const same = await scansOf(query([[word('parcel')]]));
+      expect(same.filter).toBeUndefined();
+      expect(same.conds).toHaveLength(1);
+      expect(same.conds[0]).not.toMatch(/language/);
     });
   });
 

@@ -51,9 +51,9 @@ const BULK_INDEXES: Record<string, string> = {
   // A conversation's postings by its id, for set-based deletion (SetBasedDeletion migration).
   conversation_postings_id_idx: 'ON conversation_postings (id)',
 };
-/** The transcript index (TranscriptSearch migration), dropped and rebuilt the same way. */
+/** The transcript index (TranscriptLanguageIndex migration), dropped and rebuilt the same way. */
 const TRANSCRIPT_BULK_INDEXES: Record<string, string> = {
-  conversation_transcripts_search_idx: 'ON conversation_transcripts USING gin (site_id, document)',
+  conversation_transcripts_search_idx: 'ON conversation_transcripts USING gin (site_id, language, document)',
 };
 const HEAD_WORDS = 40;
 /** The default of `--random-seed`. */

@@ -22,6 +22,7 @@ import { QuarterHourStatsRollup1763850000000 } from './1763850000000-QuarterHour
 import { DataLifecycle1763870000000 } from './1763870000000-DataLifecycle';
 import { LabelReviews1763880000000 } from './1763880000000-LabelReviews';
 import { SetBasedDeletion1763895000000 } from './1763895000000-SetBasedDeletion';
+import { TranscriptLanguageIndex1763898000000 } from './1763898000000-TranscriptLanguageIndex';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   DataLifecycle1763870000000,
   LabelReviews1763880000000,
   SetBasedDeletion1763895000000,
+  TranscriptLanguageIndex1763898000000,
 ];

@@ -48,4 +48,18 @@ describe('transcriptMatchSql', () => {
         `(t.language = '${lang}' AND t.document @@ to_tsquery('transcript_${lang}'::regconfig, $1))`,
       );
   });
+
+  it('matches without a language test when the six stemmings are the same tsquery (folded at planning)', () => {
+    const sql = transcriptMatchSql(
+      { all: [[{ kind: 'word', word: 'de' }]], none: [], scope: 'all' },
+      new SqlParams(),
+    );
+    expect(sql).toMatch(
+      /^\(CASE WHEN to_tsquery\('transcript_fr'::regconfig, \$1\) = to_tsquery\('transcript_en'::regconfig, \$1\) AND .* THEN t\.document @@ to_tsquery\('transcript_fr'::regconfig, \$1\) ELSE \(/,
+    );
+    for (const lang of ['en', 'de', 'it', 'es', 'nl'])
+      expect(sql).toContain(
+        `to_tsquery('transcript_fr'::regconfig, $1) = to_tsquery('transcript_${lang}'::regconfig, $1)`,
+      );
+  });
 });

@@ -1,5 +1,12 @@
 import type { SqlParams } from '../../database/sql-statement';
-import { TEXT_LANGUAGES, textSearchConfig, TextQuery, TextScope, TextTerm } from '../text-query/text-query';
+import {
+  TEXT_LANGUAGES,
+  TextLanguage,
+  textSearchConfig,
+  TextQuery,
+  TextScope,
+  TextTerm,
+} from '../text-query/text-query';
 
 /*
  * Transcript search (`q`, workflows-v1 §1) in SQL: the parsed TextQuery as one `to_tsquery` text,
@@ -38,21 +45,55 @@ export function tsqueryText(text: TextQuery): string {
  * The condition that the transcript row `alias` (conversation_transcripts) matches the query in
  * its conversation's language: one `document @@ to_tsquery('transcript_<lang>', $n)` per
  * language, each guarded by the row's language, all on the same bound text. The function is
- * immutable with constant arguments: Postgres stems each query once, at planning.
+ * immutable with constant arguments: Postgres stems each query once, at planning. Every arm is
+ * a condition of the GIN index over (site_id, language, document) (migration
+ * TranscriptLanguageIndex): a bitmap scan tests no document again, but for the recheck GIN
+ * itself asks (a phrase's adjacency, a `q.in` weight).
+ *
+ * When the six stemmings give the same tsquery (`de`, `colis`, most rare words and names), the
+ * CASE folds at planning to that one match with no language test: a language is always one of
+ * the six (the conversations' CHECK, copied to the transcripts), so it is the same condition,
+ * and a bitmap scan then has nothing left to check on the row (a count skips all-visible heap
+ * pages). Statements are planned with their bound values (unnamed statements), so the fold is
+ * made for every query.
  */
 export function transcriptMatchSql(text: TextQuery, params: SqlParams, alias = 't'): string {
   const query = params.add(tsqueryText(text));
-  return `(${TEXT_LANGUAGES.map(
-    (lang) =>
-      `(${alias}.language = '${lang}' AND ${alias}.document @@ to_tsquery('${textSearchConfig(lang)}'::regconfig, ${query}))`,
-  ).join(' OR ')})`;
+  const tsquery = (lang: TextLanguage) => `to_tsquery('${textSearchConfig(lang)}'::regconfig, ${query})`;
+  const [first, ...others] = TEXT_LANGUAGES;
+  const same = others.map((lang) => `${tsquery(first)} = ${tsquery(lang)}`).join(' AND ');
+  const arms = TEXT_LANGUAGES.map(
+    (lang) => `(${alias}.language = '${lang}' AND ${alias}.document @@ ${tsquery(lang)})`,
+  ).join(' OR ');
+  return `(CASE WHEN ${same} THEN ${alias}.document @@ ${tsquery(first)} ELSE (${arms}) END)`;
 }
 
 /**
  * The condition that the conversation of the row being filtered (its `id`, unqualified: the
  * transcripts table has no `id` column, so it names the outer row whatever its alias) has a
- * transcript matching the query: one primary-key probe of the transcripts per row.
+ * transcript matching the query: one primary-key probe of the transcripts per row. The form for
+ * a walk that stops at a page; what reads every match (statistics) takes transcriptSetSql.
  */
 export function transcriptExistsSql(text: TextQuery, params: SqlParams): string {
   return `EXISTS (SELECT 1 FROM conversation_transcripts t WHERE t.conversation_id = id AND ${transcriptMatchSql(text, params)})`;
+}
+
+/**
+ * The ids of the site's conversations whose transcript matches the query: one bitmap scan of
+ * the transcripts' GIN index (its site, language and words), no document read but for GIN's
+ * own recheck (transcriptMatchSql).
+ */
+export function transcriptIdsSql(siteId: string, text: TextQuery, params: SqlParams): string {
+  return `SELECT t.conversation_id FROM conversation_transcripts t WHERE t.site_id = ${params.add(siteId)} AND ${transcriptMatchSql(text, params)}`;
+}
+
+/**
+ * The condition that the row being filtered (`id`, unqualified) is among the matches of the
+ * query as a set (transcriptIdsSql): the same rows as transcriptExistsSql, which Postgres joins
+ * as a whole (a hash join with the conversations' covering index for many matches, a
+ * primary-key probe of the conversations per match for few) instead of probing a transcript
+ * per conversation.
+ */
+export function transcriptSetSql(siteId: string, text: TextQuery, params: SqlParams): string {
+  return `id IN (${transcriptIdsSql(siteId, text, params)})`;
 }

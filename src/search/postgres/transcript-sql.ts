@@ -6,7 +6,8 @@ import type { ListingPosition } from '../listing/conversation-search';
 
 /*
  * The listing's statements driven by the transcripts' GIN index (conversation_transcripts_search_idx
- * over (site_id, document), migration TranscriptSearch): the matches of `q` in the site come from
+ * over (site_id, language, document), migration TranscriptLanguageIndex; no document is read for
+ * a word query, transcriptMatchSql): the matches of `q` in the site come from
  * one bitmap, are ordered by the transcripts' own `created_at` (no join needed to sort), and only
  * then joined to `conversations`, in that order, for the other filters. Run on the `bitmap` shape:
  * no sequential scan, the conversations read by primary key.

@@ -229,6 +229,22 @@ describe('planStats (reads only what the choice needs, in the request transactio
     expect(small).not.toHaveProperty('splitAt');
   });
 
+  it('scans a transcript query as one statement over its matches (a set from the GIN index): never split, reading nothing to plan', async () => {
+    const { read, asked } = reader(dense);
+    const text = { all: [[{ kind: 'word' as const, word: 'refund' }]], none: [], scope: 'all' as const };
+    const filters: Array<Partial<ConversationFilter>> = [
+      { text },
+      { text, channel: 'web', from: '2026-10-01T00:00:00Z' },
+    ];
+    for (const filter of filters) {
+      const plan = await planStats(read, 's', query(filter, ['quality']), [], DEFAULT_STATS_TUNING);
+      expect(plan).toMatchObject({ strategy: 'scan', access: 'walk', minMax: 'scan' });
+      expect(plan).not.toHaveProperty('splitAt');
+      expect(plan.why).toMatch(/transcript/);
+    }
+    expect(asked).toEqual([]);
+  });
+
   it('fetches a selective filter through an index, without reading the daily counts', async () => {
     const { read, asked } = reader(dense, [
       { kind: KIND.all, key: '', n: '1000' },

@@ -311,6 +311,16 @@ export async function planStats(
     };
   }
   const range: TimeRange = { from: filter.from, to: filter.to };
+  // A transcript query's matches are one set from the transcripts' GIN index (filterOver),
+  // joined to the covering index's rows in one statement: a split would read that set twice.
+  if (filter.text !== undefined && !filter.keywords.length)
+    return {
+      strategy,
+      range,
+      access: 'walk',
+      minMax: 'scan',
+      why: "a transcript query: its matches from the transcripts' GIN index, joined to the covering index",
+    };
   const cells = tuning.useRollups ? complementCells(filter, startDates.length > 0) : undefined;
   const weighed =
     cells ||

@@ -7,6 +7,7 @@ import {
   SCORE_COLUMN,
   whereAll,
 } from '../../filter-sql/conversation-filter-sql';
+import { transcriptSetSql } from '../../filter-sql/text-query-sql';
 import type { ConversationFilter, ScoreName } from '../../listing/conversation-filter';
 import type { StatsFacet } from '../conversation-stats';
 import type { TimeRange } from './stats-rollup-sql';
@@ -26,7 +27,9 @@ export const FACET_COLUMN: Partial<Record<StatsFacet, string>> = {
  * index's columns), or with `forIndex` the GIN form, or, for a keyword of one plain word or
  * two-word phrase (postingTerms: one term), the postings form: an index-only scan of that term's
  * title-term postings (migration ConversationPostings), which carry every column a scan reads, so
- * a keyword's matches are not each fetched from the heap.
+ * a keyword's matches are not each fetched from the heap. A transcript query (`q`) is the set of
+ * its matches (transcriptSetSql: one bitmap of the transcripts' GIN index, joined as a whole),
+ * not the listing's probe of a transcript per conversation: a scan reads every match.
  */
 export function filterOver(
   siteId: string,
@@ -34,15 +37,19 @@ export function filterOver(
   range: TimeRange,
   forIndex = filter.keywords.length > 0,
 ): FilterSql {
-  const { from: _from, to: _to, ...rest } = filter;
+  const { from: _from, to: _to, text, ...rest } = filter;
   const over = {
     ...rest,
     ...(range.from !== undefined ? { from: range.from } : {}),
     ...(range.to !== undefined ? { to: range.to } : {}),
   };
   const terms = forIndex ? postingTerms(filter.keywords) : undefined;
-  if (terms?.length === 1) return postingsFilterSql(siteId, over, { driver: terms[0], others: [] });
-  return buildFilterSql(siteId, over, undefined, { forIndex });
+  const sql =
+    terms?.length === 1
+      ? postingsFilterSql(siteId, over, { driver: terms[0], others: [] })
+      : buildFilterSql(siteId, over, undefined, { forIndex });
+  if (!text) return sql;
+  return { ...sql, narrowed: true, rows: [...sql.rows, transcriptSetSql(siteId, text, sql.params)] };
 }
 
 /**
