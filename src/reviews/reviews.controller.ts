@@ -45,7 +45,7 @@ export class ReviewsController {
   @ApiOperation({
     summary: 'A uniform random sample of the matching labeled conversations with no current review',
     description:
-      'Without replacement, reproducible: the same seed, filters and data give the same sample. Takes every filter of the listing with its rules and errors. meta.population is the exact number of candidates.',
+      'Without replacement, reproducible: the same seed, filters and data give the same sample. Takes every filter of the listing with its rules and errors, and view=. meta.population is the exact number of candidates.',
   })
   @ApiConversationFilters()
   @ApiQuery({
@@ -58,6 +58,13 @@ export class ReviewsController {
     required: true,
     schema: { type: 'string', minLength: 1, maxLength: MAX_SEED_LENGTH },
     description: 'Any text; the same seed gives the same sample.',
+  })
+  @ApiQuery({
+    name: 'view',
+    required: false,
+    type: String,
+    description:
+      "A saved view (view_…): its filters AND this request's (a single-valued filter in both is 400 invalid_filter). An unknown view is 404. See docs/views-and-alerts.md.",
   })
   @ApiExtraModels(ConversationSchema)
   @ApiResponse({

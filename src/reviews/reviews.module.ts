@@ -5,6 +5,7 @@ import { ConversationEvents } from '../conversations/conversation-events';
 import { EventsModule } from '../events/events.module';
 import { LabelRecordsRepository } from '../labels/label-records.repository';
 import { SitesModule } from '../sites/sites.module';
+import { ViewsModule } from '../views/views.module';
 import { ReviewSampler } from './review-sample';
 import { ReviewsController } from './reviews.controller';
 import { ReviewsRepository } from './reviews.repository';
@@ -15,7 +16,7 @@ import { ReviewsService } from './reviews.service';
  * Import it before ConversationsModule (route order).
  */
 @Module({
-  imports: [SitesModule, AuditModule, IdempotencyModule, EventsModule],
+  imports: [SitesModule, AuditModule, IdempotencyModule, EventsModule, ViewsModule],
   controllers: [ReviewsController],
   providers: [ReviewsService, ReviewsRepository, ReviewSampler, LabelRecordsRepository, ConversationEvents],
 })

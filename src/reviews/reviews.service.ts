@@ -12,6 +12,8 @@ import type { ReviewInput } from './dto/review-request';
 import type { ReviewSampleQuery } from './dto/review-sample-query';
 import { ReviewSample, ReviewSampler } from './review-sample';
 import { ReviewsRepository } from './reviews.repository';
+import { combineWithView } from '../views/view-combination';
+import { ViewsService } from '../views/views.service';
 import { auditOf, WriteActor } from '../views/write-actor';
 
 /**
@@ -31,6 +33,7 @@ export class ReviewsService {
     private readonly tx: IdempotentTransaction,
     private readonly dataSource: DataSource,
     private readonly sampler: ReviewSampler,
+    private readonly views: ViewsService,
   ) {}
 
   /** Creates or replaces the review of a labeled conversation (409 not_labeled otherwise). */
@@ -81,10 +84,13 @@ export class ReviewsService {
     });
   }
 
-  /** A review sample (review-sample.ts) of the caller's site. */
+  /** A review sample (review-sample.ts) of the caller's site; with a view, its filters AND the request's. */
   async sample(organizationId: string, siteId: string, query: ReviewSampleQuery): Promise<ReviewSample> {
     await this.sites.assertOwned(organizationId, siteId);
-    return this.sampler.sample(siteId, query.filter, query.size, query.seed);
+    const filter = query.view
+      ? combineWithView(await this.views.resolve(siteId, query.view), query.filter).filter
+      : query.filter;
+    return this.sampler.sample(siteId, filter, query.size, query.seed);
   }
 
   async get(organizationId: string, siteId: string, conversationId: string): Promise<ReviewRecord> {

@@ -508,6 +508,21 @@ describe('GET …/conversations/review-sample', () => {
     expect(Math.min(...counts.values())).toBeGreaterThan(0);
   }, 120_000);
 
+  it('uniform among the matching candidates: channel=web over 300 seeds (chi-square, 10 degrees of freedom)', async () => {
+    const web = ids(await sample({ size: 100, seed: 'all', channel: 'web' }).expect(200));
+    expect(web).toHaveLength(11);
+    const counts = new Map(web.map((c) => [c, 0]));
+    const seeds = 300;
+    const size = 3;
+    for (let s = 0; s < seeds; s++)
+      for (const c of ids(await sample({ size, seed: `web-${s}`, channel: 'web' }).expect(200)))
+        counts.set(c, counts.get(c)! + 1);
+    const expected = (seeds * size) / web.length;
+    const chiSquare = [...counts.values()].reduce((sum, n) => sum + (n - expected) ** 2 / expected, 0);
+    // 10 degrees of freedom: P(chi-square > 35.6) = 0.0001.
+    expect(chiSquare).toBeLessThan(35.6);
+  }, 120_000);
+
   it('size 1-100 and seed 1-64 characters are required; filters follow the listing rules', async () => {
     const codes = (res: { body: { errors: Array<{ code: string; parameter: string }> } }) =>
       res.body.errors.map((e) => [e.code, e.parameter]);

@@ -50,6 +50,8 @@ const BULK_INDEXES: Record<string, string> = {
   conversation_postings_idx: `ON conversation_postings (site_id, term, created_at DESC, id COLLATE "C" DESC) INCLUDE (${LISTING_INDEX_COLUMNS})`,
   // A conversation's postings by its id, for set-based deletion (SetBasedDeletion migration).
   conversation_postings_id_idx: 'ON conversation_postings (id)',
+  // The review sample's candidates (ReviewCandidatesIndex migration).
+  conversations_review_candidates_idx: `ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (${LISTING_INDEX_COLUMNS}) WHERE label_status = 'labeled' AND review_state IS DISTINCT FROM 'current'`,
 };
 /** The transcript index (TranscriptLanguageIndex migration), dropped and rebuilt the same way. */
 const TRANSCRIPT_BULK_INDEXES: Record<string, string> = {

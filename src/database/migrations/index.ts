@@ -21,6 +21,7 @@ import { QuarterHourStatsRollup1763850000000 } from './1763850000000-QuarterHour
 
 import { DataLifecycle1763870000000 } from './1763870000000-DataLifecycle';
 import { LabelReviews1763880000000 } from './1763880000000-LabelReviews';
+import { ReviewCandidatesIndex1763890000000 } from './1763890000000-ReviewCandidatesIndex';
 import { SetBasedDeletion1763895000000 } from './1763895000000-SetBasedDeletion';
 import { TranscriptLanguageIndex1763898000000 } from './1763898000000-TranscriptLanguageIndex';
 /** Every migration, in order. A feature adds its own file and one line here. */
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   ViewsAndAlerts1763860000000,
   DataLifecycle1763870000000,
   LabelReviews1763880000000,
+  ReviewCandidatesIndex1763890000000,
   SetBasedDeletion1763895000000,
   TranscriptLanguageIndex1763898000000,
 ];

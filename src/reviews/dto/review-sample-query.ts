@@ -9,9 +9,11 @@ import {
 export const MAX_SAMPLE_SIZE = 100;
 export const MAX_SEED_LENGTH = 64;
 
-/** The parameters of GET …/conversations/review-sample: the listing's filters, size and seed. */
+/** The parameters of GET …/conversations/review-sample: the listing's filters, view, size and seed. */
 export const SAMPLE_PARAMS = {
   ...FILTER_PARAMS,
+  /** A saved view whose filters are combined with the request's (resolved by the service). */
+  view: { parse: (v: string) => v },
   size: params.integer(1, MAX_SAMPLE_SIZE),
   seed: {
     parse: (v: string) =>
@@ -25,11 +27,13 @@ export interface ReviewSampleQuery {
   filter: ConversationFilter;
   size: number;
   seed: string;
+  /** A saved view (view_…) whose filters AND `filter` are sampled. */
+  view?: string;
 }
 
 /**
  * Parses the sample's query string: the listing's filters with their rules and errors, `size`
- * (1–100) and `seed` (1–64 characters), both required. Every fault is listed together.
+ * (1–100) and `seed` (1–64 characters), both required, and `view`. Every fault is listed together.
  */
 export function parseReviewSampleQuery(query: Record<string, unknown>): ReviewSampleQuery {
   const { values: v, faults } = collectQuery(query, SAMPLE_PARAMS);
@@ -39,5 +43,10 @@ export function parseReviewSampleQuery(query: Record<string, unknown>): ReviewSa
   const built = buildFilter(v, (name) => query[name] !== undefined);
   const error = filterFaultsError([...faults, ...built.faults], built.filterFaults);
   if (error) throw error;
-  return { filter: built.filter, size: v.size!, seed: v.seed! };
+  return {
+    filter: built.filter,
+    size: v.size!,
+    seed: v.seed!,
+    ...(v.view !== undefined ? { view: v.view } : {}),
+  };
 }
