@@ -6,17 +6,22 @@ import { AlertEvaluator } from './alert-evaluator';
 /**
  * Evaluates the due alerts every ALERT_EVALUATION_INTERVAL_SECONDS on the workers. Every worker
  * process runs it; the evaluators' claims share the alerts out, and the compare-and-set of each
- * change of state keeps two evaluators of one alert from announcing it twice.
+ * change of state keeps two evaluators of one alert from announcing it twice. A round never
+ * overlaps the next in one process (IntervalJob skips the ticks that fall while one runs), and a
+ * round only takes the alerts due when it started, so one that outlasts the interval ends, and
+ * the next tick takes what is due then: rounds do not pile up; the overrun is logged.
  */
 @Injectable()
 export class AlertEvaluationJobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('AlertEvaluation');
   private readonly job: IntervalJob;
+  private readonly intervalMs: number;
 
   constructor(
     config: AppConfig,
     private readonly evaluator: AlertEvaluator,
   ) {
+    this.intervalMs = config.alerts.evaluationIntervalSeconds * 1000;
     this.job = new IntervalJob(
       {
         name: 'AlertEvaluation',
@@ -40,7 +45,13 @@ export class AlertEvaluationJobs implements OnApplicationBootstrap, OnApplicatio
   private async run(): Promise<void> {
     const started = Date.now();
     const report = await this.evaluator.evaluateDue();
-    if (report.evaluated || report.failed)
-      this.logger.debug?.({ ...report, durationMs: Date.now() - started, msg: 'alerts evaluated' });
+    const durationMs = Date.now() - started;
+    if (durationMs > this.intervalMs)
+      this.logger.warn(
+        `alert evaluation round took ${durationMs} ms, longer than the ${this.intervalMs} ms interval ` +
+          `(${report.evaluated} alerts, ${report.statsRequests} statistics requests): the next tick was skipped`,
+      );
+    else if (report.evaluated || report.failed)
+      this.logger.debug?.({ ...report, durationMs, msg: 'alerts evaluated' });
   }
 }

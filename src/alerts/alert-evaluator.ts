@@ -2,19 +2,35 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { EventsWriter } from '../events/events.writer';
-import type { ScoreName } from '../labels/taxonomy';
-import { canonicalFilterText, ConversationFilter, emptyFilter } from '../search/listing/conversation-filter';
 import { CONVERSATION_STATS, ConversationStatsEngine } from '../search/stats/conversation-stats';
+import { DEFAULT_BINS } from '../stats/dto/stats-request';
 import { AlertClock } from './alert-clock';
 import { presentAlert } from './alert.presenter';
-import { AlertOutcomeRow, AlertRecord } from './alert.records';
-import { decideAlert, transitionEventType, WindowMeasure, windowFilter } from './alert-rules';
+import { AlertOutcomeRow, AlertRecord, AlertState, AlertTransitionRecord } from './alert.records';
+import { decideAlert, transitionEventType } from './alert-rules';
+import { measureOf, planEvaluation, readFacet, StatsRequestGroup } from './evaluation-plan';
 import { AlertsRepository } from './alerts.repository';
 
 /** Alerts one claim takes: the unit an evaluator groups and writes at once. */
 export const EVALUATION_BATCH = 1000;
-/** Statistics requests one evaluator runs at once. */
-export const STATS_CONCURRENCY = 4;
+/**
+ * Changes of state written in one transaction: one commit for many (a round where every alert
+ * changes, such as the first after alerts are created in bulk, is not one commit each), while
+ * the alerts' rows stay locked for a bounded time.
+ */
+export const TRANSITIONS_PER_TRANSACTION = 100;
+/** How an evaluator runs (explicit, so the bench can compare settings side by side). */
+export interface EvaluationTuning {
+  /** Statistics requests one evaluator runs at once. */
+  concurrency: number;
+  /** Whether filters of one facet condition are read from the facets of their window's request (planEvaluation). */
+  viaFacets: boolean;
+}
+
+export const DEFAULT_EVALUATION_TUNING: Readonly<EvaluationTuning> = Object.freeze({
+  concurrency: 4,
+  viaFacets: true,
+});
 /** An evaluator's claim on an alert: another takes it over after this if the first died. */
 export const CLAIM_LEASE_MS = 60_000;
 
@@ -29,20 +45,14 @@ export interface EvaluationReport {
   failed: number;
 }
 
-interface Group {
-  siteId: string;
-  filter: ConversationFilter;
-  scores: Set<ScoreName>;
-  measure?: WindowMeasure;
-}
-
 /**
  * Evaluates alerts (workflows-v1 §4) with the statistics engine: the numbers of
- * `…/conversations/stats` for the alert's filters over [now − window, now). Alerts sharing a
- * site, a filter and a window share one statistics request, and share alerts of a site and
- * window one request for the denominator. A change of state is a compare-and-set on the alert's
- * state in the transaction that appends its event and history row: announced once, whatever
- * the number of evaluators racing.
+ * `…/conversations/stats` for the alert's filters over [now − window, now). The requests are
+ * planned by planEvaluation (shared by alerts of one site, filter and window; one-facet filters
+ * read from the facets of the site's whole-window request) and run `concurrency` at a time on
+ * the DataSource's pool. A change of state is a compare-and-set on the alert's state in the
+ * transaction that appends its event and history row (up to TRANSITIONS_PER_TRANSACTION
+ * changes per transaction): announced once, whatever the number of evaluators racing.
  */
 @Injectable()
 export class AlertEvaluator {
@@ -58,19 +68,25 @@ export class AlertEvaluator {
   ) {}
 
   /**
-   * Evaluates every enabled alert due at `now` (not evaluated in the last interval, less a tenth
-   * for timer jitter), claim after claim; alerts another evaluator holds are left to it.
+   * One round: evaluates every enabled alert due when it starts (not evaluated in the last
+   * interval, less a tenth for timer jitter), claim after claim, each claim at the time it is
+   * taken (`now`, when given, for all of them: the bench's simulated rounds); alerts another
+   * evaluator holds are left to it. Alerts this round evaluated are no longer due, so a round
+   * that outlasts the interval still ends.
    */
-  async evaluateDue(now: Date = this.clock.now()): Promise<EvaluationReport> {
+  async evaluateDue(now?: Date, overrides: Partial<EvaluationTuning> = {}): Promise<EvaluationReport> {
+    const tuning: EvaluationTuning = { ...DEFAULT_EVALUATION_TUNING, ...overrides };
+    const started = now ?? this.clock.now();
     const intervalMs = this.config.alerts.evaluationIntervalSeconds * 1000;
-    const dueBefore = new Date(now.getTime() - intervalMs + Math.min(intervalMs / 10, 5000));
+    const dueBefore = new Date(started.getTime() - intervalMs + Math.min(intervalMs / 10, 5000));
     const report: EvaluationReport = { evaluated: 0, transitions: 0, statsRequests: 0, failed: 0 };
     for (;;) {
-      const leaseUntil = new Date(now.getTime() + CLAIM_LEASE_MS);
-      const batch = await this.alerts.claimDue(now, dueBefore, leaseUntil, EVALUATION_BATCH);
+      const at = now ?? this.clock.now();
+      const leaseUntil = new Date(at.getTime() + CLAIM_LEASE_MS);
+      const batch = await this.alerts.claimDue(at, dueBefore, leaseUntil, EVALUATION_BATCH);
       if (!batch.length) break;
       try {
-        add(report, await this.evaluate(batch, now));
+        add(report, await this.evaluate(batch, at, tuning));
       } finally {
         await this.alerts.release(
           batch.map((a) => a.id),
@@ -83,30 +99,32 @@ export class AlertEvaluator {
   }
 
   /** Evaluates these alerts at `now` and writes what they gave. */
-  async evaluate(alerts: AlertRecord[], now: Date): Promise<EvaluationReport> {
-    const groups = new Map<string, Group>();
-    const groupOf = (siteId: string, filter: ConversationFilter): Group => {
-      const key = `${siteId}\n${canonicalFilterText(filter)}`;
-      let group = groups.get(key);
-      if (!group) groups.set(key, (group = { siteId, filter, scores: new Set() }));
-      return group;
-    };
-    const planned = alerts.map((alert) => {
-      const matching = groupOf(alert.siteId, windowFilter(alert.filter, alert.window, now));
-      if (alert.metric === 'mean') matching.scores.add(alert.score!);
-      const all =
-        alert.metric === 'share'
-          ? groupOf(alert.siteId, windowFilter(emptyFilter(), alert.window, now))
-          : undefined;
-      return { alert, matching, all };
-    });
-
-    await this.measureAll([...groups.values()]);
+  async evaluate(
+    alerts: AlertRecord[],
+    now: Date,
+    tuning: EvaluationTuning = DEFAULT_EVALUATION_TUNING,
+  ): Promise<EvaluationReport> {
+    const plan = planEvaluation(alerts, now, tuning.viaFacets);
+    let statsRequests = await this.measureAll(
+      plan.groups.filter((g) => !g.readFrom),
+      tuning.concurrency,
+    );
+    const unread: StatsRequestGroup[] = [];
+    for (const group of plan.groups) {
+      if (!group.readFrom) continue;
+      const { of, facet, value } = group.readFrom;
+      if (!of.answer) continue; // its request failed: so does this group, until the next run
+      const total = readFacet(of.answer, facet, value);
+      if (total === undefined) unread.push(group);
+      else group.measure = { total, scores: {} };
+    }
+    statsRequests += await this.measureAll(unread, tuning.concurrency);
+    for (const group of plan.groups) group.answer = undefined;
 
     const steady: AlertOutcomeRow[] = [];
-    const changes: Array<AlertOutcomeRow & { previous: AlertRecord['state']; alert: AlertRecord }> = [];
+    const changes: Array<AlertOutcomeRow & { previous: AlertState }> = [];
     let failed = 0;
-    for (const { alert, matching, all } of planned) {
+    for (const { alert, matching, all } of plan.alerts) {
       if (!matching.measure || (all && !all.measure)) {
         failed++;
         continue;
@@ -120,64 +138,66 @@ export class AlertEvaluator {
         at: now,
       };
       if (outcome.state === alert.state) steady.push(row);
-      else changes.push({ ...row, previous: alert.state, alert });
+      else changes.push({ ...row, previous: alert.state });
     }
-    let evaluated = await this.alerts.recordSteady(steady);
+    const evaluated = await this.alerts.recordSteady(steady);
     let transitions = 0;
-    for (const change of changes) {
-      if (await this.transition(change)) {
-        evaluated++;
-        transitions++;
-      }
-    }
-    return { evaluated, transitions, statsRequests: groups.size, failed };
+    for (let k = 0; k < changes.length; k += TRANSITIONS_PER_TRANSACTION)
+      transitions += await this.transition(changes.slice(k, k + TRANSITIONS_PER_TRANSACTION));
+    return { evaluated: evaluated + transitions, transitions, statsRequests, failed };
   }
 
-  /** One change of state: compare-and-set, event and history row in one transaction. */
-  private async transition(change: AlertOutcomeRow & { previous: AlertRecord['state'] }): Promise<boolean> {
+  /**
+   * Changes of state, in one transaction: the compare-and-set of each, then an event and a
+   * history row for each one that took. Returns how many took.
+   */
+  private async transition(changes: Array<AlertOutcomeRow & { previous: AlertState }>): Promise<number> {
+    const previous = new Map(changes.map((c) => [c.id, c.previous]));
     return this.dataSource.transaction(async (manager) => {
-      const alert = await this.alerts.compareAndSetState(change, manager);
-      if (!alert) return false;
-      const eventId = await this.events.append(manager, {
-        type: transitionEventType(alert.state),
-        organizationId: alert.organizationId,
-        siteId: alert.siteId,
-        object: presentAlert(alert),
-      });
-      await this.alerts.insertTransition(
-        {
+      const changed = await this.alerts.compareAndSetStates(changes, manager);
+      changed.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const history: AlertTransitionRecord[] = [];
+      for (const alert of changed) {
+        const eventId = await this.events.append(manager, {
+          type: transitionEventType(alert.state),
+          organizationId: alert.organizationId,
+          siteId: alert.siteId,
+          object: presentAlert(alert),
+        });
+        history.push({
           id: eventId,
           alertId: alert.id,
-          previousState: change.previous,
+          previousState: previous.get(alert.id)!,
           state: alert.state,
           value: alert.value,
-          at: change.at,
-        },
-        manager,
-      );
-      return true;
+          at: alert.evaluatedAt!,
+        });
+      }
+      await this.alerts.insertTransitions(history, manager);
+      return changed.length;
     });
   }
 
-  /** Measures every group, STATS_CONCURRENCY at a time; a group whose request fails stays unmeasured. */
-  private async measureAll(groups: Group[]): Promise<void> {
+  /**
+   * Requests every group's statistics, `concurrency` at a time; a group whose request fails stays
+   * unmeasured. Returns the number of requests made.
+   */
+  private async measureAll(groups: StatsRequestGroup[], concurrency: number): Promise<number> {
     let next = 0;
     const worker = async () => {
       while (next < groups.length) {
         const group = groups[next++];
         try {
-          const result = await this.stats.stats(group.siteId, {
+          const answer = await this.stats.stats(group.siteId, {
             filter: group.filter,
-            facets: [],
+            facets: [...group.facets],
             scores: [...group.scores],
-            bins: 1,
+            // The endpoint's default: a mean is summed per histogram bin, so another number of
+            // bins can differ from the endpoint's answer in the last bit.
+            bins: DEFAULT_BINS,
           });
-          const scores: WindowMeasure['scores'] = {};
-          for (const name of group.scores) {
-            const summary = result.scores?.[name];
-            scores[name] = { count: summary?.count ?? 0, mean: summary?.mean ?? null };
-          }
-          group.measure = { total: result.total, scores };
+          group.measure = measureOf(group, answer);
+          if (group.facets.size) group.answer = answer;
         } catch (error) {
           this.logger.warn(
             `alerts of site ${group.siteId} not evaluated this time: statistics failed (${(error as Error).message})`,
@@ -185,7 +205,8 @@ export class AlertEvaluator {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(STATS_CONCURRENCY, groups.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(concurrency, groups.length) }, worker));
+    return groups.length;
   }
 }
 

@@ -189,30 +189,56 @@ export class AlertsRepository {
   }
 
   /**
-   * The compare-and-set of a change of state: from `previous` to the outcome's state, only if the
-   * alert is still in `previous` at the version evaluated and no later evaluation was written.
-   * Returns the changed alert, or undefined when another evaluator (or a PATCH) got there first.
-   * Run in the transaction that then inserts the event and the history row.
+   * The compare-and-set of changes of state, in the caller's transaction (which then inserts
+   * their events and history rows): each alert from `previous` to its outcome's state, only if
+   * it is still in `previous` at the version evaluated and no later evaluation was written.
+   * Returns the changed alerts; one another evaluator (or a PATCH) got to first is left out.
+   * The rows are locked in id order first, so two evaluators changing overlapping alerts wait
+   * for each other instead of deadlocking; the UPDATE, a statement of its own, then sees what
+   * the other committed.
    */
-  async compareAndSetState(
-    o: AlertOutcomeRow & { previous: AlertState },
+  async compareAndSetStates(
+    changes: Array<AlertOutcomeRow & { previous: AlertState }>,
     manager: EntityManager,
-  ): Promise<AlertRecord | undefined> {
+  ): Promise<AlertRecord[]> {
+    if (!changes.length) return [];
+    const ids = changes.map((o) => o.id);
+    await manager.query(`SELECT id FROM alerts WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
     const rows = await manager.query(
-      `UPDATE alerts SET state = $4, value = $5, evaluated_at = $6, last_transition_at = $6, claimed_until = NULL
-       WHERE id = $1 AND version = $2 AND state = $3 AND (evaluated_at IS NULL OR evaluated_at <= $6)
+      `UPDATE alerts SET state = o_state, value = o_value, evaluated_at = o_at, last_transition_at = o_at,
+         claimed_until = NULL
+       FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::float8[], $6::timestamptz[])
+         AS o(o_id, o_version, o_previous, o_state, o_value, o_at)
+       WHERE id = o_id AND version = o_version AND state = o_previous
+         AND (evaluated_at IS NULL OR evaluated_at <= o_at)
        RETURNING ${ALERT_COLUMNS}`,
-      [o.id, o.version, o.previous, o.state, o.value, o.at],
+      [
+        ids,
+        changes.map((o) => o.version),
+        changes.map((o) => o.previous),
+        changes.map((o) => o.state),
+        changes.map((o) => o.value),
+        changes.map((o) => o.at),
+      ],
     );
     const [records] = rows as [AlertRecord[], number];
-    return loaded(records[0]);
+    return records.map((r) => loaded(r)!);
   }
 
-  async insertTransition(t: AlertTransitionRecord, manager: EntityManager): Promise<void> {
+  /** History rows, in one statement. */
+  async insertTransitions(transitions: AlertTransitionRecord[], manager: EntityManager): Promise<void> {
+    if (!transitions.length) return;
     await manager.query(
       `INSERT INTO alert_transitions (event_id, alert_id, previous_state, state, value, at)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [t.id, t.alertId, t.previousState, t.state, t.value, t.at],
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::timestamptz[])`,
+      [
+        transitions.map((t) => t.id),
+        transitions.map((t) => t.alertId),
+        transitions.map((t) => t.previousState),
+        transitions.map((t) => t.state),
+        transitions.map((t) => t.value),
+        transitions.map((t) => t.at),
+      ],
     );
   }
 }

@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { AlertClock } from '../../src/alerts/alert-clock';
 import { AlertEvaluator } from '../../src/alerts/alert-evaluator';
+import { WINDOW_MS } from '../../src/alerts/alert.records';
 import { AlertsRepository } from '../../src/alerts/alerts.repository';
+import { SeedService } from '../../src/conversations/seed/seed.service';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
+import { queryString } from '../factories/query-string';
 import { WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -247,6 +250,58 @@ describe('exactly once per transition, even with two evaluators racing', () => {
     }
   });
 
+  it('many alerts, facet-read and requested, changed by racing evaluators in batched transactions: each change announced once, none lost', async () => {
+    const org = await createOrganization(t.app);
+    setClock(minutes(2));
+    for (const channel of ['web', 'web', 'hosted']) await record(org, minutes(-1), { channel });
+    const filters = [
+      {},
+      { channel: 'web' },
+      { channel: 'hosted' },
+      { language: 'en' },
+      { keywords: ['order'] },
+    ];
+    const ids: string[] = [];
+    for (const f of filters)
+      for (const window of ['15m', '1h', '6h', '24h'])
+        for (const metric of ['count', 'share'])
+          ids.push(
+            (
+              await createAlert(org, {
+                filters: f,
+                window,
+                metric,
+                threshold: 0,
+                minConversations: 1,
+                enabled: false,
+              }).expect(201)
+            ).body.data.id,
+          );
+    const repository = t.app.get(AlertsRepository);
+    const loaded = (await Promise.all(ids.map((id) => repository.findInSite(org.site.id, id)))).map(
+      (a) => a!,
+    );
+    // Two evaluators, each with two runs at once over the alerts in opposite orders (the rows
+    // are locked in id order, so no deadlock), and one over half of them.
+    const evaluators = [t.app.get(AlertEvaluator), second.app.get(AlertEvaluator)];
+    const reports = await Promise.all([
+      evaluators[0].evaluate(loaded, now),
+      evaluators[1].evaluate([...loaded].reverse(), now),
+      evaluators[0].evaluate(loaded.slice(0, 20), now, { concurrency: 1, viaFacets: false }),
+      evaluators[1].evaluate([...loaded].reverse(), now, { concurrency: 8, viaFacets: true }),
+    ]);
+    expect(reports.reduce((n, r) => n + r.transitions, 0)).toBe(ids.length);
+    for (const id of ids) {
+      expect((await alertEvents(id)).map((e: { type: string }) => e.type)).toEqual(['alert.firing']);
+      const [{ n }] = await t.db.query(
+        `SELECT count(*)::int AS n FROM alert_transitions WHERE alert_id = $1`,
+        [id],
+      );
+      expect(n).toBe(1);
+      expect(await getAlert(org, id)).toMatchObject({ state: 'firing', evaluatedAt: now.toISOString() });
+    }
+  });
+
   it('two evaluateDue runs at once share the due alerts out and announce each change once', async () => {
     const org = await createOrganization(t.app);
     setClock(minutes(60));
@@ -264,6 +319,126 @@ describe('exactly once per transition, even with two evaluators racing', () => {
       expect((await alertEvents(id)).map((e: { type: string }) => e.type)).toEqual(['alert.firing']);
     }
   });
+});
+
+describe('evaluation reuses the statistics engine: an alert’s value is the number …/conversations/stats gives for its filters over its window', () => {
+  // Filters of one facet condition: their count and share alerts are read from the facets of the
+  // site's whole-window request; the others (and every mean) are requested themselves.
+  const FILTERS: Array<Record<string, string | string[]>> = [
+    { channel: 'web' },
+    { language: 'fr' },
+    { agentId: 'agt_SeedAgent01' },
+    { labelStatus: 'failed' },
+    { labelStatus: 'labeled' },
+    { feedback: 'negative' },
+    { feedback: 'positive' },
+    { 'labels.all': ['resolution:unresolved'] },
+    { 'labels.all': ['human_requested:true'] },
+    { 'labels.all': ['visitor_frustrated:true'], channel: 'web' },
+    { 'labels.any': ['resolution:unresolved|resolution:abandoned'] },
+    {},
+  ];
+  const WINDOWS = ['1h', '6h', '24h'] as const;
+
+  it('count, share and mean values equal the statistics endpoint’s, with requests shared through facets or not', async () => {
+    const org = await createOrganization(t.app);
+    await t.app.get(SeedService).seed({
+      siteId: org.site.id,
+      organizationId: org.organization.id,
+      conversations: 600,
+      days: 1,
+      labeledShare: 0.7,
+      randomSeed: 'alerts-shared-requests',
+    });
+    const at = new Date();
+    // Count and share on every filter and window; mean (which needs the scores of the filter's
+    // own matches, so its own request) on every filter over 24 h.
+    const defs = FILTERS.flatMap((filters) => [
+      ...WINDOWS.flatMap((window) =>
+        (['count', 'share'] as const).map((metric) => ({ filters, window, metric })),
+      ),
+      { filters, window: '24h' as const, metric: 'mean' as const },
+    ]);
+    const ids: string[] = [];
+    for (const { filters, window, metric } of defs)
+      ids.push(
+        (
+          await createAlert(org, {
+            filters,
+            window,
+            metric,
+            ...(metric === 'mean' ? { score: 'quality' } : {}),
+            threshold: metric === 'count' ? 10 : 0.5,
+            enabled: false,
+          }).expect(201)
+        ).body.data.id,
+      );
+    const repository = t.app.get(AlertsRepository);
+    const evaluator = t.app.get(AlertEvaluator);
+    const valuesAfter = async (viaFacets: boolean) => {
+      const alerts = await Promise.all(ids.map((id) => repository.findInSite(org.site.id, id)));
+      const report = await evaluator.evaluate(
+        alerts.map((a) => a!),
+        at,
+        { concurrency: 4, viaFacets },
+      );
+      expect(report).toMatchObject({ evaluated: ids.length, failed: 0 });
+      const stored = await Promise.all(ids.map((id) => getAlert(org, id)));
+      return { report, values: stored.map((a) => a.value as number | null) };
+    };
+    const separate = await valuesAfter(false);
+    const shared = await valuesAfter(true);
+    // Separately: one request per filter and window. Shared: the 9 one-facet filters' counts and
+    // shares are read from one whole-window request per window (their 24 h means still asked).
+    expect(separate.report.statsRequests).toBe(FILTERS.length * WINDOWS.length);
+    expect(shared.report.statsRequests).toBe(FILTERS.length * WINDOWS.length - 9 * 2);
+    expect(shared.values).toEqual(separate.values);
+
+    // And both are the endpoint's numbers for the filters over [at − window, at).
+    const answers = new Map<string, Promise<StatsAnswer>>();
+    const stats = (filters: Record<string, string | string[]>, window: (typeof WINDOWS)[number]) => {
+      const key = JSON.stringify([filters, window]);
+      if (!answers.has(key)) answers.set(key, statsOf(filters, window));
+      return answers.get(key)!;
+    };
+    type StatsAnswer = { total: number; scores: { quality: { count: number; mean: number | null } } };
+    const statsOf = async (filters: Record<string, string | string[]>, window: (typeof WINDOWS)[number]) => {
+      const query = {
+        ...filters,
+        from: new Date(at.getTime() - WINDOW_MS[window]).toISOString(),
+        to: at.toISOString(),
+        scores: 'quality',
+      };
+      const res = await t
+        .http()
+        .get(`/api/v1/sites/${org.site.id}/conversations/stats${queryString(query)}`)
+        .set(org.auth)
+        .expect(200);
+      return res.body.data as StatsAnswer;
+    };
+    let nonZero = 0;
+    for (const [k, { filters, window, metric }] of defs.entries()) {
+      const matching = await stats(filters, window);
+      const all = await stats({}, window);
+      const expected =
+        metric === 'count'
+          ? matching.total
+          : metric === 'share'
+            ? all.total
+              ? matching.total / all.total
+              : null
+            : matching.scores.quality.mean;
+      expect({ filters, window, metric, value: separate.values[k] }).toEqual({
+        filters,
+        window,
+        metric,
+        value: expected,
+      });
+      if (metric === 'count' && matching.total > 0) nonZero++;
+    }
+    // The seed gives most of these filters matches in each window: the comparison is not of zeros.
+    expect(nonZero).toBeGreaterThan(FILTERS.length * WINDOWS.length * 0.6);
+  }, 180_000);
 });
 
 describe('an alert on a view follows its filters; on a deleted view it goes on with the filters it copied', () => {
