@@ -206,7 +206,10 @@ describe('site-scoped title terms', () => {
       }),
       { numRuns: 500 },
     );
-    expect(taken).toBeGreaterThan(100);
+    // Not vacuous: about 125 of the 500 lists are taken (400 samplings of the generator: 94 to
+    // 157, 1st percentile 102), so a bound of 50 fails only when the generator or postingTerms
+    // stops producing takeable lists, never by chance.
+    expect(taken).toBeGreaterThan(50);
     expect(postingTerms(['e-mail'])).toBeUndefined();
     expect(postingTerms(['big red shoes'])).toBeUndefined();
     expect(postingTerms(['Red  Shoes', 'red'])).toEqual(['p:red shoes', 'w:red']);
