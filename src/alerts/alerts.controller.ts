@@ -15,7 +15,7 @@ import {
   ApiResourceId,
   BODY_PROBLEMS,
 } from '../docs/openapi';
-import { writeActor } from '../views/write-actor';
+import { writeActor } from '../audit/write-actor';
 import { CreateAlertDto, parseAlertBody, UpdateAlertDto } from './dto/alert-request';
 import { AlertSchema, AlertTransitionSchema } from './dto/alert.schema';
 import { presentAlert, presentTransition } from './alert.presenter';

@@ -9,7 +9,7 @@ import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/pa
 import { ConversationFilter, emptyFilter } from '../search/listing/conversation-filter';
 import { SitesService } from '../sites/sites.service';
 import { ViewsService } from '../views/views.service';
-import { auditOf, WriteActor } from '../views/write-actor';
+import { auditOf, WriteActor } from '../audit/write-actor';
 import { AlertInput, definitionFaults } from './dto/alert-request';
 import {
   AlertDefinition,

@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
+import { auditOf, WriteActor } from '../audit/write-actor';
 import { ApiError, ProblemEntry } from '../common/errors/api-error';
 import { isId } from '../common/ids/ids';
 import type { ConversationRecord, MessageRecord } from '../database/records/conversation.records';
@@ -10,14 +11,6 @@ import { SitesService } from '../sites/sites.service';
 import { ConversationEvents } from './conversation-events';
 import { removeConversations } from './conversation-removal';
 import { ConversationsRepository } from './conversations.repository';
-
-/** Who asks for a deletion or a redaction: what its audit row records. */
-export interface LifecycleActor {
-  organizationId: string;
-  apiKeyId: string;
-  requestId: string;
-  clientAddress: string | null;
-}
 
 /**
  * Deleting one conversation and redacting one (workflows-v1 §3), each in one transaction with
@@ -40,7 +33,7 @@ export class ConversationLifecycle {
    * concurrent write to it (an append, a label) holds its row lock: the deletion waits for it and
    * then deletes the result, or the write waits and then finds no conversation (404).
    */
-  async delete(actor: LifecycleActor, siteId: string, id: string): Promise<void> {
+  async delete(actor: WriteActor, siteId: string, id: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await this.sites.assertOwned(actor.organizationId, siteId, manager);
       const removed = isId('conv', id)
@@ -48,12 +41,7 @@ export class ConversationLifecycle {
         : [];
       if (removed.length === 0) throw ApiError.notFound('conversation');
       await this.audit.record(
-        {
-          ...auditActor(actor, siteId),
-          action: 'conversations.delete',
-          targetType: 'conversation',
-          targetId: id,
-        },
+        auditOf(actor, siteId, 'conversations.delete', { type: 'conversation', id }),
         manager,
       );
     });
@@ -67,7 +55,7 @@ export class ConversationLifecycle {
    * every request writes its audit row (never the exact text asked for: that is the data erased).
    */
   async redact(
-    actor: LifecycleActor,
+    actor: WriteActor,
     siteId: string,
     id: string,
     request: RedactionRequest,
@@ -106,10 +94,7 @@ export class ConversationLifecycle {
       }
       await this.audit.record(
         {
-          ...auditActor(actor, siteId),
-          action: 'conversations.redact',
-          targetType: 'conversation',
-          targetId: id,
+          ...auditOf(actor, siteId, 'conversations.redact', { type: 'conversation', id }),
           details: {
             messageIds: request.messageIds ?? null,
             title: request.title,
@@ -175,15 +160,4 @@ export async function markRedactedAtWrite(manager: EntityManager, messageIds: st
     `UPDATE messages SET redacted_at = date_trunc('milliseconds', now()) WHERE id = ANY($1::text[])`,
     [messageIds],
   );
-}
-
-function auditActor(actor: LifecycleActor, siteId: string) {
-  return {
-    organizationId: actor.organizationId,
-    siteId,
-    actorType: 'api_key' as const,
-    actorId: actor.apiKeyId,
-    requestId: actor.requestId,
-    clientAddress: actor.clientAddress,
-  };
 }

@@ -13,12 +13,11 @@ import {
   Type,
 } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { writeActor } from '../audit/write-actor';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
-import { clientAddress } from '../common/http/client-address';
 import { RedactConversationDto, redactionRequest } from '../redaction/dto/redact-request';
-import type { LifecycleActor } from './conversation-lifecycle';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import {
   ApiDataResponse,
@@ -133,7 +132,7 @@ export class ConversationsController {
     @Param('id') id: string,
     @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.conversations.delete(actor(auth, req), siteId, id);
+    await this.conversations.delete(writeActor(auth, req), siteId, id);
   }
 
   @Post(':id/redact')
@@ -155,7 +154,12 @@ export class ConversationsController {
     @Req() req: ServiceRequest,
   ) {
     const request = redactionRequest(body);
-    const { conversation, messages } = await this.conversations.redact(actor(auth, req), siteId, id, request);
+    const { conversation, messages } = await this.conversations.redact(
+      writeActor(auth, req),
+      siteId,
+      id,
+      request,
+    );
     return { data: presentConversationDetail(conversation, messages) };
   }
 
@@ -234,15 +238,6 @@ function RecordingWrite(status: 200 | 201, body: Type<unknown>, schema: Type<unk
     Idempotent(),
     HttpCode(status),
   );
-}
-
-function actor(auth: AuthContext, req: ServiceRequest): LifecycleActor {
-  return {
-    organizationId: auth.organizationId,
-    apiKeyId: auth.apiKeyId,
-    requestId: req.id,
-    clientAddress: clientAddress(req),
-  };
 }
 
 function recording(auth: AuthContext, siteId: string): RecordingRequest {

@@ -34,7 +34,8 @@ import { TranscriptTextsRepository } from './transcript-texts.repository';
 import type { RedactionRequest } from '../redaction/dto/redact-request';
 import { redactText, RedactionPattern } from '../redaction/redaction-patterns';
 import { redactBlocks } from '../redaction/transcript-redaction';
-import { ConversationLifecycle, LifecycleActor, markRedactedAtWrite } from './conversation-lifecycle';
+import type { WriteActor } from '../audit/write-actor';
+import { ConversationLifecycle, markRedactedAtWrite } from './conversation-lifecycle';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;
@@ -302,13 +303,13 @@ export class ConversationsService {
   // ---- Data lifecycle (workflows-v1 §3) ---------------------------------------------------
 
   /** Deletes the conversation with everything hanging off it (404 when absent). */
-  delete(actor: LifecycleActor, siteId: string, id: string): Promise<void> {
+  delete(actor: WriteActor, siteId: string, id: string): Promise<void> {
     return this.lifecycle.delete(actor, siteId, id);
   }
 
   /** Redacts the conversation; returns it as GET shows it. */
   redact(
-    actor: LifecycleActor,
+    actor: WriteActor,
     siteId: string,
     id: string,
     request: RedactionRequest,

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { writeActor } from '../audit/write-actor';
 import { Auth } from '../auth/auth.decorator';
-import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import { pageAnswer } from '../common/paging/keyset-page';
@@ -51,13 +51,7 @@ export class DeletionsController {
     @Req() req: ServiceRequest,
   ) {
     const request = parseDeletionRequest(body);
-    const actor = {
-      organizationId: auth.organizationId,
-      apiKeyId: auth.apiKeyId,
-      requestId: req.id,
-      clientAddress: clientAddress(req),
-    };
-    return { data: presentDeletion(await this.deletions.create(actor, siteId, request)) };
+    return { data: presentDeletion(await this.deletions.create(writeActor(auth, req), siteId, request)) };
   }
 
   @Get()

@@ -6,7 +6,7 @@ import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import type { IdPrefix } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
-import type { LifecycleActor } from '../conversations/conversation-lifecycle';
+import { auditOf, WriteActor } from '../audit/write-actor';
 import type { Statement } from '../database/sql-statement';
 import { buildFilterSql, whereAll } from '../search/filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../search/listing/conversation-filter';
@@ -58,7 +58,7 @@ export class DeletionsService {
    * statement, one snapshot) and the audit row, in one transaction (with an Idempotency-Key, the
    * one holding the key). The workers take it within a second (DeletionWorker).
    */
-  async create(actor: LifecycleActor, siteId: string, request: DeletionRequest): Promise<DeletionRecord> {
+  async create(actor: WriteActor, siteId: string, request: DeletionRequest): Promise<DeletionRecord> {
     return this.tx.run(async (manager) => {
       const site = await this.sites.getOwned(actor.organizationId, siteId, manager);
       // With a view: its filters AND the request's, kept combined as at the 202.
@@ -85,15 +85,7 @@ export class DeletionsService {
       );
       await this.audit.record(
         {
-          organizationId: actor.organizationId,
-          siteId: site.id,
-          actorType: 'api_key',
-          actorId: actor.apiKeyId,
-          action: 'conversations.delete_many',
-          targetType: 'deletion',
-          targetId: record.id,
-          requestId: actor.requestId,
-          clientAddress: actor.clientAddress,
+          ...auditOf(actor, site.id, 'conversations.delete_many', { type: 'deletion', id: record.id }),
           details: {
             filters,
             all: request.all,

@@ -24,7 +24,7 @@ import {
   ConversationSchema,
   ReviewSchema,
 } from '../docs/openapi';
-import { writeActor } from '../views/write-actor';
+import { writeActor } from '../audit/write-actor';
 import { MAX_SAMPLE_SIZE, MAX_SEED_LENGTH, parseReviewSampleQuery } from './dto/review-sample-query';
 import { parseReviewBody, PutReviewDto } from './dto/review-request';
 import { ReviewsService } from './reviews.service';

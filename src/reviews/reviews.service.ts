@@ -14,7 +14,7 @@ import { ReviewSample, ReviewSampler } from './review-sample';
 import { ReviewsRepository } from './reviews.repository';
 import { combineWithView } from '../views/view-combination';
 import { ViewsService } from '../views/views.service';
-import { auditOf, WriteActor } from '../views/write-actor';
+import { auditOf, WriteActor } from '../audit/write-actor';
 
 /**
  * Label reviews (workflows-v1 §2): a review write or deletion, its effective label on the

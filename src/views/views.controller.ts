@@ -19,7 +19,7 @@ import { CreateViewDto, parseViewBody, UpdateViewDto } from './dto/view-request'
 import { ViewSchema } from './dto/view.schema';
 import { presentView } from './view.presenter';
 import { ViewsService } from './views.service';
-import { writeActor } from './write-actor';
+import { writeActor } from '../audit/write-actor';
 
 /** Saved views of a site (workflows-v1 §4; docs/views-and-alerts.md). */
 @ApiTags('Views')

@@ -12,7 +12,7 @@ import type { ViewInput } from './dto/view-request';
 import type { ViewFilter } from './view-combination';
 import { MAX_VIEWS_PER_SITE, ViewRecord } from './view.records';
 import { ViewsRepository } from './views.repository';
-import { auditOf, WriteActor } from './write-actor';
+import { auditOf, WriteActor } from '../audit/write-actor';
 
 export const VIEW_ID = 'view' satisfies IdPrefix;
 const VIEW_ORDER = newestFirst('createdAt', VIEW_ID);

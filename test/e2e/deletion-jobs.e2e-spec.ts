@@ -69,10 +69,20 @@ describe('deletion jobs', () => {
     expect(events.map((e: { object: unknown }) => e.object)).toEqual([
       { id: hosted.id, siteId: org.site.id },
     ]);
-    const audit = await t.db.query(`SELECT action, actor_id FROM audit_events WHERE target_id = $1`, [
-      done.id,
+    const audit = await t.db.query(
+      `SELECT action, actor_type, actor_id, site_id, target_type, request_id FROM audit_events WHERE target_id = $1`,
+      [done.id],
+    );
+    expect(audit).toEqual([
+      {
+        action: 'conversations.delete_many',
+        actor_type: 'api_key',
+        actor_id: org.apiKey.id,
+        site_id: org.site.id,
+        target_type: 'deletion',
+        request_id: res.headers['x-request-id'],
+      },
     ]);
-    expect(audit).toEqual([{ action: 'conversations.delete_many', actor_id: org.apiKey.id }]);
   });
 
   it('"view": the view\'s filters AND the job\'s own, kept combined as at the 202; an unknown view is 404', async () => {

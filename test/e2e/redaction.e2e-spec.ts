@@ -72,10 +72,17 @@ describe('redaction', () => {
     );
     expect(events[0].n).toBe(1);
     const audit = await t.db.query(
-      `SELECT count(*)::int AS n FROM audit_events WHERE action = 'conversations.redact' AND target_id = $1`,
+      `SELECT actor_type, actor_id, site_id, target_type FROM audit_events
+       WHERE action = 'conversations.redact' AND target_id = $1`,
       [c.id],
     );
-    expect(audit[0].n).toBe(2);
+    const row = {
+      actor_type: 'api_key',
+      actor_id: org.apiKey.id,
+      site_id: org.site.id,
+      target_type: 'conversation',
+    };
+    expect(audit).toEqual([row, row]);
   });
 
   it('listed messages without patterns or text are replaced whole; title: true alone replaces the title', async () => {

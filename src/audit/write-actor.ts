@@ -1,8 +1,8 @@
-import type { AuditEvent } from '../audit/audit-log';
+import type { AuditEvent } from './audit-log';
 import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 
-/** Who writes, from where: what the audit row of a view's or an alert's write records. */
+/** Who writes, from where: what the audit row of a write through the API records. */
 export interface WriteActor {
   organizationId: string;
   apiKeyId: string;
