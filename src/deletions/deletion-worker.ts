@@ -22,19 +22,27 @@ export const MAX_DELETION_ATTEMPTS = 20;
  * against 47 ms during the job (docs/data-lifecycle.md, Figures). A lever for a saturated machine.
  */
 export const DELETION_PAUSE_SHARE = 0;
+/**
+ * Batches of one job deleted at once, each in its own transaction on its own connection: a
+ * batch's work is almost all in Postgres (the rollup deltas, the child rows, the postings), so
+ * two lanes keep both cores of the 2-core machine busy where one kept one
+ * (docs/data-lifecycle.md, Figures).
+ */
+export const DELETION_LANES = 2;
 
 /** The job is no longer this worker's (taken over after a stall). */
 class DeletionLost extends Error {}
 
 /**
- * Runs deletion jobs on the workers (WORKERS=on), one at a time per process. A job is a list of
- * batches taken when it was created (deletion_batches); each batch is one short transaction:
- * the job row is locked under the worker's lease, the batch's conversations are deleted with
- * their `conversation.deleted` events (removeConversations, set-based), the batch row goes and
- * `deleted` grows; then the worker pauses (DELETION_PAUSE_SHARE). A worker that dies mid-batch
- * leaves it rolled back and the job resumes at that batch, by the next tick of any worker (at
- * once after an error it survived, after DELETION_LEASE_MS when it died), so a job is never left
- * half-done.
+ * Runs deletion jobs on the workers (WORKERS=on), one job at a time per process, its batches
+ * DELETION_LANES at a time. A job is a list of batches taken when it was created
+ * (deletion_batches); each batch is one short transaction: the job row is share-locked under the
+ * worker's lease, a batch no other lane holds is locked, its conversations are deleted with
+ * their `conversation.deleted` events (removeConversations, set-based), the batch row goes,
+ * `deleted` grows and the lease is renewed; then the lane pauses (DELETION_PAUSE_SHARE). Once no
+ * batch is left the job completes. A worker that dies mid-batch leaves its batches rolled back
+ * and the job resumes at them, by the next tick of any worker (at once after an error it
+ * survived, after DELETION_LEASE_MS when it died), so a job is never left half-done.
  */
 @Injectable()
 export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
@@ -89,18 +97,39 @@ export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Deletes the job's batches one transaction each; true when it completed here. */
+  /**
+   * Deletes the job's batches one transaction each, DELETION_LANES at a time; true when it
+   * completed here. Every lane is let finish its batch before a failure is thrown, so the job is
+   * released only once none of its batches is in flight here.
+   */
   private async run(job: DeletionRecord, owner: string): Promise<boolean> {
+    const lanes = await Promise.allSettled(
+      Array.from({ length: DELETION_LANES }, () => this.lane(job, owner)),
+    );
+    const failed = lanes.find((lane): lane is PromiseRejectedResult => lane.status === 'rejected');
+    if (failed) throw failed.reason;
+    if (lanes.some((lane) => lane.status === 'fulfilled' && lane.value === 'lost')) return false;
+    const completed = await this.dataSource.transaction(async (manager) => {
+      if (!(await this.deletions.hold(job.id, owner, manager))) return false;
+      // A lane that stopped on a batch it found held by its sibling leaves it to the sibling;
+      // every lane has stopped now, so a batch left here is one a lane could not take.
+      const next = await this.deletions.nextBatch(job.id, manager);
+      if (next.batch !== undefined || next.left) return false;
+      return (await this.deletions.complete(job.id, owner, manager)) !== undefined;
+    });
+    if (completed) this.logger.log({ deletionId: job.id, matched: job.matched, msg: 'deletion completed' });
+    return completed;
+  }
+
+  /** One lane: takes the job's free batches one transaction each until none is free. */
+  private async lane(job: DeletionRecord, owner: string): Promise<'drained' | 'lost'> {
     for (;;) {
       const started = performance.now();
       const outcome = await this.dataSource
         .transaction(async (manager) => {
           if (!(await this.deletions.hold(job.id, owner, manager))) throw new DeletionLost();
           const batch = await this.deletions.nextBatch(job.id, manager);
-          if (!batch) {
-            await this.deletions.complete(job.id, owner, manager);
-            return 'completed' as const;
-          }
+          if (batch.batch === undefined) return 'drained' as const;
           const removed = await removeConversations(manager, job.siteId, batch.ids, {
             updatedBefore: job.updatedBefore,
           });
@@ -111,11 +140,7 @@ export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
           if (error instanceof DeletionLost) return 'lost' as const;
           throw error;
         });
-      if (outcome === 'lost') return false;
-      if (outcome === 'completed') {
-        this.logger.log({ deletionId: job.id, matched: job.matched, msg: 'deletion completed' });
-        return true;
-      }
+      if (outcome !== 'batch') return outcome;
       await sleep((performance.now() - started) * DELETION_PAUSE_SHARE);
     }
   }

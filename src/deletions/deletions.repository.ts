@@ -113,30 +113,48 @@ export class DeletionsRepository {
   }
 
   /**
-   * Renews the owner's lease and locks the job row for the batch's transaction; false when the
-   * job is no longer this owner's (taken over after a stall).
+   * Checks that the job is still the owner's and keeps it so for the batch's transaction: a
+   * FOR KEY SHARE lock, which a takeover's FOR UPDATE (claim) waits for or skips, but which
+   * neither the job's sibling lanes (each holds its own) nor their `deleted` updates conflict
+   * with. False when the job is no longer this owner's (taken over after a stall).
    */
   async hold(id: string, owner: string, manager: EntityManager): Promise<boolean> {
-    const [rows] = (await manager.query(
-      `UPDATE deletions SET heartbeat_at = now() WHERE id = $1 AND lease_owner = $2 AND state = 'running' RETURNING id`,
+    const rows: unknown[] = await manager.query(
+      `SELECT id FROM deletions WHERE id = $1 AND lease_owner = $2 AND state = 'running' FOR KEY SHARE`,
       [id, owner],
-    )) as [unknown[], number];
+    );
     return rows.length > 0;
   }
 
-  /** The job's next batch of conversation ids, or undefined when none is left. */
-  async nextBatch(id: string, manager: EntityManager): Promise<{ batch: number; ids: string[] } | undefined> {
+  /**
+   * The job's next batch of conversation ids that no sibling lane holds, locked for the
+   * transaction; undefined when none is free. `left` says whether any batch remains at all
+   * (held by a sibling lane, not yet committed).
+   */
+  async nextBatch(
+    id: string,
+    manager: EntityManager,
+  ): Promise<{ batch: number; ids: string[] } | { batch: undefined; left: boolean }> {
     const rows: Array<{ batch: number; ids: string[] }> = await manager.query(
-      `SELECT batch, conversation_ids AS ids FROM deletion_batches WHERE deletion_id = $1 ORDER BY batch LIMIT 1`,
+      `SELECT batch, conversation_ids AS ids FROM deletion_batches WHERE deletion_id = $1
+       ORDER BY batch LIMIT 1 FOR UPDATE SKIP LOCKED`,
       [id],
     );
-    return rows[0];
+    if (rows[0]) return rows[0];
+    const left: unknown[] = await manager.query(
+      `SELECT 1 FROM deletion_batches WHERE deletion_id = $1 LIMIT 1`,
+      [id],
+    );
+    return { batch: undefined, left: left.length > 0 };
   }
 
-  /** The batch is done: its row goes, the job counts what it deleted. */
+  /** The batch is done: its row goes, the job counts what it deleted and the lease is renewed. */
   async finishBatch(id: string, batch: number, deleted: number, manager: EntityManager): Promise<void> {
     await manager.query(`DELETE FROM deletion_batches WHERE deletion_id = $1 AND batch = $2`, [id, batch]);
-    await manager.query(`UPDATE deletions SET deleted = deleted + $2 WHERE id = $1`, [id, deleted]);
+    await manager.query(`UPDATE deletions SET deleted = deleted + $2, heartbeat_at = now() WHERE id = $1`, [
+      id,
+      deleted,
+    ]);
   }
 
   /** Closes the owner's job as completed. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { DeletionWorker } from '../../src/deletions/deletion-worker';
+import { DELETION_LANES, DeletionWorker } from '../../src/deletions/deletion-worker';
+import { DELETION_BATCH } from '../../src/deletions/deletions.repository';
 import { insertManyConversations } from '../factories/bulk-conversations';
 import { ago, label, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
@@ -228,6 +229,77 @@ describe('deletion jobs', () => {
       [job.id],
     );
     expect(b).toBe(0);
+  }, 120_000);
+
+  it('a job runs DELETION_LANES batches at once; a batch held elsewhere is skipped and the job completes only after it', async () => {
+    const org = await createOrganization(t.app);
+    const site = { id: org.site.id, organizationId: org.organization.id };
+    await insertManyConversations(t.app, site, 4 * DELETION_BATCH, { messages: true });
+    const job = (await post(org, { all: true }).expect(202)).body.data;
+    expect(job.matched).toBe(4 * DELETION_BATCH);
+    const batches = (await t.db.query(
+      `SELECT batch, conversation_ids AS ids FROM deletion_batches WHERE deletion_id = $1 ORDER BY batch`,
+      [job.id],
+    )) as Array<{ batch: number; ids: string[] }>;
+    expect(batches).toHaveLength(4);
+    // Batch 0 is held by another transaction; one conversation of batches 1 and 2 is locked, so
+    // the lanes that take them wait on it.
+    const holder = t.db.createQueryRunner();
+    const locker = t.db.createQueryRunner();
+    await holder.connect();
+    await locker.connect();
+    try {
+      await holder.startTransaction();
+      await holder.query(`SELECT 1 FROM deletion_batches WHERE deletion_id = $1 AND batch = 0 FOR UPDATE`, [
+        job.id,
+      ]);
+      await locker.startTransaction();
+      await locker.query(`SELECT 1 FROM conversations WHERE id = ANY($1::text[]) FOR UPDATE`, [
+        [batches[1].ids[0], batches[2].ids[0]],
+      ]);
+      const running = t.app.get(DeletionWorker).runAll();
+      const lockerPid = ((await locker.query('SELECT pg_backend_pid() AS pid')) as Array<{ pid: number }>)[0]
+        .pid;
+      let waiting = 0;
+      for (let i = 0; i < 200 && waiting < DELETION_LANES; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        const [{ n }] = (await t.db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()
+             AND $1 = ANY(pg_blocking_pids(pid))`,
+          [lockerPid],
+        )) as Array<{ n: number }>;
+        waiting = n;
+      }
+      // Both lanes are in flight at once, each on its own batch.
+      expect(waiting).toBe(DELETION_LANES);
+      await locker.rollbackTransaction();
+      expect(await running).toBe(0);
+      const held = (await get(org, job.id).expect(200)).body.data;
+      expect(held).toMatchObject({ state: 'running', deleted: 3 * DELETION_BATCH });
+      const left = (await t.db.query(`SELECT batch FROM deletion_batches WHERE deletion_id = $1`, [
+        job.id,
+      ])) as Array<{ batch: number }>;
+      expect(left).toEqual([{ batch: 0 }]);
+    } finally {
+      if (locker.isTransactionActive) await locker.rollbackTransaction();
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await locker.release();
+      await holder.release();
+    }
+    // The job stays this worker's until its lease lapses; then any worker finishes it.
+    await t.db.query(`UPDATE deletions SET heartbeat_at = now() - interval '1 hour' WHERE id = $1`, [job.id]);
+    expect(await t.app.get(DeletionWorker).runAll()).toBe(1);
+    expect((await get(org, job.id).expect(200)).body.data).toMatchObject({
+      state: 'completed',
+      matched: 4 * DELETION_BATCH,
+      deleted: 4 * DELETION_BATCH,
+    });
+    const [{ n, e }] = (await t.db.query(
+      `SELECT (SELECT count(*)::int FROM conversations WHERE site_id = $1) AS n,
+         (SELECT count(DISTINCT object->>'id')::int FROM events WHERE type = 'conversation.deleted' AND site_id = $1) AS e`,
+      [org.site.id],
+    )) as Array<{ n: number; e: number }>;
+    expect({ n, e }).toEqual({ n: 0, e: 4 * DELETION_BATCH });
   }, 120_000);
 
   it('a job whose worker died (lease silent) is taken over by another worker', async () => {
