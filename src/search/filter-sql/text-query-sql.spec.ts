@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { SqlParams } from '../../database/sql-statement';
-import { transcriptMatchSql, tsqueryText } from './text-query-sql';
+import { transcriptMatchSql, transcriptProbesSql, tsqueryText } from './text-query-sql';
 
 describe('tsqueryText (q as one to_tsquery text)', () => {
   it('ANDs the clauses, ORs inside a clause, joins a phrase with <-> and negates exclusions', () => {
@@ -61,5 +61,40 @@ describe('transcriptMatchSql', () => {
       expect(sql).toContain(
         `to_tsquery('transcript_fr'::regconfig, $1) = to_tsquery('transcript_${lang}'::regconfig, $1)`,
       );
+  });
+});
+
+describe('transcriptProbesSql (statistics: the matches probed in the covering index)', () => {
+  const text = { all: [[{ kind: 'word' as const, word: 'colis' }]], none: [], scope: 'all' as const };
+
+  it('reads the site’s matching transcripts (in the window) sorted by creation time, then probes each conversation by its full key', () => {
+    const params = new SqlParams();
+    const sql = transcriptProbesSql('site_a', text, params, {
+      from: '2026-10-01T00:00:00Z',
+      to: '2026-11-01T00:00:00Z',
+    });
+    expect(params.values).toEqual(['site_a', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', 'colis']);
+    expect(sql).toContain('FROM conversation_transcripts t');
+    expect(sql).toContain(
+      'WHERE t.site_id = $1 AND t.created_at >= $2::timestamptz AND t.created_at < $3::timestamptz AND (CASE WHEN',
+    );
+    for (const lang of ['fr', 'en', 'de', 'it', 'es', 'nl'])
+      expect(sql).toContain(
+        `(t.language = '${lang}' AND t.document @@ to_tsquery('transcript_${lang}'::regconfig, $4))`,
+      );
+    expect(sql).toContain('ORDER BY t.created_at DESC OFFSET 0) matches');
+    // The covering index's key, in its order and collation: an index-only probe per match.
+    expect(sql).toMatch(
+      /CROSS JOIN LATERAL \(SELECT \* FROM conversations c WHERE c\.site_id = \$1\s+AND c\.created_at = matches\.match_at AND c\.id COLLATE "C" = matches\.match_id COLLATE "C"\) conversations$/,
+    );
+  });
+
+  it('binds no window without one, and continues the caller’s parameters', () => {
+    const params = new SqlParams();
+    params.add('x');
+    const sql = transcriptProbesSql('site_a', text, params);
+    expect(params.values).toEqual(['x', 'site_a', 'colis']);
+    expect(sql).not.toContain('created_at >=');
+    expect(sql).toContain('WHERE t.site_id = $2 AND (CASE WHEN');
   });
 });

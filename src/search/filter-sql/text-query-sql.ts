@@ -97,3 +97,33 @@ export function transcriptIdsSql(siteId: string, text: TextQuery, params: SqlPar
 export function transcriptSetSql(siteId: string, text: TextQuery, params: SqlParams): string {
   return `id IN (${transcriptIdsSql(siteId, text, params)})`;
 }
+
+/**
+ * The site's conversations whose transcript matches the query, created in `range`, as a FROM
+ * clause whose rows are the conversations' own columns under the name `conversations` (the
+ * conditions of the shared filter builder apply to them unchanged): the matches from one bitmap
+ * scan of the transcripts' GIN index (transcriptIdsSql), sorted by creation time, each then
+ * probed in the conversations' covering index by its full key (site, created_at, id COLLATE
+ * "C"), index-only. The transcript carries its conversation's site and creation time (the
+ * refresh copies them), so the probe finds exactly that conversation. The cost is one sorted
+ * probe per match, whatever Postgres estimates the matches to be: a hash join walks the whole
+ * site's covering index, a primary-key probe reads the conversation's wide heap row
+ * (docs/query-engine.md, "Transcript search"). The caller runs it as a nested loop
+ * (hash and merge joins off): its planner cannot tell a few matches from half the site.
+ */
+export function transcriptProbesSql(
+  siteId: string,
+  text: TextQuery,
+  params: SqlParams,
+  range: { from?: string; to?: string } = {},
+): string {
+  const site = params.add(siteId);
+  const where = [`t.site_id = ${site}`];
+  if (range.from !== undefined) where.push(`t.created_at >= ${params.add(range.from, '::timestamptz')}`);
+  if (range.to !== undefined) where.push(`t.created_at < ${params.add(range.to, '::timestamptz')}`);
+  where.push(transcriptMatchSql(text, params));
+  return `(SELECT t.conversation_id AS match_id, t.created_at AS match_at FROM conversation_transcripts t
+      WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC OFFSET 0) matches
+    CROSS JOIN LATERAL (SELECT * FROM conversations c WHERE c.site_id = ${site}
+      AND c.created_at = matches.match_at AND c.id COLLATE "C" = matches.match_id COLLATE "C") conversations`;
+}

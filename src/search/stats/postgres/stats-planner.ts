@@ -311,15 +311,17 @@ export async function planStats(
     };
   }
   const range: TimeRange = { from: filter.from, to: filter.to };
-  // A transcript query's matches are one set from the transcripts' GIN index (filterOver),
-  // joined to the covering index's rows in one statement: a split would read that set twice.
+  // A transcript query's matches come from one bitmap of the transcripts' GIN index, sorted by
+  // creation time and each probed in the covering index (filterOver, transcriptProbesSql), in one
+  // statement: a split in creation-time slices would read that bitmap and its transcripts' heap
+  // pages twice (the bitmap cannot be cut by time).
   if (filter.text !== undefined && !filter.keywords.length)
     return {
       strategy,
       range,
       access: 'walk',
       minMax: 'scan',
-      why: "a transcript query: its matches from the transcripts' GIN index, joined to the covering index",
+      why: "a transcript query: its matches from the transcripts' GIN index, each probed in the covering index",
     };
   const cells = tuning.useRollups ? complementCells(filter, startDates.length > 0) : undefined;
   const weighed =

@@ -11,7 +11,15 @@ import { add, addSeries, countBits, emptyPartial, highest, lowest, num, StatsPar
 import { rows, ScanPlan, StatsTuning } from './stats-planner';
 import type { TimeRange } from './stats-rollup-sql';
 import type { FilterSql } from '../../filter-sql/conversation-filter-sql';
-import { FACET_COLUMN, filterOver, HIST_NULL, scanEdgeWalkSql, scanSql, seriesSql } from './stats-scan-sql';
+import {
+  FACET_COLUMN,
+  filterOver,
+  HIST_NULL,
+  probesMatches,
+  scanEdgeWalkSql,
+  scanSql,
+  seriesSql,
+} from './stats-scan-sql';
 import { StatsScanHelpers } from './stats-scan-helpers';
 
 /**
@@ -36,6 +44,8 @@ export type ScanOver = (range: TimeRange) => FilterSql;
 export interface ScanStatement {
   statement: Statement;
   read: (rows: Array<Record<string, unknown>>) => StatsPart;
+  /** Whether it must run as a nested loop (probesMatches: hash and merge joins off). */
+  nestedLoop: boolean;
 }
 
 /**
@@ -50,10 +60,11 @@ export function scanStatement(
   starts: Date[],
   forIndex: boolean,
   minMax = true,
-  over: ScanOver = (r) => filterOver(siteId, query.filter, r, forIndex),
+  over?: ScanOver,
 ): ScanStatement {
   const fixed = fixedFacets(query.filter);
-  const { statement, groups, chunks } = scanSql(over(range), {
+  const sql = over ? over(range) : filterOver(siteId, query.filter, range, forIndex);
+  const { statement, groups, chunks } = scanSql(sql, {
     facets: query.facets,
     scores: query.scores,
     edges: innerEdges(query.bins),
@@ -111,20 +122,31 @@ export function scanStatement(
     tokens.forEach((n, b) => add(part, 'labels', TAXONOMY_TOKENS[b], n));
     return part;
   };
-  return { statement, read };
+  return { statement, read, nestedLoop: over === undefined ? probesMatches(query.filter, forIndex) : false };
 }
 
-/** Hash aggregates only (scanSql): sorts are off for the scan statement alone. */
-async function withoutSorts<T>(m: EntityManager, run: () => Promise<T>): Promise<T> {
-  await m.query(`SELECT set_config('enable_sort', 'off', true)`);
+/**
+ * The settings a scan statement runs with, for it alone: hash aggregates only (scanSql), so no
+ * sorts; a transcript query's matches probed one by one (nestedLoop), so no hash or merge join.
+ */
+export function scanSettings(nestedLoop: boolean): Record<string, 'off'> {
+  return { enable_sort: 'off', ...(nestedLoop ? { enable_hashjoin: 'off', enable_mergejoin: 'off' } : {}) };
+}
+
+/** Runs `run` with scanSettings in force in the request's transaction, then restores them. */
+async function withScanSettings<T>(m: EntityManager, nestedLoop: boolean, run: () => Promise<T>): Promise<T> {
+  const names = Object.keys(scanSettings(nestedLoop));
+  const set = (value: string) =>
+    m.query(`SELECT ${names.map((name) => `set_config('${name}', '${value}', true)`).join(', ')}`);
+  await set('off');
   const out = await run();
-  await m.query(`SELECT set_config('enable_sort', 'on', true)`);
+  await set('on');
   return out;
 }
 
 /** Runs a scan statement in the request's transaction and reads its part. */
 export async function readScan(m: EntityManager, scan: ScanStatement): Promise<StatsPart> {
-  return scan.read(await withoutSorts(m, () => rows(m, scan.statement)));
+  return scan.read(await withScanSettings(m, scan.nestedLoop, () => rows(m, scan.statement)));
 }
 
 /** Adds the series of `range` (a scan per bucket) to `part`: buckets the hourly rollup cannot give. */
@@ -136,8 +158,11 @@ export async function scanSeries(
   starts: Date[],
   part: StatsPart,
 ): Promise<void> {
-  const statement = seriesSql(filterOver(siteId, query.filter, range), query.scores, starts);
-  for (const row of await rows(m, statement)) addSeries(part, query.scores, num(row.b) - 1, row);
+  const forIndex = query.filter.keywords.length > 0;
+  const statement = seriesSql(filterOver(siteId, query.filter, range, forIndex), query.scores, starts);
+  const nestedLoop = probesMatches(query.filter, forIndex);
+  for (const row of await withScanSettings(m, nestedLoop, () => rows(m, statement)))
+    addSeries(part, query.scores, num(row.b) - 1, row);
 }
 
 /**
@@ -207,6 +232,8 @@ export async function edgeWalks(
   query: StatsQuery,
   range: TimeRange,
 ): Promise<Record<string, unknown> | undefined> {
+  // A transcript query's matches are not conditions on the score btrees' rows (filterOver's `from`).
+  if (query.filter.text !== undefined) return undefined;
   const [row] = await rows(
     m,
     scanEdgeWalkSql(filterOver(siteId, query.filter, range, false), query.filter, query.scores),
@@ -253,11 +280,11 @@ async function splitScan(
       work_mem: '64MB',
       max_parallel_workers_per_gather: '0',
       effective_io_concurrency: '0',
-      enable_sort: 'off',
+      ...scanSettings(newer.nestedLoop),
     },
     newer.statement,
   );
-  const own = withoutSorts(m, () => rows(m, older.statement));
+  const own = withScanSettings(m, older.nestedLoop, () => rows(m, older.statement));
   // Both settle before either error is thrown: the transaction ends with no statement in flight.
   const [a, b] = await Promise.allSettled([helped, own]);
   if (a.status === 'rejected') throw a.reason;

@@ -7,7 +7,7 @@ import {
   SCORE_COLUMN,
   whereAll,
 } from '../../filter-sql/conversation-filter-sql';
-import { transcriptSetSql } from '../../filter-sql/text-query-sql';
+import { transcriptProbesSql, transcriptSetSql } from '../../filter-sql/text-query-sql';
 import type { ConversationFilter, ScoreName } from '../../listing/conversation-filter';
 import type { StatsFacet } from '../conversation-stats';
 import type { TimeRange } from './stats-rollup-sql';
@@ -27,9 +27,11 @@ export const FACET_COLUMN: Partial<Record<StatsFacet, string>> = {
  * index's columns), or with `forIndex` the GIN form, or, for a keyword of one plain word or
  * two-word phrase (postingTerms: one term), the postings form: an index-only scan of that term's
  * title-term postings (migration ConversationPostings), which carry every column a scan reads, so
- * a keyword's matches are not each fetched from the heap. A transcript query (`q`) is the set of
- * its matches (transcriptSetSql: one bitmap of the transcripts' GIN index, joined as a whole),
- * not the listing's probe of a transcript per conversation: a scan reads every match.
+ * a keyword's matches are not each fetched from the heap. A transcript query (`q`) is read from
+ * its matches, not by the listing's probe of a transcript per conversation (a scan reads every
+ * match): alone, the rows are its matches probed in the covering index (transcriptProbesSql, the
+ * `from` of the result: run it with `probesMatches`); beside keywords, a condition on the
+ * keyword's rows, the set of its matches (transcriptSetSql).
  */
 export function filterOver(
   siteId: string,
@@ -49,8 +51,18 @@ export function filterOver(
       ? postingsFilterSql(siteId, over, { driver: terms[0], others: [] })
       : buildFilterSql(siteId, over, undefined, { forIndex });
   if (!text) return sql;
-  return { ...sql, narrowed: true, rows: [...sql.rows, transcriptSetSql(siteId, text, sql.params)] };
+  if (forIndex)
+    return { ...sql, narrowed: true, rows: [...sql.rows, transcriptSetSql(siteId, text, sql.params)] };
+  return { ...sql, narrowed: true, from: transcriptProbesSql(siteId, text, sql.params, range) };
 }
+
+/**
+ * Whether a scan of `filter` (filterOver, not for an index) reads the transcripts' matches probed
+ * in the covering index: a nested loop, which its statement must be run as (hash and merge
+ * joins off for it).
+ */
+export const probesMatches = (filter: ConversationFilter, forIndex: boolean): boolean =>
+  filter.text !== undefined && !forIndex;
 
 /**
  * Scan: per series bucket (`width_bucket` over the bucket starts: 1 = first bucket), the
