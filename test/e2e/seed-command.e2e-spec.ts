@@ -29,6 +29,17 @@ describe('seed --site ID --conversations N [--days D] [--labeled-share F] [--ran
 
   it('writes realistic synthetic conversations the API serves, and prints a JSON summary', async () => {
     const org = await createOrganization(t.app);
+    // The transcripts are vacuumed and analyzed by the seed (autovacuum may be off): their plans
+    // weigh words by the lexeme statistics.
+    const maintenance = async () =>
+      (
+        (await t.app
+          .get(DataSource)
+          .query(
+            `SELECT vacuum_count::int AS vacuums, analyze_count::int AS analyzes FROM pg_stat_user_tables WHERE relname = 'conversation_transcripts'`,
+          )) as Array<{ vacuums: number; analyzes: number }>
+      )[0];
+    const before = await maintenance();
     const out = await cli(
       'seed',
       '--site',
@@ -43,6 +54,9 @@ describe('seed --site ID --conversations N [--days D] [--labeled-share F] [--ran
     expect(out.code).toBe(0);
     const summary = JSON.parse(out.stdout);
     expect(summary).toMatchObject({ siteId: org.site.id, conversations: 400 });
+    const after = await maintenance();
+    expect(after.vacuums).toBeGreaterThan(before.vacuums);
+    expect(after.analyzes).toBeGreaterThan(before.analyzes);
     const db = t.app.get(DataSource);
     const [stats] = await db.query(
       `SELECT count(*)::int AS n, count(DISTINCT language)::int AS languages, count(DISTINCT channel)::int AS channels,
