@@ -46,20 +46,27 @@ export class ConversationsRepository {
 
   /**
    * Inserts the conversation and, in the same statement, its transcript as far as it goes: the
-   * title (weight A, as refresh_conversation_transcripts spells it, migration TranscriptSearch);
-   * appending messages rebuilds it whole.
+   * title (weight A, as refresh_conversation_transcripts spells it, migration TranscriptSearch).
+   * `transcript: false` when messages follow in the same transaction: appending them writes the
+   * transcript whole, once (a title transcript written first was replaced at once: its row and
+   * index entries were written twice).
    */
-  async insert(c: NewConversation, manager: EntityManager): Promise<void> {
+  async insert(
+    c: NewConversation,
+    manager: EntityManager,
+    options: { transcript?: boolean } = {},
+  ): Promise<void> {
+    const insert = `
+      INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
+        agent_version_id, entry_widget, has_page_context, page_type, page_product_id, page_category_name, page_url, metadata,
+        created_at, updated_at, impressions, clicks)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19, $20)`;
     await manager.query(
-      `WITH c AS (
-         INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
-           agent_version_id, entry_widget, has_page_context, page_type, page_product_id, page_category_name, page_url, metadata,
-           created_at, updated_at, impressions, clicks)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19, $20)
-         RETURNING id, site_id, created_at, language, title
-       )
-       INSERT INTO conversation_transcripts (conversation_id, site_id, created_at, language, document)
-       SELECT id, site_id, created_at, language, setweight(to_tsvector(transcript_config(language), title), 'A') FROM c`,
+      options.transcript === false
+        ? insert
+        : `WITH c AS (${insert} RETURNING id, site_id, created_at, language, title)
+           INSERT INTO conversation_transcripts (conversation_id, site_id, created_at, language, document)
+           SELECT id, site_id, created_at, language, setweight(to_tsvector(transcript_config(language), title), 'A') FROM c`,
       [
         c.id,
         c.organizationId,

@@ -185,6 +185,8 @@ export class ConversationsService {
       const now = new Date();
       const createdAt = dto.createdAt ? new Date(dto.createdAt) : now;
       const id = newId('conv');
+      // Messages sent without a time are taken as written when the conversation started.
+      const messages = redactAtWrite(toNewMessages(dto.messages ?? [], createdAt), redactionPatterns);
       await this.conversations.insert(
         {
           id,
@@ -214,9 +216,9 @@ export class ConversationsService {
           clicks: dto.productEngagement?.clicks ?? 0,
         },
         manager,
+        // Appending the messages writes the whole transcript.
+        { transcript: messages.all.length === 0 },
       );
-      // Messages sent without a time are taken as written when the conversation started.
-      const messages = redactAtWrite(toNewMessages(dto.messages ?? [], createdAt), redactionPatterns);
       await this.conversations.appendMessages(id, messages.all, manager);
       await markRedactedAtWrite(manager, messages.redacted);
       await this.events.append(manager, 'conversation.created', id);

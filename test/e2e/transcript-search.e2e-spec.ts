@@ -55,6 +55,8 @@ const codePoints = (s: string) => [...s].length;
 
 /** The conversations of the matching rules, by name: language, title and messages. */
 const DATA: Record<string, { language: string; title: string; messages: unknown[] }> = {
+  // Recorded with no message: its transcript is its title alone.
+  titleOnly: { language: 'en', title: 'Wishlist bracelets', messages: [] },
   refundLate: {
     language: 'en',
     title: 'Order question',
@@ -151,6 +153,10 @@ describe.each(ENGINES)('transcript search on $name', ({ env }) => {
     it('the title, text blocks and product card names are searched', async () => {
       expect(await found({ q: 'sizes' })).toEqual(['shoes']);
       expect(await found({ q: 'sneaker' })).toEqual(['shoes']);
+    });
+    it('a conversation recorded with no message is found by its title', async () => {
+      expect(await found({ q: 'bracelet' })).toEqual(['titleOnly']);
+      expect(await found({ q: '"wishlist bracelets"' })).toEqual(['titleOnly']);
     });
     it('no stop words are dropped', async () => {
       expect(await found({ q: '"on its way"' })).toEqual(['refundLate']);
