@@ -329,6 +329,153 @@ export function buildMix(ctx: MixContext): MixRequest[] {
         count: 'true',
       },
     },
+    // Issue 38: counts in the middle regime (300 to 10,000 matches) from up to five column
+    // filters, with and without keywords: the plan chooser weighs the columns' joint density
+    // (docs/query-engine.md, "Plans for a count"). The issue's requests first, then more of the
+    // same family (column quadruples, agents with tokens, tokens held and not, time ranges).
+    {
+      name: 'count-mid-hosted-it-negative-pending',
+      description: 'count=true, channel=hosted, language=it, feedback=negative, labelStatus=pending',
+      query: {
+        channel: 'hosted',
+        language: 'it',
+        feedback: 'negative',
+        labelStatus: 'pending',
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-agent-hosted-unresolved',
+      description: 'count=true, the busiest agent, channel=hosted, resolution:unresolved',
+      query: { agentId: topAgent, channel: 'hosted', 'labels.all': 'resolution:unresolved', count: 'true' },
+    },
+    {
+      name: 'count-mid-agent-hosted-it-unresolved',
+      description: 'count=true, the busiest agent, channel=hosted, language=it, resolution:unresolved',
+      query: {
+        agentId: topAgent,
+        channel: 'hosted',
+        language: 'it',
+        'labels.all': 'resolution:unresolved',
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-hosted-it-negative-30d',
+      description: 'count=true, channel=hosted, language=it, feedback=negative, the last 30 days',
+      query: {
+        channel: 'hosted',
+        language: 'it',
+        feedback: 'negative',
+        from: before(ctx, 30 * DAY),
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-agent-web-resolved',
+      description: 'count=true, the busiest agent, channel=web, resolution:resolved (beyond the cap)',
+      query: { agentId: topAgent, channel: 'web', 'labels.all': TOKENS.common, count: 'true' },
+    },
+    {
+      name: 'count-mid-agent6-unresolved',
+      description: 'count=true, the sixth agent and resolution:unresolved',
+      query: { agentId: ctx.agents[5] ?? topAgent, 'labels.all': 'resolution:unresolved', count: 'true' },
+    },
+    {
+      name: 'count-mid-agent2-web-frustrated',
+      description: `count=true, the second agent, channel=web, a flag (${TOKENS.flagMid})`,
+      query: {
+        agentId: ctx.agents[1] ?? topAgent,
+        channel: 'web',
+        'labels.all': TOKENS.flagMid,
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-agent-negative-product',
+      description: `count=true, the busiest agent, feedback=negative, ${TOKENS.mid}`,
+      query: { agentId: topAgent, feedback: 'negative', 'labels.all': TOKENS.mid, count: 'true' },
+    },
+    {
+      name: 'count-mid-hosted-fr-two-tokens',
+      description: `count=true, channel=hosted, language=fr, resolution:unresolved and ${TOKENS.mid}`,
+      query: {
+        channel: 'hosted',
+        language: 'fr',
+        'labels.all': ['resolution:unresolved', TOKENS.mid],
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-nl-negative-resolved-calm',
+      description: `count=true, language=nl, feedback=negative, ${TOKENS.common}, not ${TOKENS.flagMid}`,
+      query: {
+        language: 'nl',
+        feedback: 'negative',
+        'labels.all': TOKENS.common,
+        'labels.none': TOKENS.flagMid,
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-agent4-hosted-grounded-no-human',
+      description: `count=true, the fourth agent, channel=hosted, ${TOKENS.commonToo}, not ${TOKENS.flagLow}`,
+      query: {
+        agentId: ctx.agents[3] ?? topAgent,
+        channel: 'hosted',
+        'labels.all': TOKENS.commonToo,
+        'labels.none': TOKENS.flagLow,
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-quiet-agent-web-resolved',
+      description: 'count=true, the quietest agent, channel=web, resolution:resolved',
+      query: { agentId: rareAgent, channel: 'web', 'labels.all': TOKENS.common, count: 'true' },
+    },
+    {
+      name: 'count-mid-playground-es-positive-unresolved',
+      description: 'count=true, channel=playground, language=es, feedback=positive, resolution:unresolved',
+      query: {
+        channel: 'playground',
+        language: 'es',
+        feedback: 'positive',
+        'labels.all': 'resolution:unresolved',
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-web-en-positive-7d',
+      description: 'count=true, channel=web, language=en, feedback=positive, the last 7 days',
+      query: {
+        channel: 'web',
+        language: 'en',
+        feedback: 'positive',
+        from: before(ctx, 7 * DAY),
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-agent-es-labeled-14d',
+      description: 'count=true, the busiest agent, language=es, labelStatus=labeled, the last 14 days',
+      query: {
+        agentId: topAgent,
+        language: 'es',
+        labelStatus: 'labeled',
+        from: before(ctx, 14 * DAY),
+        count: 'true',
+      },
+    },
+    {
+      name: 'count-mid-kw-hosted-en',
+      description: `count=true, a keyword ("${WORDS.mid}") with channel=hosted and language=en`,
+      query: { keywords: WORDS.mid, channel: 'hosted', language: 'en', count: 'true' },
+    },
+    {
+      name: 'count-mid-kw-agent-resolved',
+      description: `count=true, a keyword ("${WORDS.commonToo}") with the busiest agent and ${TOKENS.common}`,
+      query: { keywords: WORDS.commonToo, agentId: topAgent, 'labels.all': TOKENS.common, count: 'true' },
+    },
     {
       name: 'page5-labels-rare-limit100',
       description: `page 5 at limit=100 of the rarest token (${TOKENS.rareThree})`,

@@ -26,7 +26,7 @@ import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
  * `window` page or a `sample` count depend on what the earlier ones found).
  */
 export interface PlanStep {
-  step: 'walk' | 'postings' | 'window' | 'further' | 'gin' | 'rollup' | 'sample' | 'transcript';
+  step: 'walk' | 'postings' | 'window' | 'further' | 'gin' | 'rollup' | 'sample' | 'transcript' | 'joint';
   /** The rows a bounded walk read at most (window, further), or the GIN probe's cap. */
   bound?: number;
   /** Equality terms checked on the candidate rows instead of in the GIN condition. */
@@ -132,9 +132,14 @@ export class ListingExecutor {
         const sql = buildFilterSql(siteId, filter);
         return counted({
           step: 'walk',
-          found: (await this.run<{ n: number }>(cappedCountSql(sql, cap + 1)))[0].n,
+          found: (
+            await this.run<{ n: number }>(cappedCountSql(sql, cap + 1), plan.joint ? 'walk' : 'plain')
+          )[0].n,
         });
       }
+      case 'joint':
+        // Settled by the joint figures the planner read: no statement.
+        return counted({ step: 'joint', found: Math.min(plan.n, cap + 1) });
       case 'postings': {
         const sql = postingsFilterSql(siteId, filter, plan);
         const [{ n }] = await this.run<{ n: number }>(postingsCountSql(sql, cap + 1), 'walk');
@@ -154,6 +159,8 @@ export class ListingExecutor {
             denseHits: plan.denseHits,
             cap,
             limit: cap + 1,
+            from: filter.from,
+            walkRange: plan.walkRange,
           }),
           'walk',
         );

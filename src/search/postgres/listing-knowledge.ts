@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { TEXT_LANGUAGES } from '../text-query/text-query';
+import { JointFigures, jointFiguresFrom, jointFiguresSql, JointScope } from './joint-densities';
 import { SiteDensities, SiteDensityCache } from './site-densities';
 import { stemsSql } from './transcript-sql';
 
@@ -65,7 +66,8 @@ function elementShares(rows: { term: string | null; share: number }[]): {
  * stale figure costs speed, never exactness).
  * - each site's exact term counts (the statistics rollups, site-densities.ts), per 30 s;
  * - the title terms' frequencies in the whole table (pg_stats of the title-terms index
- *   expression), per 10 minutes.
+ *   expression), per 10 minutes;
+ * - the joint figures of stacked column filters (the rollups, joint-densities.ts), per request.
  */
 export class ListingKnowledge {
   private termStats?: TermStats;
@@ -84,6 +86,20 @@ export class ListingKnowledge {
    */
   densitiesIfRead(siteId: string): Promise<SiteDensities | undefined> {
     return this.densities.get(siteId).catch(() => undefined);
+  }
+
+  /**
+   * The joint figures of stacked column filters (joint-densities.ts), read now, never cached:
+   * they may settle a count, so they must be current (one statement over the rollups' indexes).
+   * Undefined when they cannot be read: the request goes on with the other plans.
+   */
+  async jointFiguresIfRead(siteId: string, scope: JointScope): Promise<JointFigures | undefined> {
+    const { text, values } = jointFiguresSql(siteId, scope);
+    try {
+      return jointFiguresFrom(scope, await this.dataSource.query(text, values));
+    } catch {
+      return undefined;
+    }
   }
 
   /** The title terms' frequencies, read again when older than TERM_STATS_TTL_MS. */

@@ -7,6 +7,7 @@ import {
   countsFromRollups,
   expectedKeywordRows,
   furtherWindow,
+  jointCountStrategy,
   keywordTermGroups,
   ListingPlanner,
 } from './listing-planner';
@@ -230,6 +231,30 @@ describe('ListingPlanner.planCount', () => {
     expect((await planner.planCount('s', windowed, 10_000, noPostings)).strategy).toBe('sample');
   });
 
+  it("walks a time range whole when its rows cost less than the GIN count's candidates", async () => {
+    const densities = {
+      rows: 1_000_000,
+      terms: new Map([
+        ['channel:web', 700_000],
+        ['language:en', 167_000],
+        ['feedback:positive', 220_000],
+      ]),
+    };
+    const { planner } = plannerOver(densities);
+    const t = tuned({ walkRowsPerHeapVisit: 10, postingsPerHeapVisit: 250 });
+    const from = '2026-01-01T00:00:00Z';
+    const stacked = filter({ channel: 'web', language: 'en', feedback: 'positive', from });
+    // 1,000,000 · 0.7 · 0.167 · 0.22 = 25,718 candidates and 1,087,000 entries merged (4,348
+    // visits' worth): a walk of up to 300,660 rows costs no more.
+    expect(await planner.planCount('s', stacked, 10_000, t)).toMatchObject({
+      strategy: 'sample',
+      walkRange: 300_660,
+    });
+    // No lower bound, or keywords (a walk reads their titles on the heap): the density alone.
+    const { from: _unbounded, ...open } = stacked;
+    expect(await planner.planCount('s', { ...open, to: from }, 10_000, t)).not.toHaveProperty('walkRange');
+  });
+
   it('samples the newest rows, a narrow score band walking from a quarter of the dense share', async () => {
     const { planner } = plannerOver();
     const t = tuned({ countWindow: 1000, denseShare: 0.1 });
@@ -320,5 +345,161 @@ describe('plans for a transcript query (q)', () => {
     expect(countsFromRollups(text('rare'))).toBe(false);
     const plan = await textPlanner().planCount('s', text('communs'), 10_000, DEFAULT_TUNING);
     expect(plan.strategy).toBe('transcript');
+  });
+});
+
+describe('counts of stacked column filters, planned from their joint figures', () => {
+  const UNRESOLVED = 'resolution:unresolved';
+  const RESOLVED = 'resolution:resolved';
+  const FRUSTRATED = 'visitor_frustrated:true';
+  /**
+   * A planner whose rollups hold, for site `s` of 1,000,000 conversations (800,000 labeled):
+   * the cells asked (`cell` rows, `cellAgent` of the agent, `cellToken` holding each token), the
+   * agent (`agentLabeled`, `agentToken`) and the site (`siteToken`); `reads.joint` counts reads.
+   */
+  function jointPlanner(f: {
+    cell: number;
+    cellAgent?: number;
+    cellToken: number[];
+    agentLabeled?: number;
+    agentToken?: number[];
+    siteToken: number[];
+    fail?: boolean;
+  }) {
+    const reads = { joint: 0 };
+    const dataSource = {
+      query: async (sql: string, values: unknown[]) => {
+        if (!sql.includes('conversation_stats_cell')) return [];
+        reads.joint++;
+        if (f.fail) throw new Error('relation "conversation_stats_cell" is locked');
+        const bits = values[1] as string[];
+        const rows = [
+          { src: 'c', kind: 0, key: '', n: f.cell },
+          { src: 's', kind: 0, key: '', n: 1_000_000 },
+          { src: 's', kind: 4, key: 'labeled', n: 800_000 },
+          ...bits.flatMap((key, i) => [
+            { src: 'c', kind: 6, key, n: f.cellToken[i] },
+            { src: 's', kind: 6, key, n: f.siteToken[i] },
+          ]),
+        ];
+        if (f.cellAgent !== undefined) {
+          rows.push({ src: 'c', kind: 3, key: 'agt_a', n: f.cellAgent });
+          rows.push({ src: 'a', kind: 4, key: 'labeled', n: f.agentLabeled! });
+          bits.forEach((key, i) => rows.push({ src: 'a', kind: 6, key, n: f.agentToken![i] }));
+        }
+        return rows;
+      },
+    } as unknown as DataSource;
+    const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
+    return { planner: new ListingPlanner(new ListingKnowledge(dataSource, cache)), reads };
+  }
+
+  it('settles an agent with one token from the agent rollup, exactly', async () => {
+    const { planner, reads } = jointPlanner({
+      cell: 800_000,
+      cellAgent: 120_000,
+      cellToken: [240_000],
+      agentLabeled: 120_000,
+      agentToken: [5_338],
+      siteToken: [240_000],
+    });
+    const plan = await planner.planCount(
+      's',
+      filter({ agentId: 'agt_a', labelsAll: [UNRESOLVED] }),
+      10_000,
+      tuned(),
+    );
+    expect(plan).toMatchObject({ strategy: 'joint', n: 5_338 });
+    expect(reads.joint).toBe(1);
+  });
+
+  it('answers capped when the exact lower bound exceeds the cap', async () => {
+    // Web rows of the agent: 60,000 of its 120,000 labeled; resolved: 70,000 of them. At least 10,000 both.
+    const { planner } = jointPlanner({
+      cell: 500_000,
+      cellAgent: 60_000,
+      cellToken: [250_000],
+      agentLabeled: 120_000,
+      agentToken: [70_000],
+      siteToken: [400_000],
+    });
+    const plan = await planner.planCount(
+      's',
+      filter({ agentId: 'agt_a', channel: 'web', labelsAll: [RESOLVED] }),
+      5_000,
+      tuned(),
+    );
+    expect(plan).toMatchObject({ strategy: 'joint', n: 10_000, joint: { lower: 10_000 } });
+  });
+
+  it('walks when the matches expected are dense, counts through the GIN index when sparse', async () => {
+    const stacked = filter({ agentId: 'agt_a', channel: 'hosted', labelsAll: [UNRESOLVED] });
+    const sparse = jointPlanner({
+      cell: 200_000,
+      cellAgent: 20_000,
+      cellToken: [60_000],
+      agentLabeled: 120_000,
+      agentToken: [30_000],
+      siteToken: [240_000],
+    });
+    const plan = await sparse.planner.planCount('s', stacked, 10_000, tuned());
+    // 20,000 · 0.3 · (0.25 / 0.3) = 5,000 expected: a walk would read the whole site.
+    expect(plan).toMatchObject({ strategy: 'gin', joint: { lower: 0, upper: 20_000 } });
+    expect((plan as { joint: { expected: number } }).joint.expected).toBeCloseTo(5_000, 6);
+    // The same with every covering-index entry priced at nothing: the walk.
+    const walk = await sparse.planner.planCount(
+      's',
+      stacked,
+      10_000,
+      tuned({ walkRowsPerHeapVisit: Infinity }),
+    );
+    expect(walk.strategy).toBe('walk');
+    // 400,000 expected of 1,000,000: the walk reaches the cap within about 25,000 entries.
+    const dense = jointPlanner({
+      cell: 600_000,
+      cellAgent: 500_000,
+      cellToken: [480_000],
+      agentLabeled: 600_000,
+      agentToken: [480_000],
+      siteToken: [640_000],
+    });
+    expect((await dense.planner.planCount('s', stacked, 5, tuned())).strategy).toBe('joint');
+    expect((await dense.planner.planCount('s', stacked, 500_000, tuned())).strategy).toBe('walk');
+  });
+
+  it("takes a problem token's postings when the figures do not settle the count", async () => {
+    const { planner } = jointPlanner({
+      cell: 500_000,
+      cellToken: [200_000, 40_000],
+      siteToken: [400_000, 96_000],
+    });
+    const plan = await planner.planCount(
+      's',
+      filter({ channel: 'web', labelsAll: [RESOLVED, FRUSTRATED] }),
+      10_000,
+      tuned(),
+    );
+    expect(plan).toMatchObject({ strategy: 'postings', driver: `t:${FRUSTRATED}` });
+  });
+
+  it('goes on with the sample when the figures cannot be read', async () => {
+    const { planner, reads } = jointPlanner({ cell: 0, cellToken: [], siteToken: [], fail: true });
+    const plan = await planner.planCount(
+      's',
+      filter({ channel: 'web', labelsAll: [RESOLVED, UNRESOLVED] }),
+      10_000,
+      tuned(),
+    );
+    expect(plan.strategy).toBe('sample');
+    expect(reads.joint).toBe(1);
+  });
+
+  it('prices a walk to the cap against the GIN count of the expected matches', () => {
+    const t = tuned({ walkRowsPerHeapVisit: 30, postingsPerHeapVisit: 250 });
+    const at = (expected: number) => ({ lower: 0, upper: 1_000_000, expected });
+    // 5,000 expected: the walk reads 1,000,000 entries (33,333 visits' worth), the GIN count 5,000 visits.
+    expect(jointCountStrategy(at(5_000), 1_000_000, 100_000, 10_000, t)).toBe('gin');
+    // 400,000 expected: the walk reads 25,000 entries (834), the GIN count 10,001 visits.
+    expect(jointCountStrategy(at(400_000), 1_000_000, 100_000, 10_000, t)).toBe('walk');
   });
 });

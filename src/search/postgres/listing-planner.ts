@@ -8,8 +8,14 @@ import {
 import type { ConversationFilter } from '../listing/conversation-filter';
 import { SCORE_NAMES } from '../listing/conversation-filter';
 import { chooseIndexTerms } from './index-terms';
+import { JointEstimate, jointEstimate, jointScope } from './joint-densities';
 import { ListingKnowledge, titleTermRows } from './listing-knowledge';
-import { DEFAULT_TRANSCRIPT_PROBE, type SearchTuning, tuned } from './listing-tuning';
+import {
+  DEFAULT_TRANSCRIPT_PROBE,
+  DEFAULT_WALK_ROWS_PER_HEAP_VISIT,
+  type SearchTuning,
+  tuned,
+} from './listing-tuning';
 import { textRowsExpected } from './transcript-planner';
 
 /**
@@ -40,16 +46,22 @@ export type PagePlan =
  * - `gin`: keywords over the whole site, through the GIN index (`onRow`: equality terms checked
  *   on the candidate rows instead of in the GIN condition);
  * - `sample`: the newest `window` rows give the density: from `denseHits` matches the count walks
- *   on in the same statement, below it goes through the GIN index;
- * - `transcript`: a transcript query (`q`): the bitmap of the transcripts' GIN index, up to the cap.
+ *   on in the same statement, below it goes through the GIN index; with a lower time bound, it
+ *   also walks on when the window's span says the range holds at most `walkRange` rows;
+ * - `transcript`: a transcript query (`q`): the bitmap of the transcripts' GIN index, up to the cap;
+ * - `joint`: stacked column filters with label tokens whose count the joint figures of the rollups
+ *   (joint-densities.ts) settle: `n`, exact, or an exact lower bound above the cap.
+ * A `walk` or `gin` plan chosen from the joint figures carries them (`joint`): the estimate
+ * weighed a walk to the cap against the GIN count of the expected matches.
  */
 export type CountPlan =
   | { strategy: 'rollup'; why: string }
-  | { strategy: 'walk'; why: string }
+  | { strategy: 'walk'; joint?: JointEstimate; why: string }
   | { strategy: 'postings'; driver: string; others: string[]; why: string }
-  | { strategy: 'gin'; onRow: string[]; why: string }
-  | { strategy: 'sample'; window: number; denseHits: number; why: string }
-  | { strategy: 'transcript'; why: string };
+  | { strategy: 'gin'; onRow: string[]; joint?: JointEstimate; why: string }
+  | { strategy: 'sample'; window: number; denseHits: number; walkRange?: number; why: string }
+  | { strategy: 'transcript'; why: string }
+  | { strategy: 'joint'; n: number; joint: JointEstimate; why: string };
 
 /** Label tokens with postings (migration ConversationPostings): those flagging a problem, the rare ones. */
 const PROBLEM_TOKEN = /:(true|fail)$/;
@@ -149,6 +161,30 @@ export function furtherWindow(
 }
 
 /**
+ * How a count whose joint figures (joint-densities.ts) do not settle it is run, from the expected
+ * matches: a walk of the covering index stops at `cap + 1` matches, so at their density it reads
+ * `(cap + 1) · siteRows / expected` entries (the whole site when at most the cap are expected),
+ * `walkRowsPerHeapVisit` of them in the time of one heap visit; the GIN count visits each
+ * match on the heap (at most `cap + 1`) after merging the posting list of its rarest term
+ * (`rarestRows` entries, `postingsPerHeapVisit` per heap visit) at least.
+ */
+export function jointCountStrategy(
+  estimate: JointEstimate,
+  siteRows: number,
+  rarestRows: number,
+  cap: number,
+  tuning: SearchTuning,
+): 'walk' | 'gin' {
+  const perVisit = tuning.walkRowsPerHeapVisit ?? DEFAULT_WALK_ROWS_PER_HEAP_VISIT;
+  const expected = Math.max(estimate.expected, 1);
+  const walked = expected > cap ? Math.min(siteRows, ((cap + 1) * siteRows) / expected) : siteRows;
+  const walk = walked / perVisit;
+  const merge = tuning.postingsPerHeapVisit > 0 ? rarestRows / tuning.postingsPerHeapVisit : 0;
+  const gin = Math.min(expected, cap + 1) + merge;
+  return walk < gin ? 'walk' : 'gin';
+}
+
+/**
  * Whether the statistics rollups count `filter` exactly: per cell (channel, language, label
  * status, rated positive / negative), `conversation_stats_cell` counts the conversations, those
  * of each agent and, among labeled ones, those holding each label token. So a filter on those
@@ -226,9 +262,14 @@ export class ListingPlanner {
     if (countsFromRollups(filter))
       return { strategy: 'rollup', why: 'column filters alone: an exact sum of the rollups' };
     if (!isNarrowed(filter)) return { strategy: 'walk', why: 'nothing narrows the rows' };
+    // Stacked column filters with label tokens: their joint figures may settle the count; if
+    // not, a problem token's postings count it index-only, or the figures weigh walk and GIN.
+    const joint = await this.jointCount(siteId, filter, cap, tuning);
+    if (joint?.strategy === 'joint') return joint;
     const postings = await this.postings(siteId, filter, tuning);
     if (postings)
       return { strategy: 'postings', ...postings, why: 'the rarest posting term is held by few rows' };
+    if (joint) return joint;
     if (filter.text) return { strategy: 'transcript', why: 'q: the bitmap of the transcripts' };
     if (filter.keywords.length > 0 && filter.from === undefined && filter.to === undefined) {
       // The GIN count visits on the heap only the site's rows holding every term (at most
@@ -240,12 +281,78 @@ export class ListingPlanner {
     // A narrow score band walks from a lower density: its btree holds only the band's entries
     // (at most a fifth of the site).
     const share = hasNarrowScoreBand(filter) ? tuning.denseShare / 4 : tuning.denseShare;
+    const walkRange = await this.walkRange(siteId, filter, cap, tuning);
     return {
       strategy: 'sample',
       window: tuning.countWindow,
       denseHits: Math.ceil(tuning.countWindow * share),
+      ...(walkRange !== undefined ? { walkRange } : {}),
       why: 'the density of the newest rows decides between a walk and the GIN index',
     };
+  }
+
+  /**
+   * The rows of a time range (from `from`) up to which a count walks it whatever the density of
+   * its newest rows: a walk reads the range's index entries (index-only), `walkRowsPerHeapVisit`
+   * of them in the time of one heap visit, while the GIN count visits every candidate of the
+   * whole site on the heap (the range is checked on the row) after merging the posting lists of
+   * its terms: the candidates expected from the site's exact term counts (independent terms),
+   * the merge priced at `postingsPerHeapVisit` entries a visit. Undefined without `from`, with
+   * conditions a walk reads from the heap (keywords, review status, `q`) or without the counts.
+   */
+  async walkRange(
+    siteId: string,
+    filter: ConversationFilter,
+    cap: number,
+    tuning: SearchTuning,
+  ): Promise<number | undefined> {
+    if (filter.from === undefined || filter.keywords.length > 0 || filter.reviewStatus || filter.text)
+      return undefined;
+    const densities = await this.knowledge.densitiesIfRead(siteId);
+    if (!densities || densities.rows <= 0) return undefined;
+    const implied = impliedTerms(filter);
+    const terms = indexEqualityTerms(filter).filter((term) => !implied?.has(term));
+    const rows = terms.map((term) => densities.terms.get(term) ?? 0);
+    const candidates = rows.reduce((n, r) => n * Math.min(1, r / densities.rows), densities.rows);
+    const merged = rows.reduce((a, b) => a + b, 0);
+    const merge = tuning.postingsPerHeapVisit > 0 ? merged / tuning.postingsPerHeapVisit : 0;
+    const perVisit = tuning.walkRowsPerHeapVisit ?? DEFAULT_WALK_ROWS_PER_HEAP_VISIT;
+    return Math.floor((candidates + merge) * perVisit);
+  }
+
+  /**
+   * The count plan of stacked column filters with label tokens (jointScope), from their joint
+   * figures read now (one statement over the rollups: they settle the count when its bounds
+   * meet or its lower bound exceeds the cap, so they must be current); undefined outside that
+   * scope or when the figures cannot be read (the sample decides then).
+   */
+  async jointCount(
+    siteId: string,
+    filter: ConversationFilter,
+    cap: number,
+    tuning: SearchTuning,
+  ): Promise<CountPlan | undefined> {
+    const scope = jointScope(filter);
+    if (!scope) return undefined;
+    const figures = await this.knowledge.jointFiguresIfRead(siteId, scope);
+    if (!figures) return undefined;
+    const joint = jointEstimate(scope, figures);
+    const range = `expected ${Math.round(joint.expected)}, between ${joint.lower} and ${joint.upper}`;
+    if (joint.lower === joint.upper)
+      return { strategy: 'joint', n: joint.lower, joint, why: `the joint rollups count it: ${joint.lower}` };
+    if (joint.lower > cap)
+      return { strategy: 'joint', n: joint.lower, joint, why: `the joint rollups: at least ${joint.lower}` };
+    // The GIN count merges at least the posting list of its rarest term: a held token's, the
+    // agent's (at least its labeled rows), or a column's (at least the cell's rows).
+    const rarest = Math.min(
+      ...scope.tokens.flatMap((t, i) => (t.held ? [figures.siteToken[i]] : [])),
+      figures.agentLabeled ?? Number.POSITIVE_INFINITY,
+      figures.cell,
+    );
+    if (jointCountStrategy(joint, figures.site, rarest, cap, tuning) === 'walk')
+      return { strategy: 'walk', joint, why: `dense stacked columns (${range}): a walk to the cap` };
+    const onRow = await this.indexTerms(siteId, filter, cap + 1, tuning);
+    return { strategy: 'gin', onRow, joint, why: `sparse stacked columns (${range}): the GIN count` };
   }
 
   /**

@@ -1,7 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { emptyFilter } from '../listing/conversation-filter';
 import { buildFilterSql } from '../filter-sql/conversation-filter-sql';
-import { ginSortedSql, rollupCountSql, walkSql, walkWindowSql, windowEdgeSql } from './listing-sql';
+import {
+  ginSortedSql,
+  rollupCountSql,
+  walkSql,
+  walkWindowSql,
+  windowEdgeSql,
+  windowThenCappedCountSql,
+} from './listing-sql';
 
 const index = { forIndex: true };
 
@@ -62,5 +69,42 @@ describe('rollupCountSql (exact counts of column filters from the statistics rol
     const token = rollupCountSql('s', { ...emptyFilter(), labelsAll: ['grounded:fail', 'grounded:fail'] });
     expect(token?.text).toContain('kind = 6 AND key = $2 AND label_status = $3');
     expect(token?.values).toEqual(['s', expect.stringMatching(/^\d+$/), 'labeled']);
+  });
+});
+
+describe('windowThenCappedCountSql (the density sample and, when it says so, the count)', () => {
+  const from = '2026-01-01T00:00:00Z';
+  const sql = () => buildFilterSql('s', { ...emptyFilter(), channel: 'web', from });
+
+  it('counts in the same statement when the sample is dense', () => {
+    const st = windowThenCappedCountSql(sql(), { window: 5000, denseHits: 250, cap: 10_000, limit: 10_001 });
+    expect(st.text.replace(/\s+/g, ' ')).toContain('AND (s.hits >= $5) THEN');
+    expect(st.values.slice(3)).toEqual([5000, 250, 10_000, 10_001]);
+  });
+
+  it("also when the range is expected within walkRange rows, from the window's span", () => {
+    const st = windowThenCappedCountSql(sql(), {
+      window: 5000,
+      denseHits: 250,
+      cap: 10_000,
+      limit: 10_001,
+      from,
+      walkRange: 200_000,
+    });
+    expect(st.text.replace(/\s+/g, ' ')).toContain(
+      'AND (s.hits >= $5 OR s.seen * extract(epoch FROM s.newest - $6::timestamptz) <= $7::float8 * extract(epoch FROM s.newest - s.oldest)) THEN',
+    );
+    expect(st.values.slice(3)).toEqual([5000, 250, from, 200_000, 10_000, 10_001]);
+    // Without a lower bound or with no walkable range: the density alone.
+    for (const options of [{ walkRange: 200_000 }, { from, walkRange: 0 }])
+      expect(
+        windowThenCappedCountSql(sql(), {
+          window: 5000,
+          denseHits: 250,
+          cap: 10_000,
+          limit: 10_001,
+          ...options,
+        }).text,
+      ).not.toContain('extract(epoch');
   });
 });

@@ -79,30 +79,49 @@ export function cappedCountSql(sql: FilterSql, cap: number): Statement {
 }
 
 /**
- * Matches among the newest `window` rows of the range (`hits`), and how many rows that window
- * held (`seen`); the window's size is the parameter `window` (`$n`).
+ * Matches among the newest `window` rows of the range (`hits`), how many rows that window held
+ * (`seen`) and the creation times of its newest and oldest rows; the window's size is the
+ * parameter `window` (`$n`).
  */
 function windowCountText(sql: FilterSql, window: string): string {
-  return `SELECT (count(*) FILTER (WHERE ${whereRowFilters(sql)}))::int AS hits, count(*)::int AS seen FROM (
+  return `SELECT (count(*) FILTER (WHERE ${whereRowFilters(sql)}))::int AS hits, count(*)::int AS seen,
+    max(created_at) AS newest, min(created_at) AS oldest FROM (
     SELECT ${walkColumns(sql)} FROM conversations WHERE ${sql.range.join(' AND ')} ${ORDER} LIMIT ${window}
   ) w`;
 }
 
 /**
- * The density sample (windowCountText), and in the same statement, when the window was full and held at least
- * `denseHits` matches but no more than `cap`, the capped count (cappedCountSql, at most `limit`
- * matches) as `n`; otherwise `n` is null and the count was not run (a scalar subquery in a CASE
+ * The density sample (windowCountText), and in the same statement, when the window was full and
+ * held no more than `cap` matches, the capped count (cappedCountSql, at most `limit` matches) as
+ * `n` if the window held at least `denseHits` matches or, with a lower time bound (`from`), the
+ * range is expected to hold at most `walkRange` rows (the window's rows per second of its span,
+ * times the seconds from its newest row back to `from`): the walk then reads at most the range,
+ * dense or not. Otherwise `n` is null and the count was not run (a scalar subquery in a CASE
  * branch is an InitPlan, evaluated only when the branch is taken). One round trip where the
  * sample and the count of a dense filter took two.
  */
 export function windowThenCappedCountSql(
   sql: FilterSql,
-  options: { window: number; denseHits: number; cap: number; limit: number },
+  options: {
+    window: number;
+    denseHits: number;
+    cap: number;
+    limit: number;
+    from?: string;
+    walkRange?: number;
+  },
 ): Statement {
   const p = sql.params;
   const window = p.add(options.window);
+  const dense = `s.hits >= ${p.add(options.denseHits)}`;
+  // Rows of the range expected from the window's span (seconds): rows per second times the range's.
+  const short =
+    options.from !== undefined && options.walkRange !== undefined && options.walkRange > 0
+      ? ` OR s.seen * extract(epoch FROM s.newest - ${p.add(options.from, '::timestamptz')})
+        <= ${p.add(options.walkRange, '::float8')} * extract(epoch FROM s.newest - s.oldest)`
+      : '';
   const text = `WITH s AS MATERIALIZED (${windowCountText(sql, window)})
-  SELECT s.hits, s.seen, CASE WHEN s.seen >= ${window} AND s.hits >= ${p.add(options.denseHits)} AND s.hits <= ${p.add(options.cap)}
+  SELECT s.hits, s.seen, CASE WHEN s.seen >= ${window} AND s.hits <= ${p.add(options.cap)} AND (${dense}${short})
     THEN (SELECT count(*)::int FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(options.limit)}) c)
   END AS n FROM s`;
   return { text, values: p.values };

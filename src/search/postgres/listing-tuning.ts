@@ -36,10 +36,20 @@ export interface SearchTuning {
    * DEFAULT_TRANSCRIPT_PROBE.
    */
   transcriptProbe?: number;
+  /**
+   * How many entries of the covering index a capped count's walk checks in the time of one heap
+   * visit of a GIN count: weighs a walk to the cap against a GIN count of the expected matches
+   * when the joint figures of stacked column filters decide (ListingPlanner.planCount).
+   * Absent: DEFAULT_WALK_ROWS_PER_HEAP_VISIT.
+   */
+  walkRowsPerHeapVisit?: number;
 }
 
 /** Transcripts a GIN probe of `q` takes at most, unless tuned (SearchTuning.transcriptProbe). */
 export const DEFAULT_TRANSCRIPT_PROBE = 10_000;
+
+/** Covering-index entries a walk checks per heap visit, unless tuned (SearchTuning.walkRowsPerHeapVisit). */
+export const DEFAULT_WALK_ROWS_PER_HEAP_VISIT = 10;
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
 export const DEFAULT_TUNING: Readonly<SearchTuning> = Object.freeze({
@@ -51,6 +61,7 @@ export const DEFAULT_TUNING: Readonly<SearchTuning> = Object.freeze({
   postingsPerHeapVisit: 250,
   postingsWalk: 150_000,
   transcriptProbe: DEFAULT_TRANSCRIPT_PROBE,
+  walkRowsPerHeapVisit: DEFAULT_WALK_ROWS_PER_HEAP_VISIT,
 });
 
 /** The default tuning with `overrides` (tests lower thresholds to drive every plan on small data). */
