@@ -5,7 +5,8 @@ import { transcriptExistsSql, transcriptIdsSql } from '../../src/search/filter-s
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
-import { TextQuery, TextScope, TextTerm } from '../../src/search/text-query/text-query';
+import { TextQuery } from '../../src/search/text-query/text-query';
+import { phrase, textQuery as query, word } from '../factories/text-queries';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
@@ -16,14 +17,6 @@ import type { TestApp } from '../setup/test-app';
  * "Transcript search"): the facts of this engine alone. The rules of workflows-v1 §1 on both
  * engines are in transcript-search.e2e-spec.ts.
  */
-
-const word = (w: string): TextTerm => ({ kind: 'word', word: w });
-const phrase = (...words: string[]): TextTerm => ({ kind: 'phrase', words });
-const query = (all: TextTerm[][], none: TextTerm[] = [], scope: TextScope = 'all'): TextQuery => ({
-  all,
-  none,
-  scope,
-});
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 type Message = { role: 'shopper' | 'agent' | 'system'; text: string };

@@ -4,7 +4,8 @@ import { ConversationFilter, emptyFilter } from '../../src/search/listing/conver
 import type { StatsQuery } from '../../src/search/stats/conversation-stats';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { scanSettings, scanStatement } from '../../src/search/stats/postgres/stats-scan-executor';
-import { TextQuery, TextScope, TextTerm } from '../../src/search/text-query/text-query';
+import { TextQuery } from '../../src/search/text-query/text-query';
+import { phrase, textQuery as query, word } from '../factories/text-queries';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
@@ -17,14 +18,6 @@ import type { TestApp } from '../setup/test-app';
  * recount of the listing's per-row form (a transcript probed per conversation), whatever the
  * language, the phrase, the other filters and the window.
  */
-
-const word = (w: string): TextTerm => ({ kind: 'word', word: w });
-const phrase = (...words: string[]): TextTerm => ({ kind: 'phrase', words });
-const query = (all: TextTerm[][], none: TextTerm[] = [], scope: TextScope = 'all'): TextQuery => ({
-  all,
-  none,
-  scope,
-});
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 const DAY = 86_400_000;

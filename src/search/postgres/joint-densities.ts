@@ -33,13 +33,11 @@ export interface JointScope {
 }
 
 /**
- * The joint scope of `filter` when its conditions are all of those kinds and at least one token
- * is asked (without tokens, or with one token and no agent, the rollups count it exactly:
- * countsFromRollups); undefined otherwise (a time range, keywords, `q`, a review status,
- * labels.any, a score bound, a token without a bit).
+ * Whether `filter` has a condition no statistics rollup counts: a time range, keywords, `q`, a
+ * review status, labels.any or a score bound (the rollups count all time, per column and token).
  */
-export function jointScope(filter: ConversationFilter): JointScope | undefined {
-  if (
+export function beyondRollups(filter: ConversationFilter): boolean {
+  return (
     filter.from !== undefined ||
     filter.to !== undefined ||
     filter.keywords.length > 0 ||
@@ -47,8 +45,16 @@ export function jointScope(filter: ConversationFilter): JointScope | undefined {
     filter.reviewStatus !== undefined ||
     filter.labelsAny.length > 0 ||
     SCORE_NAMES.some((name) => filter.scores[name] !== undefined)
-  )
-    return undefined;
+  );
+}
+
+/**
+ * The joint scope of `filter` when its conditions are all of those kinds and at least one token
+ * is asked (without tokens, or with one token and no agent, the rollups count it exactly:
+ * countsFromRollups); undefined otherwise (beyondRollups, a token without a bit).
+ */
+export function jointScope(filter: ConversationFilter): JointScope | undefined {
+  if (beyondRollups(filter)) return undefined;
   const tokens: JointScope['tokens'] = [];
   const seen = new Set<string>();
   for (const [list, held] of [

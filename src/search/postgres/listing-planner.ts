@@ -6,9 +6,8 @@ import {
   postingTerms,
 } from '../filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
-import { SCORE_NAMES } from '../listing/conversation-filter';
 import { chooseIndexTerms } from './index-terms';
-import { JointEstimate, jointEstimate, jointScope } from './joint-densities';
+import { beyondRollups, JointEstimate, jointEstimate, jointScope } from './joint-densities';
 import { ListingKnowledge, titleTermRows } from './listing-knowledge';
 import {
   DEFAULT_TRANSCRIPT_PROBE,
@@ -194,14 +193,8 @@ export function jointCountStrategy(
 export function countsFromRollups(filter: ConversationFilter): boolean {
   const tokens = [...new Set(filter.labelsAll)];
   return !(
-    filter.from !== undefined ||
-    filter.to !== undefined ||
-    filter.keywords.length > 0 ||
-    filter.text !== undefined ||
-    filter.reviewStatus !== undefined ||
-    filter.labelsAny.length > 0 ||
+    beyondRollups(filter) ||
     filter.labelsNone.length > 0 ||
-    SCORE_NAMES.some((name) => filter.scores[name] !== undefined) ||
     tokens.length > 1 ||
     (tokens.length === 1 && (filter.agentId !== undefined || labelBit(tokens[0]) === undefined))
   );
