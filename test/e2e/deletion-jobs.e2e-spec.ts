@@ -187,14 +187,15 @@ describe('deletion jobs', () => {
   it('a worker whose Postgres connections are killed mid-way: the job resumes and completes, nothing half-done', async () => {
     const org = await createOrganization(t.app);
     const site = { id: org.site.id, organizationId: org.organization.id };
-    await insertManyConversations(t.app, site, 5000, { messages: true });
+    // Three batches: when the first commits, the second is in flight or the third still waits.
+    await insertManyConversations(t.app, site, 3 * DELETION_BATCH, { messages: true });
     const job = (await post(org, { all: true }).expect(202)).body.data;
-    expect(job.matched).toBe(5000);
+    expect(job.matched).toBe(3 * DELETION_BATCH);
     const worker = t.app.get(DeletionWorker);
     const running = worker.runAll().catch((error: Error) => error);
     // Kill every other connection of this database while the job runs (a Postgres restart, as the app sees it).
     let killed = 0;
-    // Up to 20 s: the first batch of 500 can take seconds on a loaded machine.
+    // Up to 20 s: the first batch can take seconds on a loaded machine.
     for (let i = 0; i < 400 && killed === 0; i++) {
       await new Promise((r) => setTimeout(r, 50));
       const [{ deleted }] = await t.db.query(`SELECT deleted FROM deletions WHERE id = $1`, [job.id]);
@@ -214,7 +215,11 @@ describe('deletion jobs', () => {
       state = (await get(org, job.id)).body.data.state;
     }
     const done = (await get(org, job.id).expect(200)).body.data;
-    expect(done).toMatchObject({ state: 'completed', matched: 5000, deleted: 5000 });
+    expect(done).toMatchObject({
+      state: 'completed',
+      matched: 3 * DELETION_BATCH,
+      deleted: 3 * DELETION_BATCH,
+    });
     const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM conversations WHERE site_id = $1`, [
       org.site.id,
     ]);
@@ -223,7 +228,7 @@ describe('deletion jobs', () => {
       `SELECT count(DISTINCT object->>'id')::int AS e FROM events WHERE type = 'conversation.deleted' AND site_id = $1`,
       [org.site.id],
     );
-    expect(e).toBe(5000);
+    expect(e).toBe(3 * DELETION_BATCH);
     const [{ b }] = await t.db.query(
       `SELECT count(*)::int AS b FROM deletion_batches WHERE deletion_id = $1`,
       [job.id],
