@@ -118,7 +118,7 @@ export function reindex(serviceEnv: NodeJS.ProcessEnv): { documents: number; sec
   const out = execFileSync('node', [join(ROOT, 'dist/cli/main.js'), 'search:reindex', '--delete-previous'], {
     env: serviceEnv,
     encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
+    stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 64 * 2 ** 20,
   });
   return {
