@@ -8,9 +8,15 @@ import { loadMessageTexts } from './opensearch/transcript-source';
 export const REINDEX_BATCH = 1000;
 /** Bulk copies in flight at once by default (bounded: each holds a batch in memory). */
 export const REINDEX_CONCURRENCY = 4;
+/** Retries of a batch's items rejected with 429, or of a whole batch whose bulk timed out. */
 const REJECTED_RETRIES = 5;
-/** First delay before retrying items rejected with 429 (doubled at each retry). */
+/** First delay before such a retry (doubled at each retry). */
 const REJECTED_BACKOFF_MS = 500;
+
+/** The OpenSearch client gave up waiting for the answer (the node may still apply the write). */
+function timedOut(error: unknown): boolean {
+  return (error as { name?: string } | undefined)?.name === 'TimeoutError';
+}
 
 export class ReindexError extends Error {}
 
@@ -28,7 +34,8 @@ export interface CopySummary {
 
 /**
  * Longest a copy batch can take from its read in Postgres to the arrival of its last write: each
- * try (the first and REJECTED_RETRIES more) waits at most the bulk timeout, plus the backoffs.
+ * try (the first and REJECTED_RETRIES more, after 429s or a timeout) waits at most the bulk
+ * timeout, plus the backoffs.
  * A write arriving after the client gave up is on a failed build, whose index is deleted.
  */
 export function copyWindowMs(bulkTimeoutMs: number): number {
@@ -137,10 +144,17 @@ export async function copyConversations(
   return summary;
 }
 
-/** Writes one batch; retries items rejected with 429; returns how many were already newer. */
+/**
+ * Writes one batch; retries items rejected with 429, and the whole batch when its bulk timed out
+ * (a busy node answering past OPENSEARCH_BULK_TIMEOUT_MS failed a two-million-document reindex
+ * after 200,000; the writes carry external versions, so writing a document again is harmless);
+ * returns how many were already newer. After a timed-out try a 409 is not counted: that try may
+ * have written the document itself.
+ */
 async function copyBatch(client: Client, index: string, rows: CopyRow[]): Promise<number> {
   let pending = rows;
   let newer = 0;
+  let retried = false;
   for (let attempt = 0; pending.length > 0; attempt++) {
     const operations: BulkOperation[] = pending.map((row) => [
       {
@@ -154,14 +168,25 @@ async function copyBatch(client: Client, index: string, rows: CopyRow[]): Promis
       },
       toDocument(row, row.messages),
     ]);
-    // Several bodies when the documents are large (MAX_BULK_BYTES each).
-    const items = await bulkInBodies(client, operations);
+    let items: Awaited<ReturnType<typeof bulkInBodies>>;
+    try {
+      // Several bodies when the documents are large (MAX_BULK_BYTES each).
+      items = await bulkInBodies(client, operations);
+    } catch (error) {
+      if (!timedOut(error)) throw error;
+      if (attempt >= REJECTED_RETRIES)
+        throw new ReindexError(`OpenSearch kept timing out on bulk writes after ${REJECTED_RETRIES} retries`);
+      retried = true;
+      await new Promise((resolve) => setTimeout(resolve, REJECTED_BACKOFF_MS * 2 ** attempt));
+      continue;
+    }
     const rejected: CopyRow[] = [];
     items.forEach((item, i) => {
       const { status, error } = item.index;
       if (status >= 200 && status < 300) return;
-      if (status === 409) newer++;
-      else if (status === 429) rejected.push(pending[i]);
+      if (status === 409) {
+        if (!retried) newer++;
+      } else if (status === 429) rejected.push(pending[i]);
       else
         throw new ReindexError(
           `indexing ${pending[i].id} into ${index} failed: ${status} ${error?.type ?? ''} ${error?.reason ?? ''}`.trim(),

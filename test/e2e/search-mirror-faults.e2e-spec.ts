@@ -87,6 +87,7 @@ describe('search mirror faults', () => {
   beforeEach(() => {
     os.mode = 'ok';
     os.rejectIds.clear();
+    os.hangBulks = 0;
     os.searchHandler = sitesHeld;
     os.deleteByQueryHandler = undefined;
     os.indices.clear();
@@ -221,6 +222,23 @@ describe('search mirror faults', () => {
       } finally {
         os.bulkDelayMs = 0;
       }
+    });
+  });
+
+  describe('search:reindex tries a bulk that got no answer again', () => {
+    it('a bulk that times out is written again: the reindex completes with every document', async () => {
+      const org = await createOrganization(t.app);
+      const mine: string[] = [];
+      for (let i = 0; i < 4; i++) mine.push((await recordConversation(t, org)).id);
+      os.hangBulks = 1;
+      os.requests.length = 0;
+      const summary = await t.app.get(ReindexService).reindex({ batchSize: 2, concurrency: 1 });
+      expect(os.hangBulks).toBe(0);
+      const built = os.indices.get(summary.index)!;
+      for (const id of mine) expect(built.docs.has(id)).toBe(true);
+      expect(built.docs.size).toBe(summary.documents);
+      // One bulk more than the batches: the one that got no answer.
+      expect(os.requests.filter((r) => r === 'POST /_bulk')).toHaveLength(summary.batches + 1);
     });
   });
 
