@@ -24,8 +24,8 @@ export interface NewDeletion {
  * rows just deleted (newest first, its p99 went from 67 ms to 1.2 s during an `all` job).
  * 2,500 rather than 1,000: the statistics rollups get one delta row per cell and key for the
  * whole batch, and a bigger batch shares more of them (5.9 delta rows per conversation at 1,000,
- * 2.2 at 5,000); side by side on the bench machine, 2,500 deleted about 1.3× as fast as 1,000
- * (docs/data-lifecycle.md, Figures), its locks lasting about a second.
+ * 2.2 at 5,000); side by side on the bench machine, 2,500 deleted 1.27× as fast as 1,000
+ * (docs/data-lifecycle.md, Figures), a batch's locks lasting under 2 s during the bench's job.
  */
 export const DELETION_BATCH = 2500;
 
