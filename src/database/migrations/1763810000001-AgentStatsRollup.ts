@@ -30,7 +30,7 @@ function agentDeltas(changed: string): string {
     HAVING sum(sign) <> 0 OR coalesce(sum(sign * v::numeric), 0) <> 0`;
 }
 
-function agentAppend(changed: string, fresh: boolean): string {
+export function agentAppend(changed: string, fresh: boolean): string {
   return `
     INSERT INTO conversation_stats_agent (site_id, agent_id, kind, key, n, total, fresh)
     SELECT site_id, agent_id, kind, key, n, total, ${fresh} FROM (${agentDeltas(changed)}) d`;

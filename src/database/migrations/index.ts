@@ -24,6 +24,7 @@ import { LabelReviews1763880000000 } from './1763880000000-LabelReviews';
 import { ReviewCandidatesIndex1763890000000 } from './1763890000000-ReviewCandidatesIndex';
 import { SetBasedDeletion1763895000000 } from './1763895000000-SetBasedDeletion';
 import { TranscriptLanguageIndex1763898000000 } from './1763898000000-TranscriptLanguageIndex';
+import { RollupDeltasByBitCounts1763899000000 } from './1763899000000-RollupDeltasByBitCounts';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   ReviewCandidatesIndex1763890000000,
   SetBasedDeletion1763895000000,
   TranscriptLanguageIndex1763898000000,
+  RollupDeltasByBitCounts1763899000000,
 ];
