@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { EventType } from './event-types';
 
+/** Committed writer transactions one sequencer pass considers, oldest stamps first. */
+const TRANSACTIONS_PER_PASS = 1000;
+
 /** An event as the feed reads it; `position` is its place in commit order (a bigint, as text). */
 export interface EventRow {
   position: string;
@@ -92,28 +95,43 @@ export class EventsRepository {
   }
 
   /**
-   * Numbers up to `batch` committed, unpositioned events after `head`, in commit order, and
-   * moves the head past them; returns how many. Must run after lockHead, in a later statement
-   * of the same transaction, so its snapshot includes the previous sequencer's commit.
+   * Numbers the events of committed writer transactions after `head`, in commit order (the
+   * transactions' stamps, then each one's insert order), as many whole transactions as start
+   * below `batch` events (at least one, whatever its size), moves the head past them and drops
+   * their event_commits rows. Returns the events numbered and whether committed transactions
+   * are left. Must run after lockHead, in a later statement of the same transaction, so its
+   * snapshot includes the previous sequencer's commit.
    */
-  async position(manager: EntityManager, head: string, batch: number): Promise<number> {
+  async position(manager: EntityManager, head: string, batch: number): Promise<{ n: number; left: boolean }> {
     // A batch is a few thousand rows by index: compiling it (JIT) would cost more than running it.
     await manager.query(`SET LOCAL jit = off`);
     const rows = await manager.query(
-      `WITH waiting AS (
-         SELECT seq, commit_seq FROM events WHERE position IS NULL ORDER BY commit_seq LIMIT $2
+      `WITH oldest AS (
+         SELECT xid, commit_seq FROM event_commits ORDER BY commit_seq LIMIT ${TRANSACTIONS_PER_PASS}
+       ), sized AS (
+         SELECT o.xid, o.commit_seq, sum(w.n) OVER (ORDER BY o.commit_seq ROWS UNBOUNDED PRECEDING) - w.n AS before
+         FROM oldest o CROSS JOIN LATERAL (
+           SELECT count(*) AS n FROM events e WHERE e.xid = o.xid AND e.position IS NULL
+         ) w
+       ), chosen AS (
+         SELECT xid, commit_seq FROM sized WHERE before < $2
        ), numbered AS (
-         SELECT seq, $1::bigint + row_number() OVER (ORDER BY commit_seq) AS position FROM waiting
+         SELECT e.seq, $1::bigint + row_number() OVER (ORDER BY c.commit_seq, e.seq) AS position
+         FROM chosen c JOIN events e ON e.xid = c.xid AND e.position IS NULL
        ), given AS (
          UPDATE events e SET position = n.position, sequenced_at = date_trunc('milliseconds', clock_timestamp())
          FROM numbered n WHERE e.seq = n.seq RETURNING 1
+       ), done AS (
+         DELETE FROM event_commits c USING chosen x WHERE c.xid = x.xid
        )
-       SELECT count(*)::int AS n FROM given`,
+       SELECT (SELECT count(*) FROM given)::int AS n,
+         (SELECT count(*) FROM sized) > (SELECT count(*) FROM chosen)
+           OR (SELECT count(*) FROM oldest) = ${TRANSACTIONS_PER_PASS} AS "left"`,
       [head, batch],
     );
     const n: number = rows[0].n;
     if (n > 0) await manager.query(`UPDATE event_feed SET head = head + $1 WHERE singleton`, [n]);
-    return n;
+    return { n, left: rows[0].left === true };
   }
 
   /**

@@ -110,6 +110,45 @@ describe('events: commit order, every event exactly once', () => {
     });
   });
 
+  describe('a transaction with more events than one sequencer pass numbers (5,000)', () => {
+    it('its events come whole, in the order they were written, between the transactions committed before and after it', async () => {
+      const org = await createOrganization(t.app);
+      const { cursor } = await readFeed(t, org);
+      const before = await begin();
+      await append(before, org, 'before');
+      await end(before, true);
+      const big = await begin();
+      // 6,000 events in one statement, as a deletion batch writes its conversation.deleted events.
+      await big.query(
+        `INSERT INTO events (id, organization_id, site_id, type, object)
+         SELECT 'evt_big' || g, $1, $2, 'page_import.closed', jsonb_build_object('id', 'big-' || g)
+         FROM generate_series(1, 6000) g`,
+        [org.organization.id, org.site.id],
+      );
+      await append(big, org, 'big-last');
+      await end(big, true);
+      const after = await begin();
+      await append(after, org, 'after');
+      await end(after, true);
+
+      const read = await readFeed(t, org, { cursor, limit: 1000 });
+      expect(names(read.events)).toEqual([
+        'before',
+        ...Array.from({ length: 6000 }, (_, i) => `big-${i + 1}`),
+        'big-last',
+        'after',
+      ]);
+      // Nothing of the organization is left waiting for a position, nor its writer transactions.
+      const [left] = await db.query(
+        `SELECT (SELECT count(*) FROM events WHERE organization_id = $1 AND position IS NULL)::int AS events,
+           (SELECT count(*) FROM event_commits c
+            WHERE EXISTS (SELECT 1 FROM events e WHERE e.xid = c.xid AND e.organization_id = $1))::int AS transactions`,
+        [org.organization.id],
+      );
+      expect(left).toEqual({ events: 0, transactions: 0 });
+    });
+  });
+
   describe('an event is readable as soon as its transaction commits', () => {
     it('the first read after the commit returns it, no background job needed', async () => {
       const org = await createOrganization(t.app);

@@ -25,6 +25,7 @@ import { ReviewCandidatesIndex1763890000000 } from './1763890000000-ReviewCandid
 import { SetBasedDeletion1763895000000 } from './1763895000000-SetBasedDeletion';
 import { TranscriptLanguageIndex1763898000000 } from './1763898000000-TranscriptLanguageIndex';
 import { RollupDeltasByBitCounts1763899000000 } from './1763899000000-RollupDeltasByBitCounts';
+import { EventCommitsPerTransaction1763899500000 } from './1763899500000-EventCommitsPerTransaction';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   SetBasedDeletion1763895000000,
   TranscriptLanguageIndex1763898000000,
   RollupDeltasByBitCounts1763899000000,
+  EventCommitsPerTransaction1763899500000,
 ];
