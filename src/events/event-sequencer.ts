@@ -2,10 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { EventsRepository } from './events.repository';
 
-/**
- * Events numbered per sequencer transaction, in whole writer transactions: bounds how long one
- * holds the feed's lock (a writer transaction larger than this is numbered alone).
- */
+/** Events numbered per sequencer transaction: bounds how long one holds the feed's lock. */
 const BATCH = 5000;
 
 /**
@@ -30,13 +27,13 @@ export class EventSequencer {
     if (!(await this.events.hasUnpositioned())) return 0;
     let total = 0;
     for (;;) {
-      const pass = await this.dataSource.transaction(async (manager) => {
+      const n = await this.dataSource.transaction(async (manager) => {
         const head = await this.events.lockHead(manager, options.wait);
         return head === undefined ? undefined : this.events.position(manager, head, BATCH);
       });
-      if (pass === undefined) return total;
-      total += pass.n;
-      if (!pass.left) return total;
+      if (n === undefined) return total;
+      total += n;
+      if (n < BATCH) return total;
     }
   }
 }

@@ -2,9 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { EventType } from './event-types';
 
-/** Committed writer transactions one sequencer pass considers, oldest stamps first. */
-const TRANSACTIONS_PER_PASS = 1000;
-
 /** An event as the feed reads it; `position` is its place in commit order (a bigint, as text). */
 export interface EventRow {
   position: string;
@@ -95,43 +92,46 @@ export class EventsRepository {
   }
 
   /**
-   * Numbers the events of committed writer transactions after `head`, in commit order (the
-   * transactions' stamps, then each one's insert order), as many whole transactions as start
-   * below `batch` events (at least one, whatever its size), moves the head past them and drops
-   * their event_commits rows. Returns the events numbered and whether committed transactions
-   * are left. Must run after lockHead, in a later statement of the same transaction, so its
-   * snapshot includes the previous sequencer's commit.
+   * Numbers up to `batch` events of committed writer transactions after `head`, in commit order
+   * (the transactions' stamps, then each one's insert order), moves the head past them and drops
+   * the rows of the transactions whose events are all numbered now; returns how many. Must run
+   * after lockHead, in a later statement of the same transaction, so its snapshot includes the
+   * previous sequencer's commit.
    */
-  async position(manager: EntityManager, head: string, batch: number): Promise<{ n: number; left: boolean }> {
+  async position(manager: EntityManager, head: string, batch: number): Promise<number> {
     // A batch is a few thousand rows by index: compiling it (JIT) would cost more than running it.
     await manager.query(`SET LOCAL jit = off`);
     const rows = await manager.query(
-      `WITH oldest AS (
-         SELECT xid, commit_seq FROM event_commits ORDER BY commit_seq LIMIT ${TRANSACTIONS_PER_PASS}
-       ), sized AS (
-         SELECT o.xid, o.commit_seq, sum(w.n) OVER (ORDER BY o.commit_seq ROWS UNBOUNDED PRECEDING) - w.n AS before
-         FROM oldest o CROSS JOIN LATERAL (
-           SELECT count(*) AS n FROM events e WHERE e.xid = o.xid AND e.position IS NULL
-         ) w
-       ), chosen AS (
-         SELECT xid, commit_seq FROM sized WHERE before < $2
+      // Transaction by transaction in stamp order, each one's events by index in insert order,
+      // until the batch is full: a join of every waiting event (sorted for its first rows) read
+      // them all at each pass, 54 ms against 3 ms with 200,000 waiting.
+      `WITH waiting AS (
+         SELECT e.seq, e.xid, c.commit_seq
+         FROM (SELECT xid, commit_seq FROM event_commits ORDER BY commit_seq) c
+         CROSS JOIN LATERAL (
+           SELECT seq, xid FROM events e WHERE e.xid = c.xid AND e.position IS NULL ORDER BY seq LIMIT $2
+         ) e
+         ORDER BY c.commit_seq, e.seq LIMIT $2
        ), numbered AS (
-         SELECT e.seq, $1::bigint + row_number() OVER (ORDER BY c.commit_seq, e.seq) AS position
-         FROM chosen c JOIN events e ON e.xid = c.xid AND e.position IS NULL
+         SELECT seq, $1::bigint + row_number() OVER (ORDER BY commit_seq, seq) AS position FROM waiting
        ), given AS (
          UPDATE events e SET position = n.position, sequenced_at = date_trunc('milliseconds', clock_timestamp())
          FROM numbered n WHERE e.seq = n.seq RETURNING 1
+       ), last AS (
+         SELECT xid, seq FROM waiting ORDER BY commit_seq DESC, seq DESC LIMIT 1
        ), done AS (
-         DELETE FROM event_commits c USING chosen x WHERE c.xid = x.xid
+         -- Only the last transaction numbered may have events left (past the batch).
+         DELETE FROM event_commits c USING (SELECT DISTINCT xid FROM waiting) w
+         WHERE c.xid = w.xid AND NOT EXISTS (
+           SELECT 1 FROM last l JOIN events e ON e.xid = l.xid AND e.position IS NULL AND e.seq > l.seq
+           WHERE l.xid = c.xid)
        )
-       SELECT (SELECT count(*) FROM given)::int AS n,
-         (SELECT count(*) FROM sized) > (SELECT count(*) FROM chosen)
-           OR (SELECT count(*) FROM oldest) = ${TRANSACTIONS_PER_PASS} AS "left"`,
+       SELECT count(*)::int AS n FROM given`,
       [head, batch],
     );
     const n: number = rows[0].n;
     if (n > 0) await manager.query(`UPDATE event_feed SET head = head + $1 WHERE singleton`, [n]);
-    return { n, left: rows[0].left === true };
+    return n;
   }
 
   /**

@@ -111,7 +111,7 @@ describe('events: commit order, every event exactly once', () => {
   });
 
   describe('a transaction with more events than one sequencer pass numbers (5,000)', () => {
-    it('its events come whole, in the order they were written, between the transactions committed before and after it', async () => {
+    it('its events come in the order they were written, after the transaction committed before it and before the one committed after it, and none is left waiting', async () => {
       const org = await createOrganization(t.app);
       const { cursor } = await readFeed(t, org);
       const before = await begin();
