@@ -188,6 +188,48 @@ describe('statistics series in zones with quarter- and half-hour offsets (quarte
     await expectExact();
   }, 60_000);
 
+  it('a partial UTC day mostly inside the window is read whole from the rollups, less a scan of its part outside: the same answer as the scan', async () => {
+    // St John's midnight of Nov 1 is 02:30 UTC: 21.5 hours of that UTC day are in the window, and
+    // conversations (with scores) sit in the 2.5 hours before it. Adelaide's midnight of Oct 5 is
+    // 13:30 UTC the day before: the window ends 13.5 hours into that day, conversations after it.
+    // Scores lower and higher than any in the windows, outside them: never their min or max.
+    for (const createdAt of ['2026-11-01T01:00:00Z', '2026-10-04T20:00:00Z']) {
+      const { id } = await recordConversation(t, org, { createdAt, channel: 'web' });
+      await label(t.app, id, labeledOutcome({ scores: { quality: 0.0001, service: 0.5, trust: 0.9999 } }));
+    }
+    const requests = [
+      {
+        timezone: 'America/St_Johns',
+        interval: 'day',
+        from: '2026-11-01T00:00:00-02:30',
+        to: '2026-11-05T00:00:00Z',
+      },
+      {
+        timezone: 'Australia/Adelaide',
+        interval: 'day',
+        from: '2026-09-28T00:00:00Z',
+        to: '2026-10-05T00:00:00+10:30',
+      },
+      { timezone: 'America/St_Johns', from: '2026-11-01T00:00:00-02:30' },
+    ];
+    for (const query of requests) {
+      const viaRollups = await answer(query, true);
+      const viaScan = await answer(query, false);
+      expect({
+        query,
+        strategy: viaRollups.plan.strategy,
+        minus: (viaRollups.plan.minus as unknown[]).length,
+      }).toEqual({ query, strategy: 'rollup+scan', minus: 1 });
+      const { asOf: _a, ...rolled } = viaRollups.result;
+      const { asOf: _b, ...scanned } = viaScan.result;
+      expect({ query, answer: roundMeans(rolled) }).toEqual({ query, answer: roundMeans(scanned) });
+    }
+    // The rows outside the window weigh: the same request from the UTC midnight counts more.
+    const wider = await answer({ timezone: 'America/St_Johns', from: '2026-11-01T00:00:00Z' }, true);
+    const narrower = await answer(requests[2], true);
+    expect(wider.result.total).toBeGreaterThan(narrower.result.total);
+  }, 60_000);
+
   it('stays exact after relabeling, moved creation times and deletes, before and after folding', async () => {
     // Relabel with other scores, move creation times across quarter and bucket edges, delete some.
     await label(t.app, ids[1], labeledOutcome({ scores: { quality: 0.77, service: 0.1, trust: 0.2 } }));

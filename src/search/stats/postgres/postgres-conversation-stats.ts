@@ -4,7 +4,7 @@ import { ApiError } from '../../../common/errors/api-error';
 import type { ConversationStats, ConversationStatsEngine, StatsQuery } from '../conversation-stats';
 import { seriesBuckets } from '../series-buckets';
 import { runComplement } from './stats-complement';
-import { finish, merge, StatsPart } from './stats-parts';
+import { finish, merge, negate, StatsPart } from './stats-parts';
 import { DEFAULT_STATS_TUNING, planStats, rows, StatsPlan, StatsTuning } from './stats-planner';
 import { daysRange, readAgent, readCells, readRollup } from './stats-rollup-executor';
 import { readScan, runScan, scanSeries, scanStatement } from './stats-scan-executor';
@@ -118,6 +118,8 @@ export class PostgresConversationStats implements ConversationStatsEngine, OnMod
         const forIndex = query.filter.keywords.length > 0;
         for (const edge of plan.edges)
           parts.push(await readScan(m, scanStatement(siteId, query, edge, startDates, forIndex)));
+        for (const outside of plan.minus)
+          parts.push(negate(await readScan(m, scanStatement(siteId, query, outside, startDates, forIndex))));
         return { parts, plan };
       }
     }

@@ -92,16 +92,40 @@ describe('seriesSource (where a rollup plan reads its series)', () => {
   });
 });
 
-describe('rollupRanges (whole UTC days from the rollups, partial days scanned)', () => {
-  it('takes the whole days of the window and scans the hours before the first midnight and after the last', () => {
-    expect(rollupRanges(filter({ from: '2026-10-24T05:00:00Z', to: '2026-10-27T09:00:00Z' }))).toEqual({
+describe('rollupRanges (whole UTC days from the rollups, at most half of a partial day scanned)', () => {
+  it('scans the part of a partial day inside the window when it is at most half the day', () => {
+    expect(rollupRanges(filter({ from: '2026-10-24T20:00:00Z', to: '2026-10-27T09:00:00Z' }))).toEqual({
       days: { from: '2026-10-25', to: '2026-10-27' },
       edges: [
-        { from: '2026-10-24T05:00:00Z', to: '2026-10-25T00:00:00.000Z' },
+        { from: '2026-10-24T20:00:00Z', to: '2026-10-25T00:00:00.000Z' },
         { from: '2026-10-27T00:00:00.000Z', to: '2026-10-27T09:00:00Z' },
       ],
+      minus: [],
     });
-    expect(rollupRanges(emptyFilter())).toEqual({ days: {}, edges: [] });
+    expect(rollupRanges(emptyFilter())).toEqual({ days: {}, edges: [], minus: [] });
+  });
+
+  it('reads a partial day whole and subtracts the part outside the window when the window holds more than half of it', () => {
+    // America/St_Johns' midnight is 02:30 UTC: 21.5 hours of the first UTC day are in the window.
+    expect(rollupRanges(filter({ from: '2026-10-24T00:00:00-02:30', to: '2026-10-27T21:00:00Z' }))).toEqual({
+      days: { from: '2026-10-24', to: '2026-10-28' },
+      edges: [],
+      minus: [
+        { from: '2026-10-24T00:00:00.000Z', to: '2026-10-24T00:00:00-02:30' },
+        { from: '2026-10-27T21:00:00Z', to: '2026-10-28T00:00:00.000Z' },
+      ],
+    });
+  });
+
+  it('exactly half a day is scanned inside the window; a window within one day is not rolled up', () => {
+    expect(rollupRanges(filter({ from: '2026-10-24T12:00:00Z' }))).toEqual({
+      days: { from: '2026-10-25' },
+      edges: [{ from: '2026-10-24T12:00:00Z', to: '2026-10-25T00:00:00.000Z' }],
+      minus: [],
+    });
+    expect(
+      rollupRanges(filter({ from: '2026-10-24T01:00:00Z', to: '2026-10-24T23:00:00Z' })),
+    ).toBeUndefined();
   });
 });
 

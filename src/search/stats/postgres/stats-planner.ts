@@ -69,8 +69,12 @@ export interface RollupPlan {
   /** The whole UTC days of the window, from the daily rollups. */
   days: DayRange;
   read: RollupRead;
-  /** The partial days at the window's ends, scanned. */
+  /** The window's parts of partial days at its ends, scanned and added. */
   edges: TimeRange[];
+  /** The parts outside the window of the partial days read whole (in `days`), scanned and subtracted. */
+  minus: TimeRange[];
+  /** The request's window: score min and max are read over it. */
+  window: TimeRange;
   /**
    * The series from the hourly rollup (bucket edges on UTC hours), from it and the quarter-hour
    * rollup (edges on quarter hours: every zone in use), or from a scan of the days.
@@ -140,9 +144,15 @@ export function cubeFilter(filter: ConversationFilter): CellFilter | undefined {
 
 /**
  * When the rollups can answer: no condition besides the creation-time window. The window's
- * whole UTC days come from the daily rollups; the partial days at its ends are scanned.
+ * whole UTC days come from the daily rollups; a partial day at either end is either scanned
+ * (`edges`, added) when the window holds at most half of it, or read whole from the rollups with
+ * the part outside the window scanned and subtracted (`minus`): a scan of at most half a day
+ * either way. A zone west of UTC starts its days late in the UTC day (America/St_Johns at 02:30
+ * or 03:30): the dashboard's first day then scanned 21.5 hours, now 2.5.
  */
-export function rollupRanges(filter: ConversationFilter): { days: DayRange; edges: TimeRange[] } | undefined {
+export function rollupRanges(
+  filter: ConversationFilter,
+): { days: DayRange; edges: TimeRange[]; minus: TimeRange[] } | undefined {
   const onlyWindow =
     !filter.channel &&
     !filter.language &&
@@ -155,17 +165,29 @@ export function rollupRanges(filter: ConversationFilter): { days: DayRange; edge
   if (!onlyWindow) return undefined;
   const from = filter.from !== undefined ? new Date(filter.from).getTime() : undefined;
   const to = filter.to !== undefined ? new Date(filter.to).getTime() : undefined;
-  const a = from !== undefined ? Math.ceil(from / DAY_MS) * DAY_MS : undefined;
-  const b = to !== undefined ? Math.floor(to / DAY_MS) * DAY_MS : undefined;
+  let a = from !== undefined ? Math.ceil(from / DAY_MS) * DAY_MS : undefined;
+  let b = to !== undefined ? Math.floor(to / DAY_MS) * DAY_MS : undefined;
   if (a !== undefined && b !== undefined && a >= b) return undefined; // no whole day: scan it all
   const iso = (t: number) => new Date(t).toISOString();
   const day = (t: number) => iso(t).slice(0, 10);
   const edges: TimeRange[] = [];
-  if (from !== undefined && a! > from) edges.push({ from: filter.from, to: iso(a!) });
-  if (to !== undefined && b! < to) edges.push({ from: iso(b!), to: filter.to });
+  const minus: TimeRange[] = [];
+  if (from !== undefined && a! > from) {
+    if (a! - from > DAY_MS / 2) {
+      minus.push({ from: iso(a! - DAY_MS), to: filter.from });
+      a = a! - DAY_MS;
+    } else edges.push({ from: filter.from, to: iso(a!) });
+  }
+  if (to !== undefined && b! < to) {
+    if (to - b! > DAY_MS / 2) {
+      minus.push({ from: filter.to, to: iso(b! + DAY_MS) });
+      b = b! + DAY_MS;
+    } else edges.push({ from: iso(b!), to: filter.to });
+  }
   return {
     days: { ...(a !== undefined ? { from: day(a) } : {}), ...(b !== undefined ? { to: day(b) } : {}) },
     edges,
+    minus,
   };
 }
 
@@ -183,7 +205,7 @@ export function statsStrategy(
   if (agentFilter(filter) && !options.series) return 'agent';
   const ranges = rollupRanges(filter);
   if (!ranges) return 'scan';
-  return ranges.edges.length ? 'rollup+scan' : 'rollup';
+  return ranges.edges.length || ranges.minus.length ? 'rollup+scan' : 'rollup';
 }
 
 /**
@@ -299,15 +321,20 @@ export async function planStats(
   if (strategy === 'agent')
     return { strategy, agentId: agentFilter(filter)!, why: 'only an agent: the per-agent rollup' };
   if (strategy !== 'scan') {
-    const { days, edges } = rollupRanges(filter)!;
+    const { days, edges, minus } = rollupRanges(filter)!;
     const [span] = await read(daySpanSql(siteId));
     return {
       strategy,
       days,
       read: rollupRead(span as { first?: string; last?: string } | undefined, days),
       edges,
+      minus,
+      window: { from: filter.from, to: filter.to },
       ...(startDates.length ? { series: seriesSource(startDates) } : {}),
-      why: edges.length ? 'only a window: whole days rolled up, partial days scanned' : 'only whole days',
+      why:
+        edges.length || minus.length
+          ? 'only a window: whole days rolled up, partial days scanned (added, or subtracted from the whole day)'
+          : 'only whole days',
     };
   }
   const range: TimeRange = { from: filter.from, to: filter.to };

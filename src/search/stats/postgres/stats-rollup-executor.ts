@@ -155,13 +155,26 @@ export async function readRollup(
   const range = daysRange(plan);
   const sums = query.scores.length ? (await rows(m, scoreSumsSql(siteId, range)))[0] : {};
   for (const name of query.scores) part.scores.get(name)!.sum += num(sums[`${name}_sum`]);
-  await scoreEdges(m, siteId, query, part, bins, ROLLUP_SCORE_BINS, range);
+  // Min and max over the window itself: the days read may hold rows outside it (plan.minus).
+  const inWindow = plan.minus.length ? overlap(range, plan.window) : range;
+  await scoreEdges(m, siteId, query, part, bins, ROLLUP_SCORE_BINS, range, inWindow);
   if (plan.series === 'hourly' || plan.series === 'quarter') {
     const series = plan.series === 'hourly' ? hourlySeriesSql : quarterSeriesSql;
     for (const row of await rows(m, series(siteId, range, starts)))
       addSeries(part, query.scores, num(row.b) - 1, row);
   }
   return part;
+}
+
+/** The rows of both ranges (the later start, the earlier end; instants in any offset). */
+function overlap(a: TimeRange, b: TimeRange): TimeRange {
+  const later = (x?: string, y?: string) =>
+    x === undefined ? y : y === undefined ? x : Date.parse(x) > Date.parse(y) ? x : y;
+  const earlier = (x?: string, y?: string) =>
+    x === undefined ? y : y === undefined ? x : Date.parse(x) < Date.parse(y) ? x : y;
+  const from = later(a.from, b.from);
+  const to = earlier(a.to, b.to);
+  return { ...(from !== undefined ? { from } : {}), ...(to !== undefined ? { to } : {}) };
 }
 
 /** The time range of a rollup plan's whole days (what its series covers). */
@@ -174,8 +187,9 @@ export function daysRange(plan: RollupPlan): TimeRange {
 
 /**
  * Scores from rollup bins (width 1/width): counts and histograms from the bins, the bins that
- * straddle an asked edge counted through the score index, and the exact min / max read from
- * the score index starting at the first / last non-empty bin, over the rows of `scope`.
+ * straddle an asked edge counted through the score index, over the rows of `scope`, and the
+ * exact min / max read from the score index starting at the first / last non-empty bin, over
+ * the rows of `minMaxScope` (within `scope`).
  */
 async function scoreEdges(
   m: EntityManager,
@@ -185,6 +199,7 @@ async function scoreEdges(
   bins: Map<ScoreName, Map<number, number>>,
   width: number,
   scope: RowScope,
+  minMaxScope: RowScope = scope,
 ): Promise<void> {
   const edges: Array<{ name: ScoreName; side: 'min' | 'max'; bound: number }> = [];
   for (const name of query.scores) {
@@ -204,7 +219,7 @@ async function scoreEdges(
     }
   }
   if (edges.length) {
-    const [row] = await rows(m, scoreEdgesSql(siteId, scope, edges));
+    const [row] = await rows(m, scoreEdgesSql(siteId, minMaxScope, edges));
     for (const { name, side } of edges) {
       const s = part.scores.get(name)!;
       if (side === 'min') s.min = lowest(s.min, row[`${name}_min`]);
