@@ -10,9 +10,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * carries its writer's transaction id (`xid`, `pg_current_xact_id()`), a statement trigger on
  * `events` inserts that transaction's row in `event_commits` once (ON CONFLICT DO NOTHING), and
  * the deferred constraint trigger stamps that one row at COMMIT, as late as before. The sequencer
- * numbers the events of committed transactions in (commit stamp, seq) order and deletes the
- * transactions' rows it has numbered: the same order as before (a transaction's events were
- * stamped in insert order), `event_commits` holding only transactions still waiting.
+ * numbers the events of committed transactions in (commit stamp, seq) order and deletes a
+ * transaction's row once all its events are numbered: the same order as before (a
+ * transaction's events were stamped in insert order), `event_commits` holding only transactions
+ * still waiting.
  *
  * Events committed before this migration and not yet positioned (their `commit_seq` stamped the
  * old way) are positioned by the migration itself, in its transaction, after it has taken the
