@@ -197,7 +197,7 @@ describe('statistics series in zones with quarter- and half-hour offsets (quarte
       const { id } = await recordConversation(t, org, { createdAt, channel: 'web' });
       await label(t.app, id, labeledOutcome({ scores: { quality: 0.0001, service: 0.5, trust: 0.9999 } }));
     }
-    const requests = [
+    const requests: Array<Record<string, string>> = [
       {
         timezone: 'America/St_Johns',
         interval: 'day',

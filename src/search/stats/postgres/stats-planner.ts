@@ -73,8 +73,6 @@ export interface RollupPlan {
   edges: TimeRange[];
   /** The parts outside the window of the partial days read whole (in `days`), scanned and subtracted. */
   minus: TimeRange[];
-  /** The request's window: score min and max are read over it. */
-  window: TimeRange;
   /**
    * The series from the hourly rollup (bucket edges on UTC hours), from it and the quarter-hour
    * rollup (edges on quarter hours: every zone in use), or from a scan of the days.
@@ -329,7 +327,6 @@ export async function planStats(
       read: rollupRead(span as { first?: string; last?: string } | undefined, days),
       edges,
       minus,
-      window: { from: filter.from, to: filter.to },
       ...(startDates.length ? { series: seriesSource(startDates) } : {}),
       why:
         edges.length || minus.length

@@ -156,7 +156,7 @@ export async function readRollup(
   const sums = query.scores.length ? (await rows(m, scoreSumsSql(siteId, range)))[0] : {};
   for (const name of query.scores) part.scores.get(name)!.sum += num(sums[`${name}_sum`]);
   // Min and max over the window itself: the days read may hold rows outside it (plan.minus).
-  const inWindow = plan.minus.length ? overlap(range, plan.window) : range;
+  const inWindow = overlap(range, { from: query.filter.from, to: query.filter.to });
   await scoreEdges(m, siteId, query, part, bins, ROLLUP_SCORE_BINS, range, inWindow);
   if (plan.series === 'hourly' || plan.series === 'quarter') {
     const series = plan.series === 'hourly' ? hourlySeriesSql : quarterSeriesSql;
