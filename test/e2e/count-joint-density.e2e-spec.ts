@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { SeedService } from '../../src/conversations/seed/seed.service';
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
 import type { CountPlan } from '../../src/search/postgres/listing-planner';
+import { cellsCountSql } from '../../src/search/postgres/listing-sql';
 import { type SearchTuning, tuned } from '../../src/search/postgres/listing-tuning';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { listConversations } from '../factories/conversations';
@@ -187,10 +188,10 @@ describe('counts of stacked column filters from their joint densities', () => {
       const { count, plan } = await countOver(query);
       strategies.add(plan.strategy);
       expect({ name, count }).toEqual({ name, count: { value: expected, capped: false } });
-      const joint = (plan as Extract<CountPlan, { strategy: 'joint' | 'walk' | 'gin' }>).joint;
+      const joint = (plan as Extract<CountPlan, { strategy: 'joint' | 'walk' | 'gin' | 'cells' }>).joint;
       expect({ name, strategy: plan.strategy }).toEqual({
         name,
-        strategy: expect.stringMatching(/^(joint|walk|gin)$/),
+        strategy: expect.stringMatching(/^(joint|walk|gin|cells)$/),
       });
       expect({ name, bounds: { lower: joint!.lower, upper: joint!.upper } }).toEqual({
         name,
@@ -208,12 +209,13 @@ describe('counts of stacked column filters from their joint densities', () => {
     expect(strategies).toContain('joint');
   });
 
-  it('counts the same with the walk or the GIN count forced, whatever the estimate', async () => {
+  it('counts the same with the walk, the GIN count or the cell index forced, whatever the estimate', async () => {
     for (const { name, query } of stacked()) {
       const expected = await sqlCount(query);
       for (const [strategy, tuning] of [
-        ['walk', { walkRowsPerHeapVisit: Number.POSITIVE_INFINITY }],
-        ['gin', { walkRowsPerHeapVisit: 0 }],
+        ['walk', { walkRowsPerHeapVisit: Number.POSITIVE_INFINITY, cellsCount: 0 }],
+        ['gin', { walkRowsPerHeapVisit: 0, cellsCount: 0 }],
+        ['cells', { cellsCount: Number.POSITIVE_INFINITY }],
       ] as const) {
         const { count, plan } = await countOver(query, tuning);
         expect({ name, count }).toEqual({ name, count: { value: expected, capped: false } });
@@ -233,7 +235,7 @@ describe('counts of stacked column filters from their joint densities', () => {
     // Below the lower bound, the figures do not settle it: counted, exactly.
     const counted = await engine.countWithPlan(org.site.id, filter, 10_000);
     expect(counted.result).toEqual({ value: await sqlCount(query), capped: false });
-    expect(counted.plan.strategy).toMatch(/^(walk|gin)$/);
+    expect(counted.plan.strategy).toMatch(/^(walk|gin|cells)$/);
   });
 
   it("walks a time range whole from the sample when it holds fewer rows than the GIN count's candidates are worth", async () => {
@@ -260,6 +262,7 @@ describe('counts of stacked column filters from their joint densities', () => {
     expect(candidates).toBeGreaterThan(100);
     // A sample of 50 rows never dense (a share of 2): only the range's size decides.
     const tuning = {
+      cellsCount: 0,
       countWindow: 50,
       denseShare: 2,
       postingsPerHeapVisit: Number.POSITIVE_INFINITY,
@@ -299,5 +302,87 @@ describe('counts of stacked column filters from their joint densities', () => {
     expect(plan.strategy).toBe('joint');
     expect(count).toEqual({ value: before - 5, capped: false });
     expect(await sqlCount(query)).toBe(before - 5);
+  });
+
+  it("counts through the cell index exactly, index-only, reading the fixed columns' entries", async () => {
+    const [{ newest }]: Array<{ newest: Date }> = await db.query(
+      'SELECT max(created_at) AS newest FROM conversations WHERE site_id = $1',
+      [org.site.id],
+    );
+    const since = (days: number) => new Date(newest.getTime() - days * 86_400_000).toISOString();
+    const queries: Array<{ name: string; query: QueryValues; where: string }> = [
+      ...stacked().map(({ name, query }) => ({ name, query, where: '' })),
+      {
+        name: 'four columns, no agent, no token',
+        query: { channel: 'hosted', language: 'it', feedback: 'negative', labelStatus: 'pending' },
+        where: '',
+      },
+      {
+        name: 'agent, language, status and a time range',
+        query: { agentId: agents[0], language: 'es', labelStatus: 'labeled', from: since(4) },
+        where: `label_status = 'labeled' AND created_at >= '${since(4)}'`,
+      },
+      {
+        name: 'channel, language, positive feedback and a closed range',
+        query: { channel: 'web', language: 'en', feedback: 'positive', from: since(8), to: since(2) },
+        where: `created_at >= '${since(8)}' AND created_at < '${since(2)}'`,
+      },
+      {
+        name: 'an agent and either of two tokens',
+        query: { agentId: agents[1], 'labels.any': `${FRUSTRATED}|${HUMAN}` },
+        where: `label_status = 'labeled' AND label_tokens && ARRAY['${FRUSTRATED}', '${HUMAN}']`,
+      },
+      {
+        name: 'an agent nobody is',
+        query: { agentId: 'agt_nobody', channel: 'web', 'labels.all': RESOLVED },
+        where: '',
+      },
+    ];
+    const counted = new Set<number>();
+    for (const { name, query, where: extra } of queries) {
+      const values: unknown[] = [];
+      const { from: _from, to: _to, 'labels.any': _any, ...columns } = query;
+      const conditions = [where(columns, values), extra].filter(Boolean).join(' AND ');
+      const [{ n: expected }] = await db.query(
+        `SELECT count(*)::int AS n FROM conversations WHERE ${conditions}`,
+        values,
+      );
+      counted.add(expected);
+      const { count, plan } = await countOver(query, { cellsCount: Number.POSITIVE_INFINITY });
+      // Settled without a statement (the rollups, the joint figures), or the cell index.
+      expect({ name, strategy: plan.strategy, count }).toEqual({
+        name,
+        strategy: expect.stringMatching(/^(cells|joint|rollup)$/),
+        count: { value: expected, capped: false },
+      });
+      const filter = parseListingQuery(Object.fromEntries(Object.entries(query))).filter;
+      if (plan.strategy === 'cells' && expected > 2) {
+        // Capped like any count.
+        const capped = await engine.countWithPlan(org.site.id, filter, 2, tuned({ cellsCount: Infinity }));
+        expect({ name, result: capped.result }).toEqual({ name, result: { value: 2, capped: true } });
+      }
+      // The statement itself, as the `walk` shape runs it: exact, and index-only over the fixed
+      // columns, the open ones before the agent spelled out.
+      const st = cellsCountSql(org.site.id, filter, 10_001);
+      const [n, plan_] = await db.transaction(async (m) => {
+        await m.query('SET LOCAL enable_bitmapscan = off');
+        await m.query('SET LOCAL enable_seqscan = off');
+        const [{ n }]: Array<{ n: number }> = await m.query(st.text, st.values);
+        const rows: Array<{ 'QUERY PLAN': string }> = await m.query(`EXPLAIN ${st.text}`, st.values);
+        return [n, rows.map((r) => r['QUERY PLAN']).join('\n')] as const;
+      });
+      expect({ name, n }).toEqual({ name, n: expected });
+      expect({ name, plan: plan_ }).toEqual({
+        name,
+        plan: expect.stringContaining('Index Only Scan using conversations_site_cell_idx'),
+      });
+      if (filter.agentId)
+        expect({ name, plan: plan_ }).toEqual({
+          name,
+          plan: expect.stringMatching(/Index Cond: \(.*agent_id = /),
+        });
+    }
+    // Not all nothing: the filters count different numbers of matches.
+    expect(counted.size).toBeGreaterThan(5);
   });
 });

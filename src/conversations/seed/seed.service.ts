@@ -52,6 +52,9 @@ const BULK_INDEXES: Record<string, string> = {
   conversation_postings_id_idx: 'ON conversation_postings (id)',
   // The review sample's candidates (ReviewCandidatesIndex migration).
   conversations_review_candidates_idx: `ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (${LISTING_INDEX_COLUMNS}) WHERE label_status = 'labeled' AND review_state IS DISTINCT FROM 'current'`,
+  // Counts of stacked column filters (ConversationCellIndex migration).
+  conversations_site_cell_idx:
+    'ON conversations (site_id, channel, language, label_status, (feedback_negative > 0), (feedback_positive > 0), agent_id, created_at) INCLUDE (feedback_positive, feedback_negative, label_bits)',
 };
 /** The transcript index (TranscriptLanguageIndex migration), dropped and rebuilt the same way. */
 const TRANSCRIPT_BULK_INDEXES: Record<string, string> = {

@@ -26,6 +26,7 @@ import { SetBasedDeletion1763895000000 } from './1763895000000-SetBasedDeletion'
 import { TranscriptLanguageIndex1763898000000 } from './1763898000000-TranscriptLanguageIndex';
 import { RollupDeltasByBitCounts1763899000000 } from './1763899000000-RollupDeltasByBitCounts';
 import { EventCommitsPerTransaction1763899500000 } from './1763899500000-EventCommitsPerTransaction';
+import { ConversationCellIndex1763900000000 } from './1763900000000-ConversationCellIndex';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   TranscriptLanguageIndex1763898000000,
   RollupDeltasByBitCounts1763899000000,
   EventCommitsPerTransaction1763899500000,
+  ConversationCellIndex1763900000000,
 ];

@@ -7,6 +7,7 @@ import type { ListingQueries, PlanShape } from './listing-pools';
 import { CountPlan, furtherWindow, ListingPlanner, PagePlan } from './listing-planner';
 import {
   cappedCountSql,
+  cellsCountSql,
   ginSortedSql,
   postingsCountSql,
   postingsPageSql,
@@ -26,7 +27,17 @@ import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
  * `window` page or a `sample` count depend on what the earlier ones found).
  */
 export interface PlanStep {
-  step: 'walk' | 'postings' | 'window' | 'further' | 'gin' | 'rollup' | 'sample' | 'transcript' | 'joint';
+  step:
+    | 'walk'
+    | 'postings'
+    | 'window'
+    | 'further'
+    | 'gin'
+    | 'rollup'
+    | 'sample'
+    | 'transcript'
+    | 'joint'
+    | 'cells';
   /** The rows a bounded walk read at most (window, further), or the GIN probe's cap. */
   bound?: number;
   /** Equality terms checked on the candidate rows instead of in the GIN condition. */
@@ -147,6 +158,11 @@ export class ListingExecutor {
       }
       case 'gin':
         return counted(await this.ginCount(siteId, filter, plan.onRow, cap));
+      case 'cells': {
+        // Index-only: the fixed columns' entries of the cell index, every other filter on them.
+        const [{ n }] = await this.run<{ n: number }>(cellsCountSql(siteId, filter, cap + 1), 'walk');
+        return counted({ step: 'cells', found: n });
+      }
       case 'transcript': {
         const [{ n }] = await this.run<{ n: number }>(transcriptCountSql(siteId, filter, cap + 1), 'bitmap');
         return counted({ step: 'transcript', found: n });

@@ -241,7 +241,7 @@ describe('ListingPlanner.planCount', () => {
       ]),
     };
     const { planner } = plannerOver(densities);
-    const t = tuned({ walkRowsPerHeapVisit: 10, postingsPerHeapVisit: 250 });
+    const t = tuned({ walkRowsPerHeapVisit: 10, postingsPerHeapVisit: 250, cellsCount: 0 });
     const from = '2026-01-01T00:00:00Z';
     const stacked = filter({ channel: 'web', language: 'en', feedback: 'positive', from });
     // 1,000,000 · 0.7 · 0.167 · 0.22 = 25,718 candidates and 1,087,000 entries merged (4,348
@@ -257,7 +257,7 @@ describe('ListingPlanner.planCount', () => {
 
   it('samples the newest rows, a narrow score band walking from a quarter of the dense share', async () => {
     const { planner } = plannerOver();
-    const t = tuned({ countWindow: 1000, denseShare: 0.1 });
+    const t = tuned({ countWindow: 1000, denseShare: 0.1, cellsCount: 0 });
     const from = '2026-01-01T00:00:00Z';
     expect(await planner.planCount('s', filter({ channel: 'web', from }), 10_000, t)).toMatchObject({
       strategy: 'sample',
@@ -266,6 +266,62 @@ describe('ListingPlanner.planCount', () => {
     });
     const band = filter({ from, scores: { quality: { min: 0.5, max: 0.52 } } });
     expect(await planner.planCount('s', band, 10_000, t)).toMatchObject({ denseHits: 25 });
+  });
+});
+
+describe('ListingPlanner.planCount: the cell index (counts of stacked columns)', () => {
+  const densities: SiteDensities = {
+    rows: 1_000_000,
+    terms: new Map([
+      ['agent:agt_a', 150_000],
+      ['channel:hosted', 333_000],
+      ['language:nl', 167_000],
+      ['status:labeled', 600_000],
+      ['feedback:negative', 100_000],
+      ['resolution:unresolved', 160_000],
+      ['visitor_frustrated:true', 96_000],
+      ['abusive_visitor:true', 12_000],
+    ]),
+  };
+
+  it("reads the fixed columns' entries when the site's counts put them under cellsCount", async () => {
+    const { planner } = plannerOver(densities);
+    const stacked = filter({ agentId: 'agt_a', channel: 'hosted', labelsAny: [['resolution:unresolved']] });
+    // 1,000,000 · 0.15 · 0.333 · 0.6 (labeled, implied by the token) = 29,970 entries.
+    expect(await planner.planCount('s', stacked, 10_000, tuned())).toMatchObject({
+      strategy: 'cells',
+      entries: 29_970,
+    });
+    // A time range too (checked on the entries); the bound lowered under them: the other plans.
+    const since = { ...stacked, from: '2026-01-01T00:00:00Z' };
+    expect((await planner.planCount('s', since, 10_000, tuned())).strategy).toBe('cells');
+    expect((await planner.planCount('s', since, 10_000, tuned({ cellsCount: 29_000 }))).strategy).toBe(
+      'sample',
+    );
+  });
+
+  it("leaves a problem token rarer than the columns' entries to its postings", async () => {
+    const { planner } = plannerOver(densities);
+    const flagged = filter({
+      channel: 'hosted',
+      labelsAll: ['abusive_visitor:true'],
+      from: '2026-01-01T00:00:00Z',
+    });
+    // 333,000 · 0.6 = 199,800 entries, more than the bound and than the token's 12,000 postings.
+    expect(await planner.planCount('s', flagged, 10_000, tuned({ cellsCount: Infinity }))).toMatchObject({
+      strategy: 'postings',
+      driver: 't:abusive_visitor:true',
+    });
+  });
+
+  it('declines without the site counts, and for what the index does not hold', async () => {
+    const failed = plannerOver(new Error('connection terminated')).planner;
+    const columns = filter({ language: 'nl', feedback: 'negative', from: '2026-01-01T00:00:00Z' });
+    expect((await failed.planCount('s', columns, 10_000, tuned())).strategy).toBe('sample');
+    const { planner } = plannerOver(densities);
+    expect((await planner.planCount('s', columns, 10_000, tuned())).strategy).toBe('cells');
+    const scored = { ...columns, scores: { quality: { min: 0.9 } } };
+    expect((await planner.planCount('s', scored, 10_000, tuned())).strategy).toBe('sample');
   });
 });
 
@@ -393,6 +449,8 @@ describe('counts of stacked column filters, planned from their joint figures', (
     const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
     return { planner: new ListingPlanner(new ListingKnowledge(dataSource, cache)), reads };
   }
+  /** The tuning without the cell index's count (cellsCount 0): the figures' own choices. */
+  const noCells = (overrides: Parameters<typeof tuned>[0] = {}) => tuned({ cellsCount: 0, ...overrides });
 
   it('settles an agent with one token from the agent rollup, exactly', async () => {
     const { planner, reads } = jointPlanner({
@@ -442,7 +500,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
       agentToken: [30_000],
       siteToken: [240_000],
     });
-    const plan = await sparse.planner.planCount('s', stacked, 10_000, tuned());
+    const plan = await sparse.planner.planCount('s', stacked, 10_000, noCells());
     // 20,000 · 0.3 · (0.25 / 0.3) = 5,000 expected: a walk would read the whole site.
     expect(plan).toMatchObject({ strategy: 'gin', joint: { lower: 0, upper: 20_000 } });
     expect((plan as { joint: { expected: number } }).joint.expected).toBeCloseTo(5_000, 6);
@@ -451,7 +509,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
       's',
       stacked,
       10_000,
-      tuned({ walkRowsPerHeapVisit: Infinity }),
+      noCells({ walkRowsPerHeapVisit: Infinity }),
     );
     expect(walk.strategy).toBe('walk');
     // 400,000 expected of 1,000,000: the walk reaches the cap within about 25,000 entries.
@@ -463,8 +521,8 @@ describe('counts of stacked column filters, planned from their joint figures', (
       agentToken: [480_000],
       siteToken: [640_000],
     });
-    expect((await dense.planner.planCount('s', stacked, 5, tuned())).strategy).toBe('joint');
-    expect((await dense.planner.planCount('s', stacked, 500_000, tuned())).strategy).toBe('walk');
+    expect((await dense.planner.planCount('s', stacked, 5, noCells())).strategy).toBe('joint');
+    expect((await dense.planner.planCount('s', stacked, 500_000, noCells())).strategy).toBe('walk');
   });
 
   it("takes a problem token's postings when the figures do not settle the count", async () => {
@@ -477,7 +535,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
       's',
       filter({ channel: 'web', labelsAll: [RESOLVED, FRUSTRATED] }),
       10_000,
-      tuned(),
+      noCells(),
     );
     expect(plan).toMatchObject({ strategy: 'postings', driver: `t:${FRUSTRATED}` });
   });
@@ -488,7 +546,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
       's',
       filter({ channel: 'web', labelsAll: [RESOLVED, UNRESOLVED] }),
       10_000,
-      tuned(),
+      noCells(),
     );
     expect(plan.strategy).toBe('sample');
     expect(reads.joint).toBe(1);

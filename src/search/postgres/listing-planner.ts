@@ -1,5 +1,6 @@
 import {
   hasNarrowScoreBand,
+  impliedLabelStatus,
   indexEqualityTerms,
   isNarrowed,
   labelBit,
@@ -9,7 +10,9 @@ import type { ConversationFilter } from '../listing/conversation-filter';
 import { chooseIndexTerms } from './index-terms';
 import { beyondRollups, JointEstimate, jointEstimate, jointScope } from './joint-densities';
 import { ListingKnowledge, titleTermRows } from './listing-knowledge';
+import { cellsCountable } from './listing-sql';
 import {
+  DEFAULT_CELLS_COUNT,
   DEFAULT_TRANSCRIPT_PROBE,
   DEFAULT_WALK_ROWS_PER_HEAP_VISIT,
   type SearchTuning,
@@ -49,9 +52,13 @@ export type PagePlan =
  *   also walks on when the window's span says the range holds at most `walkRange` rows;
  * - `transcript`: a transcript query (`q`): the bitmap of the transcripts' GIN index, up to the cap;
  * - `joint`: stacked column filters with label tokens whose count the joint figures of the rollups
- *   (joint-densities.ts) settle: `n`, exact, or an exact lower bound above the cap.
- * A `walk` or `gin` plan chosen from the joint figures carries them (`joint`): the estimate
- * weighed a walk to the cap against the GIN count of the expected matches.
+ *   (joint-densities.ts) settle: `n`, exact, or an exact lower bound above the cap;
+ * - `cells`: column filters, label tokens and a time range (cellsCountable) whose fixed columns
+ *   hold at most `cellsCount` rows of the site (`entries`, estimated from the site's exact term
+ *   counts as if the columns were independent): an index-only range scan of those columns'
+ *   entries in conversations_site_cell_idx, up to the cap.
+ * A `walk`, `gin` or `cells` plan chosen after the joint figures were read carries them (`joint`):
+ * for a walk or the GIN count, the estimate weighed a walk to the cap against the GIN count.
  */
 export type CountPlan =
   | { strategy: 'rollup'; why: string }
@@ -60,7 +67,8 @@ export type CountPlan =
   | { strategy: 'gin'; onRow: string[]; joint?: JointEstimate; why: string }
   | { strategy: 'sample'; window: number; denseHits: number; walkRange?: number; why: string }
   | { strategy: 'transcript'; why: string }
-  | { strategy: 'joint'; n: number; joint: JointEstimate; why: string };
+  | { strategy: 'joint'; n: number; joint: JointEstimate; why: string }
+  | { strategy: 'cells'; entries: number; joint?: JointEstimate; why: string };
 
 /** Label tokens with postings (migration ConversationPostings): those flagging a problem, the rare ones. */
 const PROBLEM_TOKEN = /:(true|fail)$/;
@@ -259,6 +267,15 @@ export class ListingPlanner {
     // not, a problem token's postings count it index-only, or the figures weigh walk and GIN.
     const joint = await this.jointCount(siteId, filter, cap, tuning);
     if (joint?.strategy === 'joint') return joint;
+    const entries = await this.cellEntries(siteId, filter, tuning);
+    const estimate = joint?.strategy === 'walk' || joint?.strategy === 'gin' ? joint.joint : undefined;
+    if (entries !== undefined)
+      return {
+        strategy: 'cells',
+        entries: Math.ceil(entries),
+        ...(estimate ? { joint: estimate } : {}),
+        why: `the fixed columns hold about ${Math.ceil(entries)} rows: their entries in the cell index`,
+      };
     const postings = await this.postings(siteId, filter, tuning);
     if (postings)
       return { strategy: 'postings', ...postings, why: 'the rarest posting term is held by few rows' };
@@ -282,6 +299,43 @@ export class ListingPlanner {
       ...(walkRange !== undefined ? { walkRange } : {}),
       why: 'the density of the newest rows decides between a walk and the GIN index',
     };
+  }
+
+  /**
+   * The entries a `cells` count reads (the rows holding the values of the columns it fixes),
+   * when it should run: the filter is cellsCountable and they are at most `cellsCount` and
+   * fewer than the rows of its rarest problem token (whose postings a postings plan would read
+   * instead, no more entries). Estimated from the site's exact term counts as if the columns
+   * were independent (the channel and the language of one site are not far from it); undefined
+   * without those counts.
+   */
+  async cellEntries(
+    siteId: string,
+    filter: ConversationFilter,
+    tuning: SearchTuning,
+  ): Promise<number | undefined> {
+    const bound = tuning.cellsCount ?? DEFAULT_CELLS_COUNT;
+    if (!(bound > 0) || !cellsCountable(filter)) return undefined;
+    const densities = await this.knowledge.densitiesIfRead(siteId);
+    if (!densities || densities.rows <= 0) return undefined;
+    const status = impliedLabelStatus(filter);
+    const fixed = [
+      ...(filter.channel ? [`channel:${filter.channel}`] : []),
+      ...(filter.language ? [`language:${filter.language}`] : []),
+      ...(status ? [`status:${status}`] : []),
+      ...(filter.feedback ? [`feedback:${filter.feedback}`] : []),
+      ...(filter.agentId ? [`agent:${filter.agentId}`] : []),
+    ];
+    const entries = fixed.reduce(
+      (n, term) => n * Math.min(1, (densities.terms.get(term) ?? 0) / densities.rows),
+      densities.rows,
+    );
+    const tokenRows = filter.labelsAll
+      .filter((token) => PROBLEM_TOKEN.test(token))
+      .map((token) => densities.terms.get(token) ?? 0);
+    return entries <= bound && entries <= Math.min(...tokenRows, Number.POSITIVE_INFINITY)
+      ? entries
+      : undefined;
   }
 
   /**

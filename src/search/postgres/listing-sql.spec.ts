@@ -2,6 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { emptyFilter } from '../listing/conversation-filter';
 import { buildFilterSql } from '../filter-sql/conversation-filter-sql';
 import {
+  cellsCountable,
+  cellsCountSql,
   ginSortedSql,
   rollupCountSql,
   walkSql,
@@ -106,5 +108,57 @@ describe('windowThenCappedCountSql (the density sample and, when it says so, the
           ...options,
         }).text,
       ).not.toContain('extract(epoch');
+  });
+});
+
+describe('cellsCountSql (a count from the entries of the fixed columns in the cell index)', () => {
+  const flat = (text: string) => text.replace(/\s+/g, ' ');
+
+  it('spells out the open key columns before the agent, so the scan reads the fixed values only', () => {
+    const st = cellsCountSql(
+      's',
+      {
+        ...emptyFilter(),
+        agentId: 'agt_a',
+        channel: 'hosted',
+        labelsAll: ['resolution:unresolved'],
+        from: '2026-01-01T00:00:00Z',
+      },
+      10_001,
+    );
+    expect(flat(st.text)).toBe(
+      'SELECT count(*)::int AS n FROM (SELECT 1 FROM conversations WHERE site_id = $1 AND created_at >= $2::timestamptz AND channel = $3 AND agent_id = $4 AND label_status = $5 AND label_bits & $6::bigint = $6::bigint AND language = ANY($7::text[]) AND (feedback_negative > 0) = ANY($8::boolean[]) AND (feedback_positive > 0) = ANY($9::boolean[]) LIMIT $10) c',
+    );
+    expect(st.values.slice(2)).toEqual([
+      'hosted',
+      'agt_a',
+      'labeled',
+      '4',
+      ['fr', 'en', 'de', 'it', 'es', 'nl'],
+      ['false', 'true'],
+      ['false', 'true'],
+      10_001,
+    ]);
+  });
+
+  it('leaves the key open after the last fixed column (no agent: nothing past the feedback)', () => {
+    const st = cellsCountSql('s', { ...emptyFilter(), language: 'nl', feedback: 'negative' }, 101);
+    expect(flat(st.text)).toContain(
+      'language = $2 AND feedback_negative > 0 AND channel = ANY($3::text[]) AND label_status = ANY($4::text[]) LIMIT $5',
+    );
+    expect(flat(st.text)).not.toContain('feedback_positive');
+    expect(flat(cellsCountSql('s', { ...emptyFilter(), channel: 'web' }, 101).text)).not.toContain('ANY');
+  });
+
+  it('takes column filters, label tokens and a time range only, with at least one column fixed', () => {
+    const columns = { ...emptyFilter(), channel: 'web' as const };
+    expect(cellsCountable(columns)).toBe(true);
+    expect(cellsCountable({ ...columns, labelsAny: [['grounded:fail', 'resolution:resolved']] })).toBe(true);
+    expect(cellsCountable({ ...emptyFilter(), labelsAll: ['grounded:fail'] })).toBe(true); // labeled, implied
+    expect(cellsCountable({ ...emptyFilter(), from: '2026-01-01T00:00:00Z' })).toBe(false);
+    expect(cellsCountable({ ...columns, keywords: ['retour'] })).toBe(false);
+    expect(cellsCountable({ ...columns, reviewStatus: 'reviewed' })).toBe(false);
+    expect(cellsCountable({ ...columns, scores: { quality: { min: 0.5 } } })).toBe(false);
+    expect(cellsCountable({ ...columns, labelsAll: ['no_such:token'] })).toBe(false);
   });
 });

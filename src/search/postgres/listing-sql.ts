@@ -1,7 +1,21 @@
 import { SqlParams, type Statement } from '../../database/sql-statement';
 import { KIND } from '../../database/stats-rollups';
-import { FilterSql, labelBit, ORDER, whereAll, whereRowFilters } from '../filter-sql/conversation-filter-sql';
-import type { ConversationFilter } from '../listing/conversation-filter';
+import {
+  buildFilterSql,
+  FilterSql,
+  impliedLabelStatus,
+  labelBit,
+  ORDER,
+  whereAll,
+  whereRowFilters,
+} from '../filter-sql/conversation-filter-sql';
+import {
+  CHANNELS,
+  type ConversationFilter,
+  LABEL_STATUSES,
+  LANGUAGES,
+  SCORE_NAMES,
+} from '../listing/conversation-filter';
 
 /*
  * The listing's own statements (docs/query-engine.md, "Choosing a plan"), each over the
@@ -74,6 +88,75 @@ export function cappedCountSql(sql: FilterSql, cap: number): Statement {
   const p = sql.params;
   return {
     text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM conversations WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`,
+    values: p.values,
+  };
+}
+
+/**
+ * The key of conversations_site_cell_idx after the site (migration ConversationCellIndex), in
+ * order: each column, every value it can hold (CHECK-constrained enums, booleans) and the value a
+ * filter fixes, if any. The agent and the creation time follow: never spelled out.
+ */
+const CELL_KEY: ReadonlyArray<{
+  column: string;
+  all: readonly string[];
+  cast: string;
+  fixed: (filter: ConversationFilter) => string | undefined;
+}> = [
+  { column: 'channel', all: CHANNELS, cast: '::text[]', fixed: (f) => f.channel },
+  { column: 'language', all: LANGUAGES, cast: '::text[]', fixed: (f) => f.language },
+  { column: 'label_status', all: LABEL_STATUSES, cast: '::text[]', fixed: (f) => impliedLabelStatus(f) },
+  {
+    column: '(feedback_negative > 0)',
+    all: ['false', 'true'],
+    cast: '::boolean[]',
+    fixed: (f) => (f.feedback === 'negative' ? 'true' : undefined),
+  },
+  {
+    column: '(feedback_positive > 0)',
+    all: ['false', 'true'],
+    cast: '::boolean[]',
+    fixed: (f) => (f.feedback === 'positive' ? 'true' : undefined),
+  },
+];
+
+/**
+ * Whether conversations_site_cell_idx holds every condition of `filter` (a `cells` count):
+ * column filters (channel, language, agent, feedback, label status), label tokens with a bit
+ * (labels.all, labels.any, labels.none) and a time range, at least one column fixed; no keyword,
+ * `q`, review status or score bound (those are read from the heap or other indexes).
+ */
+export function cellsCountable(filter: ConversationFilter): boolean {
+  const tokens = [...filter.labelsAll, ...filter.labelsAny.flat(), ...filter.labelsNone];
+  return (
+    filter.keywords.length === 0 &&
+    filter.text === undefined &&
+    filter.reviewStatus === undefined &&
+    SCORE_NAMES.every((name) => filter.scores[name] === undefined) &&
+    tokens.every((token) => labelBit(token) !== undefined) &&
+    (filter.agentId !== undefined || CELL_KEY.some((key) => key.fixed(filter) !== undefined))
+  );
+}
+
+/**
+ * `cells` count (cellsCountable filters), capped at `cap` matches: an index-only range scan of
+ * conversations_site_cell_idx. Its key columns before the last one the filter fixes (the agent,
+ * when given) that the filter leaves open are spelled out as `= ANY (every value)`, so the
+ * scan descends once per combination and reads the entries of the fixed values only (PostgreSQL
+ * 15 has no skip scan); the label bits, the feedback and the time range are checked on them.
+ */
+export function cellsCountSql(siteId: string, filter: ConversationFilter, cap: number): Statement {
+  const sql = buildFilterSql(siteId, filter);
+  const p = sql.params;
+  const last =
+    filter.agentId !== undefined
+      ? CELL_KEY.length
+      : CELL_KEY.reduce((at, key, i) => (key.fixed(filter) !== undefined ? i : at), -1);
+  const open = CELL_KEY.slice(0, last)
+    .filter((key) => key.fixed(filter) === undefined)
+    .map((key) => `${key.column} = ANY(${p.add(key.all, key.cast)})`);
+  return {
+    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM conversations WHERE ${[whereAll(sql), ...open].join(' AND ')} LIMIT ${p.add(cap)}) c`,
     values: p.values,
   };
 }

@@ -43,6 +43,14 @@ export interface SearchTuning {
    * Absent: DEFAULT_WALK_ROWS_PER_HEAP_VISIT.
    */
   walkRowsPerHeapVisit?: number;
+  /**
+   * Rows of the site holding the values a count fixes (channel, language, label status,
+   * feedback, agent: estimated from the site's exact term counts) up to which a count of such
+   * columns with label tokens and a time range reads their entries in conversations_site_cell_idx
+   * (the `cells` plan, ~0.07 µs an entry, index-only), unless the joint figures settle it.
+   * 0: never. Absent: DEFAULT_CELLS_COUNT.
+   */
+  cellsCount?: number;
 }
 
 /** Transcripts a GIN probe of `q` takes at most, unless tuned (SearchTuning.transcriptProbe). */
@@ -50,6 +58,9 @@ export const DEFAULT_TRANSCRIPT_PROBE = 10_000;
 
 /** Covering-index entries a walk checks per heap visit, unless tuned (SearchTuning.walkRowsPerHeapVisit). */
 export const DEFAULT_WALK_ROWS_PER_HEAP_VISIT = 10;
+
+/** Entries a `cells` count reads at most, unless tuned (SearchTuning.cellsCount). */
+export const DEFAULT_CELLS_COUNT = 150_000;
 
 /** Chosen from measurements on 1,000,000 conversations in one site (docs/query-engine.md). */
 export const DEFAULT_TUNING: Readonly<SearchTuning> = Object.freeze({
@@ -62,6 +73,7 @@ export const DEFAULT_TUNING: Readonly<SearchTuning> = Object.freeze({
   postingsWalk: 150_000,
   transcriptProbe: DEFAULT_TRANSCRIPT_PROBE,
   walkRowsPerHeapVisit: DEFAULT_WALK_ROWS_PER_HEAP_VISIT,
+  cellsCount: DEFAULT_CELLS_COUNT,
 });
 
 /** The default tuning with `overrides` (tests lower thresholds to drive every plan on small data). */
