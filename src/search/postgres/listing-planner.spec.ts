@@ -525,6 +525,29 @@ describe('counts of stacked column filters, planned from their joint figures', (
     expect((await dense.planner.planCount('s', stacked, 500_000, noCells())).strategy).toBe('walk');
   });
 
+  it("reads the cell index's entries of C with the agent, counted exactly by the figures", async () => {
+    const { planner, reads } = jointPlanner({
+      cell: 200_000,
+      cellAgent: 20_000,
+      cellToken: [60_000],
+      agentLabeled: 120_000,
+      agentToken: [30_000],
+      siteToken: [240_000],
+    });
+    const stacked = filter({ agentId: 'agt_a', channel: 'hosted', labelsAll: [UNRESOLVED] });
+    // The site's term counts know nothing of the agent (0 rows): the figures' 20,000 count.
+    expect(await planner.planCount('s', stacked, 10_000, tuned())).toMatchObject({
+      strategy: 'cells',
+      entries: 20_000,
+      joint: { lower: 0, upper: 20_000 },
+    });
+    expect(reads.joint).toBe(1);
+    // More entries than the bound: the figures' own choice.
+    expect((await planner.planCount('s', stacked, 10_000, tuned({ cellsCount: 19_999 }))).strategy).toBe(
+      'gin',
+    );
+  });
+
   it("takes a problem token's postings when the figures do not settle the count", async () => {
     const { planner } = jointPlanner({
       cell: 500_000,

@@ -8,7 +8,14 @@ import {
 } from '../filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import { chooseIndexTerms } from './index-terms';
-import { beyondRollups, JointEstimate, jointEstimate, jointScope } from './joint-densities';
+import {
+  beyondRollups,
+  JointEstimate,
+  jointEstimate,
+  JointFigures,
+  JointScope,
+  jointScope,
+} from './joint-densities';
 import { ListingKnowledge, titleTermRows } from './listing-knowledge';
 import { cellsCountable } from './listing-sql';
 import {
@@ -265,9 +272,17 @@ export class ListingPlanner {
     if (!isNarrowed(filter)) return { strategy: 'walk', why: 'nothing narrows the rows' };
     // Stacked column filters with label tokens: their joint figures may settle the count; if
     // not, a problem token's postings count it index-only, or the figures weigh walk and GIN.
-    const joint = await this.jointCount(siteId, filter, cap, tuning);
+    const figures = await this.jointFigures(siteId, filter);
+    const joint = figures && (await this.jointCount(siteId, filter, cap, tuning, figures));
     if (joint?.strategy === 'joint') return joint;
-    const entries = await this.cellEntries(siteId, filter, tuning);
+    // The joint figures count the fixed columns' rows exactly (the cell index's key is the
+    // rollups' cell, then the agent): C, or C with the agent.
+    const entries = await this.cellEntries(
+      siteId,
+      filter,
+      tuning,
+      figures && (figures.figures.cellAgent ?? figures.figures.cell),
+    );
     const estimate = joint?.strategy === 'walk' || joint?.strategy === 'gin' ? joint.joint : undefined;
     if (entries !== undefined)
       return {
@@ -313,6 +328,7 @@ export class ListingPlanner {
     siteId: string,
     filter: ConversationFilter,
     tuning: SearchTuning,
+    exact?: number,
   ): Promise<number | undefined> {
     const bound = tuning.cellsCount ?? DEFAULT_CELLS_COUNT;
     if (!(bound > 0) || !cellsCountable(filter)) return undefined;
@@ -326,10 +342,12 @@ export class ListingPlanner {
       ...(filter.feedback ? [`feedback:${filter.feedback}`] : []),
       ...(filter.agentId ? [`agent:${filter.agentId}`] : []),
     ];
-    const entries = fixed.reduce(
-      (n, term) => n * Math.min(1, (densities.terms.get(term) ?? 0) / densities.rows),
-      densities.rows,
-    );
+    const entries =
+      exact ??
+      fixed.reduce(
+        (n, term) => n * Math.min(1, (densities.terms.get(term) ?? 0) / densities.rows),
+        densities.rows,
+      );
     const tokenRows = filter.labelsAll
       .filter((token) => PROBLEM_TOKEN.test(token))
       .map((token) => densities.terms.get(token) ?? 0);
@@ -368,21 +386,31 @@ export class ListingPlanner {
   }
 
   /**
-   * The count plan of stacked column filters with label tokens (jointScope), from their joint
-   * figures read now (one statement over the rollups: they settle the count when its bounds
-   * meet or its lower bound exceeds the cap, so they must be current); undefined outside that
-   * scope or when the figures cannot be read (the sample decides then).
+   * The joint figures of stacked column filters with label tokens (jointScope), read now (one
+   * statement over the rollups: they may settle the count, so they must be current); undefined
+   * outside that scope or when they cannot be read (the other plans decide then).
+   */
+  async jointFigures(
+    siteId: string,
+    filter: ConversationFilter,
+  ): Promise<{ scope: JointScope; figures: JointFigures } | undefined> {
+    const scope = jointScope(filter);
+    if (!scope) return undefined;
+    const figures = await this.knowledge.jointFiguresIfRead(siteId, scope);
+    return figures && { scope, figures };
+  }
+
+  /**
+   * The count plan of stacked column filters from their joint figures (jointFigures): settled
+   * when the bounds meet or the lower bound exceeds the cap, else a walk or the GIN count.
    */
   async jointCount(
     siteId: string,
     filter: ConversationFilter,
     cap: number,
     tuning: SearchTuning,
-  ): Promise<CountPlan | undefined> {
-    const scope = jointScope(filter);
-    if (!scope) return undefined;
-    const figures = await this.knowledge.jointFiguresIfRead(siteId, scope);
-    if (!figures) return undefined;
+    { scope, figures }: { scope: JointScope; figures: JointFigures },
+  ): Promise<CountPlan> {
     const joint = jointEstimate(scope, figures);
     const range = `expected ${Math.round(joint.expected)}, between ${joint.lower} and ${joint.upper}`;
     if (joint.lower === joint.upper)
