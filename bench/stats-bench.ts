@@ -3,7 +3,8 @@
  * each facet alone, a histogram, a 90-day daily series in Europe/Paris, and the stats request
  * (every facet, the three scores) for every filter set of the listing mix. Each request is
  * sent one at a time for BENCH_STATS_SECONDS (at least 3 and at most BENCH_STATS_RUNS times,
- * after one warm-up); writes bench/results/stats-<BENCH_OUT>.{md,json}.
+ * after one warm-up); writes bench/results/stats-<BENCH_OUT>.{md,json}. BENCH_STATS_DASHBOARD_MS
+ * sets the dashboard requests' target (100 ms; issue 38 asks 50 at 3,000,000 in the site).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -131,6 +132,7 @@ export interface StatsResult {
 }
 
 function render(report: {
+  targets: typeof STATS_TARGETS;
   startedAt: string;
   finishedAt: string;
   load: { start: number; end: number };
@@ -149,7 +151,7 @@ function render(report: {
     '',
     `${report.status}. Started ${report.startedAt}, finished ${report.finishedAt}; load average ${report.load.start.toFixed(1)} at the start, ${report.load.end.toFixed(1)} at the end (2 cores shared).`,
     '',
-    `${passed} of ${report.results.length} requests meet their target (dashboard requests: median ≤ ${STATS_TARGETS.dashboardMedianMs} ms; dense label filters: ≤ ${STATS_TARGETS.denseLabelsMedianMs} ms; the others: median ≤ ${STATS_TARGETS.filteredMedianMs} ms). HTTP times, one request at a time; the plan is the Postgres engine's choice for the request (its series' source, a scan's access).`,
+    `${passed} of ${report.results.length} requests meet their target (dashboard requests: median ≤ ${report.targets.dashboardMedianMs} ms; dense label filters: ≤ ${report.targets.denseLabelsMedianMs} ms; the others: median ≤ ${report.targets.filteredMedianMs} ms). HTTP times, one request at a time; the plan is the Postgres engine's choice for the request (its series' source, a scan's access).`,
     '',
     '| request | plan | total | runs | median ms | p99 ms | target | verdict |',
     '|---|---|---|---|---|---|---|---|',
@@ -179,6 +181,10 @@ export async function runStatsBench(options: {
   const seconds = Number(env.BENCH_STATS_SECONDS ?? 5);
   const maxRuns = Number(env.BENCH_STATS_RUNS ?? 40);
   const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+  const targets = {
+    ...STATS_TARGETS,
+    dashboardMedianMs: Number(env.BENCH_STATS_DASHBOARD_MS ?? STATS_TARGETS.dashboardMedianMs),
+  };
   const ctx = await mixContext(dataSource, siteId);
   const mix = buildStatsMix(ctx).filter((r) => !only || only.has(r.name));
   const startedAt = new Date().toISOString();
@@ -191,7 +197,7 @@ export async function runStatsBench(options: {
       startedAt,
       finishedAt: new Date().toISOString(),
       load: { start: loadStart, end: os.loadavg()[0] },
-      targets: STATS_TARGETS,
+      targets,
       results,
       failed,
     };
@@ -212,10 +218,10 @@ export async function runStatsBench(options: {
       const plan = planLabel(await planOf(dataSource, siteId, parsed));
       const targetMs =
         r.kind === 'dashboard'
-          ? STATS_TARGETS.dashboardMedianMs
+          ? targets.dashboardMedianMs
           : r.kind === 'dense-labels'
-            ? STATS_TARGETS.denseLabelsMedianMs
-            : STATS_TARGETS.filteredMedianMs;
+            ? targets.denseLabelsMedianMs
+            : targets.filteredMedianMs;
       const http = summarize(times);
       results.push({
         name: r.name,
