@@ -2,7 +2,8 @@
  * `npm run bench:scale`: the query mix at several sizes of the benched site, timed in Postgres
  * through the service's own query engine (bench/lib/sql-timing.ts: the page, with count=true its
  * count, as the service runs them), one database per size. Writes bench/results/scale.{json,md}:
- * the median of every request by size, so a plan whose cost follows the site's size shows.
+ * the median of every request by size, so a plan whose cost follows the site's size shows, and
+ * the plans the engine took for each (the page's strategy; with count=true, the count's).
  *
  * BENCH_SCALE lists the sizes as `label=databaseUrl#siteId`, comma-separated; with
  * BENCH_SCALE_MERGE=1 the sizes already in scale.json are kept (a size measured later is added).
@@ -25,6 +26,8 @@ interface SizeResult {
   p99s: Record<string, number>;
   /** Each request's query string as sent to this size's data (dates follow its newest conversation). */
   queries?: Record<string, string>;
+  /** The plans the engine took for each request at this size (page strategy / count strategy). */
+  plans?: Record<string, string>;
 }
 
 async function measureSize(label: string, url: string, siteId: string, runs: number): Promise<SizeResult> {
@@ -42,6 +45,7 @@ async function measureSize(label: string, url: string, siteId: string, runs: num
     const medians: Record<string, number> = {};
     const p99s: Record<string, number> = {};
     const queries: Record<string, string> = {};
+    const plans: Record<string, string> = {};
     const mix = buildMix(await mixContext(dataSource, siteId));
     // One unrecorded pass over the whole mix first: this process's JIT and the connections'
     // catalog caches start cold, and the mix's first requests were measured 2-3 times slower
@@ -53,6 +57,7 @@ async function measureSize(label: string, url: string, siteId: string, runs: num
         const t = await timer.time(siteId, r.query, r.page ?? 1, runs);
         medians[r.name] = t.total.median;
         p99s[r.name] = t.total.p99;
+        plans[r.name] = await timer.plans(siteId, r.query);
       } catch (error) {
         process.stderr.write(
           `${label} ${r.name}: ${error instanceof Error ? error.message : String(error)}\n`,
@@ -69,6 +74,7 @@ async function measureSize(label: string, url: string, siteId: string, runs: num
       medians,
       p99s,
       queries,
+      plans,
     };
   } finally {
     await timer.close();
@@ -87,7 +93,8 @@ function render(sizes: SizeResult[], runs: number): string {
   lines.push(
     `SQL medians in ms (${runs} runs per request after one recorded run, each size after an unrecorded pass over the whole mix): the page, with count=true its count in parallel, ` +
       "through the service's own query engine in-process, as the service runs them (no HTTP). " +
-      'Measured on the shared 2-core machine while other work ran: compare the columns of one row, not absolute values.',
+      'Measured on the shared 2-core machine while other work ran: compare the columns of one row, not absolute values. ' +
+      "In parentheses, the plans the engine took at that size (the page's strategy; with count=true, the count's; a size measured before plans were recorded has none).",
     '',
   );
   for (const s of sizes)
@@ -102,8 +109,14 @@ function render(sizes: SizeResult[], runs: number): string {
     const first = values[0];
     const last = values[values.length - 1];
     const page = pages.get(name);
+    const cell = (s: SizeResult) => {
+      const v = s.medians[name];
+      if (v === undefined) return '–';
+      const plan = s.plans?.[name];
+      return plan ? `${v.toFixed(1)} (${plan})` : v.toFixed(1);
+    };
     lines.push(
-      `| \`${name}\`${page ? ` (page ${page})` : ''} | \`${(queryOf(name) ?? '').replace(/\|/g, '\\|')}\` | ${values.map((v) => (v === undefined ? '–' : v.toFixed(1))).join(' | ')} | ${first && last ? (last / first).toFixed(1) : '–'} |`,
+      `| \`${name}\`${page ? ` (page ${page})` : ''} | \`${(queryOf(name) ?? '').replace(/\|/g, '\\|')}\` | ${sizes.map(cell).join(' | ')} | ${first && last ? (last / first).toFixed(1) : '–'} |`,
     );
   }
   return `${lines.join('\n')}\n`;

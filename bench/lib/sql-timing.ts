@@ -98,6 +98,11 @@ export class SqlTimer {
     this.recordingRows = new ConversationsRepository(this.recorder as unknown as DataSource);
   }
 
+  /** The strategies of the plans the engine takes for the request (plansOf). */
+  plans(siteId: string, query: Record<string, QueryValue>): Promise<string> {
+    return plansOf(this.engine, siteId, query);
+  }
+
   /** Closes the engines' listing pools. */
   async close(): Promise<void> {
     await Promise.all([this.engine.close(), this.recording.close()]);
@@ -150,6 +155,19 @@ export class SqlTimer {
     }
     return { total: summarize(totals), ...(counts.length ? { count: summarize(counts) } : {}), statements };
   }
+}
+
+/** The plans the engine takes for a request's page and (count=true) count: their strategies. */
+export async function plansOf(
+  engine: PostgresConversationSearch,
+  siteId: string,
+  query: Record<string, QueryValue>,
+): Promise<string> {
+  const listing = parseListingQuery(query);
+  const page = await engine.pageWithPlan(siteId, listing.filter, { limit: listing.limit });
+  if (!listing.count) return page.plan.strategy;
+  const count = await engine.countWithPlan(siteId, listing.filter, COUNT_CAP);
+  return `${page.plan.strategy} / count ${count.plan.strategy}`;
 }
 
 /** meta.count's cap (contract, paging rule 8). */
