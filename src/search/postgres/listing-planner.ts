@@ -61,9 +61,10 @@ export type PagePlan =
  * - `joint`: stacked column filters with label tokens whose count the joint figures of the rollups
  *   (joint-densities.ts) settle: `n`, exact, or an exact lower bound above the cap;
  * - `cells`: column filters, label tokens and a time range (cellsCountable) whose fixed columns
- *   hold at most `cellsCount` rows of the site (`entries`, estimated from the site's exact term
- *   counts as if the columns were independent): an index-only range scan of those columns'
- *   entries in conversations_site_cell_idx, up to the cap.
+ *   hold at most `cellsCount` rows of the site (`entries`: exact from the joint figures when they
+ *   were read, else estimated from the site's exact term counts as if the columns were
+ *   independent): an index-only range scan of those columns' entries in
+ *   conversations_site_cell_idx, up to the cap.
  * A `walk`, `gin` or `cells` plan chosen after the joint figures were read carries them (`joint`):
  * for a walk or the GIN count, the estimate weighed a walk to the cap against the GIN count.
  */
@@ -271,7 +272,8 @@ export class ListingPlanner {
       return { strategy: 'rollup', why: 'column filters alone: an exact sum of the rollups' };
     if (!isNarrowed(filter)) return { strategy: 'walk', why: 'nothing narrows the rows' };
     // Stacked column filters with label tokens: their joint figures may settle the count; if
-    // not, a problem token's postings count it index-only, or the figures weigh walk and GIN.
+    // not, the cell index counts the fixed columns' entries when they are few, else a problem
+    // token's postings count it index-only, or the figures weigh walk and GIN.
     const figures = await this.jointFigures(siteId, filter);
     const joint = figures && (await this.jointCount(siteId, filter, cap, tuning, figures));
     if (joint?.strategy === 'joint') return joint;
@@ -320,9 +322,9 @@ export class ListingPlanner {
    * The entries a `cells` count reads (the rows holding the values of the columns it fixes),
    * when it should run: the filter is cellsCountable and they are at most `cellsCount` and
    * fewer than the rows of its rarest problem token (whose postings a postings plan would read
-   * instead, no more entries). Estimated from the site's exact term counts as if the columns
-   * were independent (the channel and the language of one site are not far from it); undefined
-   * without those counts.
+   * instead, no more entries). `exact`: the rows the joint figures counted; otherwise estimated
+   * from the site's exact term counts as if the columns were independent; undefined without
+   * those counts.
    */
   async cellEntries(
     siteId: string,
