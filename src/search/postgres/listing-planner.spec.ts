@@ -449,6 +449,18 @@ describe('counts of stacked column filters, planned from their joint figures', (
     const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
     return { planner: new ListingPlanner(new ListingKnowledge(dataSource, cache)), reads };
   }
+  /**
+   * Stacked columns whose figures do not settle the count: C∧A 20,000 rows, 5,000 matches
+   * expected (a hosted agent with `resolution:unresolved`).
+   */
+  const SPARSE = {
+    cell: 200_000,
+    cellAgent: 20_000,
+    cellToken: [60_000],
+    agentLabeled: 120_000,
+    agentToken: [30_000],
+    siteToken: [240_000],
+  };
   /** The tuning without the cell index's count (cellsCount 0): the figures' own choices. */
   const noCells = (overrides: Parameters<typeof tuned>[0] = {}) => tuned({ cellsCount: 0, ...overrides });
 
@@ -492,14 +504,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
 
   it('walks when the matches expected are dense, counts through the GIN index when sparse', async () => {
     const stacked = filter({ agentId: 'agt_a', channel: 'hosted', labelsAll: [UNRESOLVED] });
-    const sparse = jointPlanner({
-      cell: 200_000,
-      cellAgent: 20_000,
-      cellToken: [60_000],
-      agentLabeled: 120_000,
-      agentToken: [30_000],
-      siteToken: [240_000],
-    });
+    const sparse = jointPlanner(SPARSE);
     const plan = await sparse.planner.planCount('s', stacked, 10_000, noCells());
     // 20,000 · 0.3 · (0.25 / 0.3) = 5,000 expected: a walk would read the whole site.
     expect(plan).toMatchObject({ strategy: 'gin', joint: { lower: 0, upper: 20_000 } });
@@ -526,14 +531,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
   });
 
   it("reads the cell index's entries of C with the agent, counted exactly by the figures", async () => {
-    const { planner, reads } = jointPlanner({
-      cell: 200_000,
-      cellAgent: 20_000,
-      cellToken: [60_000],
-      agentLabeled: 120_000,
-      agentToken: [30_000],
-      siteToken: [240_000],
-    });
+    const { planner, reads } = jointPlanner(SPARSE);
     const stacked = filter({ agentId: 'agt_a', channel: 'hosted', labelsAll: [UNRESOLVED] });
     // The site's term counts know nothing of the agent (0 rows): the figures' 20,000 count.
     expect(await planner.planCount('s', stacked, 10_000, tuned())).toMatchObject({

@@ -1,6 +1,5 @@
 import {
   hasNarrowScoreBand,
-  impliedLabelStatus,
   indexEqualityTerms,
   isNarrowed,
   labelBit,
@@ -336,14 +335,9 @@ export class ListingPlanner {
     if (!(bound > 0) || !cellsCountable(filter)) return undefined;
     const densities = await this.knowledge.densitiesIfRead(siteId);
     if (!densities || densities.rows <= 0) return undefined;
-    const status = impliedLabelStatus(filter);
-    const fixed = [
-      ...(filter.channel ? [`channel:${filter.channel}`] : []),
-      ...(filter.language ? [`language:${filter.language}`] : []),
-      ...(status ? [`status:${status}`] : []),
-      ...(filter.feedback ? [`feedback:${filter.feedback}`] : []),
-      ...(filter.agentId ? [`agent:${filter.agentId}`] : []),
-    ];
+    // The column terms: indexEqualityTerms without its trailing labels.all tokens.
+    const terms = indexEqualityTerms(filter);
+    const fixed = terms.slice(0, terms.length - filter.labelsAll.length);
     const entries =
       exact ??
       fixed.reduce(
