@@ -96,9 +96,9 @@ export function planLabel(plan: StatsPlan): string {
     case 'rollup+scan':
       return plan.series ? `${plan.strategy}, series ${plan.series}` : plan.strategy;
     case 'scan':
-      return `scan (${plan.access}${plan.splitAt ? ', split' : ''})`;
+      return `scan (${plan.access}${plan.splitAt || (plan.labels?.slices.length ?? 0) > 1 ? ', split' : ''})`;
     case 'complement':
-      return `complement (cells − scan${plan.splitAt ? ', split' : ''})`;
+      return `complement (cells − labels${plan.labels.slices.length > 1 ? ', split' : ''})`;
     default:
       return plan.strategy;
   }

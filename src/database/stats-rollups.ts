@@ -21,7 +21,8 @@ export const scoreBinEdges = (bins: number): string =>
 /**
  * The `kind` of a rollup row: conversations (0), per channel, language, agent, label status,
  * feedback kind (at least one rating of it), label token (its bit in `label_bits`, labeled
- * conversations only) and per score bin.
+ * conversations only) and per score bin; in conversation_stats_site only, the labeled
+ * conversations per distinct `label_bits` value (`labelValue`, its decimal text as key).
  */
 export const KIND = {
   all: 0,
@@ -34,6 +35,7 @@ export const KIND = {
   quality: 7,
   service: 8,
   trust: 9,
+  labelValue: 10,
 } as const;
 
 /** The rollup tables and the columns that key a row (before the rollups became append-only, the primary key). */

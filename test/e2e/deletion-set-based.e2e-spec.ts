@@ -80,10 +80,16 @@ describe('set-based deletion of several hundred conversations in one batch', () 
        WHERE r.n IS DISTINCT FROM s.n`,
       // per site (all time) against the daily rows
       `SELECT 'site' AS t, * FROM
-         (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE ${site} GROUP BY 1, 2, 3) s
+         (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE ${site} AND kind <> 10 GROUP BY 1, 2, 3) s
        FULL JOIN (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_daily WHERE ${site} GROUP BY 1, 2, 3) d
          USING (site_id, kind, key)
        WHERE coalesce(s.n, 0) <> coalesce(d.n, 0)`,
+      // the site's labeled conversations per label value (kind 10) against the rows
+      `SELECT 'label value' AS t, * FROM
+         (SELECT site_id, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE ${site} AND kind = 10 GROUP BY 1, 2) s
+       FULL JOIN (SELECT site_id, label_bits::text AS key, count(*) AS n FROM conversations
+                  WHERE ${site} AND label_status = 'labeled' GROUP BY 1, 2) c USING (site_id, key)
+       WHERE coalesce(s.n, 0) <> coalesce(c.n, 0)`,
       // hourly and quarter-hourly counts, labeled counts, score counts and sums
       ...(['hourly', 'quarter'] as const).map(
         (table) => `

@@ -10,8 +10,9 @@ import type { TestApp } from '../setup/test-app';
 /*
  * Dense label filters (docs/statistics.md, "Dense label filters"): the complement plan answers
  * as the labeled conversations of the filter's columns (per-cell rollup) minus a scan of those
- * failing its label conditions, min and max from bounded walks. Its answers must equal the scan's,
- * read whole and split in two slices, for labels.all, labels.any, labels.none and a column.
+ * failing its label conditions (read by label value), min and max from bounded walks; a sparser
+ * one is read by the label values it keeps. Their answers must equal the scan's, read whole and
+ * split in two slices, for labels.all, labels.any, labels.none and a column.
  */
 
 /** Means to 12 significant digits: the plans sum doubles in different orders (last-bit differences). */
@@ -95,6 +96,7 @@ describe('statistics of dense label filters (the complement plan)', () => {
   }, 120_000);
 
   it('answers as the scan does, read whole and in two slices, for labels.all, .any, .none and columns', async () => {
+    let split = 0;
     for (const f of FILTERS) {
       const query = parseStatsRequest({ ...f, ...EVERYTHING }, new Date());
       const run = (tuning: Partial<StatsTuning>) => engine.statsWithPlan(org.site.id, query, tuning);
@@ -105,19 +107,48 @@ describe('statistics of dense label filters (the complement plan)', () => {
       for (const splitScanRows of [1_000_000, 1]) {
         const { result, plan } = await run({ splitScanRows });
         expect({ f, strategy: plan.strategy }).toEqual({ f, strategy: 'complement' });
-        expect({ f, split: 'splitAt' in plan }).toEqual({ f, split: splitScanRows === 1 });
+        const slices = plan.strategy === 'complement' ? plan.labels.slices : [];
+        // Two slices when asked and the failing values make two runs or more.
+        expect({ f, slices: slices.length }).toEqual({
+          f,
+          slices: splitScanRows === 1 && slices.flat().length > 1 ? 2 : 1,
+        });
+        if (slices.length === 2) split++;
         const { asOf: _c, ...answer } = result;
         expect({ f, answer: roundMeans(answer) }).toEqual({ f, answer: roundMeans(expected) });
       }
     }
+    expect(split).toBeGreaterThan(2);
   }, 60_000);
 
-  it('a filter keeping about half of the labeled conversations or less is scanned directly', async () => {
-    const query = parseStatsRequest(
-      { 'labels.all': 'resolution:unresolved', 'labels.none': 'human_requested:true', ...EVERYTHING },
-      new Date(),
-    );
-    const { plan } = await engine.statsWithPlan(org.site.id, query);
-    expect(plan.strategy).toBe('scan');
-  });
+  it('reads a filter keeping half of the labeled conversations or less by its label values, as the scan does', async () => {
+    const filters: Array<Record<string, string | string[]>> = [
+      { 'labels.all': 'resolution:unresolved', 'labels.none': 'human_requested:true' },
+      { 'labels.all': 'grounded:fail' },
+      { 'labels.any': 'visitor_frustrated:true|human_requested:true', bins: '7' },
+      { channel: 'hosted', 'labels.all': 'resolution:unresolved' },
+      { 'labels.all': ['resolution:resolved', 'grounded:fail'] },
+    ];
+    let split = 0;
+    for (const f of filters) {
+      const query = parseStatsRequest({ ...f, ...EVERYTHING }, new Date());
+      const run = (tuning: Partial<StatsTuning>) => engine.statsWithPlan(org.site.id, query, tuning);
+      const { asOf: _s, ...expected } = (await run({ useRollups: false })).result;
+      for (const splitScanRows of [1_000_000, 1]) {
+        const { result, plan } = await run({ splitScanRows });
+        expect({ f, plan: plan.strategy === 'scan' && plan.access }).toEqual({ f, plan: 'labels' });
+        const labels = plan.strategy === 'scan' ? plan.labels! : { slices: [] };
+        // Two slices when asked and the kept values make two runs or more.
+        const runs = labels.slices.flat().length;
+        expect({ f, slices: labels.slices.length }).toEqual({
+          f,
+          slices: splitScanRows === 1 && runs > 1 ? 2 : 1,
+        });
+        if (labels.slices.length === 2) split++;
+        const { asOf: _c, ...answer } = result;
+        expect({ f, answer: roundMeans(answer) }).toEqual({ f, answer: roundMeans(expected) });
+      }
+    }
+    expect(split).toBeGreaterThan(2);
+  }, 60_000);
 });

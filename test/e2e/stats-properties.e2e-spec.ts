@@ -415,10 +415,17 @@ describe('stats equal a brute-force count over random data, random filters and c
       WHERE t.n IS DISTINCT FROM d.n`);
     const site = await t.db.query(`
       SELECT 'site' AS t, coalesce(s.site_id, d.site_id) AS site_id, coalesce(s.kind, d.kind) AS kind, coalesce(s.key, d.key) AS key
-      FROM (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_site GROUP BY 1, 2, 3) s
+      FROM (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE kind <> 10 GROUP BY 1, 2, 3) s
       FULL JOIN (SELECT site_id, kind, key, sum(n)::bigint AS n FROM conversation_stats_daily GROUP BY 1, 2, 3) d
         USING (site_id, kind, key)
       WHERE coalesce(s.n, 0) <> coalesce(d.n, 0)`);
+    // The site's labeled conversations per label value (kind 10: the site rollup only).
+    const values = await t.db.query(`
+      SELECT 'label value' AS t, site_id, key FROM (
+        SELECT site_id, key, sum(n)::bigint AS n FROM conversation_stats_site WHERE kind = 10 GROUP BY 1, 2) s
+      FULL JOIN (SELECT site_id, label_bits::text AS key, count(*) AS n FROM conversations
+                 WHERE label_status = 'labeled' GROUP BY 1, 2) c USING (site_id, key)
+      WHERE coalesce(s.n, 0) <> coalesce(c.n, 0)`);
     const hourly = await t.db.query(`
       SELECT 'hourly' AS t, site_id, hour FROM (
         SELECT site_id, hour, sum(n) AS n, sum(quality_n) AS qn, sum(quality_sum) AS qs
@@ -450,7 +457,7 @@ describe('stats equal a brute-force count over random data, random filters and c
       FULL JOIN (SELECT site_id, agent_id, count(*) + count(score_quality) AS n, sum(score_quality::numeric) AS qs
                  FROM conversations GROUP BY 1, 2) c USING (site_id, agent_id)
       WHERE coalesce(x.n, 0) <> coalesce(c.n, 0) OR coalesce(x.qs, 0) <> coalesce(c.qs, 0)`);
-    return [...daily, ...site, ...hourly, ...quarter, ...cells, ...agents];
+    return [...daily, ...site, ...values, ...hourly, ...quarter, ...cells, ...agents];
   }
 
   it('the rollups equal a recount of the rows after all those writes, before and after folding their appended rows', async () => {

@@ -55,6 +55,9 @@ const BULK_INDEXES: Record<string, string> = {
   // Counts of stacked column filters (ConversationCellIndex migration).
   conversations_site_cell_idx:
     'ON conversations (site_id, channel, language, label_status, (feedback_negative > 0), (feedback_positive > 0), agent_id, created_at) INCLUDE (feedback_positive, feedback_negative, label_bits)',
+  // Statistics of label filters by value (LabelValueIndex migration).
+  conversations_site_label_value_idx:
+    "ON conversations (site_id, label_bits) INCLUDE (channel, language, agent_id, feedback_positive, feedback_negative, score_quality, score_service, score_trust) WHERE label_status = 'labeled'",
 };
 /** The transcript index (TranscriptLanguageIndex migration), dropped and rebuilt the same way. */
 const TRANSCRIPT_BULK_INDEXES: Record<string, string> = {

@@ -40,8 +40,11 @@ function scoreBins(edges: string, withValue: boolean): string {
     .join('\n      ');
 }
 
-/** Daily and per-site deltas of a statement's changed rows, appended. */
-export function dailyByCounts(changed: string): string {
+/**
+ * Daily and per-site deltas of a statement's changed rows, appended; with `labelValues`, the
+ * site's also per distinct `label_bits` of its labeled rows (kind 10, migration LabelValueIndex).
+ */
+export function dailyByCounts(changed: string, labelValues = false): string {
   return `
     WITH c AS (${changed}),
     delta AS MATERIALIZED (
@@ -65,7 +68,14 @@ export function dailyByCounts(changed: string): string {
       SELECT site_id, day, kind, key, n, true FROM delta
     )
     INSERT INTO conversation_stats_site (site_id, kind, key, n, fresh)
-    SELECT site_id, kind, key, sum(n), true FROM delta GROUP BY site_id, kind, key HAVING sum(n) <> 0`;
+    SELECT site_id, kind, key, sum(n), true FROM delta GROUP BY site_id, kind, key HAVING sum(n) <> 0${
+      labelValues
+        ? `
+    UNION ALL
+    SELECT site_id, 10::smallint, label_bits::text, sum(sign), true FROM c WHERE label_status = 'labeled'
+    GROUP BY site_id, label_bits HAVING sum(sign) <> 0`
+        : ''
+    }`;
 }
 
 /** Per-cell deltas of a statement's changed rows, appended. */

@@ -27,6 +27,7 @@ import { TranscriptLanguageIndex1763898000000 } from './1763898000000-Transcript
 import { RollupDeltasByBitCounts1763899000000 } from './1763899000000-RollupDeltasByBitCounts';
 import { EventCommitsPerTransaction1763899500000 } from './1763899500000-EventCommitsPerTransaction';
 import { ConversationCellIndex1763900000000 } from './1763900000000-ConversationCellIndex';
+import { LabelValueIndex1763910000000 } from './1763910000000-LabelValueIndex';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   RollupDeltasByBitCounts1763899000000,
   EventCommitsPerTransaction1763899500000,
   ConversationCellIndex1763900000000,
+  LabelValueIndex1763910000000,
 ];

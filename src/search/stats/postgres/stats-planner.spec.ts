@@ -5,9 +5,11 @@ import { labelBit } from '../../filter-sql/conversation-filter-sql';
 import { ConversationFilter, emptyFilter } from '../../listing/conversation-filter';
 import type { StatsQuery } from '../conversation-stats';
 import { complementCells, labelShare } from './stats-complement';
+import { LabelValue, labelRuns, labelTest } from './stats-label-values';
 import {
   DEFAULT_STATS_TUNING,
   isSelective,
+  labelsThroughIndex,
   planStats,
   rollupRanges,
   rollupRead,
@@ -171,6 +173,31 @@ describe('isSelective (matches through an index below 5 % of the site)', () => {
   });
 });
 
+describe('labelsThroughIndex (sparse label tokens through the GIN index, not by label value)', () => {
+  const counts = (rare: number) =>
+    new Map([
+      [`${KIND.all}|`, 1_000_000],
+      [`${KIND.labels}|${labelBit('grounded:fail')}`, rare],
+      [`${KIND.labels}|${labelBit('resolution:resolved')}`, 400_000],
+    ]);
+
+  it('takes the index for a selective token of at most 20,000 conversations, or any selective one beside columns', () => {
+    expect(labelsThroughIndex(filter({ labelsAll: ['grounded:fail'] }), counts(4_100))).toBe(true);
+    expect(labelsThroughIndex(filter({ labelsAll: ['grounded:fail'] }), counts(20_000))).toBe(true);
+    expect(labelsThroughIndex(filter({ labelsAll: ['grounded:fail'], channel: 'web' }), counts(36_000))).toBe(
+      true,
+    );
+  });
+
+  it('reads by value a selective token of more, and anything not selective', () => {
+    expect(labelsThroughIndex(filter({ labelsAll: ['grounded:fail'] }), counts(36_000))).toBe(false);
+    expect(
+      labelsThroughIndex(filter({ labelsAll: ['resolution:resolved'], channel: 'web' }), counts(10)),
+    ).toBe(false);
+    expect(labelsThroughIndex(filter({ labelsNone: ['grounded:fail'] }), counts(10))).toBe(false);
+  });
+});
+
 describe('splitPoint (a dense scan cut at the midnight that best halves it)', () => {
   const days = [
     { at: day('2026-10-01'), n: 30 },
@@ -274,7 +301,8 @@ describe('planStats (reads only what the choice needs, in the request transactio
       { kind: KIND.all, key: '', n: '1000' },
       { kind: KIND.labels, key: String(labelBit('grounded:fail')), n: '10' },
     ]);
-    const rare = query({ labelsAll: ['grounded:fail'] }, ['quality']);
+    // With a window (label tokens alone are read by label value: the complement plan's tests).
+    const rare = query({ labelsAll: ['grounded:fail'], from: '2026-10-01T00:00:00Z' }, ['quality']);
     expect(await planStats(read, 's', rare, [], DEFAULT_STATS_TUNING)).toMatchObject({
       strategy: 'scan',
       access: 'index',
@@ -312,6 +340,19 @@ describe('the complement plan (a dense label filter: labeled cells minus the one
     expect(complementCells(filter({ channel: 'web' }), false)).toBeUndefined();
   });
 
+  // The site's label values (kind 10): bits → labeled conversations.
+  const bit = (token: string) => 1n << BigInt(labelBit(token)!);
+  const pass = bit('safe_response:pass');
+  const frustrated = bit('visitor_frustrated:true');
+  const resolved = bit('resolution:resolved');
+  const values: LabelValue[] = [
+    { bits: pass, n: 300 },
+    { bits: pass | resolved, n: 394 },
+    { bits: pass | frustrated, n: 90 },
+    { bits: frustrated, n: 10 },
+    { bits: resolved, n: 6 },
+  ].sort((a, b) => (a.bits < b.bits ? -1 : 1));
+
   it('estimates the share of labeled conversations the tokens keep, tokens taken as independent', () => {
     const share = labelShare(
       filter({ labelsAll: ['safe_response:pass'], labelsNone: ['visitor_frustrated:true'] }),
@@ -324,26 +365,107 @@ describe('the complement plan (a dense label filter: labeled cells minus the one
     expect(labelShare(filter({ labelsAll: ['resolution:resolved'] }), counts)).toBe(0.5);
   });
 
-  it('is chosen over the scan above half of the labeled conversations, split like a dense walk', async () => {
-    const siteCounts = [...counts].map(([k, n]) => ({ kind: k.split('|')[0], key: k.split('|')[1], n }));
+  it('tests a label value against labels.all, each labels.any group and labels.none', () => {
+    const test = labelTest(
+      filter({
+        labelsAll: ['safe_response:pass'],
+        labelsAny: [['resolution:resolved', 'visitor_frustrated:true']],
+        labelsNone: ['human_requested:true'],
+      }),
+    );
+    expect(test(pass | resolved)).toBe(true);
+    expect(test(pass | frustrated)).toBe(true);
+    expect(test(pass)).toBe(false);
+    expect(test(resolved | frustrated)).toBe(false);
+    expect(test(pass | resolved | bit('human_requested:true'))).toBe(false);
+  });
+
+  it('reads the wanted values as runs of consecutive values of the site, halved by conversations', () => {
+    const sorted: LabelValue[] = [1n, 2n, 3n, 5n, 8n, 9n, 12n].map((bits, i) => ({ bits, n: 10 * (i + 1) }));
+    const odd = (b: bigint) => b % 2n === 1n;
+    // 1 | 3, 5 | 9: 2 and 8 are present values left out, 12 too; 4 and 6, 7 are not present.
+    expect(labelRuns(sorted, odd, 1_000)).toEqual({
+      slices: [
+        [
+          { lo: '1', hi: '1' },
+          { lo: '3', hi: '5' },
+          { lo: '9', hi: '9' },
+        ],
+      ],
+      rows: 10 + 30 + 40 + 60,
+    });
+    expect(labelRuns(sorted, odd, 100)).toEqual({
+      slices: [
+        [
+          { lo: '1', hi: '1' },
+          { lo: '3', hi: '5' },
+        ],
+        [{ lo: '9', hi: '9' }],
+      ],
+      rows: 140,
+    });
+    expect(labelRuns(sorted, () => false, 1)).toEqual({ slices: [[]], rows: 0 });
+  });
+
+  it('is chosen over the scan above half of the labeled conversations, exactly, and reads the failing values', async () => {
+    const siteValues = values.map((v) => ({ key: v.bits.toString(), n: v.n }));
     const read = async (statement: Statement) =>
-      statement.text.includes('conversation_stats_site')
-        ? siteCounts
-        : [
-            { day: '2026-10-01', n: 40_000 },
-            { day: '2026-10-02', n: 40_000 },
-          ];
+      statement.text.includes(`kind = ${KIND.labelValue}`) ? siteValues : [];
+    const tuning = { ...DEFAULT_STATS_TUNING, splitScanRows: 50 };
     const dense = query({ labelsAll: ['safe_response:pass'], labelsNone: ['visitor_frustrated:true'] }, [
       'quality',
     ]);
-    expect(await planStats(read, 's', dense, [], DEFAULT_STATS_TUNING)).toMatchObject({
+    // Kept: pass (300) and pass|resolved (394) of 800; failing: the three other values.
+    expect(await planStats(read, 's', dense, [], tuning)).toEqual({
       strategy: 'complement',
       cells: { labelStatus: 'labeled' },
-      splitAt: '2026-10-02T00:00:00.000Z',
+      labels: {
+        slices: [
+          [{ lo: resolved.toString(), hi: frustrated.toString() }],
+          [{ lo: (pass | frustrated).toString(), hi: (pass | frustrated).toString() }],
+        ],
+        rows: 106,
+      },
+      why: expect.any(String),
     });
+    // pass|resolved and resolved: 400 of 800, not more than half: the kept values are read.
     const half = query({ labelsAll: ['resolution:resolved'] }, ['quality']);
-    expect(await planStats(read, 's', half, [], DEFAULT_STATS_TUNING)).toMatchObject({ strategy: 'scan' });
+    expect(await planStats(read, 's', half, [], tuning)).toMatchObject({
+      strategy: 'scan',
+      access: 'labels',
+      labels: { rows: 400 },
+      minMax: 'walks',
+    });
     const rollupsOff = { ...DEFAULT_STATS_TUNING, useRollups: false };
-    expect(await planStats(read, 's', dense, [], rollupsOff)).toMatchObject({ strategy: 'scan' });
+    expect(await planStats(read, 's', dense, [], rollupsOff)).toMatchObject({
+      strategy: 'scan',
+      access: 'walk',
+    });
+  });
+
+  it('walks narrow columns (fewer labeled conversations than a thirtieth of the kept ones) instead', async () => {
+    const siteValues = values.map((v) => ({ key: v.bits.toString(), n: v.n }));
+    // The site's counts: 800 labeled, 400 of them resolved.
+    const siteCounts = [
+      { kind: KIND.labelStatus, key: 'labeled', n: 800 },
+      { kind: KIND.labels, key: String(labelBit('resolution:resolved')), n: 400 },
+    ];
+    const reading = (cell: number) => async (statement: Statement) =>
+      statement.text.includes(`kind = ${KIND.labelValue}`)
+        ? siteValues
+        : statement.text.includes('conversation_stats_cell')
+          ? [{ kind: 0, n: cell }]
+          : statement.text.includes('conversation_stats_site')
+            ? siteCounts
+            : [];
+    // 400 kept (estimated from the token's count): a cell of 13 labeled conversations is walked,
+    // one of 14 read by value.
+    const half = query({ labelsAll: ['resolution:resolved'], channel: 'playground' }, ['quality']);
+    expect(await planStats(reading(13), 's', half, [], DEFAULT_STATS_TUNING)).toMatchObject({
+      access: 'walk',
+    });
+    expect(await planStats(reading(14), 's', half, [], DEFAULT_STATS_TUNING)).toMatchObject({
+      access: 'labels',
+    });
   });
 });

@@ -6,8 +6,9 @@ import { ConversationFilter, hasLabelFilter } from '../../listing/conversation-f
 import type { StatsQuery } from '../conversation-stats';
 import { DAY_MS, HOUR_MS } from '../series-buckets';
 import { complementCells, COMPLEMENT_SHARE, labelShare } from './stats-complement';
+import { LabelRead, labelRuns, labelTest, labelValuesFrom, labelValuesSql } from './stats-label-values';
 import { num } from './stats-parts';
-import { CellFilter, dayCountsSql, daySpanSql, siteCountsSql, TimeRange } from './stats-rollup-sql';
+import { CellFilter, cellSql, dayCountsSql, daySpanSql, siteCountsSql, TimeRange } from './stats-rollup-sql';
 
 export interface StatsTuning {
   /** Each stats statement is cancelled after this long (SET LOCAL statement_timeout): a 503. */
@@ -59,8 +60,8 @@ export type StatsPlan =
 export interface ComplementPlan {
   strategy: 'complement';
   cells: CellFilter;
-  /** The scan of the failing ones cut at this UTC midnight in two slices read at once. */
-  splitAt?: string;
+  /** The failing ones, read by label value (stats-label-values.ts). */
+  labels: LabelRead;
   why: string;
 }
 
@@ -86,11 +87,14 @@ export interface ScanPlan {
   range: TimeRange;
   /**
    * `index`: the matches fetched through an index of them (the GIN index, or a keyword's
-   * title-term postings); `walk`: every entry of the site's covering index tested.
+   * title-term postings); `walk`: every entry of the site's covering index tested; `labels`: the
+   * label values the filter keeps, read as runs of the label value index (`labels`).
    */
-  access: 'index' | 'walk';
+  access: 'index' | 'walk' | 'labels';
   /** A walk cut at this UTC midnight in two slices read at once (on two connections). */
   splitAt?: string;
+  /** With access `labels`: the runs, in one slice or two read at once. */
+  labels?: LabelRead;
   /** Each score's min and max from bounded walks of the score btrees, or from the scan itself. */
   minMax: 'walks' | 'scan';
   why: string;
@@ -98,6 +102,23 @@ export interface ScanPlan {
 
 /** Below this share of the site, a filter's matches are fetched through the GIN index. */
 const SELECTIVE_SHARE = 0.05;
+
+/**
+ * Label tokens alone matching at most this many conversations are fetched through the GIN index
+ * rather than read by label value (whose read of the site's values costs about 15 ms at 26,752
+ * values): the rarest token's 4,100 in 10.9 ms against 30.5 ms by value, 12,146 alike (61-65 ms),
+ * 35,825 in 199-208 ms against 96-99 ms by value (bench/results/stats-labels-*.json).
+ */
+const SPARSE_LABEL_ROWS = 20_000;
+
+/**
+ * What a conversation of the filter's cells costs to read through the cell index (a heap fetch
+ * for its scores), in entries of the label value index: a filter whose cells hold fewer labeled
+ * conversations than its tokens keep (estimated) over this is walked instead of read by value (`playground`,
+ * `es`, positive: 2,328 conversations in 20-23 ms by the cell index, 67-70 ms by the 160,142 of
+ * its token's values; `nl`, negative: 11,886 in 107-115 ms against 85-88 ms by 351,751).
+ */
+const CELL_ROW_COST = 30;
 
 /** A quarter hour, the granularity of conversation_stats_quarter. */
 const QUARTER_MS = HOUR_MS / 4;
@@ -253,16 +274,57 @@ export function rollupRead(span: { first?: string; last?: string } | undefined, 
  */
 export function isSelective(filter: ConversationFilter, count?: Map<string, number>): boolean {
   if (filter.keywords.length > 0) return true;
-  if (!count) return false;
-  const total = count.get(`${KIND.all}|`) ?? 0;
-  if (!total) return false;
+  return selectiveRows(filter, count) / (count?.get(`${KIND.all}|`) || 1) < SELECTIVE_SHARE;
+}
+
+/**
+ * The fewest conversations of the site holding one of the filter's labels.all tokens, one of its
+ * labels.any groups or its agent (at most that many match), per `count`; Infinity without such
+ * a filter or counts.
+ */
+function selectiveRows(filter: ConversationFilter, count?: Map<string, number>): number {
+  if (!count?.get(`${KIND.all}|`)) return Infinity;
   const token = (t: string) => count.get(`${KIND.labels}|${labelBit(t) ?? -1}`) ?? 0;
-  const shares = [
+  return Math.min(
     ...filter.labelsAll.map(token),
     ...filter.labelsAny.map((group) => group.reduce((s, t) => s + token(t), 0)),
     ...(filter.agentId ? [count.get(`${KIND.agentId}|${filter.agentId}`) ?? 0] : []),
-  ].map((n) => n / total);
-  return Math.min(...shares) < SELECTIVE_SHARE;
+  );
+}
+
+/**
+ * Whether label tokens beside columns only (complementCells) are better fetched through the GIN
+ * index than read by label value: selective (isSelective), and either with column filters (the
+ * GIN bitmap intersects their terms, where a read by value reads every conversation of the kept
+ * values and tests the columns on each) or at most SPARSE_LABEL_ROWS conversations (less than the
+ * read of the site's label values costs).
+ */
+export function labelsThroughIndex(filter: ConversationFilter, count: Map<string, number>): boolean {
+  const columns = filter.channel || filter.language || filter.feedback;
+  return isSelective(filter, count) && (!!columns || selectiveRows(filter, count) <= SPARSE_LABEL_ROWS);
+}
+
+/**
+ * Whether label tokens beside narrow columns are better walked (PostgreSQL then reads the cell
+ * index: a few thousand labeled conversations, a heap fetch each for the scores) than read by
+ * label value (every conversation of the kept values, the columns tested on each): the filter's
+ * cells hold fewer labeled conversations than a CELL_ROW_COST-th of those its tokens keep in the
+ * site, estimated (labelShare) so that the site's label values are not read for it. Never for a
+ * dense filter (the complement plan) nor without column filters.
+ */
+async function narrowCells(
+  read: ReadRows,
+  siteId: string,
+  cells: CellFilter,
+  filter: ConversationFilter,
+  counts: Map<string, number>,
+): Promise<boolean> {
+  if (!filter.channel && !filter.language && !filter.feedback) return false;
+  const share = labelShare(filter, counts);
+  if (share > COMPLEMENT_SHARE) return false;
+  const kept = share * (counts.get(`${KIND.labelStatus}|labeled`) ?? 0);
+  const cellRows = (await read(cellSql(siteId, cells, []))).reduce((n, r) => n + num(r.n), 0);
+  return cellRows * CELL_ROW_COST < kept;
 }
 
 /**
@@ -348,27 +410,47 @@ export async function planStats(
       why: "a transcript query: its matches from the transcripts' GIN index, each probed in the covering index",
     };
   const cells = tuning.useRollups ? complementCells(filter, startDates.length > 0) : undefined;
-  const weighed =
+  const counts =
     cells ||
-    (!filter.keywords.length && (filter.labelsAll.length || filter.labelsAny.length || filter.agentId));
-  const counts = weighed
-    ? new Map((await read(siteCountsSql(siteId))).map((r) => [`${num(r.kind)}|${String(r.key)}`, num(r.n)]))
-    : undefined;
-  const dense = cells && counts && labelShare(filter, counts) > COMPLEMENT_SHARE;
-  if (!dense && isSelective(filter, counts))
+    (!filter.keywords.length && (filter.labelsAll.length || filter.labelsAny.length || filter.agentId))
+      ? new Map((await read(siteCountsSql(siteId))).map((r) => [`${num(r.kind)}|${String(r.key)}`, num(r.n)]))
+      : undefined;
+  if (
+    cells &&
+    !labelsThroughIndex(filter, counts!) &&
+    !(await narrowCells(read, siteId, cells, filter, counts!))
+  ) {
+    // Label tokens beside columns only: the site's label values say exactly which the filter
+    // keeps; read the kept ones, or when they are most of the labeled conversations, the
+    // labeled cells minus the failing ones.
+    const values = labelValuesFrom(await read(labelValuesSql(siteId)));
+    const test = labelTest(filter);
+    const labeled = values.reduce((n, v) => n + v.n, 0);
+    const kept = values.reduce((n, v) => (test(v.bits) ? n + v.n : n), 0);
+    if (kept > labeled * COMPLEMENT_SHARE)
+      return {
+        strategy: 'complement',
+        cells,
+        labels: labelRuns(values, (bits) => !test(bits), tuning.splitScanRows),
+        why: 'a dense label filter: the labeled cells minus the label values failing it',
+      };
+    const labels = labelRuns(values, test, tuning.splitScanRows);
+    return {
+      strategy,
+      range,
+      access: 'labels',
+      labels,
+      minMax: labels.slices.length > 1 && query.scores.length ? 'walks' : 'scan',
+      why: 'label tokens beside columns: the label values the filter keeps',
+    };
+  }
+  if (isSelective(filter, counts))
     return { strategy, range, access: 'index', minMax: 'scan', why: 'selective: matches through an index' };
   const days = (await read(dayCountsSql(siteId, range))).map((r) => ({
     at: Date.parse(`${String(r.day)}T00:00:00Z`),
     n: num(r.n),
   }));
   const splitAt = splitPoint(days, range, tuning.splitScanRows);
-  if (dense)
-    return {
-      strategy: 'complement',
-      cells: cells!,
-      ...(splitAt !== undefined ? { splitAt } : {}),
-      why: 'a dense label filter: the labeled cells minus the conversations failing its labels',
-    };
   if (splitAt === undefined)
     return { strategy, range, access: 'walk', minMax: 'scan', why: 'a walk of the covering index' };
   // A dense scan: each score's min and max from bounded walks of its btree when they find them,

@@ -1,4 +1,3 @@
-import type { PoolClient } from 'pg';
 import type { EntityManager } from 'typeorm';
 import type { Statement } from '../../../database/sql-statement';
 import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
@@ -21,6 +20,7 @@ import {
   seriesSql,
 } from './stats-scan-sql';
 import { StatsScanHelpers } from './stats-scan-helpers';
+import { LabelRead, labelRunsSql } from './stats-label-values';
 
 /**
  * The facet values every match of the filter has (its equality filters on channel, language and
@@ -168,10 +168,11 @@ export async function scanSeries(
 /**
  * The scan plan: optionally the scores' min and max by bounded walks of their btrees
  * (scanEdgeWalkSql), then the matches read once, whole or in two slices at once (the newer on a
- * helper connection on this transaction's snapshot). Returns the plan as it ran: without
- * `splitAt` when no helper connection was free, with `minMax: 'scan'` when a walk found none.
- * With `over` (the complement plan's rows instead of the query's filter), no min or max at all:
- * the caller has them.
+ * helper connection on this transaction's snapshot): a walk's slices are cut in creation time, a
+ * read by label value's (`labels`) in its runs. Returns the plan as it ran: without the split
+ * when no helper connection was free, with `minMax: 'scan'` when a walk found none. With `over`
+ * (the complement plan's rows instead of the query's filter), no min or max at all: the caller
+ * has them.
  */
 export async function runScan(
   m: EntityManager,
@@ -185,28 +186,35 @@ export async function runScan(
 ): Promise<{ parts: StatsPart[]; plan: ScanPlan }> {
   const edges = plan.minMax === 'walks' && !over ? await edgeWalks(m, siteId, query, plan.range) : undefined;
   const minMax = !edges && !over;
-  const helper = plan.splitAt !== undefined ? await helpers.acquire() : undefined;
-  const parts =
-    plan.splitAt !== undefined && helper
-      ? await splitScan(
-          m,
-          siteId,
-          query,
-          plan.range,
-          plan.splitAt,
-          starts,
-          helpers,
-          helper,
-          minMax,
-          tuning,
-          over,
-        )
-      : [
-          await readScan(
-            m,
-            scanStatement(siteId, query, plan.range, starts, plan.access === 'index', minMax, over),
+  const slices: ScanStatement[] = plan.labels
+    ? plan.labels.slices.map((runs) =>
+        scanStatement(siteId, query, {}, starts, false, minMax, () =>
+          labelRunsSql(siteId, query.filter, runs, false),
+        ),
+      )
+    : plan.splitAt !== undefined
+      ? [
+          scanStatement(
+            siteId,
+            query,
+            { from: plan.splitAt, to: plan.range.to },
+            starts,
+            false,
+            minMax,
+            over,
           ),
-        ];
+          scanStatement(
+            siteId,
+            query,
+            { from: plan.range.from, to: plan.splitAt },
+            starts,
+            false,
+            minMax,
+            over,
+          ),
+        ]
+      : [scanStatement(siteId, query, plan.range, starts, plan.access === 'index', minMax, over)];
+  const { parts, split } = await readSlices(m, slices, helpers, tuning);
   if (edges) {
     const s = parts[0].scores;
     for (const name of query.scores) {
@@ -217,8 +225,18 @@ export async function runScan(
   const { splitAt: _planned, ...rest } = plan;
   return {
     parts,
-    plan: { ...rest, ...(helper ? { splitAt: plan.splitAt } : {}), minMax: edges ? 'walks' : 'scan' },
+    plan: {
+      ...rest,
+      ...(split && plan.splitAt !== undefined ? { splitAt: plan.splitAt } : {}),
+      ...(plan.labels ? { labels: asRead(plan.labels, split) } : {}),
+      minMax: edges ? 'walks' : 'scan',
+    },
   };
+}
+
+/** A read by label value as it ran: its runs in one slice when they were read on one connection. */
+export function asRead(labels: LabelRead, split: boolean): LabelRead {
+  return split || labels.slices.length < 2 ? labels : { ...labels, slices: [labels.slices.flat()] };
 }
 
 /**
@@ -243,25 +261,24 @@ export async function edgeWalks(
 }
 
 /**
- * The scan over `range` as two slices read at once: the newer one on a helper connection on
- * this transaction's snapshot (StatsScanHelpers), the older one here; one statement each, no
- * parallel workers (the two slices keep both cores busy). Same rows, same answer as one scan.
+ * Reads scan statements over disjoint slices of the matches: two at once when a helper
+ * connection is free (the first on it, on this transaction's snapshot: StatsScanHelpers; the
+ * second here; one statement each, no parallel workers: the two slices keep both cores busy),
+ * one after the other otherwise. Same rows, same answer as one scan. `split`: whether two ran at once.
  */
-async function splitScan(
+export async function readSlices(
   m: EntityManager,
-  siteId: string,
-  query: StatsQuery,
-  range: TimeRange,
-  at: string,
-  starts: Date[],
+  slices: ScanStatement[],
   helpers: StatsScanHelpers,
-  helper: PoolClient,
-  minMax: boolean,
   tuning: StatsTuning,
-  over?: ScanOver,
-): Promise<StatsPart[]> {
-  const newer = scanStatement(siteId, query, { from: at, to: range.to }, starts, false, minMax, over);
-  const older = scanStatement(siteId, query, { from: range.from, to: at }, starts, false, minMax, over);
+): Promise<{ parts: StatsPart[]; split: boolean }> {
+  const helper = slices.length === 2 ? await helpers.acquire() : undefined;
+  if (!helper) {
+    const parts: StatsPart[] = [];
+    for (const slice of slices) parts.push(await readScan(m, slice));
+    return { parts, split: false };
+  }
+  const [newer, older] = slices;
   let snapshot: string;
   try {
     [{ snapshot }] = (await m.query(`SELECT pg_export_snapshot() AS snapshot`)) as Array<{
@@ -289,5 +306,5 @@ async function splitScan(
   const [a, b] = await Promise.allSettled([helped, own]);
   if (a.status === 'rejected') throw a.reason;
   if (b.status === 'rejected') throw b.reason;
-  return [newer.read(a.value), older.read(b.value)];
+  return { parts: [newer.read(a.value), older.read(b.value)], split: true };
 }
