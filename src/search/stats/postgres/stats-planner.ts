@@ -105,9 +105,11 @@ const SELECTIVE_SHARE = 0.05;
 
 /**
  * Label tokens alone matching at most this many conversations are fetched through the GIN index
- * rather than read by label value (whose read of the site's values costs about 15 ms at 26,752
- * values): the rarest token's 4,100 in 10.9 ms against 30.5 ms by value, 12,146 alike (61-65 ms),
- * 35,825 in 199-208 ms against 96-99 ms by value (bench/results/stats-labels-*.json).
+ * rather than read by label value (whose read of the site's values costs 15 to 30 ms at 26,752
+ * values). Measured side by side over HTTP on the bench's 1,000,000: the rarest token (no match
+ * beside it) 10.9 ms through the index against 30.5 ms by value, 12,146 matches 60-65 ms either
+ * way, a labels.any group of 35,825 in 199-219 ms against 92-100 ms by value
+ * (bench/results/stats-labels-compare.md).
  */
 const SPARSE_LABEL_ROWS = 20_000;
 
