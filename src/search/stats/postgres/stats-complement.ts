@@ -16,13 +16,13 @@ import type { StatsScanHelpers } from './stats-scan-helpers';
  * (labels.all / labels.any / labels.none) beside column filters only, matching most of its
  * labeled conversations, is answered as the labeled conversations of those columns (the per-cell
  * rollup) MINUS a scan of the few that fail the label conditions (read by label value:
- * stats-label-values.ts). Counts, facets, tokens, score
- * counts, sums and histograms are sums, so they subtract exactly; each score's min and max come
- * from bounded walks of the score btrees with the filter itself (when a walk finds none, the
- * filter is scanned directly instead).
+ * stats-label-values.ts). Counts, facets, tokens, score counts, sums and histograms are sums, so
+ * they subtract exactly; each score's min and max come from bounded walks of the score btrees
+ * with the filter itself (when a walk finds none, the label values the filter keeps are read
+ * instead).
  */
 
-/** Above this share of the site's labeled conversations (exact, by label value), a label filter is answered by its complement. */
+/** Above this share of the site's labeled conversations (exact, by value), a label filter is answered by its complement. */
 export const COMPLEMENT_SHARE = 0.5;
 
 /**
@@ -90,7 +90,7 @@ function labeledColumns(filter: ConversationFilter): ConversationFilter {
 
 /**
  * Runs the complement plan: the scores' min and max by bounded walks (when one finds no match
- * the filter is scanned directly, `fallback`), the per-cell rollup of the labeled columns, and
+ * the kept values are read instead, a scan plan), the per-cell rollup of the labeled columns, and
  * the scan of those failing the label conditions (their label values' runs, in two slices read at
  * once when they hold many), the latter subtracted.
  */

@@ -170,9 +170,7 @@ export async function scanSeries(
  * (scanEdgeWalkSql), then the matches read once, whole or in two slices at once (the newer on a
  * helper connection on this transaction's snapshot): a walk's slices are cut in creation time, a
  * read by label value's (`labels`) in its runs. Returns the plan as it ran: without the split
- * when no helper connection was free, with `minMax: 'scan'` when a walk found none. With `over`
- * (the complement plan's rows instead of the query's filter), no min or max at all: the caller
- * has them.
+ * when no helper connection was free, with `minMax: 'scan'` when a walk found none.
  */
 export async function runScan(
   m: EntityManager,
@@ -182,10 +180,9 @@ export async function runScan(
   starts: Date[],
   helpers: StatsScanHelpers,
   tuning: StatsTuning,
-  over?: ScanOver,
 ): Promise<{ parts: StatsPart[]; plan: ScanPlan }> {
-  const edges = plan.minMax === 'walks' && !over ? await edgeWalks(m, siteId, query, plan.range) : undefined;
-  const minMax = !edges && !over;
+  const edges = plan.minMax === 'walks' ? await edgeWalks(m, siteId, query, plan.range) : undefined;
+  const minMax = !edges;
   const slices: ScanStatement[] = plan.labels
     ? plan.labels.slices.map((runs) =>
         scanStatement(siteId, query, {}, starts, false, minMax, () =>
@@ -194,26 +191,10 @@ export async function runScan(
       )
     : plan.splitAt !== undefined
       ? [
-          scanStatement(
-            siteId,
-            query,
-            { from: plan.splitAt, to: plan.range.to },
-            starts,
-            false,
-            minMax,
-            over,
-          ),
-          scanStatement(
-            siteId,
-            query,
-            { from: plan.range.from, to: plan.splitAt },
-            starts,
-            false,
-            minMax,
-            over,
-          ),
+          scanStatement(siteId, query, { from: plan.splitAt, to: plan.range.to }, starts, false, minMax),
+          scanStatement(siteId, query, { from: plan.range.from, to: plan.splitAt }, starts, false, minMax),
         ]
-      : [scanStatement(siteId, query, plan.range, starts, plan.access === 'index', minMax, over)];
+      : [scanStatement(siteId, query, plan.range, starts, plan.access === 'index', minMax)];
   const { parts, split } = await readSlices(m, slices, helpers, tuning);
   if (edges) {
     const s = parts[0].scores;
