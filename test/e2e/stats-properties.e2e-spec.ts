@@ -246,10 +246,16 @@ function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
   return out;
 }
 
-/** Means to 11 significant digits: engines and the oracle add doubles in different orders. */
+/**
+ * Means (of scores in [0, 1]) to 11 decimal places: engines and the oracle add doubles in
+ * different orders, and a plan merges its parts' sums as doubles (a whole day's rollup sum less a
+ * scanned part of it), so a mean is exact to about 1e-15, absolutely: a score of 2e-56 beside
+ * others of a whole day came back as a mean of 0 (cancelled), which significant digits would
+ * count as wrong. `+ 0` makes a rounded -0 a 0.
+ */
 function roundMeans(value: unknown, key = ''): unknown {
   if (typeof value === 'number' && (key === 'mean' || ['quality', 'service', 'trust'].includes(key)))
-    return Number(value.toPrecision(11));
+    return Number(value.toFixed(11)) + 0;
   if (Array.isArray(value)) return value.map((v) => roundMeans(v));
   if (value && typeof value === 'object')
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, roundMeans(v, k)]));
