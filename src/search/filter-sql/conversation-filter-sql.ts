@@ -56,6 +56,23 @@ export function labelBit(token: string): number | undefined {
   return TOKEN_POSITIONS.get(token);
 }
 
+/**
+ * The label conditions of a filter on `label_bits` (walk form): every labels.all token held, a
+ * token of each labels.any group, no labels.none token.
+ */
+export function labelBitsConditions(filter: ConversationFilter, params: SqlParams): string[] {
+  const conditions: string[] = [];
+  if (filter.labelsAll.length) {
+    const mask = params.add(labelMask(filter.labelsAll), '::bigint');
+    conditions.push(`label_bits & ${mask} = ${mask}`);
+  }
+  for (const group of filter.labelsAny)
+    conditions.push(`label_bits & ${params.add(labelMask(group), '::bigint')} <> 0`);
+  if (filter.labelsNone.length)
+    conditions.push(`label_bits & ${params.add(labelMask(filter.labelsNone), '::bigint')} = 0`);
+  return conditions;
+}
+
 /** The bitmask of label tokens, as text for a `::bigint` parameter. */
 export function labelMask(tokens: string[]): string {
   return tokens
@@ -244,14 +261,7 @@ export function buildFilterSql(
     if (filter.feedback)
       rows.push(filter.feedback === 'positive' ? 'feedback_positive > 0' : 'feedback_negative > 0');
     if (status) rows.push(`label_status = ${params.add(status)}`);
-    if (filter.labelsAll.length) {
-      const mask = params.add(labelMask(filter.labelsAll), '::bigint');
-      rows.push(`label_bits & ${mask} = ${mask}`);
-    }
-    for (const group of filter.labelsAny)
-      rows.push(`label_bits & ${params.add(labelMask(group), '::bigint')} <> 0`);
-    if (filter.labelsNone.length)
-      rows.push(`label_bits & ${params.add(labelMask(filter.labelsNone), '::bigint')} = 0`);
+    rows.push(...labelBitsConditions(filter, params));
   }
 
   for (const name of SCORE_NAMES) {

@@ -3,7 +3,7 @@ import { KIND } from '../../../database/stats-rollups';
 import { labelBit } from '../../filter-sql/conversation-filter-sql';
 import { ConversationFilter, emptyFilter } from '../../listing/conversation-filter';
 import type { StatsQuery } from '../conversation-stats';
-import { labelRuns, labelRunsSql, labelTest, labelValuesFrom, labelValuesSql } from './stats-label-values';
+import { labelRuns, labelRunsSql, labelTest, readLabelValues } from './stats-label-values';
 import { negate, StatsPart } from './stats-parts';
 import type { ComplementPlan, ScanPlan, StatsTuning } from './stats-planner';
 import { readCells } from './stats-rollup-executor';
@@ -104,9 +104,9 @@ export async function runComplement(
 ): Promise<{ parts: StatsPart[]; plan: ComplementPlan | ScanPlan }> {
   const edges = query.scores.length ? await edgeWalks(m, siteId, query, {}) : {};
   if (!edges) {
-    const statement = labelValuesSql(siteId);
-    const values = labelValuesFrom(
-      (await m.query(statement.text, statement.values)) as Array<Record<string, unknown>>,
+    const values = await readLabelValues(
+      async (st) => (await m.query(st.text, st.values)) as Array<Record<string, unknown>>,
+      siteId,
     );
     const kept = labelRuns(values, labelTest(query.filter), tuning.splitScanRows);
     const scan: ScanPlan = {

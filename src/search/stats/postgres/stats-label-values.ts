@@ -1,6 +1,11 @@
 import type { Statement } from '../../../database/sql-statement';
 import { KIND } from '../../../database/stats-rollups';
-import { buildFilterSql, FilterSql, labelMask } from '../../filter-sql/conversation-filter-sql';
+import {
+  buildFilterSql,
+  FilterSql,
+  labelBitsConditions,
+  labelMask,
+} from '../../filter-sql/conversation-filter-sql';
 import { ConversationFilter, emptyFilter } from '../../listing/conversation-filter';
 
 /*
@@ -48,7 +53,7 @@ const RUN_COLUMNS = [
 ];
 
 /** The site's labeled conversations per distinct label_bits value (kind 10 of the site rollup). */
-export function labelValuesSql(siteId: string): Statement {
+function labelValuesSql(siteId: string): Statement {
   return {
     text: `SELECT key, sum(n)::bigint AS n FROM conversation_stats_site
       WHERE site_id = $1 AND kind = ${KIND.labelValue} GROUP BY key HAVING sum(n) > 0`,
@@ -56,8 +61,16 @@ export function labelValuesSql(siteId: string): Statement {
   };
 }
 
+/** The site's label values, in value order, read by `read` (in the request's transaction). */
+export async function readLabelValues(
+  read: (statement: Statement) => Promise<Array<Record<string, unknown>>>,
+  siteId: string,
+): Promise<LabelValue[]> {
+  return labelValuesFrom(await read(labelValuesSql(siteId)));
+}
+
 /** The rows of labelValuesSql, in value order. */
-export function labelValuesFrom(rows: Array<Record<string, unknown>>): LabelValue[] {
+function labelValuesFrom(rows: Array<Record<string, unknown>>): LabelValue[] {
   return rows
     .map((r) => ({ bits: BigInt(String(r.key)), n: Number(r.n) }))
     .sort((a, b) => (a.bits < b.bits ? -1 : a.bits > b.bits ? 1 : 0));
@@ -143,14 +156,7 @@ export function labelRunsSql(
     runs.map((r) => r.hi),
     '::bigint[]',
   );
-  const keep: string[] = [];
-  if (filter.labelsAll.length) {
-    const mask = p.add(labelMask(filter.labelsAll), '::bigint');
-    keep.push(`label_bits & ${mask} = ${mask}`);
-  }
-  for (const group of filter.labelsAny) keep.push(`label_bits & ${p.add(labelMask(group), '::bigint')} <> 0`);
-  if (filter.labelsNone.length)
-    keep.push(`label_bits & ${p.add(labelMask(filter.labelsNone), '::bigint')} = 0`);
+  const keep = labelBitsConditions(filter, p);
   const test = keep.length ? `(${keep.join(' AND ')})` : 'true';
   // One range scan per run: a LATERAL subquery kept apart (OFFSET 0), so PostgreSQL cannot read
   // the site's whole index once and join it to the runs instead (it chose that for 208 runs of

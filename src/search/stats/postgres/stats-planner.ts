@@ -6,7 +6,7 @@ import { ConversationFilter, hasLabelFilter } from '../../listing/conversation-f
 import type { StatsQuery } from '../conversation-stats';
 import { DAY_MS, HOUR_MS } from '../series-buckets';
 import { complementCells, COMPLEMENT_SHARE, labelShare } from './stats-complement';
-import { LabelRead, labelRuns, labelTest, labelValuesFrom, labelValuesSql } from './stats-label-values';
+import { LabelRead, labelRuns, labelTest, readLabelValues } from './stats-label-values';
 import { num } from './stats-parts';
 import { CellFilter, cellSql, dayCountsSql, daySpanSql, siteCountsSql, TimeRange } from './stats-rollup-sql';
 
@@ -425,7 +425,7 @@ export async function planStats(
     // Label tokens beside columns only: the site's label values say exactly which the filter
     // keeps; read the kept ones, or when they are most of the labeled conversations, the
     // labeled cells minus the failing ones.
-    const values = labelValuesFrom(await read(labelValuesSql(siteId)));
+    const values = await readLabelValues(read, siteId);
     const test = labelTest(filter);
     const labeled = values.reduce((n, v) => n + v.n, 0);
     const kept = values.reduce((n, v) => (test(v.bits) ? n + v.n : n), 0);
