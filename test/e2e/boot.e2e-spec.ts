@@ -17,7 +17,7 @@ describe('npm start (src/main.ts)', () => {
     const port = await freePort();
     const service = startService({ DATABASE_URL: url.toString(), PORT: String(port) });
     try {
-      expect(await waitForReady(port, service.exited, 180_000)).toBe(true);
+      expect(await waitForReady(port, service, 180_000)).toBe(true);
       const db = new Client({ connectionString: url.toString() });
       await db.connect();
       const { rows } = await db.query('SELECT count(*)::int AS n FROM migrations');

@@ -56,7 +56,7 @@ async function bothListening(service: ReturnType<typeof start>): Promise<boolean
 
 /** Waits for the service to answer and both HTTP processes to listen; returns their pids. */
 async function bothReady(service: ReturnType<typeof start>, port: number): Promise<number[]> {
-  expect(await waitForReady(port, service.exited, READY_MS)).toBe(true);
+  expect(await waitForReady(port, service, READY_MS)).toBe(true);
   expect(await bothListening(service)).toBe(true);
   const pids = descendantsOf(service.child.pid!);
   expect(pids).toHaveLength(2);

@@ -40,7 +40,7 @@ describe('every line the service prints is JSON, start-up warnings and fatal err
         PORT: String(port),
       });
       try {
-        expect(await waitForReady(port, service.exited, READY_MS)).toBe(true);
+        expect(await waitForReady(port, service, READY_MS)).toBe(true);
         expect(await waitForOutput(service, (out) => out.includes('listening on'))).toBe(true);
         // The access line of a request carrying credentials: both headers redacted, the secret
         // nowhere in the output (docs/security.md, "What is logged").

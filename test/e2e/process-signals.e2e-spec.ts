@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dropDatabase } from '../../src/database/data-source';
 import {
   descendantsOf,
@@ -46,6 +48,23 @@ function killAll(npm: ServiceProcess, pids: number[]): void {
   npm.child.kill('SIGKILL');
 }
 
+describe('waitForReady, the readiness these tests wait for', () => {
+  it("is not fooled by another server answering on the service's port before the service binds it", async () => {
+    const stranger = createServer((_req, res) => res.writeHead(200).end('{}'));
+    await new Promise<void>((resolve) => stranger.listen(0, '127.0.0.1', resolve));
+    const { port } = stranger.address() as AddressInfo;
+    // A process that prints nothing and lives a few seconds: like npm while tsc builds dist/.
+    const quiet = spawnProcess(process.execPath, ['-e', 'setTimeout(() => {}, 3000)'], {});
+    try {
+      expect((await fetch(`http://127.0.0.1:${port}/health/ready`)).status).toBe(200);
+      expect(await waitForReady(port, quiet, 2_000)).toBe(false);
+    } finally {
+      quiet.child.kill('SIGKILL');
+      await new Promise((resolve) => stranger.close(resolve));
+    }
+  });
+});
+
 describe("a supervisor's SIGTERM to `npm start` stops the service gracefully", () => {
   it('npm start: after SIGTERM to the npm process nothing listens on the port and node has exited', async () => {
     const url = databaseUrl('npm_start');
@@ -57,7 +76,7 @@ describe("a supervisor's SIGTERM to `npm start` stops the service gracefully", (
     });
     let pids: number[] = [];
     try {
-      expect(await waitForReady(port, npm.exited, BUILD_AND_START_MS)).toBe(true);
+      expect(await waitForReady(port, npm, BUILD_AND_START_MS)).toBe(true);
       pids = descendantsOf(npm.child.pid!);
       expect(pids.length).toBeGreaterThan(0);
 

@@ -46,21 +46,29 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Polls /health/ready until it answers 200; false when the process exits or the time is up. */
+/**
+ * Waits until the service says it listens on `port` and /health/ready there answers 200; false when
+ * the process exits or the time is up. The port comes from freePort, so until the service binds it
+ * another test's server may hold it and answer: only the service's own "listening on" line says the
+ * answer is the service's.
+ */
 export async function waitForReady(
   port: number,
-  exited: Promise<unknown>,
+  service: ServiceProcess,
   timeoutMs = 60_000,
 ): Promise<boolean> {
   let gone = false;
-  void exited.then(() => (gone = true));
+  void service.exited.then(() => (gone = true));
+  const listening = new RegExp(`"msg":"listening on [^"]*:${port}"`);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !gone) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
-      if (res.status === 200) return true;
-    } catch {
-      // not listening yet
+    if (listening.test(service.output())) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
+        if (res.status === 200) return true;
+      } catch {
+        // not listening yet
+      }
     }
     await new Promise((r) => setTimeout(r, 250));
   }
