@@ -21,8 +21,8 @@ describe('the query mix covers every filter alone and in combination', () => {
   });
 
   it('sends only the contract parameters', () => {
-    // q and q.in: workflows-v1 §1, after contract-v1's list.
-    const allowed = new Set([...FILTERS, 'q', 'q.in', 'limit', 'count']);
+    // q, q.in and highlight: workflows-v1 §1, after contract-v1's list.
+    const allowed = new Set([...FILTERS, 'q', 'q.in', 'highlight', 'limit', 'count']);
     for (const r of mix) expect(Object.keys(r.query).filter((k) => !allowed.has(k))).toEqual([]);
   });
 
@@ -66,8 +66,9 @@ describe('the query mix covers every filter alone and in combination', () => {
 describe('the query mix searches transcripts (workflows-v1 §1)', () => {
   const q = mix.filter((r) => r.query.q !== undefined);
 
-  it('has ten q requests, named q-… (count-q-… with count=true)', () => {
-    expect(q).toHaveLength(10);
+  it('has twelve q requests, named q-… (count-q-… with count=true), one with highlight=true', () => {
+    expect(q).toHaveLength(12);
+    expect(q.filter((r) => r.query.highlight === 'true')).toHaveLength(1);
     for (const r of q) expect(r.name).toMatch(r.query.count ? /^count-q-/ : /^q-/);
   });
 

@@ -497,6 +497,11 @@ export function buildMix(ctx: MixContext): MixRequest[] {
       query: { q: Q_WORDS.everywhere },
     },
     {
+      name: 'q-common+highlight',
+      description: `q with highlight=true, a word in about half the conversations ("${Q_WORDS.everywhere}")`,
+      query: { q: Q_WORDS.everywhere, highlight: 'true' },
+    },
+    {
       name: 'q-mid-en',
       description: `q, a word in about 5% of conversations ("${Q_WORDS.midEn}", en)`,
       query: { q: Q_WORDS.midEn },
@@ -505,6 +510,11 @@ export function buildMix(ctx: MixContext): MixRequest[] {
       name: 'q-rare-de',
       description: `q, a word in about 0.5% of conversations ("${Q_WORDS.rareDe}", de)`,
       query: { q: Q_WORDS.rareDe },
+    },
+    {
+      name: 'q-rare-es',
+      description: `q, a word in about 0.25% of conversations ("${Q_WORDS.rareEs}", es: two lexemes, neither among the listed ones)`,
+      query: { q: Q_WORDS.rareEs },
     },
     {
       name: 'q-handful-it',

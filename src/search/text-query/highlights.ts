@@ -40,15 +40,18 @@ interface Word {
 
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 const HAS_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 /** The words of `text` (the same words as q's: letters, digits and marks), with code-point offsets. */
 export function wordsWithOffsets(text: string): Word[] {
   const words: Word[] = [];
+  // Without surrogates every UTF-16 unit is one code point: no counting needed.
+  const count = SURROGATE.test(text) ? codePointsBetween : (_: string, from: number, to: number) => to - from;
   let unit = 0;
   let point = 0;
   for (const m of text.matchAll(WORD)) {
-    point += codePointsBetween(text, unit, m.index);
-    const length = codePointsBetween(text, m.index, m.index + m[0].length);
+    point += count(text, unit, m.index);
+    const length = count(text, m.index, m.index + m[0].length);
     if (HAS_LETTER_OR_DIGIT.test(m[0]))
       words.push({ key: m[0].toLowerCase(), start: point, end: point + length });
     point += length;
@@ -81,7 +84,9 @@ export function messageText(blocks: unknown): string {
       for (const p of b.products as Array<Record<string, unknown>>)
         if (typeof p?.name === 'string') parts.push(p.name);
   }
-  return [...parts.join('\n')].slice(0, MESSAGE_TEXT_LIMIT).join('');
+  const text = parts.join('\n');
+  // A text of at most the limit in UTF-16 units holds at most as many code points.
+  return text.length <= MESSAGE_TEXT_LIMIT ? text : [...text].slice(0, MESSAGE_TEXT_LIMIT).join('');
 }
 
 interface ScopedText {
@@ -111,6 +116,10 @@ const ANY_INITIAL = '*';
  * anything else (a ligature, a letter unaccent rewrites, another script) may: ANY_INITIAL.
  */
 export function initialOf(word: string): string {
+  // Most words start with an ASCII letter or digit, which no folding changes but case.
+  const code = word.charCodeAt(0);
+  if ((code >= 0x30 && code <= 0x39) || (code >= 0x61 && code <= 0x7a)) return word.charAt(0);
+  if (code >= 0x41 && code <= 0x5a) return word.charAt(0).toLowerCase();
   const first = word
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')
