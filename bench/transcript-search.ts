@@ -15,10 +15,11 @@
  * 5. the index size on disk: Postgres' conversation_transcripts and its index, the OpenSearch
  *    index's store.
  *
- * Writes bench/results/transcript-search.{md,json} (BENCH_OUT renames them).
+ * Writes bench/results/transcript-search.{md,json} (BENCH_OUT renames them), with what each miss
+ * is spent on; BENCH_TRANSCRIPT_RENDER=on writes the .md again from the .json.
  */
 import { ChildProcess, execFileSync, execSync } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -291,10 +292,14 @@ async function indexSizes(
 function render(report: Report): string {
   const f = (n: number | undefined) => (n === undefined ? '' : n.toFixed(1));
   const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+  const engines = [...new Set(report.rows.map((r) => r.engine).filter((e) => e !== 'before'))];
+  const both = engines.length > 1;
   const lines = [
-    '# Transcript search, both engines side by side',
+    both
+      ? '# Transcript search, both engines side by side'
+      : `# Transcript search, ${engines.join('')} alone`,
     '',
-    `${report.status}. Started ${report.startedAt}, finished ${report.finishedAt ?? '…'}; ${report.machine.cores} cores, load average ${report.machine.load.map((l) => l.toFixed(1)).join(' → ')}. ${report.conversations?.toLocaleString('en-US') ?? '?'} conversations in the database; one OpenSearch node. HTTP times of one request at a time, ${report.runs} runs of each (after one warm-up), the plain request and its variants and the two engines alternated request by request. Targets: workflows-v1 §1, "Speed". Command: \`npm run bench:transcript\`.`,
+    `${report.status}. Started ${report.startedAt}, finished ${report.finishedAt ?? '…'}; ${report.machine.cores} cores, load average ${report.machine.load.map((l) => l.toFixed(1)).join(' → ')}. ${report.conversations?.toLocaleString('en-US') ?? '?'} conversations in the database${both ? '; one OpenSearch node' : ''}. HTTP times of one request at a time, ${report.runs} runs of each (after one warm-up), the plain request and its variants${both ? ' and the two engines' : ''} alternated request by request. Targets: workflows-v1 §1, "Speed". Command: \`npm run bench:transcript\`${both ? '' : ` with \`BENCH_TRANSCRIPT_ENGINES=${engines.join(',')}\``}.`,
     '',
   ];
   if (report.reindex)
@@ -361,8 +366,59 @@ function render(report: Report): string {
       '',
     );
   }
+  const missed = report.rows.filter((r) => r.verdict === 'FAIL');
+  if (missed.length)
+    lines.push(
+      '## Misses, and why',
+      '',
+      'What each row that misses its target is spent on (docs/query-engine.md, "Transcript search", and docs/opensearch.md).',
+      '',
+      ...missed.map((r) => `- ${missedBy(r)}: ${whyMissed(r)}`),
+      '',
+    );
   if (report.notes.length) lines.push('## Notes', '', ...report.notes.map((n) => `- ${n}`), '');
   return lines.join('\n');
+}
+
+/** "`name` on engine, section: measured against the target, by how much". */
+function missedBy(r: Row): string {
+  const bound = Number(/[\d.]+/.exec(r.target)?.[0]);
+  const [measured, unit] =
+    r.section === 'recording'
+      ? [r.ratio ?? NaN, '×']
+      : r.addedMs !== undefined && r.section !== 'search' && r.section !== 'stats'
+        ? [r.addedMs, ' ms added']
+        : [r.medianMs, ' ms'];
+  const over =
+    unit === '×'
+      ? `${(measured / bound).toFixed(2)} × the bound`
+      : `${(measured - bound).toFixed(1)} ms over`;
+  return `\`${r.name}\` (\`${r.query}\`) on ${r.engine}, ${r.section}: ${measured.toFixed(unit === '×' ? 2 : 1)}${unit} against ${r.target} (${over})`;
+}
+
+/** The cost behind a miss, by engine and measure: what the engine has to read for it. */
+function whyMissed(r: Row): string {
+  const phrase = r.query.startsWith('"');
+  if (r.section === 'highlight') {
+    const plain = r.medianMs - (r.addedMs ?? 0);
+    const spread = r.p90Ms - r.medianMs;
+    return `the page's stored texts are loaded and split into words, and the words that may share a stem with q's are stemmed by Postgres (one statement per page); the time grows with the words on the page${spread > (r.addedMs ?? 0) ? `. Here the plain request takes ${plain.toFixed(1)} ms, and the gap between the two medians is within their spread (the highlighted request's p90 is ${spread.toFixed(1)} ms above its median)` : ''}`;
+  }
+  if (r.engine !== 'postgres') return 'see docs/opensearch.md';
+  switch (r.section) {
+    case 'stats':
+      return `statistics read every match: its transcript's heap row (a GIN index returns no column; about ten transcripts to an 8 kB page), then its conversation in the covering index for the facets and scores${phrase ? '; a phrase also reads the document of every transcript holding both words, to check their positions' : ''}. Past about 100,000 matches (fewer for a phrase) that takes more than a second on two cores`;
+    case 'count':
+      return phrase
+        ? 'a phrase: every transcript holding both words is read to check their positions, until 10,001 match'
+        : "the transcripts' GIN bitmap holds every match in the site before the first of the 10,001 counted rows is read";
+    case 'search':
+      return phrase
+        ? 'a rare phrase of two common words: every transcript holding both words is read to check their positions (word-pair lexemes would make it an index read; not built)'
+        : 'the plan is chosen from the lexeme statistics (docs/query-engine.md, "Plans")';
+    default:
+      return 'the transcript is rebuilt in the recording transaction';
+  }
 }
 
 async function main(): Promise<void> {
@@ -378,6 +434,12 @@ async function main(): Promise<void> {
   const recordings = numberFrom(env, 'BENCH_TRANSCRIPT_RECORDINGS', 100);
   const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
   const outName = env.BENCH_OUT ?? 'transcript-search';
+  // BENCH_TRANSCRIPT_RENDER=on: write the report's .md again from its .json, measuring nothing.
+  if (env.BENCH_TRANSCRIPT_RENDER === 'on') {
+    const saved = JSON.parse(readFileSync(join(RESULTS_DIR, `${outName}.json`), 'utf8')) as Report;
+    writeFileSync(join(RESULTS_DIR, `${outName}.md`), render(saved));
+    return;
+  }
   const report: Report = {
     status: 'partial',
     startedAt: new Date().toISOString(),
