@@ -75,11 +75,11 @@ export function buildStatsMix(ctx: MixContext): StatsRequest[] {
     ...zoneRequests(ctx.newest),
     ...denseLabelRequests(),
   ];
-  // Every distinct filter set of the listing mix (limit, count and paging are not filters).
+  // Every distinct filter set of the listing mix (limit, count, highlight and paging are not filters).
   const seen = new Set<string>();
   for (const r of buildMix(ctx)) {
     const filters = Object.fromEntries(
-      Object.entries(r.query).filter(([k]) => !['limit', 'count', 'cursor'].includes(k)),
+      Object.entries(r.query).filter(([k]) => !['limit', 'count', 'highlight', 'cursor'].includes(k)),
     );
     const key = queryString(filters);
     if (seen.has(key)) continue;
