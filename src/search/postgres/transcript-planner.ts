@@ -5,12 +5,10 @@ import type { LexemeStats, ListingKnowledge, WordStems } from './listing-knowled
 /*
  * How many of a site's conversations a transcript query (`q`) is expected to match, from the
  * transcripts' lexeme frequencies (pg_stats of conversation_transcripts.document: the ~1,000 most
- * common lexemes; one not listed is rarer than the least common listed one: half of that, as
- * Postgres estimates it) and each word's lexemes in every language. Otherwise an upper bound: the
- * frequencies are over every language of the table, so a word's share is the sum of its distinct
- * lexemes' shares across the six languages; a phrase is taken as its rarest word, clauses as
- * independent. A word of unlisted lexemes matches at most six times the floor's share of the
- * table, so a wrong guess of the transcript probe stays a small bitmap. Overestimating
+ * common lexemes; one not listed counts half the least common listed share: lexemeShare) and
+ * each word's lexemes in every language. The frequencies are over every language of the table,
+ * so a word's share is the sum of its distinct lexemes' shares across the six languages; a phrase
+ * is taken as its rarest word, clauses as independent. Overestimating
  * sends a rare query to the walk, whose steps fall back to the GIN index when the newest rows
  * hold few matches; underestimating sends a common one to a GIN probe, bounded, then a walk.
  */
@@ -21,7 +19,8 @@ import type { LexemeStats, ListingKnowledge, WordStems } from './listing-knowled
  * selectivity cannot be more than minfreq / 2"). Not listed, a lexeme is held by at most the
  * floor, and in the long tail of a vocabulary by far fewer; counting the floor whole sent a rare
  * name stemmed two ways (two unlisted lexemes: 2 × floor, 13,067 of 1,000,000 on the bench) past
- * the transcript probe to the walk.
+ * the transcript probe to the walk. A word of unlisted lexemes matches at most six times the
+ * floor's share of the table, so a wrong guess of the transcript probe stays a small bitmap.
  */
 export function lexemeShare(stats: LexemeStats, lexeme: string): number {
   return stats.shares.get(lexeme) ?? stats.floor / 2;
