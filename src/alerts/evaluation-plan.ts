@@ -1,5 +1,10 @@
 import type { ScoreName } from '../labels/taxonomy';
-import { canonicalFilterText, ConversationFilter, emptyFilter } from '../search/listing/conversation-filter';
+import {
+  canonicalFilterText,
+  ConversationFilter,
+  emptyFilter,
+  FILTERS,
+} from '../search/listing/conversation-filter';
 import type { ConversationStats, StatsFacet } from '../search/stats/conversation-stats';
 import type { AlertRecord } from './alert.records';
 import { WindowMeasure, windowFilter } from './alert-rules';
@@ -45,48 +50,8 @@ export interface EvaluationPlan {
  * same window, so one request of the whole window with the facets answers all of them.
  */
 export function facetOf(filter: ConversationFilter): { facet: StatsFacet; value: string } | undefined {
-  const window: ConversationFilter = { ...emptyFilter(), from: filter.from, to: filter.to };
-  const candidates: Array<{ facet: StatsFacet; value: string; alone: ConversationFilter }> = [];
-  if (filter.channel)
-    candidates.push({
-      facet: 'channel',
-      value: filter.channel,
-      alone: { ...window, channel: filter.channel },
-    });
-  if (filter.language)
-    candidates.push({
-      facet: 'language',
-      value: filter.language,
-      alone: { ...window, language: filter.language },
-    });
-  if (filter.agentId)
-    candidates.push({
-      facet: 'agentId',
-      value: filter.agentId,
-      alone: { ...window, agentId: filter.agentId },
-    });
-  if (filter.labelStatus)
-    candidates.push({
-      facet: 'labelStatus',
-      value: filter.labelStatus,
-      alone: { ...window, labelStatus: filter.labelStatus },
-    });
-  if (filter.feedback)
-    candidates.push({
-      facet: 'feedback',
-      value: filter.feedback,
-      alone: { ...window, feedback: filter.feedback },
-    });
-  if (filter.labelsAll.length === 1)
-    candidates.push({
-      facet: 'labels',
-      value: filter.labelsAll[0],
-      alone: { ...window, labelsAll: [filter.labelsAll[0]] },
-    });
-  if (candidates.length !== 1) return undefined;
-  const [{ facet, value, alone }] = candidates;
-  // Nothing else in the filter (keywords, scores, text, another label condition…).
-  return canonicalFilterText(alone) === canonicalFilterText(filter) ? { facet, value } : undefined;
+  // Which field is a facet, and of which value, is the field's registry entry (FilterField.facet).
+  return FILTERS.facetOf(filter);
 }
 
 /**

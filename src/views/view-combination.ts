@@ -4,9 +4,9 @@ import {
   canonicalFilterText,
   ConversationFilter,
   filterFaultsError,
+  FILTERS,
   hasLabelFilter,
   MAX_KEYWORDS,
-  SCORE_NAMES,
 } from '../search/listing/conversation-filter';
 
 /** A saved view as the routes that take `view=` need it: its id and its parsed filter. */
@@ -31,30 +31,6 @@ export type FaultPlace = { parameter: true } | { pointerBase: string };
 
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** The single-valued filters, by public name: given by both the view and the request → invalid_filter. */
-const SINGLE_VALUED: Array<[name: string, isSet: (f: ConversationFilter) => boolean]> = [
-  ['from', (f) => f.from !== undefined],
-  ['to', (f) => f.to !== undefined],
-  ['channel', (f) => f.channel !== undefined],
-  ['agentId', (f) => f.agentId !== undefined],
-  ['language', (f) => f.language !== undefined],
-  ['feedback', (f) => f.feedback !== undefined],
-  ...SCORE_NAMES.flatMap((n) =>
-    (['min', 'max'] as const).map((b): [string, (f: ConversationFilter) => boolean] => [
-      `${n}.${b}`,
-      (f) => f.scores[n]?.[b] !== undefined,
-    ]),
-  ),
-  ['labelStatus', (f) => f.labelStatus !== undefined],
-  ['reviewStatus', (f) => f.reviewStatus !== undefined],
-  ['q', (f) => f.text !== undefined],
-];
-
-const unique = <T>(values: T[], key: (v: T) => string = String): T[] => {
-  const seen = new Set<string>();
-  return values.filter((v) => !seen.has(key(v)) && !!seen.add(key(v)));
-};
-
 /**
  * The view's filters AND the request's own (workflows-v1 §4). A single-valued filter set by both
  * is a 400 invalid_filter naming it, even with the same value; repeatable ones add up (keywords,
@@ -75,41 +51,19 @@ export function combineWithView(
   const faults: ProblemEntry[] = [];
   const filterFaults: ProblemEntry[] = [];
 
-  for (const [name, isSet] of SINGLE_VALUED) {
-    if (isSet(view.filter) && isSet(own))
-      filterFaults.push(
-        entry(
-          'invalid_filter',
-          name,
-          `${name} is set by the view ${view.id} already; a single-valued filter may come from the view or the request, not both.`,
-        ),
-      );
-  }
+  // Each field says how its values combine (the filter registry): the names a single-valued
+  // field has set on both sides, and the combined value.
+  const { conflicts, filter } = FILTERS.combine(view.filter, own);
+  for (const name of conflicts)
+    filterFaults.push(
+      entry(
+        'invalid_filter',
+        name,
+        `${name} is set by the view ${view.id} already; a single-valued filter may come from the view or the request, not both.`,
+      ),
+    );
 
   const a = view.filter;
-  const scores: ConversationFilter['scores'] = {};
-  for (const n of SCORE_NAMES) {
-    const merged = { ...a.scores[n], ...own.scores[n] };
-    if (merged.min !== undefined || merged.max !== undefined) scores[n] = merged;
-  }
-  const pick = <K extends keyof ConversationFilter>(key: K) =>
-    own[key] !== undefined ? { [key]: own[key] } : a[key] !== undefined ? { [key]: a[key] } : {};
-  const filter: ConversationFilter = {
-    ...pick('from'),
-    ...pick('to'),
-    ...pick('channel'),
-    ...pick('agentId'),
-    ...pick('language'),
-    ...pick('feedback'),
-    keywords: unique([...a.keywords, ...own.keywords]),
-    labelsAll: unique([...a.labelsAll, ...own.labelsAll]),
-    labelsAny: unique([...a.labelsAny, ...own.labelsAny], (g) => JSON.stringify([...g].sort())),
-    labelsNone: unique([...a.labelsNone, ...own.labelsNone]),
-    scores,
-    ...pick('labelStatus'),
-    ...pick('reviewStatus'),
-    ...pick('text'),
-  };
 
   if (filter.keywords.length > MAX_KEYWORDS)
     faults.push(

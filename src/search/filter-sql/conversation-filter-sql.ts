@@ -1,26 +1,24 @@
-import type { ConversationFilter, ReviewStatus, ScoreName } from '../listing/conversation-filter';
-import { hasLabelFilter, SCORE_NAMES } from '../listing/conversation-filter';
-import type { ListingPosition } from '../listing/conversation-search';
-import { TAXONOMY_TOKENS } from '../../labels/taxonomy';
 import { SqlParams } from '../../database/sql-statement';
-import { transcriptExistsSql } from './text-query-sql';
+import { hasNarrowScoreBand } from '../filters/fields/scores';
+import { reviewStatusSql } from '../filters/fields/review-status';
+import { FILTERS } from '../filters/filter-registry';
+import type { ConversationFilter } from '../filters/filter-values';
+import type { ListingPosition } from '../listing/conversation-search';
+
+// Each field's own SQL is its registry entry's (src/search/filters/fields/); re-exported for the
+// engines and features that read a part of it.
+export { labelBit, labelBitsConditions, labelMask } from '../filters/fields/labels';
+export { hasNarrowScoreBand, MAX_SCORE_BUCKETS, SCORE_COLUMN } from '../filters/fields/scores';
+export { reviewStatusSql } from '../filters/fields/review-status';
+export { impliedLabelStatus } from '../filters/filter-registry';
 
 /*
  * The one place a parsed ConversationFilter becomes SQL conditions and parameters on
  * `conversations` (or on its title-term postings): the listing's statements, the statistics
- * scans and the exports all build their WHERE clauses here, so a filter is added once and every
- * feature renders it from the same parsed form.
+ * scans and the exports all build their WHERE clauses here, from each field's SQL in the filter
+ * registry (src/search/filters/), so a filter is added once and every feature renders it from
+ * the same parsed form.
  */
-
-/** The column of each score. */
-export const SCORE_COLUMN: Record<ScoreName, string> = {
-  quality: 'score_quality',
-  service: 'score_service',
-  trust: 'score_trust',
-};
-const BUCKET_PREFIX: Record<ScoreName, string> = { quality: 'qb', service: 'sb', trust: 'tb' };
-/** Score bounds spanning more 0.05-wide buckets than this are left to the exact comparison only. */
-export const MAX_SCORE_BUCKETS = 4;
 
 /**
  * A filter as SQL for one kind of plan (every condition is exact in both; they are equivalent):
@@ -48,110 +46,23 @@ export interface FilterSql {
   from?: string;
 }
 
-/** Position of each taxonomy token in `label_bits` (CoveringListingIndex migration). */
-const TOKEN_POSITIONS = new Map(TAXONOMY_TOKENS.map((token, i) => [token, i]));
-
-/** A token's bit in `label_bits` (also the key of its rollup rows), undefined for a token without one. */
-export function labelBit(token: string): number | undefined {
-  return TOKEN_POSITIONS.get(token);
-}
-
-/**
- * The label conditions of a filter on `label_bits` (walk form): every labels.all token held, a
- * token of each labels.any group, no labels.none token.
- */
-export function labelBitsConditions(filter: ConversationFilter, params: SqlParams): string[] {
-  const conditions: string[] = [];
-  if (filter.labelsAll.length) {
-    const mask = params.add(labelMask(filter.labelsAll), '::bigint');
-    conditions.push(`label_bits & ${mask} = ${mask}`);
-  }
-  for (const group of filter.labelsAny)
-    conditions.push(`label_bits & ${params.add(labelMask(group), '::bigint')} <> 0`);
-  if (filter.labelsNone.length)
-    conditions.push(`label_bits & ${params.add(labelMask(filter.labelsNone), '::bigint')} = 0`);
-  return conditions;
-}
-
-/** The bitmask of label tokens, as text for a `::bigint` parameter. */
-export function labelMask(tokens: string[]): string {
-  return tokens
-    .reduce((mask, token) => {
-      const bit = labelBit(token);
-      return bit === undefined ? mask : mask | (1n << BigInt(bit));
-    }, 0n)
-    .toString();
-}
-
-/** Whether a score bound spans at most MAX_SCORE_BUCKETS buckets (a band a score index answers well). */
-export function hasNarrowScoreBand(filter: ConversationFilter): boolean {
-  return SCORE_NAMES.some((name) => {
-    const bounds = filter.scores[name];
-    return (
-      bounds !== undefined &&
-      Math.floor((bounds.max ?? 1) * 20) - Math.floor((bounds.min ?? 0) * 20) + 1 <= MAX_SCORE_BUCKETS
-    );
-  });
-}
-
-/**
- * The condition of `reviewStatus` (workflows-v1 §2) on `conversations.review_state` (migration
- * LabelReviews): reviewed, a current review applies; outdated, only an outdated review;
- * unreviewed, no review at all. Each also implies labeled (impliedLabelStatus). The column is not
- * in the covering index: a plan reading it needs the heap.
- */
-export function reviewStatusSql(status: ReviewStatus, column = 'review_state'): string {
-  switch (status) {
-    case 'reviewed':
-      return `${column} = 'current'`;
-    case 'outdated':
-      return `${column} = 'outdated'`;
-    case 'unreviewed':
-      return `${column} IS NULL`;
-  }
-}
-
-/**
- * The label status every match of the filter has: the explicit `labelStatus`, or `labeled`
- * implied by a labels.* or score filter (filter rule 2: those match labeled conversations only).
- */
-export function impliedLabelStatus(filter: ConversationFilter): string | undefined {
-  return filter.labelStatus ?? (hasLabelFilter(filter) ? 'labeled' : undefined);
-}
-
 /**
  * Whether anything besides the site and the creation-time range restricts the rows: a filter
  * that does not is read straight off the creation-time index (FilterSql.narrowed).
  */
 export function isNarrowed(filter: ConversationFilter): boolean {
-  // Each is a condition buildFilterSql adds on the rows (label and score filters imply a status).
-  return Boolean(
-    filter.channel ||
-    filter.language ||
-    filter.agentId ||
-    filter.feedback ||
-    impliedLabelStatus(filter) ||
-    filter.keywords.length > 0 ||
-    filter.reviewStatus !== undefined ||
-    filter.text !== undefined,
-  );
+  return FILTERS.narrows(filter);
 }
 
 /**
  * The equality terms a GIN plan can put in its `search_terms @>` condition, unscoped, in the
- * order buildFilterSql adds them: channel, language, agent, feedback, label status (explicit,
- * or `labeled` implied by a label or score filter), each labels.all token.
+ * order buildFilterSql adds them (each field's `terms`, in the registry's order: channel,
+ * language, agent, feedback, label status, each labels.all token).
  */
 export function indexEqualityTerms(filter: ConversationFilter): string[] {
-  const status = impliedLabelStatus(filter);
-  return [
-    ...(filter.channel ? [`channel:${filter.channel}`] : []),
-    ...(filter.language ? [`language:${filter.language}`] : []),
-    ...(filter.agentId ? [`agent:${filter.agentId}`] : []),
-    ...(filter.feedback ? [`feedback:${filter.feedback}`] : []),
-    ...(status ? [`status:${status}`] : []),
-    ...filter.labelsAll,
-  ];
+  return FILTERS.sql(filter, new SqlParams(), { siteId: '', index: true })
+    .terms()
+    .map((e) => e.term);
 }
 
 /** Builds the WHERE parts of a filter. `after` is the keyset position (strictly older rows follow it). */
@@ -170,8 +81,9 @@ export function buildFilterSql(
 ): FilterSql {
   const params = new SqlParams();
   const index = options.forIndex === true;
+  const parts = FILTERS.sql(filter, params, { siteId, index });
   const rows: string[] = [];
-  const status = impliedLabelStatus(filter);
+  const equal = index ? parts.terms() : [];
   // A GIN plan checks the site on the candidate rows, never through the creation-time btree:
   // ANDing the GIN bitmap with the site's (a million entries in a large site) took 1.1-1.4 s
   // for a common keyword or term. When the GIN condition holds a site-scoped term (every
@@ -180,24 +92,13 @@ export function buildFilterSql(
   // (site_id is never null: the same condition) keeps the btree out. A narrow score band keeps
   // the site indexable: the score's own btree (site_id, score_x) joins the bitmap on it.
   const narrowBand = hasNarrowScoreBand(filter);
-  const scopedTerms =
-    index &&
-    !narrowBand &&
-    (status !== undefined ||
-      filter.channel !== undefined ||
-      filter.language !== undefined ||
-      filter.agentId !== undefined ||
-      filter.feedback !== undefined ||
-      filter.labelsAll.length > 0 ||
-      filter.labelsAny.length > 0 ||
-      filter.keywords.length > 0);
+  const scopedTerms = index && !narrowBand && (equal.length > 0 || parts.siteScoped);
   const range: string[] = [];
   if (!scopedTerms) {
     const site = params.add(siteId);
     range.push(index && !narrowBand ? `(site_id = ${site}) IS TRUE` : `site_id = ${site}`);
   }
-  if (filter.from !== undefined) range.push(`created_at >= ${params.add(filter.from, '::timestamptz')}`);
-  if (filter.to !== undefined) range.push(`created_at < ${params.add(filter.to, '::timestamptz')}`);
+  range.push(...parts.range());
   if (after)
     range.push(
       `(created_at, id COLLATE "C") < (${params.add(after.createdAt, '::timestamptz')}, ${params.add(after.id)})`,
@@ -206,102 +107,31 @@ export function buildFilterSql(
 
   if (index) {
     // Terms are scoped to the site (`<site_id>|<term>`, see the SiteScopedSearchTerms migration).
-    const scope = (terms: string[]) => terms.map((term) => `${siteId}|${term}`);
     // Each equality term with its exact check on the row. A dense term (a posting list of a
     // large part of the site) may cost more to merge in the GIN index than it narrows the
     // candidates: those of options.onRow are checked on the candidate rows instead.
-    const equal: { term: string; row: () => string }[] = [];
-    if (filter.channel) {
-      const channel = filter.channel;
-      equal.push({ term: `channel:${channel}`, row: () => `channel = ${params.add(channel)}` });
-    }
-    if (filter.language) {
-      const language = filter.language;
-      equal.push({ term: `language:${language}`, row: () => `language = ${params.add(language)}` });
-    }
-    if (filter.agentId) {
-      const agentId = filter.agentId;
-      equal.push({ term: `agent:${agentId}`, row: () => `agent_id = ${params.add(agentId)}` });
-    }
-    if (filter.feedback)
-      equal.push({
-        term: `feedback:${filter.feedback}`,
-        row: () => (filter.feedback === 'positive' ? 'feedback_positive > 0' : 'feedback_negative > 0'),
-      });
-    if (status) equal.push({ term: `status:${status}`, row: () => `label_status = ${params.add(status)}` });
-    for (const token of filter.labelsAll)
-      equal.push({ term: token, row: () => `label_tokens @> ${params.add([token], '::text[]')}` });
     const kept = equal.filter((e) => !options.onRow?.has(e.term));
-    const otherIndexed =
-      filter.labelsAny.length > 0 || filter.keywords.length > 0 || hasNarrowScoreBand(filter);
-    // The GIN condition must keep at least one term (the chooser keeps one; a fallback).
+    // The GIN condition must keep at least one term (the chooser keeps one; a fallback): the
+    // other GIN conditions (labels.any groups, keywords, a narrow score band) may stand in.
+    const otherIndexed = filter.labelsAny.length > 0 || filter.keywords.length > 0 || narrowBand;
     if (kept.length === 0 && equal.length > 0 && !otherIndexed) kept.push(equal[0]);
-    if (kept.length) rows.push(`search_terms @> ${params.add(scope(kept.map((e) => e.term)), '::text[]')}`);
-    for (const e of equal) if (!kept.includes(e)) rows.push(e.row());
-    for (const group of filter.labelsAny)
-      rows.push(`search_terms && ${params.add(scope(group), '::text[]')}`);
-    for (const name of SCORE_NAMES) {
-      const bounds = filter.scores[name];
-      if (!bounds) continue;
-      // Candidate narrowing through the index: the score's bucket floor(score * 20) is stored as
-      // a term; floor is monotonic, so every score within the bounds lies in buckets low..high.
-      const low = Math.floor((bounds.min ?? 0) * 20);
-      const high = Math.floor((bounds.max ?? 1) * 20);
-      if (high >= low && high - low + 1 <= MAX_SCORE_BUCKETS) {
-        const buckets = Array.from({ length: high - low + 1 }, (_, i) => `${BUCKET_PREFIX[name]}:${low + i}`);
-        rows.push(`search_terms && ${params.add(scope(buckets), '::text[]')}`);
-      }
-    }
-    if (filter.labelsNone.length)
-      rows.push(`NOT (label_tokens && ${params.add(filter.labelsNone, '::text[]')})`);
-  } else {
-    if (filter.channel) rows.push(`channel = ${params.add(filter.channel)}`);
-    if (filter.language) rows.push(`language = ${params.add(filter.language)}`);
-    if (filter.agentId) rows.push(`agent_id = ${params.add(filter.agentId)}`);
-    if (filter.feedback)
-      rows.push(filter.feedback === 'positive' ? 'feedback_positive > 0' : 'feedback_negative > 0');
-    if (status) rows.push(`label_status = ${params.add(status)}`);
-    rows.push(...labelBitsConditions(filter, params));
-  }
-
-  for (const name of SCORE_NAMES) {
-    const bounds = filter.scores[name];
-    if (!bounds) continue;
-    const column = SCORE_COLUMN[name];
-    // Filter rule 6: comparisons with a missing score (NULL) are never true.
-    if (bounds.min !== undefined) rows.push(`${column} >= ${params.add(bounds.min, '::float8')}`);
-    if (bounds.max !== undefined) rows.push(`${column} <= ${params.add(bounds.max, '::float8')}`);
-    if (bounds.min !== undefined && bounds.max !== undefined && bounds.min > bounds.max) rows.push('false');
-  }
-
-  if (filter.keywords.length) {
-    const query = () =>
-      filter.keywords.map((k) => `phraseto_tsquery('simple'::regconfig, ${params.add(k)})`).join(' && ');
-    if (index) {
-      // The keywords' site-scoped title terms (SiteScopedTitleTerms migration), in the GIN index
-      // beside search_terms; the functions run once, at planning (immutable, constant arguments).
-      // Terms match exactly a keyword of one word or of two adjacent ones: then the recheck folds
-      // to `true` at planning and no tsvector is read; longer phrases keep it (pairs in any order).
-      const site = params.add(siteId);
-      const keywords = params.add(filter.keywords, '::text[]');
+    if (kept.length)
       rows.push(
-        `conversation_title_terms(site_id, title) @> conversation_keyword_terms(${site}, ${keywords})`,
-        `(conversation_keywords_exact(${keywords}) OR title_tsv @@ (${query()}))`,
+        `search_terms @> ${params.add(
+          kept.map((e) => `${siteId}|${e.term}`),
+          '::text[]',
+        )}`,
       );
-    } else rows.push(`title_tsv @@ (${query()})`);
-  }
-
-  if (filter.reviewStatus) rows.push(reviewStatusSql(filter.reviewStatus));
-
-  // Transcript search (`q`): the conversation's transcript row, probed by primary key
-  // (text-query-sql.ts). Its own plans (the GIN index over the transcripts) are the listing's.
-  if (filter.text) rows.push(transcriptExistsSql(filter.text, params));
+    for (const e of equal) if (!kept.includes(e)) rows.push(e.row(params));
+    rows.push(...parts.index());
+  } else rows.push(...parts.walk());
+  rows.push(...parts.rows());
 
   return {
     params,
     rangeParams,
     narrowed: isNarrowed(filter),
-    needsHeap: filter.keywords.length > 0 || filter.reviewStatus !== undefined,
+    needsHeap: parts.needsHeap,
     range,
     rows,
   };

@@ -1,17 +1,8 @@
 import { ProblemEntry } from '../../common/errors/api-error';
 import { collectQuery } from '../../common/query/query-params';
-import { isTaxonomyToken, isTrueFlagToken } from '../../labels/taxonomy';
-import {
-  buildFilter,
-  ConversationFilter,
-  FILTER_PARAMS,
-  filterFaultsError,
-  SCORE_NAMES,
-} from './conversation-filter';
+import { FILTERS, filterFaultsError } from '../filters/filter-registry';
+import type { ConversationFilter } from '../filters/filter-values';
 
-type FilterName = keyof typeof FILTER_PARAMS;
-/** The score bound filters (`quality.min` …), given as JSON numbers. */
-const BOUNDS = new Set(SCORE_NAMES.flatMap((name) => [`${name}.min`, `${name}.max`]));
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** A JSON number as the decimal text the listing's parser reads (no exponent). */
@@ -24,7 +15,8 @@ function decimalText(n: number): string {
  * Parses filters given as a JSON object (exports' and deletion jobs' `filters`, saved views,
  * alerts): the listing's parameters as JSON under the listing's rules, faults located by pointer
  * under `base` (`/filters/labels.all/1`). Throws invalid_request or invalid_filter as the listing
- * does. Repeatable filters are arrays of strings, score bounds numbers, the others strings.
+ * does. Each parameter's JSON kind is its registry entry's (FilterParam.json): repeatable filters
+ * are arrays of strings, score bounds numbers, the others strings.
  */
 export function parseFilterObject(
   given: Record<string, unknown>,
@@ -35,12 +27,12 @@ export function parseFilterObject(
   const query: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(given)) {
     const pointer = `${base}/${escape(name)}`;
-    if (!Object.prototype.hasOwnProperty.call(FILTER_PARAMS, name)) {
+    const spec = FILTERS.param(name);
+    if (!spec) {
       faults.push({ code: 'unknown_field', detail: `${name} is not a listing filter.`, pointer });
       continue;
     }
-    const spec = FILTER_PARAMS[name as FilterName];
-    if ('repeatable' in spec && spec.repeatable) {
+    if (spec.json === 'strings') {
       if (!Array.isArray(value)) {
         faults.push({ code: 'invalid_type', detail: `${name} must be an array of strings.`, pointer });
         continue;
@@ -52,7 +44,7 @@ export function parseFilterObject(
         continue;
       }
       query[name] = value as string[];
-    } else if (BOUNDS.has(name)) {
+    } else if (spec.json === 'number') {
       if (typeof value !== 'number' || !Number.isFinite(value)) {
         faults.push({ code: 'invalid_type', detail: `${name} must be a number.`, pointer });
         continue;
@@ -70,7 +62,7 @@ export function parseFilterObject(
   // Values one by one, so that a fault names the array element (`/filters/keywords/2`).
   const values: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(query)) {
-    const spec = FILTER_PARAMS[name as FilterName];
+    const spec = FILTERS.param(name)!;
     const list = Array.isArray(raw) ? raw : [raw];
     const parsed: unknown[] = [];
     let whole = true;
@@ -90,7 +82,7 @@ export function parseFilterObject(
     if (whole) values[name] = Array.isArray(raw) ? parsed : parsed[0];
   }
 
-  const built = buildFilter(values, (name) => given[name] !== undefined);
+  const built = FILTERS.build(values, (name) => given[name] !== undefined);
   const located = (entries: ProblemEntry[]) => entries.flatMap((e) => locate(e, query, base));
   const error = filterFaultsError([...faults, ...located(built.faults)], located(built.filterFaults));
   if (error) throw error;
@@ -99,23 +91,15 @@ export function parseFilterObject(
 
 /**
  * A fault the shared filter builder names by parameter, as pointer entries: one per array element
- * at fault when the rule is about elements (unknown tokens, labels.none tokens), else the key.
+ * at fault when the parameter says which elements a fault is about (FilterParam.faultyElements:
+ * unknown tokens, labels.none tokens), else the key.
  */
 function locate(entry: ProblemEntry, query: Record<string, string | string[]>, base: string): ProblemEntry[] {
   if (!('parameter' in entry)) return [entry];
   const name = entry.parameter;
   const key = `${base}/${escape(name)}`;
   const list = query[name];
-  let bad: number[] = [];
-  if (Array.isArray(list) && entry.code === 'invalid_filter') {
-    if (name === 'labels.all') bad = list.flatMap((t, i) => (isTaxonomyToken(t) ? [] : [i]));
-    if (name === 'labels.any')
-      bad = list.flatMap((g, i) => (g.split('|').every((t) => t === '' || isTaxonomyToken(t)) ? [] : [i]));
-    if (name === 'labels.none' && !entry.detail.startsWith('labels.none needs'))
-      bad = list.flatMap((t, i) => (isTrueFlagToken(t) ? [] : [i]));
-  }
-  if (Array.isArray(list) && entry.code === 'invalid_value' && name === 'labels.any')
-    bad = list.flatMap((g, i) => (g.split('|').some((t) => t === '') ? [i] : []));
+  const bad = Array.isArray(list) ? (FILTERS.param(name)?.faultyElements?.(list, entry) ?? []) : [];
   if (!bad.length) return [{ code: entry.code, detail: entry.detail, pointer: key }];
   return bad.map((i) => ({ code: entry.code, detail: entry.detail, pointer: `${key}/${i}` }));
 }

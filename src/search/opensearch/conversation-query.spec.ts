@@ -96,8 +96,8 @@ describe('filters → bool query in filter context', () => {
       bool: {
         filter: [
           site,
-          labeled,
           { range: { created_at: { gte: Date.parse('2026-11-01T00:00:00Z'), format: 'epoch_millis' } } },
+          labeled,
         ],
         must_not: [{ terms: { label_tokens: ['visitor_frustrated:true', 'abusive_visitor:true'] } }],
       },
@@ -150,15 +150,8 @@ describe('filters → bool query in filter context', () => {
       bool: {
         filter: [
           site,
-          {
-            range: {
-              created_at: {
-                gte: Date.parse('2026-11-20T10:00:00Z'),
-                lt: Date.parse('2026-11-21T00:00:00.500Z'),
-                format: 'epoch_millis',
-              },
-            },
-          },
+          { range: { created_at: { gte: Date.parse('2026-11-20T10:00:00Z'), format: 'epoch_millis' } } },
+          { range: { created_at: { lt: Date.parse('2026-11-21T00:00:00.500Z'), format: 'epoch_millis' } } },
         ],
       },
     });
@@ -189,6 +182,8 @@ describe('filters → bool query in filter context', () => {
       bool: {
         filter: [
           site,
+          { range: { created_at: { gte: Date.parse('2026-01-01T00:00:00Z'), format: 'epoch_millis' } } },
+          { range: { created_at: { lt: Date.parse('2026-02-01T00:00:00Z'), format: 'epoch_millis' } } },
           { term: { channel: 'web' } },
           { term: { language: 'en' } },
           { term: { agent_id: 'agt_A' } },
@@ -198,15 +193,6 @@ describe('filters → bool query in filter context', () => {
           { terms: { label_tokens: ['grounded:fail', 'on_brand:fail'] } },
           { range: { score_trust: { gte: 0.1 } } },
           { match_phrase: { title: { query: 'refund', slop: 0 } } },
-          {
-            range: {
-              created_at: {
-                gte: Date.parse('2026-01-01T00:00:00Z'),
-                lt: Date.parse('2026-02-01T00:00:00Z'),
-                format: 'epoch_millis',
-              },
-            },
-          },
         ],
         must_not: [{ terms: { label_tokens: ['human_requested:true'] } }],
       },

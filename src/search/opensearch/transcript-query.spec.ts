@@ -83,8 +83,8 @@ describe("q: the transcript query over the six languages' fields", () => {
       bool: {
         filter: [
           site,
-          labeled,
           { range: { created_at: { gte: Date.parse('2026-11-01T00:00:00Z'), format: 'epoch_millis' } } },
+          labeled,
           some(leaves(word('refund'))),
         ],
         must_not: [

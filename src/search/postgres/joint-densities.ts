@@ -2,7 +2,7 @@ import { SqlParams, type Statement } from '../../database/sql-statement';
 import { KIND } from '../../database/stats-rollups';
 import { impliedLabelStatus, labelBit } from '../filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
-import { SCORE_NAMES } from '../listing/conversation-filter';
+import { FILTERS } from '../filters/filter-registry';
 
 /**
  * Joint densities of stacked column filters, from the statistics rollups (docs/statistics.md,
@@ -37,15 +37,7 @@ export interface JointScope {
  * review status, labels.any or a score bound (the rollups count all time, per column and token).
  */
 export function beyondRollups(filter: ConversationFilter): boolean {
-  return (
-    filter.from !== undefined ||
-    filter.to !== undefined ||
-    filter.keywords.length > 0 ||
-    filter.text !== undefined ||
-    filter.reviewStatus !== undefined ||
-    filter.labelsAny.length > 0 ||
-    SCORE_NAMES.some((name) => filter.scores[name] !== undefined)
-  );
+  return FILTERS.unanswered(filter, 'cellCounts').length > 0;
 }
 
 /**

@@ -2,19 +2,11 @@ import {
   hasNarrowScoreBand,
   indexEqualityTerms,
   isNarrowed,
-  labelBit,
   postingTerms,
 } from '../filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import { chooseIndexTerms } from './index-terms';
-import {
-  beyondRollups,
-  JointEstimate,
-  jointEstimate,
-  JointFigures,
-  JointScope,
-  jointScope,
-} from './joint-densities';
+import { JointEstimate, jointEstimate, JointFigures, JointScope, jointScope } from './joint-densities';
 import { ListingKnowledge, titleTermRows } from './listing-knowledge';
 import { cellsCountable } from './listing-sql';
 import {
@@ -25,6 +17,7 @@ import {
   tuned,
 } from './listing-tuning';
 import { textRowsExpected } from './transcript-planner';
+import { FILTERS } from '../filters/filter-registry';
 
 /**
  * A page's plan (docs/query-engine.md, "Choosing a plan"), chosen before any statement runs:
@@ -206,12 +199,13 @@ export function jointCountStrategy(
  * score, labels.any/none), is a sum over at most 288 cells, whatever the number of matches.
  */
 export function countsFromRollups(filter: ConversationFilter): boolean {
+  // The rollup counts a cell's conversations per agent or per token, not per both.
   const tokens = [...new Set(filter.labelsAll)];
   return !(
-    beyondRollups(filter) ||
+    FILTERS.unanswered(filter, 'cellCounts').length > 0 ||
     filter.labelsNone.length > 0 ||
     tokens.length > 1 ||
-    (tokens.length === 1 && (filter.agentId !== undefined || labelBit(tokens[0]) === undefined))
+    (tokens.length === 1 && filter.agentId !== undefined)
   );
 }
 

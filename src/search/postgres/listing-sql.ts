@@ -9,13 +9,8 @@ import {
   whereAll,
   whereRowFilters,
 } from '../filter-sql/conversation-filter-sql';
-import {
-  CHANNELS,
-  type ConversationFilter,
-  LABEL_STATUSES,
-  LANGUAGES,
-  SCORE_NAMES,
-} from '../listing/conversation-filter';
+import { CHANNELS, type ConversationFilter, LABEL_STATUSES, LANGUAGES } from '../listing/conversation-filter';
+import { FILTERS } from '../filters/filter-registry';
 
 /*
  * The listing's own statements (docs/query-engine.md, "Choosing a plan"), each over the
@@ -127,13 +122,8 @@ const CELL_KEY: ReadonlyArray<{
  * `q`, review status or score bound (those are read from the heap or other indexes).
  */
 export function cellsCountable(filter: ConversationFilter): boolean {
-  const tokens = [...filter.labelsAll, ...filter.labelsAny.flat(), ...filter.labelsNone];
   return (
-    filter.keywords.length === 0 &&
-    filter.text === undefined &&
-    filter.reviewStatus === undefined &&
-    SCORE_NAMES.every((name) => filter.scores[name] === undefined) &&
-    tokens.every((token) => labelBit(token) !== undefined) &&
+    FILTERS.unanswered(filter, 'cellIndex').length === 0 &&
     (filter.agentId !== undefined || CELL_KEY.some((key) => key.fixed(filter) !== undefined))
   );
 }

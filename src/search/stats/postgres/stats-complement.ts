@@ -10,6 +10,7 @@ import { readCells } from './stats-rollup-executor';
 import type { CellFilter } from './stats-rollup-sql';
 import { asRead, edgeWalks, readSlices, runScan, scanStatement } from './stats-scan-executor';
 import type { StatsScanHelpers } from './stats-scan-helpers';
+import { FILTERS } from '../../filters/filter-registry';
 
 /*
  * The complement plan (docs/statistics.md, "Dense label filters"): a filter of label tokens
@@ -32,19 +33,7 @@ export const COMPLEMENT_SHARE = 0.5;
  */
 export function complementCells(filter: ConversationFilter, series: boolean): CellFilter | undefined {
   const tokens = filter.labelsAll.length + filter.labelsAny.length + filter.labelsNone.length;
-  if (
-    series ||
-    tokens === 0 ||
-    filter.from !== undefined ||
-    filter.to !== undefined ||
-    filter.agentId !== undefined ||
-    filter.keywords.length > 0 ||
-    filter.text !== undefined ||
-    filter.reviewStatus !== undefined ||
-    Object.keys(filter.scores).length > 0 ||
-    (filter.labelStatus !== undefined && filter.labelStatus !== 'labeled')
-  )
-    return undefined;
+  if (series || tokens === 0 || FILTERS.unanswered(filter, 'labelValues').length > 0) return undefined;
   return {
     labelStatus: 'labeled',
     ...(filter.channel ? { channel: filter.channel } : {}),

@@ -2,13 +2,14 @@ import type { EntityManager } from 'typeorm';
 import type { Statement } from '../../../database/sql-statement';
 import { KIND } from '../../../database/stats-rollups';
 import { labelBit } from '../../filter-sql/conversation-filter-sql';
-import { ConversationFilter, hasLabelFilter } from '../../listing/conversation-filter';
+import { ConversationFilter } from '../../listing/conversation-filter';
 import type { StatsQuery } from '../conversation-stats';
 import { DAY_MS, HOUR_MS } from '../series-buckets';
 import { complementCells, COMPLEMENT_SHARE, labelShare } from './stats-complement';
 import { LabelRead, labelRuns, labelTest, readLabelValues } from './stats-label-values';
 import { num } from './stats-parts';
 import { CellFilter, cellSql, dayCountsSql, daySpanSql, siteCountsSql, TimeRange } from './stats-rollup-sql';
+import { FILTERS } from '../../filters/filter-registry';
 
 export interface StatsTuning {
   /** Each stats statement is cancelled after this long (SET LOCAL statement_timeout): a 503. */
@@ -127,34 +128,15 @@ const QUARTER_MS = HOUR_MS / 4;
 
 /** The agent when the per-agent rollup can answer: `agentId` and nothing else (no window). */
 export function agentFilter(filter: ConversationFilter): string | undefined {
-  if (
-    !filter.agentId ||
-    filter.from !== undefined ||
-    filter.to !== undefined ||
-    filter.channel ||
-    filter.language ||
-    filter.labelStatus ||
-    filter.feedback ||
-    filter.keywords.length > 0 ||
-    filter.text !== undefined ||
-    hasLabelFilter(filter)
-  )
-    return undefined;
-  return filter.agentId;
+  return filter.agentId !== undefined && FILTERS.unanswered(filter, 'statsAgents').length === 0
+    ? filter.agentId
+    : undefined;
 }
 
 /** The cell filter when the per-cell rollup can answer: only channel, language, labelStatus, feedback. */
 export function cubeFilter(filter: ConversationFilter): CellFilter | undefined {
-  if (
-    filter.from !== undefined ||
-    filter.to !== undefined ||
-    filter.agentId !== undefined ||
-    filter.keywords.length > 0 ||
-    filter.text !== undefined ||
-    hasLabelFilter(filter)
-  )
+  if (FILTERS.setFields(filter).length === 0 || FILTERS.unanswered(filter, 'statsCells').length > 0)
     return undefined;
-  if (!filter.channel && !filter.language && !filter.labelStatus && !filter.feedback) return undefined;
   return {
     ...(filter.channel ? { channel: filter.channel } : {}),
     ...(filter.language ? { language: filter.language } : {}),
@@ -174,15 +156,7 @@ export function cubeFilter(filter: ConversationFilter): CellFilter | undefined {
 export function rollupRanges(
   filter: ConversationFilter,
 ): { days: DayRange; edges: TimeRange[]; minus: TimeRange[] } | undefined {
-  const onlyWindow =
-    !filter.channel &&
-    !filter.language &&
-    !filter.agentId &&
-    !filter.feedback &&
-    !filter.labelStatus &&
-    filter.keywords.length === 0 &&
-    filter.text === undefined &&
-    !hasLabelFilter(filter);
+  const onlyWindow = FILTERS.unanswered(filter, 'statsDays').length === 0;
   if (!onlyWindow) return undefined;
   const from = filter.from !== undefined ? new Date(filter.from).getTime() : undefined;
   const to = filter.to !== undefined ? new Date(filter.to).getTime() : undefined;
