@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: times every request of the query mix against a running service and in
  * Postgres, then throughput at 32 connections and the service's peak memory. Writes
- * bench/results/latest.md and latest.json (rewritten after each request, so an interrupted run
- * leaves a partial report that says so).
+ * bench/results/listing-<BENCH_OUT>.md and .json, BENCH_OUT naming the data [2x1m: the two sites
+ * of 1,000,000 that bench:setup makes] (rewritten after each request, so an interrupted run
+ * leaves a partial report that says so); the statistics section writes stats-<BENCH_OUT>.
  */
 import { mkdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
@@ -177,7 +178,7 @@ async function main(): Promise<void> {
   const sqlRuns = numberFrom(env, 'BENCH_SQL_RUNS', 20);
   const throughputSeconds = numberFrom(env, 'BENCH_THROUGHPUT_SECONDS', 10);
   const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
-  const outName = env.BENCH_OUT ?? 'latest';
+  const outName = env.BENCH_OUT ?? '2x1m';
   const target: HttpTarget = { baseUrl, apiKey };
   const compare: HttpTarget | undefined = env.BENCH_COMPARE_URL
     ? { baseUrl: env.BENCH_COMPARE_URL.replace(/\/+$/, ''), apiKey }
@@ -280,8 +281,8 @@ async function main(): Promise<void> {
     });
     const write = (r: BenchReport) => {
       mkdirSync(RESULTS_DIR, { recursive: true });
-      writeFileSync(join(RESULTS_DIR, `${outName}.json`), `${JSON.stringify(r, null, 2)}\n`);
-      writeFileSync(join(RESULTS_DIR, `${outName}.md`), renderMarkdown(r));
+      writeFileSync(join(RESULTS_DIR, `listing-${outName}.json`), `${JSON.stringify(r, null, 2)}\n`);
+      writeFileSync(join(RESULTS_DIR, `listing-${outName}.md`), renderMarkdown(r));
     };
 
     const measure = async (r: MixRequest, i: number) => {
@@ -390,7 +391,7 @@ async function main(): Promise<void> {
         slowest: plans,
       }),
     );
-    log(`wrote bench/results/${outName}.md and .json`);
+    log(`wrote bench/results/listing-${outName}.md and .json`);
     if (env.BENCH_STATS !== 'off') await stats();
   } finally {
     await Promise.all(closers.map((close) => close()));

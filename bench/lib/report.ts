@@ -115,7 +115,7 @@ function pct(share: number): string {
   return `${(share * 100).toFixed(share < 0.01 ? 2 : 1)}%`;
 }
 
-/** The results as a markdown document (bench/results/latest.md). */
+/** The results as a markdown document (bench/results/listing-2x1m.md). */
 export function renderMarkdown(report: BenchReport): string {
   const m = report.machine;
   const passed = report.requests.filter((r) => r.verdict === 'PASS').length;
