@@ -18,7 +18,7 @@ export type ParamDoc = Omit<ParameterObject, 'name' | 'in' | 'schema' | 'require
 };
 
 /** How a parameter is written in a JSON `filters` object (exports, deletion jobs, views, alerts). */
-export type JsonKind = 'string' | 'strings' | 'number';
+export type JsonKind = 'string' | 'strings' | 'number' | 'boolean';
 
 /** One public parameter of a field: how a query value parses, its JSON form, its documentation. */
 export interface FilterParam<T = unknown> extends ParamSpec<T> {
@@ -120,6 +120,12 @@ export interface FilterField<
   key: K;
   /** Its public parameters, by name (query parameter = JSON `filters` key). */
   params: P;
+  /**
+   * Query values that set the field, with whatever other parameters its rules need alongside
+   * (labels.none needs a narrowing filter): the registry's spec builds it from them and checks
+   * every part of the entry on the result.
+   */
+  example: Record<string, string | string[]>;
   /** Its value from the parsed parameters (all of the request's: a value may depend on another's). */
   read(values: Readonly<Record<string, unknown>>, ctx: ReadContext): ConversationFilter[K] | undefined;
   /** Rules spanning fields, checked once the whole filter is read (faults go to ctx). */

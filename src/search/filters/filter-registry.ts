@@ -223,48 +223,53 @@ export const FILTER_FIELDS = [
   textField,
 ] as const;
 
-export const FILTERS = new FilterRegistry(FILTER_FIELDS);
-
 type Params<F> = F extends FilterField<FilterKey, infer P> ? P : never;
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void
   ? I
   : never;
+type ServiceParams = UnionToIntersection<Params<(typeof FILTER_FIELDS)[number]>>;
 
 /**
- * The filter parameters of the listing (contract: GET /api/v1/sites/{siteId}/conversations),
- * also taken by every feature that filters conversations the same way (statistics, exports).
- * Names are the public parameter names.
+ * What the rest of the service reads of a registry, bound to it. The service's are exported
+ * below; a spec builds its own from a registry with a field added, to show that every consumer
+ * derives from the entries alone (filter-registry.spec.ts).
  */
-export const FILTER_PARAMS = FILTERS.params() as UnionToIntersection<Params<(typeof FILTER_FIELDS)[number]>>;
+export function registryExports(registry: FilterRegistry) {
+  return {
+    FILTERS: registry,
+    /**
+     * The filter parameters of the listing (contract: GET /api/v1/sites/{siteId}/conversations),
+     * also taken by every feature that filters conversations the same way (statistics, exports).
+     * Names are the public parameter names.
+     */
+    FILTER_PARAMS: registry.params() as ServiceParams,
+    /** Builds the filter from values parsed against FILTER_PARAMS (FilterRegistry.build). */
+    buildFilter: (v: Readonly<Record<string, unknown>>, given: (parameter: string) => boolean): BuiltFilter =>
+      registry.build(v, given),
+    emptyFilter: (): ConversationFilter => registry.empty(),
+    /** True when the filter restricts to labeled conversations (rule 2): a labels.*, score or review filter. */
+    hasLabelFilter: (filter: ConversationFilter): boolean => registry.impliesLabeled(filter),
+    /**
+     * The label status every match of the filter has: the explicit `labelStatus`, or `labeled`
+     * implied by a labels.*, score or review filter (filter rule 2).
+     */
+    impliedLabelStatus: (filter: ConversationFilter): string | undefined => registry.facts(filter).status,
+    /** FilterRegistry.canonicalText: the text a cursor binds to. */
+    canonicalFilterText: (filter: ConversationFilter): string => registry.canonicalText(filter),
+  };
+}
+
+export const {
+  FILTERS,
+  FILTER_PARAMS,
+  buildFilter,
+  emptyFilter,
+  hasLabelFilter,
+  impliedLabelStatus,
+  canonicalFilterText,
+} = registryExports(new FilterRegistry(FILTER_FIELDS));
 
 export type FilterParamValues = ParsedQuery<typeof FILTER_PARAMS>;
-
-/** Builds the filter from values parsed against FILTER_PARAMS (FilterRegistry.build). */
-export function buildFilter(v: FilterParamValues, given: (parameter: string) => boolean): BuiltFilter {
-  return FILTERS.build(v, given);
-}
-
-export function emptyFilter(): ConversationFilter {
-  return FILTERS.empty();
-}
-
-/** True when the filter restricts to labeled conversations (rule 2): a labels.*, score or review filter. */
-export function hasLabelFilter(filter: ConversationFilter): boolean {
-  return FILTERS.impliesLabeled(filter);
-}
-
-/**
- * The label status every match of the filter has: the explicit `labelStatus`, or `labeled`
- * implied by a labels.*, score or review filter (filter rule 2).
- */
-export function impliedLabelStatus(filter: ConversationFilter): string | undefined {
-  return FILTERS.facts(filter).status;
-}
-
-/** FilterRegistry.canonicalText of the service's fields. */
-export function canonicalFilterText(filter: ConversationFilter): string {
-  return FILTERS.canonicalText(filter);
-}
 
 /**
  * The error of a request with filter faults, or undefined when there is none. All faults are

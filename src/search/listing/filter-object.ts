@@ -16,7 +16,7 @@ function decimalText(n: number): string {
  * alerts): the listing's parameters as JSON under the listing's rules, faults located by pointer
  * under `base` (`/filters/labels.all/1`). Throws invalid_request or invalid_filter as the listing
  * does. Each parameter's JSON kind is its registry entry's (FilterParam.json): repeatable filters
- * are arrays of strings, score bounds numbers, the others strings.
+ * are arrays of strings, score bounds numbers, flags booleans, the others strings.
  */
 export function parseFilterObject(
   given: Record<string, unknown>,
@@ -44,6 +44,12 @@ export function parseFilterObject(
         continue;
       }
       query[name] = value as string[];
+    } else if (spec.json === 'boolean') {
+      if (typeof value !== 'boolean') {
+        faults.push({ code: 'invalid_type', detail: `${name} must be a boolean.`, pointer });
+        continue;
+      }
+      query[name] = String(value);
     } else if (spec.json === 'number') {
       if (typeof value !== 'number' || !Number.isFinite(value)) {
         faults.push({ code: 'invalid_type', detail: `${name} must be a number.`, pointer });

@@ -31,6 +31,7 @@ function oneOf<T extends string>(values: readonly T[], description: string): Fil
 
 export const channelField = defineField({
   key: 'channel',
+  example: { channel: 'web' },
   params: { channel: oneOf(CHANNELS, 'Conversation channel.') },
   read: (v) => v.channel as Channel | undefined,
   isSet: (f) => f.channel !== undefined,
@@ -49,6 +50,7 @@ export const channelField = defineField({
 
 export const agentField = defineField({
   key: 'agentId',
+  example: { agentId: 'agt_Demo1' },
   params: {
     agentId: {
       parse: (v: string) => (isId('agt', v) ? v : new ParamFault('must be an agent id (agt_…).')),
@@ -76,6 +78,7 @@ export const agentField = defineField({
 
 export const languageField = defineField({
   key: 'language',
+  example: { language: 'de' },
   params: { language: oneOf(LANGUAGES, 'Recorded panel language.') },
   read: (v) => v.language as Language | undefined,
   isSet: (f) => f.language !== undefined,
@@ -97,6 +100,7 @@ const feedbackRow = (kind: FeedbackKind) =>
 
 export const feedbackField = defineField({
   key: 'feedback',
+  example: { feedback: 'negative' },
   params: { feedback: oneOf(FEEDBACK_KINDS, 'At least one message carries a rating of this kind.') },
   read: (v) => v.feedback as FeedbackKind | undefined,
   isSet: (f) => f.feedback !== undefined,
@@ -123,6 +127,7 @@ export const feedbackField = defineField({
  */
 export const labelStatusField = defineField({
   key: 'labelStatus',
+  example: { labelStatus: 'failed' },
   params: {
     labelStatus: oneOf(
       LABEL_STATUSES,

@@ -27,6 +27,7 @@ const dedupe = (values: string[]) => [...new Set(values)];
 
 export const keywordsField = defineField({
   key: 'keywords',
+  example: { keywords: ['refund', 'late delivery'] },
   params: {
     keywords: {
       repeatable: true,

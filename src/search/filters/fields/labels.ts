@@ -103,6 +103,7 @@ const union = (a: string[], b: string[]) => dedupe([...a, ...b]);
 
 export const labelsAllField = defineField({
   key: 'labelsAll',
+  example: { 'labels.all': ['grounded:fail', 'resolution:unresolved'] },
   params: {
     'labels.all': tokenParam(
       repeatableDoc(
@@ -146,6 +147,7 @@ export const labelsAllField = defineField({
 
 export const labelsAnyField = defineField({
   key: 'labelsAny',
+  example: { 'labels.any': ['resolution:unresolved|resolution:abandoned'] },
   params: {
     'labels.any': tokenParam(
       repeatableDoc(
@@ -206,6 +208,7 @@ const NEEDS_NARROWING = 'labels.none needs labels.all, labels.any, from or to al
 
 export const labelsNoneField = defineField({
   key: 'labelsNone',
+  example: { 'labels.none': ['human_requested:true'], from: '2026-11-01T00:00:00Z' },
   params: {
     'labels.none': tokenParam(
       repeatableDoc(

@@ -26,6 +26,7 @@ export function reviewStatusSql(status: ReviewStatus, column = 'review_state'): 
 
 export const reviewStatusField = defineField({
   key: 'reviewStatus',
+  example: { reviewStatus: 'outdated' },
   params: {
     reviewStatus: {
       ...params.oneOf(REVIEW_STATUSES),

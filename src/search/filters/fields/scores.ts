@@ -76,6 +76,7 @@ const setBounds = (f: ConversationFilter) =>
 
 export const scoresField = defineField({
   key: 'scores',
+  example: { 'quality.min': '0.4', 'trust.max': '0.9' },
   params: SCORE_PARAMS,
   read(v) {
     const scores: ConversationFilter['scores'] = {};

@@ -50,6 +50,7 @@ export function textQueryText(query: TextQuery): string {
 
 export const textField = defineField({
   key: 'text',
+  example: { q: 'refund late OR delayed -"gift card"', 'q.in': 'shopper' },
   params: {
     q: {
       parse: textQuery,

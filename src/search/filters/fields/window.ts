@@ -71,6 +71,7 @@ const WINDOW_SUMMARIES = { statsDays: true, cellIndex: true } as const;
 
 export const fromField = defineField({
   key: 'from',
+  example: { from: '2026-11-20T10:00:00Z' },
   params: { from: timestampParam('Creation time at or after this instant (inclusive).') },
   read: (v) => v.from as string | undefined,
   isSet: (f) => f.from !== undefined,
@@ -91,6 +92,7 @@ export const fromField = defineField({
 
 export const toField = defineField({
   key: 'to',
+  example: { to: '2026-11-21T00:00:00+01:00' },
   params: { to: timestampParam('Creation time before this instant (exclusive).') },
   read: (v) => v.to as string | undefined,
   isSet: (f) => f.to !== undefined,

@@ -1,0 +1,149 @@
+import { describe, expect, it, jest } from '@jest/globals';
+import { ParamFault } from '../../common/query/query-params';
+import type { FilterField } from './filter-field';
+import type { ConversationFilter } from './filter-values';
+
+/*
+ * Adding a filter is one registry entry plus its SQL and clause. This spec adds a stand-in field,
+ * `converted` (outcomes-v1 §3: `converted=true|false`, a boolean in JSON bodies), to the
+ * service's registry and nowhere else, then reads it through every consumer: the listing's,
+ * statistics' and review samples' query parsing, JSON filters (exports, deletion jobs, views,
+ * alerts), the public form, a view's combination, the cursor's text, both engines' conditions, the
+ * OpenAPI parameters and the planners, which must take it as a condition no summary answers.
+ */
+
+type Filter = ConversationFilter & { converted?: boolean };
+
+jest.mock('./filter-registry', () => {
+  const actual = jest.requireActual<typeof import('./filter-registry')>('./filter-registry');
+  const converted: FilterField = {
+    key: 'converted' as never,
+    example: { converted: 'true' },
+    params: {
+      converted: {
+        parse: (v: string) =>
+          v === 'true' ? true : v === 'false' ? false : new ParamFault('must be true or false.'),
+        json: 'boolean',
+        doc: {
+          description: 'At least one order credited to the conversation has net > 0.',
+          schema: { type: 'boolean' },
+        },
+      },
+    },
+    read: (v) => v.converted as never,
+    isSet: (f) => (f as Filter).converted !== undefined,
+    canonical: (f) => (f as Filter).converted,
+    publicForm: (f) => ((f as Filter).converted !== undefined ? { converted: (f as Filter).converted } : {}),
+    combine: {
+      conflicts: (a, b) =>
+        (a as Filter).converted !== undefined && (b as Filter).converted !== undefined ? ['converted'] : [],
+      merge: (a, b) => ((b as Filter).converted ?? (a as Filter).converted) as never,
+    },
+    answeredBy: {},
+    sql: {
+      rows: (f, p) =>
+        (f as Filter).converted !== undefined ? [`converted = ${p.add((f as Filter).converted)}`] : [],
+    },
+    openSearch: (f) => ({
+      filter: (f as Filter).converted !== undefined ? [{ term: { converted: (f as Filter).converted } }] : [],
+      mustNot: [],
+    }),
+  };
+  return {
+    ...actual,
+    ...actual.registryExports(new actual.FilterRegistry([...actual.FILTER_FIELDS, converted])),
+  };
+});
+
+// Imported after the mock: every module below reads the registry with the stand-in in it.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const { parseListingQuery } =
+  require('../../conversations/dto/listing-query') as typeof import('../../conversations/dto/listing-query');
+const { parseStatsRequest } =
+  require('../../stats/dto/stats-request') as typeof import('../../stats/dto/stats-request');
+const { parseReviewSampleQuery } =
+  require('../../reviews/dto/review-sample-query') as typeof import('../../reviews/dto/review-sample-query');
+const { parseFilterObject } =
+  require('../listing/filter-object') as typeof import('../listing/filter-object');
+const { publicFilters } =
+  require('../../views/public-filters') as typeof import('../../views/public-filters');
+const { combineWithView } =
+  require('../../views/view-combination') as typeof import('../../views/view-combination');
+const { canonicalFilterText, emptyFilter } =
+  require('../listing/conversation-filter') as typeof import('../listing/conversation-filter');
+const { buildFilterSql, isNarrowed, whereAll } =
+  require('../filter-sql/conversation-filter-sql') as typeof import('../filter-sql/conversation-filter-sql');
+const { buildFilterQuery } =
+  require('../opensearch/conversation-query') as typeof import('../opensearch/conversation-query');
+const { FILTER_PARAM_DOCS } =
+  require('../../docs/openapi/api-query.decorators') as typeof import('../../docs/openapi/api-query.decorators');
+const { statsStrategy } =
+  require('../stats/postgres/stats-planner') as typeof import('../stats/postgres/stats-planner');
+const { countsFromRollups } =
+  require('../postgres/listing-planner') as typeof import('../postgres/listing-planner');
+const { cellsCountable } = require('../postgres/listing-sql') as typeof import('../postgres/listing-sql');
+const { complementCells } =
+  require('../stats/postgres/stats-complement') as typeof import('../stats/postgres/stats-complement');
+const { facetOf } = require('../../alerts/evaluation-plan') as typeof import('../../alerts/evaluation-plan');
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+const converted = (filter: ConversationFilter) => (filter as Filter).converted;
+
+describe('a field added to the registry alone reaches every consumer (stand-in: converted)', () => {
+  it('the listing, statistics and review samples parse it from the query string, and refuse a bad value naming it', () => {
+    expect(converted(parseListingQuery({ converted: 'true' }).filter)).toBe(true);
+    expect(converted(parseStatsRequest({ converted: 'false' }, new Date()).filter)).toBe(false);
+    expect(converted(parseReviewSampleQuery({ converted: 'true', size: '5', seed: 'a' }).filter)).toBe(true);
+    expect(() => parseListingQuery({ converted: 'yes' })).toThrow(
+      expect.objectContaining({ code: 'invalid_request' }) as unknown as Error,
+    );
+  });
+
+  it('JSON filters take it as a boolean, point at it when it is not, and the public form gives it back', () => {
+    const filter = parseFilterObject({ converted: true, channel: 'web' });
+    expect(converted(filter)).toBe(true);
+    expect(publicFilters(filter)).toEqual({ channel: 'web', converted: true });
+    expect(() => parseFilterObject({ converted: 'true' })).toThrow(
+      expect.objectContaining({ code: 'invalid_request' }) as unknown as Error,
+    );
+  });
+
+  it('is part of the cursor, and single-valued in a view combination', () => {
+    const filter = { ...emptyFilter(), converted: true } as Filter;
+    expect(canonicalFilterText(filter)).not.toBe(canonicalFilterText(emptyFilter()));
+    expect(converted(combineWithView({ id: 'view_a', filter }, emptyFilter()).filter)).toBe(true);
+    expect(() => combineWithView({ id: 'view_a', filter }, filter)).toThrow(
+      expect.objectContaining({ code: 'invalid_filter' }) as unknown as Error,
+    );
+  });
+
+  it('both engines render its condition, in both Postgres plan forms', () => {
+    const filter = { ...emptyFilter(), converted: true } as Filter;
+    for (const forIndex of [false, true]) {
+      const sql = buildFilterSql('site_x', filter, undefined, { forIndex });
+      expect(whereAll(sql)).toMatch(/converted = \$\d+/);
+      expect(sql.params.values).toContain(true);
+    }
+    expect(buildFilterQuery('site_x', filter).bool.filter).toContainEqual({ term: { converted: true } });
+  });
+
+  it('the OpenAPI document lists it', () => {
+    expect(FILTER_PARAM_DOCS).toHaveProperty('converted.schema.type', 'boolean');
+  });
+
+  it('the planners take it as a condition no summary answers', () => {
+    const alone = { ...emptyFilter(), converted: true } as Filter;
+    const withChannel = { ...alone, channel: 'web' } as Filter;
+    expect(isNarrowed(alone)).toBe(true);
+    expect(statsStrategy(withChannel, { series: false, useRollups: true })).toBe('scan');
+    expect(statsStrategy({ ...emptyFilter(), channel: 'web' }, { series: false, useRollups: true })).toBe(
+      'cells',
+    );
+    expect(countsFromRollups(withChannel)).toBe(false);
+    expect(countsFromRollups({ ...emptyFilter(), channel: 'web' })).toBe(true);
+    expect(cellsCountable(withChannel)).toBe(false);
+    expect(complementCells({ ...withChannel, labelsAll: ['grounded:fail'] }, false)).toBeUndefined();
+    expect(facetOf({ ...withChannel })).toBeUndefined();
+    expect(facetOf({ ...emptyFilter(), channel: 'web' })).toEqual({ facet: 'channel', value: 'web' });
+  });
+});
