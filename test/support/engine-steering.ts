@@ -4,7 +4,7 @@ import type { CountPlan, PagePlan } from '../../src/search/postgres/listing-plan
 import type { SearchTuning } from '../../src/search/postgres/listing-tuning';
 import type { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import type { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
-import type { StatsPlan, StatsTuning } from '../../src/search/stats/postgres/stats-planner';
+import type { StatsPlan, StatsTuning } from '../../src/search/stats/postgres/stats-plan';
 
 /**
  * Until `restore`, the app's listing engine answers the requests the test makes over HTTP with

@@ -6,18 +6,9 @@ import { ConversationFilter, emptyFilter } from '../../listing/conversation-filt
 import type { StatsQuery } from '../conversation-stats';
 import { complementCells, labelShare } from './stats-complement';
 import { LabelValue, labelRuns, labelTest } from './stats-label-values';
-import {
-  DEFAULT_STATS_TUNING,
-  isSelective,
-  labelsThroughIndex,
-  planStats,
-  rollupRanges,
-  rollupRead,
-  seriesSource,
-  splitPoint,
-  statsPlan,
-  statsStrategy,
-} from './stats-planner';
+import { DEFAULT_STATS_TUNING } from './stats-plan';
+import { planStats, rollupRanges, rollupRead, seriesSource, statsPlan, statsStrategy } from './stats-planner';
+import { isSelective, labelsThroughIndex, splitPoint } from './stats-scan-access';
 
 const filter = (part: Partial<ConversationFilter>): ConversationFilter => ({ ...emptyFilter(), ...part });
 const query = (part: Partial<ConversationFilter>, scores: StatsQuery['scores'] = []): StatsQuery => ({
