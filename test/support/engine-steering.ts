@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
 import type { Executed } from '../../src/search/postgres/listing-executor';
-import type { CountPlan, PagePlan } from '../../src/search/postgres/listing-planner';
+import type { CountPlan, PagePlan } from '../../src/search/postgres/listing-plans';
 import type { SearchTuning } from '../../src/search/postgres/listing-tuning';
 import type { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import type { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';

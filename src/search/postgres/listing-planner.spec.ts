@@ -2,17 +2,14 @@ import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { ConversationFilter, emptyFilter } from '../listing/conversation-filter';
 import { ListingKnowledge } from './listing-knowledge';
-import {
-  choosePostings,
-  countsFromRollups,
-  expectedKeywordRows,
-  furtherWindow,
-  jointCountStrategy,
-  keywordTermGroups,
-  ListingPlanner,
-} from './listing-planner';
+import { furtherWindow } from './listing-executor';
+import { choosePostings, countsFromRollups, jointCountStrategy, ListingPlanner } from './listing-planner';
 import { DEFAULT_TUNING, tuned } from './listing-tuning';
 import { SiteDensities, SiteDensityCache } from './site-densities';
+import { expectedKeywordRows, keywordTermGroups, TermWeights } from './term-weights';
+
+/** The planner over `knowledge`, with its term weights. */
+const plannerOn = (knowledge: ListingKnowledge) => new ListingPlanner(knowledge, new TermWeights(knowledge));
 
 /**
  * A planner over known figures: pg_stats of the title terms (site `s`: `rare` in 100 rows,
@@ -38,7 +35,7 @@ function plannerOver(densities: SiteDensities | Error = { rows: 1_000_000, terms
     if (densities instanceof Error) throw densities;
     return densities;
   });
-  return { planner: new ListingPlanner(new ListingKnowledge(dataSource, cache)), reads };
+  return { planner: plannerOn(new ListingKnowledge(dataSource, cache)), reads };
 }
 
 const filter = (part: Partial<ConversationFilter>): ConversationFilter => ({ ...emptyFilter(), ...part });
@@ -325,7 +322,7 @@ describe('ListingPlanner.planCount: the cell index (counts of stacked columns)',
   });
 });
 
-describe('ListingPlanner.indexTerms (which equality terms the GIN condition holds)', () => {
+describe('TermWeights.indexTerms (which equality terms the GIN condition holds)', () => {
   it("checks a dense term on the candidate rows, from the site's exact counts", async () => {
     const densities = {
       rows: 1_000_000,
@@ -335,10 +332,15 @@ describe('ListingPlanner.indexTerms (which equality terms the GIN condition hold
       ]),
     };
     const { planner } = plannerOver(densities);
-    const onRow = await planner.indexTerms('s', filter({ channel: 'web', language: 'fr' }), 1001, tuned());
+    const onRow = await planner.weights.indexTerms(
+      's',
+      filter({ channel: 'web', language: 'fr' }),
+      1001,
+      tuned(),
+    );
     expect(onRow).toEqual(['channel:web']);
     // Merging posting lists priced at nothing: every term stays in the index.
-    const free = await planner.indexTerms(
+    const free = await planner.weights.indexTerms(
       's',
       filter({ channel: 'web', language: 'fr' }),
       1001,
@@ -349,9 +351,9 @@ describe('ListingPlanner.indexTerms (which equality terms the GIN condition hold
 
   it('keeps every term in the index when the counts cannot be read', async () => {
     const { planner, reads } = plannerOver(new Error('locked'));
-    expect(await planner.indexTerms('s', filter({ channel: 'web', language: 'fr' }), 1001, tuned())).toEqual(
-      [],
-    );
+    expect(
+      await planner.weights.indexTerms('s', filter({ channel: 'web', language: 'fr' }), 1001, tuned()),
+    ).toEqual([]);
     expect(reads.densities).toBe(1);
   });
 });
@@ -377,7 +379,7 @@ describe('plans for a transcript query (q)', () => {
       },
     } as unknown as DataSource;
     const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
-    return new ListingPlanner(new ListingKnowledge(dataSource, cache));
+    return plannerOn(new ListingKnowledge(dataSource, cache));
   }
   const text = (...words: string[]): ConversationFilter =>
     filter({ text: { all: words.map((word) => [{ kind: 'word', word }]), none: [], scope: 'all' } });
@@ -447,7 +449,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
       },
     } as unknown as DataSource;
     const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
-    return { planner: new ListingPlanner(new ListingKnowledge(dataSource, cache)), reads };
+    return { planner: plannerOn(new ListingKnowledge(dataSource, cache)), reads };
   }
   /**
    * Stacked columns whose figures do not settle the count: C∧A 20,000 rows, 5,000 matches

@@ -3,6 +3,7 @@ import { CONVERSATION_STATS } from './conversation-stats';
 import { conversationStatsProvider } from './conversation-stats.provider';
 import { PostgresConversationStats } from './postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from './postgres/stats-rollup-compactor';
+import { StatsScanHelpers } from './postgres/stats-scan-helpers';
 
 /**
  * The statistics engines, as SearchModule is the listing's: CONVERSATION_STATS follows
@@ -12,6 +13,7 @@ import { StatsRollupCompactor } from './postgres/stats-rollup-compactor';
  */
 @Module({
   providers: [
+    StatsScanHelpers,
     PostgresConversationStats,
     conversationStatsProvider(PostgresConversationStats),
     StatsRollupCompactor,
