@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
+import { OpenSearchClientsModule } from '../opensearch/opensearch.providers';
+import { SearchSyncForTestsModule } from '../testing/search-sync-for-tests';
 import { CONVERSATION_STATS } from './conversation-stats';
 import { conversationStatsProvider } from './conversation-stats.provider';
+import { MirrorWatermark } from './opensearch/mirror-watermark';
 import { PostgresConversationStats } from './postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from './postgres/stats-rollup-compactor';
 import { StatsScanHelpers } from './postgres/stats-scan-helpers';
@@ -12,7 +15,9 @@ import { StatsScanHelpers } from './postgres/stats-scan-helpers';
  * src/stats/ (StatsModule).
  */
 @Module({
+  imports: [OpenSearchClientsModule, SearchSyncForTestsModule],
   providers: [
+    MirrorWatermark,
     StatsScanHelpers,
     PostgresConversationStats,
     conversationStatsProvider(PostgresConversationStats),
