@@ -94,9 +94,13 @@ export function furtherWindow(
 }
 
 /**
- * Runs the listing's plans (listing-planner.ts): each statement one round trip on the listing
- * pool of its plan shape (listing-pools.ts), every page statement reading the matching
- * conversations whole, so no second statement loads the page's rows.
+ * Runs the listing's plans (listing-plans.ts, chosen by listing-planner.ts): each statement one
+ * round trip on the listing pool of its plan shape (listing-pools.ts), every page statement
+ * reading the matching conversations whole, so no second statement loads the page's rows. It
+ * never consults the planner: the steps a plan may turn out to need (a `window` page's further
+ * walks, the GIN step it or a sparse `sample` count reaches) follow from the plan and what the
+ * earlier steps found, with the term weights (term-weights.ts) saying which equality terms a GIN
+ * statement checks on the row.
  */
 @Injectable()
 export class ListingExecutor {
