@@ -7,7 +7,8 @@ import { SearchMirrorProcessor } from './mirror/search-mirror.processor';
 import { SEARCH_MIRROR_QUEUE, SearchMirrorScheduler } from './mirror/search-mirror.scheduler';
 import { SearchOutboxModule } from './mirror/search-outbox.module';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
-import { openSearchClientProviders, OpenSearchClientsModule } from './opensearch/opensearch.providers';
+import { OpenSearchClientsModule } from './opensearch/opensearch-clients.module';
+import { openSearchClientProviders } from './opensearch/opensearch.providers';
 import { ReindexService } from './reindex.service';
 
 /** Switches the outbox on when OpenSearch is configured (OpenSearchClients closes the clients at the end). */

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CONVERSATION_SEARCH } from './listing/conversation-search';
 import { conversationSearchProvider } from './conversation-search.provider';
-import { OpenSearchClientsModule } from './opensearch/opensearch.providers';
+import { OpenSearchClientsModule } from './opensearch/opensearch-clients.module';
 import { PostgresListingModule } from './postgres/postgres-listing.module';
 import { SearchSyncForTestsModule } from './testing/search-sync-for-tests';
 

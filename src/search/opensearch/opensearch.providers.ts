@@ -1,9 +1,5 @@
-import { Module, type Provider } from '@nestjs/common';
+import type { Provider } from '@nestjs/common';
 import { OpenSearchClients } from './opensearch-clients';
-
-/** The OpenSearch clients (OpenSearchClients), one pair per application, for every module that searches or writes. */
-@Module({ providers: [OpenSearchClients], exports: [OpenSearchClients] })
-export class OpenSearchClientsModule {}
 
 /** Client for the mirror's writes: bulk timeout (OPENSEARCH_BULK_TIMEOUT_MS). */
 export const OPENSEARCH_BULK_CLIENT = Symbol('OpenSearchBulkClient');

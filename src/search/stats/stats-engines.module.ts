@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { OpenSearchClientsModule } from '../opensearch/opensearch.providers';
+import { OpenSearchClientsModule } from '../opensearch/opensearch-clients.module';
 import { SearchSyncForTestsModule } from '../testing/search-sync-for-tests';
 import { CONVERSATION_STATS } from './conversation-stats';
 import { conversationStatsProvider } from './conversation-stats.provider';

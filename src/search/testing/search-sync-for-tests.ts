@@ -4,7 +4,7 @@ import { AppConfig } from '../../config/app-config';
 import { SearchIndexer } from '../mirror/search-indexer.service';
 import { SearchOutboxRepository } from '../mirror/search-outbox.repository';
 import { OpenSearchClients } from '../opensearch/opensearch-clients';
-import { OpenSearchClientsModule } from '../opensearch/opensearch.providers';
+import { OpenSearchClientsModule } from '../opensearch/opensearch-clients.module';
 
 /**
  * SEARCH_SYNC_FOR_TESTS (refused with NODE_ENV=production), a mode for black-box suites: with
