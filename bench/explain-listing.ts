@@ -43,23 +43,23 @@ async function main() {
       return Reflect.get(target, prop);
     },
   }) as DataSource;
-  const search = new PostgresConversationSearch(traced);
   // The listing statements: explained under their plan shape's settings, then run as the engine runs them.
-  const pools = search.queries;
-  search.queries = {
-    query: async <T>(
-      shape: PlanShape,
-      sql: string,
-      values: unknown[],
-      reading?: ValueReading,
-    ): Promise<T[]> => {
-      await ds.transaction(async (manager: EntityManager) => {
-        for (const setting of SHAPE_SETTINGS[shape]) await manager.query(setLocal(setting));
-        await explain(manager.query.bind(manager), sql, values);
-      });
-      return pools.query<T>(shape, sql, values, reading);
-    },
-  };
+  const search = PostgresConversationSearch.standalone(traced, {
+    queries: (pools) => ({
+      query: async <T>(
+        shape: PlanShape,
+        sql: string,
+        values: unknown[],
+        reading?: ValueReading,
+      ): Promise<T[]> => {
+        await ds.transaction(async (manager: EntityManager) => {
+          for (const setting of SHAPE_SETTINGS[shape]) await manager.query(setLocal(setting));
+          await explain(manager.query.bind(manager), sql, values);
+        });
+        return pools.query<T>(shape, sql, values, reading);
+      },
+    }),
+  });
   const cases = await CASES(ds, args.site);
   for (const [name, query] of Object.entries(cases)) {
     if (args.case && !name.includes(args.case)) continue;

@@ -39,7 +39,7 @@ async function main(names: string[]): Promise<void> {
     );
     for (const r of mix) {
       const captured: Captured[] = [];
-      const engine = new PostgresConversationStats(capturing(dataSource, captured));
+      const engine = PostgresConversationStats.standalone(capturing(dataSource, captured));
       const query = parseStatsQuery(r.query as Record<string, unknown>, new Date());
       const started = process.hrtime.bigint();
       const answer = await engine.stats(siteId, query);

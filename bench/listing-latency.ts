@@ -31,7 +31,7 @@ function stats(ms: number[]) {
 async function main() {
   if (!site) throw new Error('--site is required');
   const ds = await createDataSource(process.env.DATABASE_URL!, { poolSize: 4 }).initialize();
-  const search = new PostgresConversationSearch(ds);
+  const search = PostgresConversationSearch.standalone(ds);
   const repo = new ConversationsRepository(ds);
   const cases = await CASES(ds, site);
   const rows: Array<Record<string, unknown>> = [];

@@ -94,13 +94,37 @@ function enginesOf(src: string, dataSource: DataSource): Engines {
     join(src, 'search/stats/postgres/postgres-conversation-stats'),
   );
   const { PostgresConversationSearch } = require(join(src, 'search/postgres/postgres-conversation-search'));
-  const stats = new PostgresConversationStats(dataSource);
+  const stats = statsEngine(PostgresConversationStats, dataSource);
   return {
     stats,
-    search: new PostgresConversationSearch(dataSource),
-    statsEnd: () => stats.onModuleDestroy(),
+    search: listingEngine(PostgresConversationSearch, dataSource),
+    statsEnd: () => statsEnd(stats),
   };
 }
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+/**
+ * The engines of a tree: built with `standalone` where the tree has it (its parts are providers),
+ * else with `new` over the DataSource (older trees); `queries` wraps the listing pools.
+ */
+function listingEngine(
+  Engine: any,
+  dataSource: DataSource,
+  queries?: (pools: { query: (...args: any[]) => Promise<any> }) => unknown,
+): Engines['search'] {
+  if (typeof Engine.standalone === 'function') return Engine.standalone(dataSource, { queries });
+  const engine = new Engine(dataSource);
+  if (queries) engine.queries = queries(engine.queries);
+  return engine;
+}
+
+function statsEngine(Engine: any, dataSource: DataSource): any {
+  return typeof Engine.standalone === 'function' ? Engine.standalone(dataSource) : new Engine(dataSource);
+}
+
+const statsEnd = (stats: any): Promise<void> =>
+  typeof stats.close === 'function' ? stats.close() : stats.onModuleDestroy();
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 type Query = (text: string, values?: unknown[]) => Promise<Array<Record<string, unknown>>>;
 
@@ -140,10 +164,8 @@ function explainingEnginesOf(src: string, dataSource: DataSource): Engines {
         } as EntityManager),
       ),
   } as unknown as DataSource;
-  const stats = new PostgresConversationStats(recording);
-  const search = new PostgresConversationSearch(dataSource);
-  const pools = search.queries;
-  search.queries = {
+  const stats = statsEngine(PostgresConversationStats, recording);
+  const search = listingEngine(PostgresConversationSearch, dataSource, (pools) => ({
     query: async (shape: string, text: string, values: unknown[], reading?: string) => {
       await dataSource.transaction(async (m: EntityManager) => {
         for (const setting of SHAPE_SETTINGS[shape]) await m.query(setLocal(setting));
@@ -151,8 +173,8 @@ function explainingEnginesOf(src: string, dataSource: DataSource): Engines {
       });
       return pools.query(shape, text, values, reading);
     },
-  };
-  return { stats, search, statsEnd: () => stats.onModuleDestroy() };
+  }));
+  return { stats, search, statsEnd: () => statsEnd(stats) };
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
 

@@ -251,7 +251,7 @@ async function main(): Promise<void> {
     });
 
     const timer = new SqlTimer(dataSource);
-    const engine = new PostgresConversationSearch(dataSource);
+    const engine = PostgresConversationSearch.standalone(dataSource);
     closers.push(
       () => timer.close(),
       () => engine.close(),

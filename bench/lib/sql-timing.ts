@@ -90,11 +90,13 @@ export class SqlTimer {
   private readonly recordingRows: ConversationsRepository;
 
   constructor(dataSource: DataSource) {
-    this.engine = new PostgresConversationSearch(dataSource);
+    this.engine = PostgresConversationSearch.standalone(dataSource);
     this.rows = new ConversationsRepository(dataSource);
     this.recorder = new RecordingDataSource(dataSource);
-    this.recording = new PostgresConversationSearch(this.recorder as unknown as DataSource);
-    this.recording.queries = new RecordingQueries(this.recorder.statements, this.engine.queries);
+    // The same statements, recorded, then run on the first engine's pools.
+    this.recording = PostgresConversationSearch.standalone(this.recorder as unknown as DataSource, {
+      queries: () => new RecordingQueries(this.recorder.statements, this.engine.listingPools()),
+    });
     this.recordingRows = new ConversationsRepository(this.recorder as unknown as DataSource);
   }
 

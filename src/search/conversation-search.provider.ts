@@ -1,12 +1,11 @@
 import { Logger, Provider } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { CONVERSATION_SEARCH, ConversationSearch } from './listing/conversation-search';
 import { PostgresConversationSearch } from './postgres/postgres-conversation-search';
 import { FallbackConversationSearch } from './fallback-conversation-search';
-import { createOpenSearchClient, indexNames } from './opensearch/opensearch-client';
+import { OpenSearchClients } from './opensearch/opensearch-clients';
 import { OpenSearchConversationSearch } from './opensearch/opensearch-conversation-search';
-import { syncedOpenSearch, wantsSyncedOpenSearch } from './synced-for-tests';
+import { SearchSyncForTests } from './testing/search-sync-for-tests';
 
 /**
  * The `timeout` sent with each listing search: below the client's request timeout, so that
@@ -20,32 +19,34 @@ export function serverTimeoutMs(requestTimeoutMs: number): number {
 /**
  * The listing's engine, chosen by SEARCH_BACKEND: `postgres` (default) or `opensearch`
  * (OPENSEARCH_URL, falling back to Postgres when OpenSearch fails); with SEARCH_SYNC_FOR_TESTS,
- * OpenSearch alone, synced before each search (synced-for-tests.ts).
+ * OpenSearch alone, synced before each search (testing/search-sync-for-tests.ts). The client is
+ * the application's (OpenSearchClients), which closes it at shutdown.
  */
 export const conversationSearchProvider: Provider = {
   provide: CONVERSATION_SEARCH,
-  inject: [AppConfig, PostgresConversationSearch, DataSource],
+  inject: [AppConfig, PostgresConversationSearch, OpenSearchClients, SearchSyncForTests],
   useFactory: (
     config: AppConfig,
     postgres: PostgresConversationSearch,
-    dataSource: DataSource,
+    clients: OpenSearchClients,
+    syncForTests: SearchSyncForTests,
   ): ConversationSearch => {
     if (config.search.backend !== 'opensearch') return postgres;
-    if (wantsSyncedOpenSearch(config)) return syncedOpenSearch(config, dataSource);
-    const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
+    const { alias } = clients.names;
+    if (syncForTests.enabled)
+      return new OpenSearchConversationSearch(
+        clients.search(),
+        alias,
+        syncForTests.siteSync({ refresh: true }),
+      );
     new Logger('ConversationSearch').log(
       `listing served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
     );
-    const opensearch = new OpenSearchConversationSearch(
-      client,
-      indexNames(config.search.index).alias,
-      undefined,
-      {
-        // Every hit is re-checked against Postgres: the mirror may lag the rows it describes.
-        recheck: (siteId, filter, ids) => postgres.matching(siteId, filter, ids),
-        serverTimeoutMs: serverTimeoutMs(config.search.timeoutMs),
-      },
-    );
-    return new FallbackConversationSearch(opensearch, postgres).closingWith(() => client.close());
+    const opensearch = new OpenSearchConversationSearch(clients.search(), alias, undefined, {
+      // Every hit is re-checked against Postgres: the mirror may lag the rows it describes.
+      recheck: (siteId, filter, ids) => postgres.matching(siteId, filter, ids),
+      serverTimeoutMs: serverTimeoutMs(config.search.timeoutMs),
+    });
+    return new FallbackConversationSearch(opensearch, postgres);
   },
 };

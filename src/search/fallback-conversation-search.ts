@@ -1,4 +1,4 @@
-import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { CircuitBreaker, DEFAULT_BREAKER, withFallback } from '../common/resilience';
 import type { ConversationFilter } from './listing/conversation-filter';
 import type {
@@ -19,30 +19,19 @@ export type { BreakerOptions } from '../common/resilience';
  * unless the circuit is open, and on the fallback (Postgres) when it is open or the primary fails.
  * Failures are logged: each one while the circuit is closed, then once when it opens.
  */
-export abstract class OpenSearchWithFallback<E> implements OnApplicationShutdown {
+export abstract class OpenSearchWithFallback<E> {
   /** Where failures are logged. */
   protected abstract readonly logger: Logger;
   /** What Postgres serves while the circuit is open, in the log ("listing", "stats"). */
   protected abstract readonly served: string;
   /** Requests the fallback answered since start (parity tests check it stays 0). */
   fallbacks = 0;
-  private close: () => Promise<void> = async () => undefined;
 
   constructor(
     private readonly primary: E,
     private readonly fallback: E,
     readonly breaker: CircuitBreaker = new CircuitBreaker(DEFAULT_BREAKER),
   ) {}
-
-  /** Has `close` (the OpenSearch client's) run when the app stops. */
-  closingWith(close: () => Promise<void>): this {
-    this.close = close;
-    return this;
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.close();
-  }
 
   protected run<T>(what: string, call: (engine: E) => Promise<T>): Promise<T> {
     return withFallback(

@@ -1,15 +1,5 @@
 import { BullModule } from '@nestjs/bull';
-import {
-  DynamicModule,
-  Inject,
-  Injectable,
-  Logger,
-  Module,
-  OnApplicationBootstrap,
-  OnApplicationShutdown,
-  Provider,
-} from '@nestjs/common';
-import type { Client } from '@opensearch-project/opensearch';
+import { DynamicModule, Injectable, Logger, Module, OnApplicationBootstrap, Provider } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SearchIndexer } from './mirror/search-indexer.service';
 import { SearchMirrorMetrics } from './mirror/search-mirror.metrics';
@@ -17,23 +7,16 @@ import { SearchMirrorProcessor } from './mirror/search-mirror.processor';
 import { SEARCH_MIRROR_QUEUE, SearchMirrorScheduler } from './mirror/search-mirror.scheduler';
 import { SearchOutboxModule } from './mirror/search-outbox.module';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
-import {
-  OPENSEARCH_BULK_CLIENT,
-  openSearchClientProviders,
-  OPENSEARCH_SEARCH_CLIENT,
-} from './opensearch/opensearch.providers';
+import { OpenSearchClientsModule } from './opensearch/opensearch-clients.module';
+import { openSearchClientProviders } from './opensearch/opensearch.providers';
 import { ReindexService } from './reindex.service';
 
-/** Switches the outbox on when OpenSearch is configured, and closes the clients at the end. */
+/** Switches the outbox on when OpenSearch is configured (OpenSearchClients closes the clients at the end). */
 @Injectable()
-class MirrorLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
+class MirrorLifecycle implements OnApplicationBootstrap {
   private readonly logger = new Logger('SearchMirror');
 
-  constructor(
-    private readonly outbox: SearchOutboxRepository,
-    @Inject(OPENSEARCH_SEARCH_CLIENT) private readonly searchClient: Client,
-    @Inject(OPENSEARCH_BULK_CLIENT) private readonly bulkClient: Client,
-  ) {}
+  constructor(private readonly outbox: SearchOutboxRepository) {}
 
   async onApplicationBootstrap(): Promise<void> {
     try {
@@ -43,10 +26,6 @@ class MirrorLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
         `could not switch the search outbox on (${(error as Error).message}); search:reindex does it too`,
       );
     }
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([this.searchClient.close(), this.bulkClient.close()]);
   }
 }
 
@@ -67,8 +46,11 @@ export class SearchMirrorModule {
     const processors = options.processors ?? config.workers;
     const providers: Provider[] = [SearchMirrorMetrics];
     const exports: Array<Provider | string | symbol | typeof SearchOutboxModule> = [SearchOutboxModule];
-    const imports: Array<DynamicModule | typeof SearchOutboxModule> = [SearchOutboxModule];
+    const imports: Array<DynamicModule | typeof SearchOutboxModule | typeof OpenSearchClientsModule> = [
+      SearchOutboxModule,
+    ];
     if (config.search.opensearchUrl) {
+      imports.push(OpenSearchClientsModule);
       providers.push(...openSearchClientProviders(), MirrorLifecycle, SearchIndexer, ReindexService);
       exports.push(SearchIndexer, ReindexService);
       if (processors) {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { SeedService } from '../../src/conversations/seed/seed.service';
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
-import type { CountPlan } from '../../src/search/postgres/listing-planner';
+import type { CountPlan } from '../../src/search/postgres/listing-plans';
 import { cellsCountSql } from '../../src/search/postgres/listing-sql';
 import { type SearchTuning, tuned } from '../../src/search/postgres/listing-tuning';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';

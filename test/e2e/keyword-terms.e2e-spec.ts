@@ -98,7 +98,7 @@ describe('site-scoped title terms', () => {
     database = await createIsolatedDatabase();
     dataSource = createDataSource(database.url, { poolSize: 2 });
     await dataSource.initialize();
-    engine = new PostgresConversationSearch(dataSource);
+    engine = PostgresConversationSearch.standalone(dataSource);
     await dataSource.query(`INSERT INTO organizations (id, name) VALUES ('org_Kw', 'k')`);
     // The engine's `q1 && q2 && …` over a case's keywords, as an aggregate.
     await dataSource.query(

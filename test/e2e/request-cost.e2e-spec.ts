@@ -1,6 +1,6 @@
 import { conversationBody, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { expectedKeywordRows } from '../../src/search/postgres/listing-planner';
+import { expectedKeywordRows } from '../../src/search/postgres/term-weights';
 import { LISTING_IDLE_MS } from '../../src/search/postgres/listing-pools';
 import type { SearchTuning } from '../../src/search/postgres/listing-tuning';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
@@ -244,7 +244,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       await engine.densities.get(site.site.id);
       try {
         expect(
-          await engine.planner.keywordRowsAtMost(
+          await engine.planner.weights.keywordRowsAtMost(
             site.site.id,
             { ...emptyFilter(), keywords: ['zebra'] },
             tuning,
@@ -283,7 +283,7 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       const { engine, tuning, restore } = await probeTuning();
       try {
         const rowsOf = (keywords: string[]) =>
-          engine.planner.keywordRowsAtMost(site.site.id, { ...emptyFilter(), keywords }, tuning);
+          engine.planner.weights.keywordRowsAtMost(site.site.id, { ...emptyFilter(), keywords }, tuning);
         const walrus = (await rowsOf(['walrus']))!;
         const zebra = (await rowsOf(['zebra']))!;
         const siteRows = (await engine.densities.get(site.site.id)).rows;

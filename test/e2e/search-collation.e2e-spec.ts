@@ -20,7 +20,7 @@ describe('byte-order id tie-break and pinned database locale', () => {
     database = await createIsolatedDatabase();
     dataSource = createDataSource(database.url, { poolSize: 2 });
     await dataSource.initialize();
-    engine = new PostgresConversationSearch(dataSource);
+    engine = PostgresConversationSearch.standalone(dataSource);
     await dataSource.query(`INSERT INTO organizations (id, name) VALUES ('org_Coll', 'c')`);
     await dataSource.query(
       `INSERT INTO sites (id, organization_id, name, origin) VALUES ('site_Coll', 'org_Coll', 'c', 'https://c.example')`,

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
-import type { StatsTuning } from '../../src/search/stats/postgres/stats-planner';
+import type { StatsTuning } from '../../src/search/stats/postgres/stats-plan';
 import { parseStatsRequest } from '../../src/stats/dto/stats-request';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';

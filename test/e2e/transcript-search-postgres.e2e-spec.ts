@@ -43,7 +43,7 @@ describe('transcript search on Postgres', () => {
   const c: Record<string, string> = {};
   beforeAll(async () => {
     org = await createOrganization(t.app);
-    engine = new PostgresConversationSearch(t.db);
+    engine = PostgresConversationSearch.standalone(t.db);
     c.en = await record('en', 'Running shoes', [
       { role: 'shopper', text: 'I ordered the shoes yesterday and want a refund' },
       { role: 'agent', text: 'The deliveries are late, here is a voucher' },
@@ -264,7 +264,7 @@ describe('transcript search on Postgres', () => {
     let stats: PostgresConversationStats;
 
     beforeAll(async () => {
-      stats = new PostgresConversationStats(t.db);
+      stats = PostgresConversationStats.standalone(t.db);
       for (let i = 0; i < 36; i++) {
         const fr = i % 3 === 2;
         await record(fr ? 'fr' : 'en', fr ? `Colis ${i}` : `Parcel ${i}`, [
@@ -281,7 +281,7 @@ describe('transcript search on Postgres', () => {
       await t.db.query('ANALYZE conversation_transcripts');
     });
     afterAll(async () => {
-      await stats?.onModuleDestroy();
+      await stats?.close();
     });
 
     it.each(QUERIES)(
@@ -383,7 +383,7 @@ describe('transcript search on Postgres', () => {
         timeouts: { statementTimeoutMs: 300, connectTimeoutMs: 5000, idleInTransactionTimeoutMs: 10_000 },
       });
       await slow.initialize();
-      const hostile = new PostgresConversationSearch(slow);
+      const hostile = PostgresConversationSearch.standalone(slow);
       const blocker = t.db.createQueryRunner();
       try {
         await blocker.startTransaction();

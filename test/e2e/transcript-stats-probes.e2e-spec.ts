@@ -49,7 +49,7 @@ describe('statistics with q: the matches probed in the covering index', () => {
   beforeAll(async () => {
     org = await createOrganization(t.app);
     other = await createOrganization(t.app);
-    stats = new PostgresConversationStats(t.db);
+    stats = PostgresConversationStats.standalone(t.db);
     const languages = Object.keys(TEXTS);
     for (let i = 0; i < 48; i++) {
       const language = languages[i % languages.length];
@@ -84,7 +84,7 @@ describe('statistics with q: the matches probed in the covering index', () => {
     await t.db.query('ANALYZE conversations');
   });
   afterAll(async () => {
-    await stats?.onModuleDestroy();
+    await stats?.close();
   });
 
   const QUERIES: Array<[string, TextQuery]> = [

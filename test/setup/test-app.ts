@@ -30,7 +30,7 @@ export interface TestApp {
  * The whole service as `npm start` serves it, on this run's database and Redis prefix.
  * `env` overrides variables (e.g. small rate limits); `keyPrefixSuffix` isolates Redis keys.
  * With SEARCH_BACKEND=opensearch and SEARCH_SYNC_FOR_TESTS, the listing and stats engines are
- * the synced OpenSearch ones (src/search/synced-for-tests.ts). `ownDatabase` runs it on a
+ * the synced OpenSearch ones (src/search/testing/search-sync-for-tests.ts). `ownDatabase` runs it on a
  * database of its own (created and migrated first, dropped by close()): for apps whose background
  * workers scan every conversation, so that they never touch other suites' rows.
  */

@@ -1,10 +1,10 @@
 import { jest } from '@jest/globals';
 import type { Executed } from '../../src/search/postgres/listing-executor';
-import type { CountPlan, PagePlan } from '../../src/search/postgres/listing-planner';
+import type { CountPlan, PagePlan } from '../../src/search/postgres/listing-plans';
 import type { SearchTuning } from '../../src/search/postgres/listing-tuning';
 import type { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import type { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
-import type { StatsPlan, StatsTuning } from '../../src/search/stats/postgres/stats-planner';
+import type { StatsPlan, StatsTuning } from '../../src/search/stats/postgres/stats-plan';
 
 /**
  * Until `restore`, the app's listing engine answers the requests the test makes over HTTP with

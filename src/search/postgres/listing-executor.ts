@@ -1,10 +1,11 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { instant, LISTED_TEXT_COLUMNS, ListedText } from '../../database/records/conversation-text';
 import type { Statement } from '../../database/sql-statement';
 import { buildFilterSql, FilterSql, postingsFilterSql } from '../filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
-import type { ListingQueries, PlanShape } from './listing-pools';
-import { CountPlan, furtherWindow, ListingPlanner, PagePlan } from './listing-planner';
+import { LISTING_QUERIES, type ListingQueries, type PlanShape } from './listing-pools';
+import type { CountPlan, PagePlan } from './listing-plans';
 import {
   cappedCountSql,
   cellsCountSql,
@@ -18,9 +19,10 @@ import {
   withRows,
 } from './listing-sql';
 import { DEFAULT_TRANSCRIPT_PROBE, type SearchTuning } from './listing-tuning';
+import { TermWeights } from './term-weights';
+import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
 
 const textProbe = (tuning: SearchTuning) => tuning.transcriptProbe ?? DEFAULT_TRANSCRIPT_PROBE;
-import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
 
 /**
  * One statement a plan ran, in order: what the plan turned out to need (the adaptive steps of a
@@ -72,14 +74,39 @@ const rowsOf = (statement: Statement, options?: { taken?: boolean }) =>
   withRows(statement, LISTED_TEXT_COLUMNS, options);
 
 /**
- * Runs the listing's plans (listing-planner.ts): each statement one round trip on the listing
- * pool of its plan shape (listing-pools.ts), every page statement reading the matching
- * conversations whole, so no second statement loads the page's rows.
+ * The rows of the next bounded walk when a page is not full after `walked` rows held `found`
+ * matches (of `want`), or undefined to turn to the GIN index: at their density, the rest of the
+ * page is expected within `expected` rows; when that is within `further`, walking on 1.5 times
+ * that (at most `further`) is cheaper than the GIN index, whose cost follows its candidates (a
+ * phrase's words may be in many more titles; a rare token's probe visits up to ginProbe heap
+ * pages, and is thrown away for a walk when that many matches lie beyond).
  */
+export function furtherWindow(
+  found: number,
+  want: number,
+  walked: number,
+  further: number,
+): number | undefined {
+  if (found === 0) return undefined;
+  const expected = Math.ceil(((want - found) * walked) / found);
+  if (expected > further) return undefined;
+  return Math.min(further, Math.ceil(1.5 * expected));
+}
+
+/**
+ * Runs the listing's plans (listing-plans.ts, chosen by listing-planner.ts): each statement one
+ * round trip on the listing pool of its plan shape (listing-pools.ts), every page statement
+ * reading the matching conversations whole, so no second statement loads the page's rows. It
+ * never consults the planner: the steps a plan may turn out to need (a `window` page's further
+ * walks, the GIN step it or a sparse `sample` count reaches) follow from the plan and what the
+ * earlier steps found, with the term weights (term-weights.ts) saying which equality terms a GIN
+ * statement checks on the row.
+ */
+@Injectable()
 export class ListingExecutor {
   constructor(
-    private readonly queries: ListingQueries,
-    private readonly planner: ListingPlanner,
+    @Inject(LISTING_QUERIES) private readonly queries: ListingQueries,
+    private readonly weights: TermWeights,
   ) {}
 
   /** The first `want` matches of `plan` after `after`, read whole. */
@@ -184,7 +211,7 @@ export class ListingExecutor {
           return counted({ step: 'sample', found: window.hits });
         if (window.n !== null) return counted({ step: 'sample', bound: cap + 1, found: window.n });
         steps.push({ step: 'sample', found: window.hits });
-        const onRow = await this.planner.indexTerms(siteId, filter, cap + 1, tuning);
+        const onRow = await this.weights.indexTerms(siteId, filter, cap + 1, tuning);
         return counted(await this.ginCount(siteId, filter, onRow, cap));
       }
     }
@@ -262,7 +289,7 @@ export class ListingExecutor {
     if (filter.text)
       return this.fromTranscripts(siteId, filter, found, want, beyond, textProbe(tuning), steps);
     const rest = want - found.length;
-    const onRow = await this.planner.indexTerms(siteId, filter, probe, tuning);
+    const onRow = await this.weights.indexTerms(siteId, filter, probe, tuning);
     const sql = buildFilterSql(siteId, filter, beyond, { forIndex: true, onRow: new Set(onRow) });
     const sorted = await this.rows<TakenRow>(
       rowsOf(ginSortedSql(sql, probe, rest), { taken: true }),

@@ -1,4 +1,5 @@
-import type { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { TEXT_LANGUAGES } from '../text-query/text-query';
 import { JointFigures, jointFiguresFrom, jointFiguresSql, JointScope } from './joint-densities';
 import { SiteDensities, SiteDensityCache } from './site-densities';
@@ -69,6 +70,7 @@ function elementShares(rows: { term: string | null; share: number }[]): {
  *   expression), per 10 minutes;
  * - the joint figures of stacked column filters (the rollups, joint-densities.ts), per request.
  */
+@Injectable()
 export class ListingKnowledge {
   private termStats?: TermStats;
   private lexemeStats?: LexemeStats;

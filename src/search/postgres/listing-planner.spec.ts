@@ -2,17 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { ConversationFilter, emptyFilter } from '../listing/conversation-filter';
 import { ListingKnowledge } from './listing-knowledge';
-import {
-  choosePostings,
-  countsFromRollups,
-  expectedKeywordRows,
-  furtherWindow,
-  jointCountStrategy,
-  keywordTermGroups,
-  ListingPlanner,
-} from './listing-planner';
+import { choosePostings, countsFromRollups, jointCountStrategy, ListingPlanner } from './listing-planner';
 import { DEFAULT_TUNING, tuned } from './listing-tuning';
 import { SiteDensities, SiteDensityCache } from './site-densities';
+import { TermWeights } from './term-weights';
+
+/** The planner over `knowledge`, with its term weights. */
+const plannerOn = (knowledge: ListingKnowledge) => new ListingPlanner(knowledge, new TermWeights(knowledge));
 
 /**
  * A planner over known figures: pg_stats of the title terms (site `s`: `rare` in 100 rows,
@@ -38,47 +34,10 @@ function plannerOver(densities: SiteDensities | Error = { rows: 1_000_000, terms
     if (densities instanceof Error) throw densities;
     return densities;
   });
-  return { planner: new ListingPlanner(new ListingKnowledge(dataSource, cache)), reads };
+  return { planner: plannerOn(new ListingKnowledge(dataSource, cache)), reads };
 }
 
 const filter = (part: Partial<ConversationFilter>): ConversationFilter => ({ ...emptyFilter(), ...part });
-
-describe('keywordTermGroups (title terms the plan chooser weighs)', () => {
-  it("spells a word's term and a phrase's adjacent pairs as conversation_keyword_terms does, keyword by keyword", () => {
-    expect(keywordTermGroups('s', ['Retour', 'Red  running shoes'])).toEqual([
-      { words: ['retour'], terms: ['s|w:retour'] },
-      { words: ['red', 'running', 'shoes'], terms: ['s|p:red running', 's|p:running shoes'] },
-    ]);
-  });
-
-  it('gives up on keywords the parser splits in its own way (punctuation, hyphens) and on none', () => {
-    expect(keywordTermGroups('s', ['e-mail'])).toBeUndefined();
-    expect(keywordTermGroups('s', ['ok', 'size 4.5'])).toBeUndefined();
-    expect(keywordTermGroups('s', ['!!!'])).toBeUndefined();
-    expect(keywordTermGroups('s', [])).toBeUndefined();
-  });
-});
-
-describe('expectedKeywordRows (keywords weighed as independent of each other)', () => {
-  it("multiplies the rarest keyword's rows by the site's share holding each other keyword", () => {
-    // retour and order on the benched site: 43,155 and 40,786 of 1,000,000 rows.
-    expect(expectedKeywordRows([43_155, 40_786], 1_000_000)).toBeCloseTo(43_155 * 0.040786, 6);
-    expect(expectedKeywordRows([500, 100_000, 200_000], 1_000_000)).toBeCloseTo(10, 6);
-    // Order of the keywords does not matter.
-    expect(expectedKeywordRows([200_000, 500, 100_000], 1_000_000)).toBeCloseTo(10, 6);
-  });
-
-  it("is the rarest keyword's rows for one keyword or without the site's row count", () => {
-    expect(expectedKeywordRows([43_155], 1_000_000)).toBe(43_155);
-    expect(expectedKeywordRows([43_155, 40_786])).toBe(40_786);
-    expect(expectedKeywordRows([43_155, 40_786], 0)).toBe(40_786);
-  });
-
-  it('never weighs a keyword held by more rows than the site has as more than all of them', () => {
-    // pg_stats estimates can exceed a small site's exact count: a share is at most 1.
-    expect(expectedKeywordRows([30, 50], 40)).toBe(30);
-  });
-});
 
 describe('choosePostings (the postings plan takes the rarest posting term)', () => {
   it('drives with the rarest term and probes the other title terms, not the other tokens', () => {
@@ -113,19 +72,6 @@ describe('choosePostings (the postings plan takes the rarest posting term)', () 
     expect(choosePostings(two, 1000)).toBeUndefined();
     expect(choosePostings(two, 1001)).toEqual({ driver: 'w:a', others: ['w:b'] });
     expect(choosePostings([], 1000)).toBeUndefined();
-  });
-});
-
-describe('furtherWindow (walk on while the rest of the page is expected close by)', () => {
-  it('walks 1.5 times the rows the rest of the page is expected in, at most `further`', () => {
-    // 10 of 26 in 2,000 rows: 16 more expected within 3,200 rows.
-    expect(furtherWindow(10, 26, 2000, 30_000)).toBe(4800);
-    expect(furtherWindow(1, 26, 2000, 60_000)).toBe(60_000);
-  });
-
-  it('turns to the GIN index when the rest is expected beyond `further`, or nothing matched yet', () => {
-    expect(furtherWindow(1, 26, 2000, 30_000)).toBeUndefined();
-    expect(furtherWindow(0, 26, 2000, 30_000)).toBeUndefined();
   });
 });
 
@@ -325,37 +271,6 @@ describe('ListingPlanner.planCount: the cell index (counts of stacked columns)',
   });
 });
 
-describe('ListingPlanner.indexTerms (which equality terms the GIN condition holds)', () => {
-  it("checks a dense term on the candidate rows, from the site's exact counts", async () => {
-    const densities = {
-      rows: 1_000_000,
-      terms: new Map([
-        ['channel:web', 900_000],
-        ['language:fr', 2_000],
-      ]),
-    };
-    const { planner } = plannerOver(densities);
-    const onRow = await planner.indexTerms('s', filter({ channel: 'web', language: 'fr' }), 1001, tuned());
-    expect(onRow).toEqual(['channel:web']);
-    // Merging posting lists priced at nothing: every term stays in the index.
-    const free = await planner.indexTerms(
-      's',
-      filter({ channel: 'web', language: 'fr' }),
-      1001,
-      tuned({ postingsPerHeapVisit: Infinity }),
-    );
-    expect(free).toEqual([]);
-  });
-
-  it('keeps every term in the index when the counts cannot be read', async () => {
-    const { planner, reads } = plannerOver(new Error('locked'));
-    expect(await planner.indexTerms('s', filter({ channel: 'web', language: 'fr' }), 1001, tuned())).toEqual(
-      [],
-    );
-    expect(reads.densities).toBe(1);
-  });
-});
-
 describe('plans for a transcript query (q)', () => {
   /**
    * A planner over known transcript figures: of 1,000,000 transcripts, the lexeme `commun` is
@@ -377,7 +292,7 @@ describe('plans for a transcript query (q)', () => {
       },
     } as unknown as DataSource;
     const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
-    return new ListingPlanner(new ListingKnowledge(dataSource, cache));
+    return plannerOn(new ListingKnowledge(dataSource, cache));
   }
   const text = (...words: string[]): ConversationFilter =>
     filter({ text: { all: words.map((word) => [{ kind: 'word', word }]), none: [], scope: 'all' } });
@@ -447,7 +362,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
       },
     } as unknown as DataSource;
     const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
-    return { planner: new ListingPlanner(new ListingKnowledge(dataSource, cache)), reads };
+    return { planner: plannerOn(new ListingKnowledge(dataSource, cache)), reads };
   }
   /**
    * Stacked columns whose figures do not settle the count: C∧A 20,000 rows, 5,000 matches

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import {
   hasNarrowScoreBand,
   indexEqualityTerms,
@@ -5,120 +6,22 @@ import {
   postingTerms,
 } from '../filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
-import { chooseIndexTerms } from './index-terms';
 import { JointEstimate, jointEstimate, JointFigures, JointScope, jointScope } from './joint-densities';
 import { ListingKnowledge, titleTermRows } from './listing-knowledge';
+import type { CountPlan, PagePlan } from './listing-plans';
 import { cellsCountable } from './listing-sql';
 import {
   DEFAULT_CELLS_COUNT,
   DEFAULT_TRANSCRIPT_PROBE,
   DEFAULT_WALK_ROWS_PER_HEAP_VISIT,
   type SearchTuning,
-  tuned,
 } from './listing-tuning';
+import { impliedTerms, TermWeights } from './term-weights';
 import { textRowsExpected } from './transcript-planner';
 import { FILTERS } from '../filters/filter-registry';
 
-/**
- * A page's plan (docs/query-engine.md, "Choosing a plan"), chosen before any statement runs:
- * - `walk`: nothing narrows the rows: the newest rows of the creation-time index;
- * - `postings`: keywords of plain words or a problem token whose rarest posting term (`driver`)
- *   is held by few rows: one walk of its postings, the `others` title terms probed;
- * - `gin`: keywords expected within `probe` matches: every match through the GIN index first;
- * - `window`: the newest `window` rows, then at most two further walks of up to `further` rows,
- *   then the GIN index (at most `probe` matches), then a walk when even that holds too many;
- * - `transcript`: a transcript query (`q`) expected within `probe` matches: the transcripts'
- *   GIN index, at most `probe` of them sorted, then the other filters (a walk beyond).
- * With `q`, every walk checks the conversation's transcript row by row and the GIN steps of
- * `window` read the transcripts' GIN index.
- */
-export type PagePlan =
-  | { strategy: 'walk'; why: string }
-  | { strategy: 'postings'; driver: string; others: string[]; why: string }
-  | { strategy: 'gin'; probe: number; why: string }
-  | { strategy: 'window'; window: number; further: number; probe: number; why: string }
-  | { strategy: 'transcript'; probe: number; why: string };
-
-/**
- * A count's plan (meta.count, capped):
- * - `rollup`: column filters alone, summed from the statistics rollups;
- * - `walk`: nothing narrows the rows: the creation-time index up to the cap;
- * - `postings`: as for a page, up to the cap;
- * - `gin`: keywords over the whole site, through the GIN index (`onRow`: equality terms checked
- *   on the candidate rows instead of in the GIN condition);
- * - `sample`: the newest `window` rows give the density: from `denseHits` matches the count walks
- *   on in the same statement, below it goes through the GIN index; with a lower time bound, it
- *   also walks on when the window's span says the range holds at most `walkRange` rows;
- * - `transcript`: a transcript query (`q`): the bitmap of the transcripts' GIN index, up to the cap;
- * - `joint`: stacked column filters with label tokens whose count the joint figures of the rollups
- *   (joint-densities.ts) settle: `n`, exact, or an exact lower bound above the cap;
- * - `cells`: column filters, label tokens and a time range (cellsCountable) whose fixed columns
- *   hold at most `cellsCount` rows of the site (`entries`: exact from the joint figures when they
- *   were read, else estimated from the site's exact term counts as if the columns were
- *   independent): an index-only range scan of those columns' entries in
- *   conversations_site_cell_idx, up to the cap.
- * A `walk`, `gin` or `cells` plan chosen after the joint figures were read carries them (`joint`):
- * for a walk or the GIN count, the estimate weighed a walk to the cap against the GIN count.
- */
-export type CountPlan =
-  | { strategy: 'rollup'; why: string }
-  | { strategy: 'walk'; joint?: JointEstimate; why: string }
-  | { strategy: 'postings'; driver: string; others: string[]; why: string }
-  | { strategy: 'gin'; onRow: string[]; joint?: JointEstimate; why: string }
-  | { strategy: 'sample'; window: number; denseHits: number; walkRange?: number; why: string }
-  | { strategy: 'transcript'; why: string }
-  | { strategy: 'joint'; n: number; joint: JointEstimate; why: string }
-  | { strategy: 'cells'; entries: number; joint?: JointEstimate; why: string };
-
 /** Label tokens with postings (migration ConversationPostings): those flagging a problem, the rare ones. */
 const PROBLEM_TOKEN = /:(true|fail)$/;
-
-/**
- * Keyword by keyword, the words and the title terms of keywords made of plain words (letters and
- * digits, split by white space), the terms as conversation_keyword_terms spells them: a word's
- * `w:` term, a phrase's adjacent `p:` pairs. Only to weigh them by frequency (no round trip): the
- * GIN condition itself folds the SQL function, exact for any keyword. Undefined when a keyword
- * has anything else (the parser's splitting of punctuation, hyphens, URLs is left to Postgres)
- * or no keywords are given.
- */
-export function keywordTermGroups(
-  siteId: string,
-  keywords: string[],
-): Array<{ words: string[]; terms: string[] }> | undefined {
-  if (keywords.length === 0) return undefined;
-  const groups: Array<{ words: string[]; terms: string[] }> = [];
-  for (const keyword of keywords) {
-    const words = keyword.trim().toLowerCase().split(/\s+/u);
-    if (!words.every((w) => /^[\p{L}\p{N}]+$/u.test(w))) return undefined;
-    const terms: string[] = [];
-    if (words.length === 1) terms.push(`${siteId}|w:${words[0]}`);
-    for (let i = 1; i < words.length; i++) terms.push(`${siteId}|p:${words[i - 1]} ${words[i]}`);
-    groups.push({ words, terms });
-  }
-  return groups;
-}
-
-/**
- * The rows expected to hold every keyword, from each keyword's rows (its rarest title term's):
- * the rarest keyword's rows times the share of the site's `siteRows` holding each other one, as
- * if keywords occurred independently. Without the site's rows, or for one keyword, the rarest
- * keyword's rows (an upper bound). Two common words of different languages (`retour`, `order`:
- * 43,000 and 41,000 of 1,000,000) are expected in 1,760 rows, not 41,000.
- */
-export function expectedKeywordRows(keywordRows: number[], siteRows?: number): number {
-  const sorted = [...keywordRows].sort((a, b) => a - b);
-  if (sorted.length === 0) return 0;
-  if (!siteRows || siteRows <= 0) return sorted[0];
-  return sorted.slice(1).reduce((rows, other) => rows * Math.min(1, other / siteRows), sorted[0]);
-}
-
-/**
- * Equality terms every match of `filter` holds anyway, so they narrow nothing beside the others:
- * `status:labeled` next to a label token (tokens are on labeled conversations only).
- */
-function impliedTerms(filter: ConversationFilter): ReadonlySet<string> | undefined {
-  return filter.labelsAll.length > 0 || filter.labelsAny.length > 0 ? new Set(['status:labeled']) : undefined;
-}
 
 /** A posting term a postings plan may take, and the rows holding it. */
 export interface PostingCandidate {
@@ -145,26 +48,6 @@ export function choosePostings(
   const others = candidates.filter((c) => c !== driver && c.title).map((c) => c.term);
   const bound = others.length ? postingsWalk / 4 : postingsWalk;
   return driver.rows < bound ? { driver: driver.term, others } : undefined;
-}
-
-/**
- * The rows of the next bounded walk when a page is not full after `walked` rows held `found`
- * matches (of `want`), or undefined to turn to the GIN index: at their density, the rest of the
- * page is expected within `expected` rows; when that is within `further`, walking on 1.5 times
- * that (at most `further`) is cheaper than the GIN index, whose cost follows its candidates (a
- * phrase's words may be in many more titles; a rare token's probe visits up to ginProbe heap
- * pages, and is thrown away for a walk when that many matches lie beyond).
- */
-export function furtherWindow(
-  found: number,
-  want: number,
-  walked: number,
-  further: number,
-): number | undefined {
-  if (found === 0) return undefined;
-  const expected = Math.ceil(((want - found) * walked) / found);
-  if (expected > further) return undefined;
-  return Math.min(further, Math.ceil(1.5 * expected));
 }
 
 /**
@@ -215,8 +98,12 @@ export function countsFromRollups(filter: ConversationFilter): boolean {
  * Reads are lazy, in the order the choices need them, so a plan decided by the filter alone
  * reads nothing.
  */
+@Injectable()
 export class ListingPlanner {
-  constructor(readonly knowledge: ListingKnowledge) {}
+  constructor(
+    readonly knowledge: ListingKnowledge,
+    readonly weights: TermWeights,
+  ) {}
 
   async planPage(siteId: string, filter: ConversationFilter, tuning: SearchTuning): Promise<PagePlan> {
     if (!isNarrowed(filter)) return { strategy: 'walk', why: 'nothing narrows the rows' };
@@ -227,11 +114,11 @@ export class ListingPlanner {
     // keyword's rows, times the share of the site holding each other keyword and each equality
     // term (exact rollup counts), independence assumed: stacked filters. A window of heap
     // reads would find almost none of them. A wrong guess costs time, not exactness.
-    const keywordRows = await this.keywordRowsExpected(siteId, filter, tuning);
+    const keywordRows = await this.weights.keywordRowsExpected(siteId, filter, tuning);
     if (keywordRows !== undefined) {
       const probe = 2 * tuning.ginProbe;
       const expected =
-        keywordRows <= probe ? keywordRows : keywordRows * (await this.termShares(siteId, filter));
+        keywordRows <= probe ? keywordRows : keywordRows * (await this.weights.termShares(siteId, filter));
       if (expected <= probe)
         return { strategy: 'gin', probe, why: `keywords expected in ${Math.ceil(expected)} rows` };
     }
@@ -295,7 +182,7 @@ export class ListingPlanner {
       // The GIN count visits on the heap only the site's rows holding every term (at most
       // cap + 1), while a walk reads the title of every row it passes, the density sample alone
       // 5,000 of them. A time range keeps the sample: GIN candidates outside it would be visited.
-      const onRow = await this.indexTerms(siteId, filter, cap + 1, tuning);
+      const onRow = await this.weights.indexTerms(siteId, filter, cap + 1, tuning);
       return { strategy: 'gin', onRow, why: 'keywords over the whole site' };
     }
     // A narrow score band walks from a lower density: its btree holds only the band's entries
@@ -416,7 +303,7 @@ export class ListingPlanner {
     );
     if (jointCountStrategy(joint, figures.site, rarest, cap, tuning) === 'walk')
       return { strategy: 'walk', joint, why: `dense stacked columns (${range}): a walk to the cap` };
-    const onRow = await this.indexTerms(siteId, filter, cap + 1, tuning);
+    const onRow = await this.weights.indexTerms(siteId, filter, cap + 1, tuning);
     return { strategy: 'gin', onRow, joint, why: `sparse stacked columns (${range}): the GIN count` };
   }
 
@@ -449,121 +336,5 @@ export class ListingPlanner {
       for (const token of tokens)
         candidates.push({ term: `t:${token}`, rows: densities.terms.get(token) ?? 0, title: false });
     return choosePostings(candidates, tuning.postingsWalk);
-  }
-
-  /**
-   * Which equality terms of a GIN plan are checked on the candidate rows instead of in the GIN
-   * condition (index-terms.ts), from the site's exact term counts and the keywords' estimated
-   * rows. `stopAfter`: the matches after which the statement stops (its LIMIT). None when the
-   * counts cannot be read or the keywords cannot be weighed: every term stays in the index.
-   */
-  async indexTerms(
-    siteId: string,
-    filter: ConversationFilter,
-    stopAfter: number,
-    tuning: SearchTuning,
-  ): Promise<string[]> {
-    const terms = indexEqualityTerms(filter);
-    if (terms.length === 0) return [];
-    let base: number | undefined;
-    if (filter.keywords.length > 0) {
-      base = await this.keywordRowsAtMost(siteId, filter, tuning);
-      if (base === undefined) return [];
-    }
-    const densities = await this.knowledge.densitiesIfRead(siteId);
-    if (!densities) return [];
-    const shareOf = (rows: number) => (densities.rows > 0 ? Math.min(1, rows / densities.rows) : 1);
-    for (const group of filter.labelsAny) {
-      const rows = group.map((token) => densities.terms.get(token));
-      const groupRows = rows.every((n) => n !== undefined)
-        ? rows.reduce((a, b) => a! + b!, 0)!
-        : densities.rows;
-      base = (base ?? densities.rows) * shareOf(groupRows);
-    }
-    if (hasNarrowScoreBand(filter)) base ??= densities.rows;
-    const kept = new Set(
-      chooseIndexTerms({
-        siteRows: densities.rows,
-        base,
-        // A term the rollups do not count (an unknown agent, a token without a bit): none hold it.
-        terms: terms.map((term) => ({ term, rows: densities.terms.get(term) ?? 0 })),
-        stopAfter,
-        postingsPerHeapVisit: tuning.postingsPerHeapVisit,
-        implied: impliedTerms(filter),
-      }),
-    );
-    return terms.filter((term) => !kept.has(term));
-  }
-
-  /**
-   * At most how many rows hold every keyword's title terms, per pg_stats (the rarest term's share
-   * of the table; a term not listed is rarer than the least common listed one). Undefined as
-   * rowsByKeyword.
-   */
-  async keywordRowsAtMost(
-    siteId: string,
-    filter: ConversationFilter,
-    tuning: Partial<SearchTuning> = {},
-  ): Promise<number | undefined> {
-    const weighed = await this.rowsByKeyword(siteId, filter, tuned(tuning));
-    return weighed && expectedKeywordRows(weighed.rows);
-  }
-
-  /**
-   * How many of the site's rows are expected to hold every keyword (expectedKeywordRows), the
-   * keywords taken as independent, against the site's exact row count. Keywords that share a
-   * word (`order`, `order delivery`) are not independent: then the rarest keyword's rows.
-   */
-  private async keywordRowsExpected(
-    siteId: string,
-    filter: ConversationFilter,
-    tuning: SearchTuning,
-  ): Promise<number | undefined> {
-    const weighed = await this.rowsByKeyword(siteId, filter, tuning);
-    if (!weighed) return undefined;
-    const { rows, words } = weighed;
-    const independent = rows.length > 1 && new Set(words).size === words.length;
-    const siteRows = independent ? (await this.knowledge.densitiesIfRead(siteId))?.rows : undefined;
-    return expectedKeywordRows(rows, siteRows);
-  }
-
-  /**
-   * Each keyword's rows (its rarest title term's, per pg_stats) and the keywords' words.
-   * Undefined without keywords, for a keyword the estimate cannot spell (keywordTermGroups),
-   * or when the first window covers most of the table (walking it is as cheap).
-   */
-  private async rowsByKeyword(
-    siteId: string,
-    filter: ConversationFilter,
-    tuning: SearchTuning,
-  ): Promise<{ rows: number[]; words: string[] } | undefined> {
-    const groups = keywordTermGroups(siteId, filter.keywords);
-    if (!groups) return undefined;
-    const stats = await this.knowledge.titleTerms();
-    if (stats.rows <= tuning.walkWindow) return undefined;
-    return {
-      rows: groups.map((group) => Math.min(...group.terms.map((t) => titleTermRows(stats, t)))),
-      words: groups.flatMap((group) => group.words),
-    };
-  }
-
-  /**
-   * The share of the site's conversations holding every equality term of `filter`, assuming
-   * independence (exact per-term counts from the rollups); 1 when there are none or a count is
-   * missing. `status:labeled` beside a label token counts as 1 (tokens are on labeled rows).
-   */
-  private async termShares(siteId: string, filter: ConversationFilter): Promise<number> {
-    const terms = indexEqualityTerms(filter);
-    if (terms.length === 0) return 1;
-    const densities = await this.knowledge.densitiesIfRead(siteId);
-    if (!densities || densities.rows <= 0) return 1;
-    const implied = impliedTerms(filter);
-    let share = 1;
-    for (const term of terms) {
-      const rows = densities.terms.get(term);
-      if (rows === undefined || implied?.has(term)) continue;
-      share *= Math.min(1, rows / densities.rows);
-    }
-    return share;
   }
 }

@@ -1,5 +1,6 @@
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Pool } from 'pg';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { TEXT_PARSERS } from '../../database/records/conversation-text';
 import { sidePool } from '../../database/side-pool';
@@ -58,6 +59,13 @@ export interface ListingQueries {
   query<T>(shape: PlanShape, text: string, values: unknown[], reading?: ValueReading): Promise<T[]>;
 }
 
+/**
+ * Where the listing engine's filtered statements run (ListingQueries): the listing pools in the
+ * application; a script built without it (PostgresConversationSearch.standalone) may pass its own,
+ * which records or explains each statement before running it on the pools.
+ */
+export const LISTING_QUERIES = Symbol('ListingQueries');
+
 /** Connections of the `bitmap` and `walk` pools, as a share of the `plain` one (those plans are rarer). */
 const PINNED_POOL_SHARE = 0.5;
 
@@ -79,7 +87,8 @@ export const LISTING_IDLE_MS = 10 * 60_000;
  * DataSource it is built from (statement_timeout, the client-side query deadline); connections
  * are opened on first use and closed after LISTING_IDLE_MS idle.
  */
-export class ListingPools implements ListingQueries {
+@Injectable()
+export class ListingPools implements ListingQueries, OnApplicationShutdown {
   private readonly pools: Record<PlanShape, Pool>;
 
   constructor(dataSource: DataSource) {
@@ -112,5 +121,9 @@ export class ListingPools implements ListingQueries {
 
   async end(): Promise<void> {
     await Promise.all(this.all().map((pool) => (pool.ending ? undefined : pool.end())));
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.end();
   }
 }

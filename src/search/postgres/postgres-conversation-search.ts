@@ -1,4 +1,4 @@
-import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { buildFilterSql } from '../filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
@@ -12,11 +12,13 @@ import {
 } from '../listing/conversation-search';
 import { Executed, ListingExecutor, positionOf } from './listing-executor';
 import { ListingKnowledge } from './listing-knowledge';
-import { CountPlan, ListingPlanner, PagePlan } from './listing-planner';
-import { ListingPools, ListingQueries } from './listing-pools';
+import { ListingPlanner } from './listing-planner';
+import type { CountPlan, PagePlan } from './listing-plans';
+import { LISTING_QUERIES, ListingPools, ListingQueries } from './listing-pools';
 import { matchingSql } from './listing-sql';
 import { SearchTuning, tuned } from './listing-tuning';
-import { SiteDensityCache, siteDensitiesFrom, siteDensitiesSql } from './site-densities';
+import { SiteDensityCache, siteDensityCacheOver } from './site-densities';
+import { TermWeights } from './term-weights';
 
 /**
  * The Postgres query engine (docs/query-engine.md). Adaptive, because neither plan alone is fast
@@ -27,43 +29,50 @@ import { SiteDensityCache, siteDensitiesFrom, siteDensitiesSql } from './site-de
  * explicit argument (SearchTuning), DEFAULT_TUNING unless given.
  */
 @Injectable()
-export class PostgresConversationSearch implements ConversationSearch, OnApplicationShutdown {
-  /**
-   * Where the filtered statements run: pools whose sessions carry each plan shape's settings
-   * (listing-pools.ts), so each statement is one round trip. The bench replaces it to record them.
-   */
-  queries: ListingQueries;
-  /** A site's exact term counts (statistics rollups), read at most once per 30 s. */
-  readonly densities: SiteDensityCache;
-  readonly planner: ListingPlanner;
-  private readonly executor: ListingExecutor;
-  private readonly pools: ListingPools;
+export class PostgresConversationSearch implements ConversationSearch {
+  constructor(
+    /** The listing pools: one per plan shape, whose sessions carry its settings (listing-pools.ts). */
+    private readonly pools: ListingPools,
+    /** Where the filtered statements run: the pools (LISTING_QUERIES), so each is one round trip. */
+    @Inject(LISTING_QUERIES) private readonly queries: ListingQueries,
+    /** A site's exact term counts (statistics rollups), read at most once per 30 s. */
+    readonly densities: SiteDensityCache,
+    readonly planner: ListingPlanner,
+    private readonly executor: ListingExecutor,
+  ) {}
 
-  constructor(dataSource: DataSource) {
-    this.pools = new ListingPools(dataSource);
-    this.queries = this.pools;
-    // Through `queries` as it is when a statement runs (the bench swaps it after construction).
-    const queries: ListingQueries = { query: (...args) => this.queries.query(...args) };
-    this.densities = new SiteDensityCache(async (siteId) => {
-      const { text, values } = siteDensitiesSql(siteId);
-      return siteDensitiesFrom(
-        await queries.query<{ kind: number; key: string; n: number }>('plain', text, values),
-      );
-    });
-    this.planner = new ListingPlanner(new ListingKnowledge(dataSource, this.densities));
-    this.executor = new ListingExecutor(queries, this.planner);
+  /**
+   * The engine and its parts wired as PostgresListingModule wires them, for scripts and suites
+   * that run it without the application (the bench, EXPLAIN captures, suites over a DataSource of
+   * their own). `queries`, given the engine's pools, is where the filtered statements (and the
+   * sites' term counts) run instead of the pools: the bench records or explains each statement
+   * there before running it on them. Close the engine with `close()`.
+   */
+  static standalone(
+    dataSource: DataSource,
+    options: { queries?: (pools: ListingPools) => ListingQueries } = {},
+  ): PostgresConversationSearch {
+    const pools = new ListingPools(dataSource);
+    const queries = options.queries?.(pools) ?? pools;
+    const densities = siteDensityCacheOver(queries);
+    const knowledge = new ListingKnowledge(dataSource, densities);
+    const weights = new TermWeights(knowledge);
+    const planner = new ListingPlanner(knowledge, weights);
+    return new PostgresConversationSearch(
+      pools,
+      queries,
+      densities,
+      planner,
+      new ListingExecutor(queries, weights),
+    );
   }
 
-  /** The listing pools (tests observe their connections). */
+  /** The listing pools (tests observe their connections; the bench runs statements on them). */
   listingPools(): ListingPools {
     return this.pools;
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.pools.end();
-  }
-
-  /** Closes the listing pools (scripts that built the engine themselves). */
+  /** Closes the listing pools (scripts that built the engine with `standalone`; in the application they close at shutdown). */
   close(): Promise<void> {
     return this.pools.end();
   }

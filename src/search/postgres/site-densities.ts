@@ -1,6 +1,7 @@
 import type { Statement } from '../../database/sql-statement';
 import { KIND } from '../../database/stats-rollups';
 import { TAXONOMY_TOKENS } from '../../labels/taxonomy';
+import type { ListingQueries } from './listing-pools';
 
 /**
  * Exact per-site counts of the equality terms of `search_terms`, from the all-time per-site
@@ -80,4 +81,14 @@ export class SiteDensityCache {
   clear(): void {
     this.entries.clear();
   }
+}
+
+/** The cache of the listing engine: each site's densities read through its listing queries (plain shape). */
+export function siteDensityCacheOver(queries: ListingQueries): SiteDensityCache {
+  return new SiteDensityCache(async (siteId) => {
+    const { text, values } = siteDensitiesSql(siteId);
+    return siteDensitiesFrom(
+      await queries.query<{ kind: number; key: string; n: number }>('plain', text, values),
+    );
+  });
 }

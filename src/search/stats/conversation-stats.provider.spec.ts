@@ -1,11 +1,15 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { FactoryProvider, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { FactoryProvider, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { loadConfig } from '../../config/config';
+import { OpenSearchClients } from '../opensearch/opensearch-clients';
+import { SearchSyncForTests } from '../testing/search-sync-for-tests';
 import { CONVERSATION_STATS, ConversationStats, ConversationStatsEngine } from './conversation-stats';
 import { conversationStatsProvider } from './conversation-stats.provider';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
+import { MirrorWatermark } from './opensearch/mirror-watermark';
+import { OpenSearchConversationStats } from './opensearch/opensearch-conversation-stats';
 
 /** Stands for the Postgres engine's class: the provider only needs its injection token. */
 class PostgresEngine implements ConversationStatsEngine {
@@ -19,25 +23,47 @@ const OPENSEARCH = { SEARCH_BACKEND: 'opensearch', OPENSEARCH_URL: 'http://127.0
 describe('the stats engine is chosen by SEARCH_BACKEND, as the listing engine is', () => {
   beforeAll(() => Logger.overrideLogger(false));
   const provider = conversationStatsProvider(PostgresEngine) as FactoryProvider<ConversationStatsEngine>;
-  const build = (env: Record<string, string>) =>
-    provider.useFactory(
-      loadConfig({ NODE_ENV: 'test', ...env }) as AppConfig,
+  const build = (env: Record<string, string>) => {
+    const config = loadConfig({ NODE_ENV: 'test', ...env }) as AppConfig;
+    const dataSource = new DataSource({ type: 'postgres' });
+    const clients = new OpenSearchClients(config);
+    const engine = provider.useFactory(
+      config,
       new PostgresEngine(),
-      new DataSource({ type: 'postgres' }),
+      new MirrorWatermark(dataSource),
+      clients,
+      new SearchSyncForTests(config, dataSource, clients),
     ) as ConversationStatsEngine;
+    return { engine, clients };
+  };
 
-  it('provides CONVERSATION_STATS from the config, the Postgres engine and the data source', () => {
+  it("provides CONVERSATION_STATS from the config, the Postgres engine, the watermark, the application's clients and the test mode", () => {
     expect(provider.provide).toBe(CONVERSATION_STATS);
-    expect(provider.inject).toEqual([AppConfig, PostgresEngine, DataSource]);
+    expect(provider.inject).toEqual([
+      AppConfig,
+      PostgresEngine,
+      MirrorWatermark,
+      OpenSearchClients,
+      SearchSyncForTests,
+    ]);
   });
 
-  it('postgres (default): the Postgres engine itself', () => {
-    expect(build({})).toBeInstanceOf(PostgresEngine);
+  it('postgres (default): the Postgres engine itself, and no OpenSearch client made', async () => {
+    const { engine, clients } = build({});
+    expect(engine).toBeInstanceOf(PostgresEngine);
+    await clients.onApplicationShutdown();
   });
 
-  it('opensearch: OpenSearch with Postgres as fallback, its client closed when the app stops', async () => {
-    const engine = build(OPENSEARCH);
+  it("opensearch: OpenSearch with Postgres as fallback, on the application's search client (closed when the app stops)", async () => {
+    const { engine, clients } = build(OPENSEARCH);
     expect(engine).toBeInstanceOf(FallbackConversationStats);
-    await (engine as unknown as OnApplicationShutdown).onApplicationShutdown();
+    expect(clients.search()).toBe(clients.search());
+    await clients.onApplicationShutdown();
+  });
+
+  it('opensearch with SEARCH_SYNC_FOR_TESTS: OpenSearch alone, no fallback', async () => {
+    const { engine, clients } = build({ ...OPENSEARCH, SEARCH_SYNC_FOR_TESTS: 'true' });
+    expect(engine).toBeInstanceOf(OpenSearchConversationStats);
+    await clients.onApplicationShutdown();
   });
 });

@@ -1,9 +1,8 @@
 import { Logger, Provider, Type } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../../config/app-config';
 import { serverTimeoutMs } from '../conversation-search.provider';
-import { createOpenSearchClient, indexNames } from '../opensearch/opensearch-client';
-import { syncedOpenSearchStats, wantsSyncedOpenSearch } from '../synced-for-tests';
+import { OpenSearchClients } from '../opensearch/opensearch-clients';
+import { SearchSyncForTests } from '../testing/search-sync-for-tests';
 import { CONVERSATION_STATS, ConversationStatsEngine } from './conversation-stats';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from './opensearch/mirror-watermark';
@@ -14,8 +13,9 @@ export const REUSE_REFRESH_MS = 1000;
 
 /**
  * The stats engine, chosen by SEARCH_BACKEND as the listing's is: `postgres` (default) or
- * `opensearch` (OPENSEARCH_URL, falling back to Postgres when OpenSearch fails); with SEARCH_SYNC_FOR_TESTS,
- * OpenSearch alone, synced before each request (../synced-for-tests.ts).
+ * `opensearch` (OPENSEARCH_URL, falling back to Postgres when OpenSearch fails); with
+ * SEARCH_SYNC_FOR_TESTS, OpenSearch alone, synced before each request
+ * (../testing/search-sync-for-tests.ts). The client is the application's (OpenSearchClients).
  *
  * `postgresEngine` is the Postgres engine's class (PostgresConversationStats), registered as a
  * provider of the same module: `providers: [PostgresConversationStats,
@@ -23,28 +23,36 @@ export const REUSE_REFRESH_MS = 1000;
  */
 export const conversationStatsProvider = (postgresEngine: Type<ConversationStatsEngine>): Provider => ({
   provide: CONVERSATION_STATS,
-  inject: [AppConfig, postgresEngine, DataSource],
+  inject: [AppConfig, postgresEngine, MirrorWatermark, OpenSearchClients, SearchSyncForTests],
   useFactory: (
     config: AppConfig,
     postgres: ConversationStatsEngine,
-    dataSource: DataSource,
+    watermark: MirrorWatermark,
+    clients: OpenSearchClients,
+    syncForTests: SearchSyncForTests,
   ): ConversationStatsEngine => {
     if (config.search.backend !== 'opensearch') return postgres;
-    if (wantsSyncedOpenSearch(config)) return syncedOpenSearchStats(config, dataSource);
-    const client = createOpenSearchClient(config.search.opensearchUrl!, config.search.timeoutMs);
+    const { alias } = clients.names;
+    if (syncForTests.enabled)
+      return new OpenSearchConversationStats(
+        clients.search(),
+        watermark,
+        alias,
+        syncForTests.siteSync({ refresh: false }),
+      );
     new Logger('ConversationStats').log(
       `stats served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
     );
     return new FallbackConversationStats(
       new OpenSearchConversationStats(
-        client,
-        new MirrorWatermark(dataSource),
-        indexNames(config.search.index).alias,
+        clients.search(),
+        watermark,
+        alias,
         undefined,
         REUSE_REFRESH_MS,
         serverTimeoutMs(config.search.timeoutMs),
       ),
       postgres,
-    ).closingWith(() => client.close());
+    );
   },
 });

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
 /**
@@ -34,6 +35,7 @@ export function watermarkOf(snapshot: MirrorSnapshot, siteId: string): Date {
   return new Date(watermark);
 }
 
+@Injectable()
 export class MirrorWatermark {
   constructor(private readonly dataSource: DataSource) {}
 

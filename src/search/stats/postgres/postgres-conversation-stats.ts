@@ -1,11 +1,13 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import type { ConversationStats, ConversationStatsEngine, StatsQuery } from '../conversation-stats';
 import { seriesBuckets } from '../series-buckets';
-import { runComplement } from './stats-complement';
+import { runComplement } from './stats-complement-executor';
 import { finish, merge, negate, StatsPart } from './stats-parts';
-import { DEFAULT_STATS_TUNING, planStats, rows, StatsPlan, StatsTuning } from './stats-planner';
+import { DEFAULT_STATS_TUNING, StatsPlan, StatsTuning } from './stats-plan';
+import { planStats } from './stats-planner';
+import { rows } from './stats-reads';
 import { daysRange, readAgent, readCells, readRollup } from './stats-rollup-executor';
 import { readScan, runScan, scanSeries, scanStatement } from './stats-scan-executor';
 import { StatsScanHelpers } from './stats-scan-helpers';
@@ -23,15 +25,25 @@ const TIMEOUT_RETRY_AFTER_SECONDS = 5;
  * Each answer comes with the plan it ran (statsWithPlan); the tuning is an explicit argument.
  */
 @Injectable()
-export class PostgresConversationStats implements ConversationStatsEngine, OnModuleDestroy {
-  private readonly helpers: StatsScanHelpers;
+export class PostgresConversationStats implements ConversationStatsEngine {
+  constructor(
+    private readonly dataSource: DataSource,
+    /** The connections a split scan reads its second slice on (stats-scan-helpers.ts). */
+    private readonly helpers: StatsScanHelpers,
+  ) {}
 
-  constructor(private readonly dataSource: DataSource) {
-    this.helpers = new StatsScanHelpers(dataSource);
+  /**
+   * The engine and its helper connections wired as StatsEnginesModule wires them, for scripts
+   * and suites that run it without the application (the bench, EXPLAIN captures). Close it with
+   * `close()`.
+   */
+  static standalone(dataSource: DataSource): PostgresConversationStats {
+    return new PostgresConversationStats(dataSource, new StatsScanHelpers(dataSource));
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.helpers.end();
+  /** Closes the helper connections (scripts that built the engine with `standalone`; in the application they close with the module). */
+  close(): Promise<void> {
+    return this.helpers.end();
   }
 
   async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {

@@ -14,7 +14,8 @@ import {
   num,
   StatsPart,
 } from './stats-parts';
-import { RollupPlan, rows } from './stats-planner';
+import type { RollupPlan } from './stats-plan';
+import { rows } from './stats-reads';
 import {
   agentSql,
   CellFilter,

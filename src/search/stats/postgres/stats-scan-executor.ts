@@ -7,7 +7,8 @@ import type { ConversationFilter } from '../../listing/conversation-filter';
 import type { StatsFacet, StatsQuery } from '../conversation-stats';
 import { innerEdges } from '../histogram-bins';
 import { add, addSeries, countBits, emptyPartial, highest, lowest, num, StatsPart } from './stats-parts';
-import { rows, ScanPlan, StatsTuning } from './stats-planner';
+import type { ScanPlan, StatsTuning } from './stats-plan';
+import { rows } from './stats-reads';
 import type { TimeRange } from './stats-rollup-sql';
 import type { FilterSql } from '../../filter-sql/conversation-filter-sql';
 import {

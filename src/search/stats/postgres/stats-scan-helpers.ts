@@ -1,5 +1,6 @@
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Pool, PoolClient } from 'pg';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { sidePool } from '../../../database/side-pool';
 import type { Statement } from '../../../database/sql-statement';
@@ -16,7 +17,8 @@ const SNAPSHOT_ID = /^[0-9A-F]+-[0-9A-F]+(-[0-9]+)?$/i;
  * waiting on each other's connections could all wait). When every helper connection is busy the
  * caller reads the whole range itself (`available`), so a burst of scans does not queue here.
  */
-export class StatsScanHelpers {
+@Injectable()
+export class StatsScanHelpers implements OnModuleDestroy {
   private pool?: Pool;
 
   constructor(private readonly dataSource: DataSource) {}
@@ -84,6 +86,10 @@ export class StatsScanHelpers {
     } finally {
       client.release(broken);
     }
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.end();
   }
 
   async end(): Promise<void> {
