@@ -29,7 +29,7 @@ import { fromField, toField } from './fields/window';
  * public form, a view's combination, the SQL of both plan forms (conversation-filter-sql.ts), the
  * OpenSearch query (conversation-query.ts), the OpenAPI parameters and which summaries a planner
  * may read (unanswered). Adding a filter is one entry here plus its SQL and clause; the
- * registry's spec fails when an entry lacks a part.
+ * registry's spec (src/filter-registry.spec.ts) fails when an entry lacks a part.
  */
 
 /** A field, whatever its key and parameters (the registry's element type). */
@@ -232,7 +232,7 @@ type ServiceParams = UnionToIntersection<Params<(typeof FILTER_FIELDS)[number]>>
 /**
  * What the rest of the service reads of a registry, bound to it. The service's are exported
  * below; a spec builds its own from a registry with a field added, to show that every consumer
- * derives from the entries alone (filter-registry.spec.ts).
+ * derives from the entries alone (src/filter-registry-standin.spec.ts).
  */
 export function registryExports(registry: FilterRegistry) {
   return {

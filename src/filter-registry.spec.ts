@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { collectQuery } from '../../common/query/query-params';
-import { SqlParams } from '../../database/sql-statement';
-import { FILTER_PARAM_DOCS } from '../../docs/openapi/api-query.decorators';
-import { combineWithView } from '../../views/view-combination';
-import { buildFilterSql } from '../filter-sql/conversation-filter-sql';
-import { parseFilterObject } from '../listing/filter-object';
-import { buildFilterQuery } from '../opensearch/conversation-query';
-import { SUMMARIES } from './filter-field';
+import { collectQuery } from './common/query/query-params';
+import { SqlParams } from './database/sql-statement';
+import { FILTER_PARAM_DOCS } from './docs/openapi/api-query.decorators';
+import { combineWithView } from './views/view-combination';
+import { buildFilterSql } from './search/filter-sql/conversation-filter-sql';
+import { parseFilterObject } from './search/listing/filter-object';
+import { buildFilterQuery } from './search/opensearch/conversation-query';
+import { SUMMARIES } from './search/filters/filter-field';
 import {
   canonicalFilterText,
   emptyFilter,
@@ -14,8 +14,8 @@ import {
   FILTER_PARAMS,
   FilterRegistry,
   FILTERS,
-} from './filter-registry';
-import type { ConversationFilter, FilterKey } from './filter-values';
+} from './search/filters/filter-registry';
+import type { ConversationFilter, FilterKey } from './search/filters/filter-values';
 
 /** Every key of ConversationFilter (a key added to the type without one here does not compile). */
 const KEYS: Record<FilterKey, true> = {

@@ -1,7 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { ParamFault } from '../../common/query/query-params';
-import type { FilterField } from './filter-field';
-import type { ConversationFilter } from './filter-values';
+import { ParamFault } from './common/query/query-params';
+import type { FilterField } from './search/filters/filter-field';
+import type { ConversationFilter } from './search/filters/filter-values';
 
 /*
  * Adding a filter is one registry entry plus its SQL and clause. This spec adds a stand-in field,
@@ -14,8 +14,10 @@ import type { ConversationFilter } from './filter-values';
 
 type Filter = ConversationFilter & { converted?: boolean };
 
-jest.mock('./filter-registry', () => {
-  const actual = jest.requireActual<typeof import('./filter-registry')>('./filter-registry');
+jest.mock('./search/filters/filter-registry', () => {
+  const actual = jest.requireActual<typeof import('./search/filters/filter-registry')>(
+    './search/filters/filter-registry',
+  );
   const converted: FilterField = {
     key: 'converted' as never,
     example: { converted: 'true' },
@@ -58,33 +60,32 @@ jest.mock('./filter-registry', () => {
 // Imported after the mock: every module below reads the registry with the stand-in in it.
 /* eslint-disable @typescript-eslint/no-require-imports */
 const { parseListingQuery } =
-  require('../../conversations/dto/listing-query') as typeof import('../../conversations/dto/listing-query');
+  require('./conversations/dto/listing-query') as typeof import('./conversations/dto/listing-query');
 const { parseStatsRequest } =
-  require('../../stats/dto/stats-request') as typeof import('../../stats/dto/stats-request');
+  require('./stats/dto/stats-request') as typeof import('./stats/dto/stats-request');
 const { parseReviewSampleQuery } =
-  require('../../reviews/dto/review-sample-query') as typeof import('../../reviews/dto/review-sample-query');
+  require('./reviews/dto/review-sample-query') as typeof import('./reviews/dto/review-sample-query');
 const { parseFilterObject } =
-  require('../listing/filter-object') as typeof import('../listing/filter-object');
-const { publicFilters } =
-  require('../../views/public-filters') as typeof import('../../views/public-filters');
-const { combineWithView } =
-  require('../../views/view-combination') as typeof import('../../views/view-combination');
+  require('./search/listing/filter-object') as typeof import('./search/listing/filter-object');
+const { publicFilters } = require('./views/public-filters') as typeof import('./views/public-filters');
+const { combineWithView } = require('./views/view-combination') as typeof import('./views/view-combination');
 const { canonicalFilterText, emptyFilter } =
-  require('../listing/conversation-filter') as typeof import('../listing/conversation-filter');
+  require('./search/listing/conversation-filter') as typeof import('./search/listing/conversation-filter');
 const { buildFilterSql, isNarrowed, whereAll } =
-  require('../filter-sql/conversation-filter-sql') as typeof import('../filter-sql/conversation-filter-sql');
+  require('./search/filter-sql/conversation-filter-sql') as typeof import('./search/filter-sql/conversation-filter-sql');
 const { buildFilterQuery } =
-  require('../opensearch/conversation-query') as typeof import('../opensearch/conversation-query');
+  require('./search/opensearch/conversation-query') as typeof import('./search/opensearch/conversation-query');
 const { FILTER_PARAM_DOCS } =
-  require('../../docs/openapi/api-query.decorators') as typeof import('../../docs/openapi/api-query.decorators');
+  require('./docs/openapi/api-query.decorators') as typeof import('./docs/openapi/api-query.decorators');
 const { statsStrategy } =
-  require('../stats/postgres/stats-planner') as typeof import('../stats/postgres/stats-planner');
+  require('./search/stats/postgres/stats-planner') as typeof import('./search/stats/postgres/stats-planner');
 const { countsFromRollups } =
-  require('../postgres/listing-planner') as typeof import('../postgres/listing-planner');
-const { cellsCountable } = require('../postgres/listing-sql') as typeof import('../postgres/listing-sql');
+  require('./search/postgres/listing-planner') as typeof import('./search/postgres/listing-planner');
+const { cellsCountable } =
+  require('./search/postgres/listing-sql') as typeof import('./search/postgres/listing-sql');
 const { complementCells } =
-  require('../stats/postgres/stats-complement') as typeof import('../stats/postgres/stats-complement');
-const { facetOf } = require('../../alerts/evaluation-plan') as typeof import('../../alerts/evaluation-plan');
+  require('./search/stats/postgres/stats-complement') as typeof import('./search/stats/postgres/stats-complement');
+const { facetOf } = require('./alerts/evaluation-plan') as typeof import('./alerts/evaluation-plan');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const converted = (filter: ConversationFilter) => (filter as Filter).converted;
