@@ -1,21 +1,23 @@
 import { Module } from '@nestjs/common';
-import { ConversationEvents } from '../conversations/conversation-events';
-import { EventsModule } from '../events/events.module';
-import { LabelRecordsRepository } from './label-records.repository';
+import { ConversationEventsModule } from '../conversations/conversation-events.module';
+import { LabelRecordsModule } from './label-records.module';
 import { LabelWriter } from './label-writer.service';
 import { VocabularyController } from './vocabulary.controller';
 
 /**
- * Labels as every process serves them: the vocabulary endpoint of taxonomy v1.1 and the label
- * writer, which stores an outcome and announces it as a conversation event. Recording sends a
- * conversation back to pending through LabelRecordsRepository itself (ConversationsModule), so
- * that conversations never import this module. The labeling process is LabelingQueueModule
- * (labeling/), registered only with WORKERS=on.
+ * The label writer, which stores an outcome and announces it as a conversation event. Recording
+ * sends a conversation back to pending through LabelRecordsRepository itself (LabelRecordsModule),
+ * so that conversations never import this module. The vocabulary endpoint of taxonomy v1.1 is
+ * LabelsRoutesModule; the labeling process is LabelingQueueModule (labeling/), registered only
+ * with WORKERS=on.
  */
 @Module({
-  imports: [EventsModule],
-  controllers: [VocabularyController],
-  providers: [LabelRecordsRepository, ConversationEvents, LabelWriter],
+  imports: [LabelRecordsModule, ConversationEventsModule],
+  providers: [LabelWriter],
   exports: [LabelWriter],
 })
 export class LabelsModule {}
+
+/** `GET /api/v1/labels/vocabulary` (the HTTP app only). */
+@Module({ controllers: [VocabularyController] })
+export class LabelsRoutesModule {}

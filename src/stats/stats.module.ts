@@ -2,7 +2,6 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
-import { StatsRollupCompactor } from '../search/stats/postgres/stats-rollup-compactor';
 import { StatsEnginesModule } from '../search/stats/stats-engines.module';
 import { AgreementStats } from './agreement';
 import { StatsRollupJobs } from './stats-rollup-jobs';
@@ -27,6 +26,6 @@ export class StatsModule {}
 export class StatsRollupJobsModule {
   static register(config: AppConfig): DynamicModule {
     if (!config.workers) return { module: StatsRollupJobsModule };
-    return { module: StatsRollupJobsModule, providers: [StatsRollupCompactor, StatsRollupJobs] };
+    return { module: StatsRollupJobsModule, imports: [StatsEnginesModule], providers: [StatsRollupJobs] };
   }
 }
