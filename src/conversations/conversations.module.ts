@@ -4,11 +4,15 @@ import { LabelRecordsModule } from '../labels/label-records.module';
 import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
+import { AuditModule } from '../audit/audit-log';
 import { ConversationEventsModule } from './conversation-events.module';
+import { ConversationLifecycle } from './conversation-lifecycle';
+import { ConversationRemovalModule } from './conversation-removal.module';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
 import { SeedModule } from './seed/seed.module';
+import { TranscriptTextsRepository } from './transcript-texts.repository';
 
 /**
  * Recording, listing and reading conversations. The listing engine (CONVERSATION_SEARCH) comes
@@ -23,9 +27,16 @@ import { SeedModule } from './seed/seed.module';
     LabelRecordsModule,
     ViewsModule,
     SeedModule,
+    AuditModule,
+    ConversationRemovalModule,
   ],
   controllers: [ConversationsController],
-  providers: [ConversationsRepository, ConversationsService],
+  providers: [
+    ConversationsRepository,
+    ConversationsService,
+    ConversationLifecycle,
+    TranscriptTextsRepository,
+  ],
   exports: [ConversationsService, ConversationsRepository, SearchModule],
 })
 export class ConversationsModule {}

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
+import { ConversationRemovalModule } from '../conversations/conversation-removal.module';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
 import { DeletionWorker } from './deletion-worker';
@@ -14,7 +15,7 @@ import { RetentionSweep } from './retention-sweep';
  * routes are DeletionsRoutesModule.
  */
 @Module({
-  imports: [SitesModule, ViewsModule, AuditModule, IdempotencyModule],
+  imports: [SitesModule, ViewsModule, AuditModule, IdempotencyModule, ConversationRemovalModule],
   // The worker and the sweep start their timers only when WORKERS=on (tests drive them by hand).
   providers: [DeletionsRepository, DeletionsService, DeletionWorker, RetentionSweep],
   exports: [DeletionsService, DeletionWorker, RetentionSweep],
