@@ -22,7 +22,7 @@ import { RedisModule } from './redis/redis.module';
 import { ReviewsModule } from './reviews/reviews.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { LabelingQueueModule } from './labels/labeling/labeling-queue.module';
-import { LabelsRoutesModule } from './labels/labels.module';
+import { LabelsModule, LabelsRoutesModule } from './labels/labels.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
 import { SitesRoutesModule } from './sites/sites.module';
@@ -81,6 +81,8 @@ export class AppModule {
         SitesRoutesModule,
         OrganizationsModule,
         LabelsRoutesModule,
+        // The label writer, in every process (the labeling process imports it too).
+        LabelsModule,
         // Before ConversationsModule: its GET …/conversations/:id would otherwise take `stats`.
         StatsModule,
         // Before ConversationsModule: …/conversations/review-sample must not be read as an id.

@@ -6,6 +6,7 @@ import { LabelRecordsModule } from '../labels/label-records.module';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
 import { ReviewSampler } from './review-sample';
+import { ReviewSampleRepository } from './review-sample.repository';
 import { ReviewsController } from './reviews.controller';
 import { ReviewsRepository } from './reviews.repository';
 import { ReviewsService } from './reviews.service';
@@ -24,6 +25,6 @@ import { ReviewsService } from './reviews.service';
     ViewsModule,
   ],
   controllers: [ReviewsController],
-  providers: [ReviewsService, ReviewsRepository, ReviewSampler],
+  providers: [ReviewsService, ReviewsRepository, ReviewSampler, ReviewSampleRepository],
 })
 export class ReviewsModule {}

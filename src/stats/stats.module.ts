@@ -4,6 +4,7 @@ import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
 import { StatsEnginesModule } from '../search/stats/stats-engines.module';
 import { AgreementStats } from './agreement';
+import { AgreementRepository } from './agreement.repository';
 import { StatsRollupJobs } from './stats-rollup-jobs';
 import { StatsController } from './stats.controller';
 import { StatsService } from './stats.service';
@@ -16,7 +17,7 @@ import { StatsService } from './stats.service';
 @Module({
   imports: [SitesModule, StatsEnginesModule, ViewsModule],
   controllers: [StatsController],
-  providers: [StatsService, AgreementStats],
+  providers: [StatsService, AgreementStats, AgreementRepository],
   exports: [StatsEnginesModule],
 })
 export class StatsModule {}
