@@ -9,6 +9,7 @@ import { ViewsModule } from '../views/views.module';
 import { ExportEvents } from './export-events';
 import { EXPORT_OUTCOME_LISTENER } from './export-outcome';
 import { EXPORT_QUEUE, ExportScheduler } from './export-queue';
+import { ExportReadRepository } from './export-read.repository';
 import { ExportRunner } from './export-runner';
 import { ExportSweep } from './export-sweep';
 import { ExportProcessor } from './export.processor';
@@ -39,6 +40,7 @@ const exportQueue = BullModule.registerQueue({ name: EXPORT_QUEUE });
   imports: [SitesModule, ViewsModule, AuditModule, EventsModule, IdempotencyModule, exportQueue],
   providers: [
     ExportsRepository,
+    ExportReadRepository,
     ExportsService,
     ExportScheduler,
     ExportRunner,
