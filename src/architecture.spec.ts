@@ -12,32 +12,9 @@ import { preProcessFile } from 'typescript';
 /** Folder → the folders it imports, each with the imports that make the arrow ("file -> specifier"). */
 type FolderGraph = Map<string, Map<string, string[]>>;
 
-/**
- * Files that are a part of src/ of their own, apart from their folder (paths in src/ without
- * `.ts`; a spec goes with its file). What a label is (taxonomy v1.1, label outcomes, the
- * label-record SQL) is read by the listing, the statistics, exports and recording, while the
- * rest of src/labels (the vocabulary endpoint, the writer announcing outcomes as conversation
- * events, the labeling process) reads conversations and the API docs: one home for labels, in
- * two layers. This part imports no folder but common/ (checked below).
- */
-const LABEL_TAXONOMY = 'labels:taxonomy';
-const OWN_PARTS: ReadonlyMap<string, string> = new Map(
-  [
-    'labels/taxonomy',
-    'labels/taxonomy-v1.1.json',
-    'labels/label-outcome',
-    'labels/label-records.repository',
-  ].map((path) => [path, LABEL_TAXONOMY]),
-);
-
-/**
- * The part of src/ a file belongs to: its top-level folder, or the file itself at the top,
- * unless OWN_PARTS names it.
- */
+/** The part of src/ a file belongs to: its top-level folder, or the file itself at the top. */
 function folderOf(srcRoot: string, file: string): string {
   const parts = relative(srcRoot, file).split(sep);
-  const own = OWN_PARTS.get(parts.join('/').replace(/(\.spec)?\.ts$/, ''));
-  if (own) return own;
   return parts.length > 1 ? parts[0] : parts[0].replace(/\.ts$/, '');
 }
 
@@ -166,28 +143,6 @@ describe('the folder graph', () => {
       ['loop of a, b', '  a -> b:', '    a/x.ts -> ../b/y', '  b -> a:', '    b/y.ts -> ../a/x'].join('\n'),
     );
   });
-
-  it('counts the label taxonomy files, with their specs, as a part of their own, the rest of labels/ as labels', () => {
-    const graph = folderGraph(
-      root,
-      new Map([
-        [at('labels/taxonomy.ts'), `import file from './taxonomy-v1.1.json';`],
-        [at('labels/label-outcome.spec.ts'), `import { x } from './label-outcome';`],
-        [at('labels/labels.module.ts'), `import { w } from './label-writer.service';`],
-        [at('labels/label-writer.service.ts'), `import { c } from '../conversations/c';`],
-        [at('labels/labeling/labeling.service.ts'), `import { t } from '../taxonomy';`],
-        [at('conversations/c.ts'), `import { t } from '../labels/taxonomy';`],
-      ]),
-    );
-    expect(Object.fromEntries([...graph].map(([from, arrows]) => [from, [...arrows.keys()].sort()]))).toEqual(
-      {
-        [LABEL_TAXONOMY]: [],
-        labels: ['conversations', LABEL_TAXONOMY],
-        conversations: [LABEL_TAXONOMY],
-      },
-    );
-    expect(folderCycles(graph)).toEqual([]);
-  });
 });
 
 /** This tree: src/ and its sources. */
@@ -201,12 +156,12 @@ describe('the folders of src/', () => {
     // The check reads the real tree: the layout has its many folders and arrows.
     expect(graph.size).toBeGreaterThan(20);
     expect(graph.get('conversations')?.has('search')).toBe(true);
-    expect(graph.get('search')?.has(LABEL_TAXONOMY)).toBe(true);
+    expect(graph.get('search')?.has('labels')).toBe(true);
     expect(folderCycles(graph).map((cycle) => describeCycle(graph, cycle))).toEqual([]);
   });
 
-  it('what a label is (taxonomy, outcomes, label-record SQL) imports no folder but common/', () => {
-    const imports = [...(graph.get(LABEL_TAXONOMY) ?? new Map<string, string[]>())]
+  it('labels/, what a label is (taxonomy, outcomes, judges, label-record SQL), imports no folder but common/', () => {
+    const imports = [...(graph.get('labels') ?? new Map<string, string[]>())]
       .filter(([to]) => to !== 'common')
       .flatMap(([, arrows]) => arrows);
     expect(imports).toEqual([]);

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConversationEventsModule } from '../conversations/conversation-events.module';
-import { LabelRecordsModule } from './label-records.module';
+import { LabelRecordsModule } from '../labels/label-records.module';
 import { LabelWriter } from './label-writer.service';
 import { VocabularyController } from './vocabulary.controller';
 
