@@ -184,4 +184,25 @@ describe('migrations', () => {
     });
     expect(importers).toEqual([]);
   });
+
+  it('a migration imports nothing but typeorm and other migrations: it is frozen, whatever the live code becomes', () => {
+    const inSrc = (path: string) => relative(srcRoot, path).split(sep).join('/');
+    const outside = [...sources].flatMap(([file, text]) => {
+      const from = inSrc(file);
+      if (!from.startsWith('database/migrations/')) return [];
+      return preProcessFile(text, true, true)
+        .importedFiles.map(({ fileName }) => fileName)
+        .filter((fileName) =>
+          fileName.startsWith('.')
+            ? !inSrc(resolve(dirname(file), fileName)).startsWith('database/migrations/')
+            : fileName !== 'typeorm',
+        )
+        .map((fileName) => `${from} -> ${fileName}`);
+    });
+    // The check reads the real migrations.
+    expect(
+      [...sources.keys()].filter((file) => MIGRATION.test(inSrc(file).replace(/\.ts$/, ''))).length,
+    ).toBeGreaterThan(20);
+    expect(outside).toEqual([]);
+  });
 });
