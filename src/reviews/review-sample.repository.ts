@@ -4,7 +4,7 @@ import { CONVERSATION_COLUMNS, ConversationRecord } from '../database/records/co
 import { SqlParams, type Statement } from '../database/sql-statement';
 import { buildFilterSql, FilterSql, ORDER, whereAll } from '../search/filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../search/listing/conversation-filter';
-import { rollupCountStatement } from '../search/rollup-count';
+import { rollupCountStatement } from '../search/rollups';
 
 /** The candidate conditions besides the filter's (conversations_review_candidates_idx's predicate, word for word). */
 const CANDIDATE = `label_status = 'labeled' AND review_state IS DISTINCT FROM 'current'`;
