@@ -1,13 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query, Req } from '@nestjs/common';
-import {
-  ApiBody,
-  ApiExtraModels,
-  ApiOperation,
-  ApiQuery,
-  ApiResponse,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { Body, Get, HttpCode, Param, Put, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
@@ -16,13 +8,14 @@ import {
   ApiConversationFilters,
   ApiDataResponse,
   ApiIdempotencyKey,
-  ApiKeyAuth,
-  ApiNoContentResult,
   ApiProblems,
   ApiResourceId,
   BODY_PROBLEMS,
   ConversationSchema,
+  DeleteRoute,
+  GetOneRoute,
   ReviewSchema,
+  SiteResourceController,
 } from '../docs/openapi';
 import { writeActor } from '../audit/write-actor';
 import { MAX_SAMPLE_SIZE, MAX_SEED_LENGTH, parseReviewSampleQuery } from './dto/review-sample-query';
@@ -34,10 +27,7 @@ import { ReviewsService } from './reviews.service';
  * samples to review. Registered before ConversationsModule, so that `review-sample` is never
  * taken for a conversation id.
  */
-@ApiTags('Label reviews')
-@ApiKeyAuth()
-@ApiResourceId('siteId', 'site')
-@Controller('api/v1/sites/:siteId/conversations')
+@SiteResourceController('Label reviews', 'conversations')
 export class ReviewsController {
   constructor(private readonly reviews: ReviewsService) {}
 
@@ -126,21 +116,22 @@ export class ReviewsController {
     return { data: presentReview(await this.reviews.put(writeActor(auth, req), siteId, id, input)) };
   }
 
-  @Get(':id/review')
-  @ApiOperation({ summary: "A conversation's label review (current or outdated)" })
-  @ApiResourceId('id', 'conv')
-  @ApiDataResponse(200, ReviewSchema)
-  @ApiProblems('not_found')
+  @GetOneRoute({
+    id: ['id', 'conv'],
+    path: ':id/review',
+    operation: { summary: "A conversation's label review (current or outdated)" },
+    schema: ReviewSchema,
+  })
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
     return { data: presentReview(await this.reviews.get(auth.organizationId, siteId, id)) };
   }
 
-  @Delete(':id/review')
-  @HttpCode(204)
-  @ApiOperation({ summary: "Delete a conversation's label review: the judge's label applies again" })
-  @ApiResourceId('id', 'conv')
-  @ApiNoContentResult('Deleted.')
-  @ApiProblems('not_found')
+  @DeleteRoute({
+    id: ['id', 'conv'],
+    path: ':id/review',
+    operation: { summary: "Delete a conversation's label review: the judge's label applies again" },
+    answer: 'Deleted.',
+  })
   async delete(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
