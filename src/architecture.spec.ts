@@ -168,6 +168,24 @@ describe('the folders of src/', () => {
   });
 });
 
+/** The engines' insides: what only src/search/ itself imports (the rest of the service reads its public files). */
+const ENGINE_INSIDES = /^search\/(postgres|opensearch|stats\/postgres|stats\/opensearch)\//;
+
+describe('the search engines', () => {
+  it('no file outside src/search imports the insides of an engine (postgres/, opensearch/, stats/postgres/, stats/opensearch/)', () => {
+    const inSrc = (path: string) => relative(srcRoot, path).split(sep).join('/');
+    const importers = [...sources].flatMap(([file, text]) => {
+      const from = inSrc(file);
+      if (from.startsWith('search/')) return [];
+      return preProcessFile(text, true, true)
+        .importedFiles.filter(({ fileName }) => fileName.startsWith('.'))
+        .filter(({ fileName }) => ENGINE_INSIDES.test(inSrc(resolve(dirname(file), fileName))))
+        .map(({ fileName }) => `${from} -> ${fileName}`);
+    });
+    expect(importers).toEqual([]);
+  });
+});
+
 /** A migration: src/database/migrations/<timestamp>-<Name>.ts (index.ts is their list). */
 const MIGRATION = /^database\/migrations\/\d+-[^/]+$/;
 

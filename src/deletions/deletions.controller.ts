@@ -12,7 +12,7 @@ import { DeletionsService } from './deletions.service';
 
 /**
  * Deletion jobs (workflows-v1 §3). Its routes must be registered before the conversations
- * controller's `:id` routes (DeletionsModule before ConversationsModule in AppModule), so
+ * controller's `:id` routes (DeletionsRoutesModule before ConversationsModule in AppModule), so
  * `deletions` is never read as a conversation id.
  */
 @SiteResourceController('Deletions', 'conversations/deletions')

@@ -30,7 +30,7 @@ const FILE_CONTENT = {
 
 /**
  * Background exports (analytics-v1 §2). Its routes are registered before the conversations
- * controller's `:id` routes (ExportsModule comes first in AppModule), so `exports` is never
+ * controller's `:id` routes (ExportsRoutesModule comes first in AppModule), so `exports` is never
  * read as a conversation id.
  */
 @SiteResourceController('Exports', 'conversations/exports')
