@@ -1,7 +1,7 @@
-import { Body, Get, Param, Query, Req } from '@nestjs/common';
+import { Body, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
-import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import type { AuthContext } from '../common/http/request-context';
 import { pageAnswer } from '../common/paging/keyset-page';
 import { parsePaging } from '../common/query/query-params';
 import {
@@ -14,7 +14,7 @@ import {
   SiteResourceController,
   UpdateRoute,
 } from '../docs/openapi';
-import { writeActor } from '../audit/write-actor';
+import { WriteActor, Writer } from '../audit/write-actor';
 import { CreateAlertDto, parseAlertBody, UpdateAlertDto } from './dto/alert-request';
 import { AlertSchema, AlertTransitionSchema } from './dto/alert.schema';
 import { presentAlert, presentTransition } from './alert.presenter';
@@ -33,14 +33,9 @@ export class AlertsController {
     answer: 'Created.',
     problems: ['invalid_filter', 'not_found', 'conflict'],
   })
-  async create(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Body() body: unknown,
-    @Req() req: ServiceRequest,
-  ) {
+  async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {
     const input = parseAlertBody(body, false);
-    return { data: presentAlert(await this.alerts.create(writeActor(auth, req), siteId, input)) };
+    return { data: presentAlert(await this.alerts.create(actor, siteId, input)) };
   }
 
   @ListRoute({ summary: "A site's alerts, newest first, one page at a time" }, AlertSchema)
@@ -72,14 +67,13 @@ export class AlertsController {
     problems: ['invalid_filter', 'not_found'],
   })
   async update(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('alertId') alertId: string,
     @Body() body: unknown,
-    @Req() req: ServiceRequest,
   ) {
     const input = parseAlertBody(body, true);
-    return { data: presentAlert(await this.alerts.update(writeActor(auth, req), siteId, alertId, input)) };
+    return { data: presentAlert(await this.alerts.update(actor, siteId, alertId, input)) };
   }
 
   @DeleteRoute({
@@ -88,12 +82,11 @@ export class AlertsController {
     answer: 'Deleted.',
   })
   async delete(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('alertId') alertId: string,
-    @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.alerts.delete(writeActor(auth, req), siteId, alertId);
+    await this.alerts.delete(actor, siteId, alertId);
   }
 
   @Get(':alertId/history')

@@ -1,9 +1,9 @@
-import { applyDecorators, Get, Header, HttpCode, Param, Post, Put, Query, Req, Type } from '@nestjs/common';
+import { applyDecorators, Get, Header, HttpCode, Param, Post, Put, Query, Type } from '@nestjs/common';
 import { ApiBody, ApiOperation } from '@nestjs/swagger';
-import { writeActor } from '../audit/write-actor';
+import { WriteActor, Writer } from '../audit/write-actor';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
-import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import type { AuthContext } from '../common/http/request-context';
 import { RedactConversationDto, redactionRequest } from '../redaction/dto/redact-request';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import {
@@ -112,12 +112,11 @@ export class ConversationsController {
     answer: 'Deleted.',
   })
   async delete(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
-    @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.conversations.delete(writeActor(auth, req), siteId, id);
+    await this.conversations.delete(actor, siteId, id);
   }
 
   @Post(':id/redact')
@@ -132,19 +131,13 @@ export class ConversationsController {
   @ApiDataResponse(200, ConversationDetailSchema, 'The conversation as redacted (as GET shows it).')
   @ApiProblems(...BODY_PROBLEMS, 'not_found')
   async redact(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
     @ValidBody() body: RedactConversationDto,
-    @Req() req: ServiceRequest,
   ) {
     const request = redactionRequest(body);
-    const { conversation, messages } = await this.conversations.redact(
-      writeActor(auth, req),
-      siteId,
-      id,
-      request,
-    );
+    const { conversation, messages } = await this.conversations.redact(actor, siteId, id, request);
     return { data: presentConversationDetail(conversation, messages) };
   }
 

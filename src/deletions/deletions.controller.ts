@@ -1,7 +1,7 @@
-import { Body, Param, Query, Req } from '@nestjs/common';
-import { writeActor } from '../audit/write-actor';
+import { Body, Param, Query } from '@nestjs/common';
+import { WriteActor, Writer } from '../audit/write-actor';
 import { Auth } from '../auth/auth.decorator';
-import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import type { AuthContext } from '../common/http/request-context';
 import { pageAnswer } from '../common/paging/keyset-page';
 import { parsePaging } from '../common/query/query-params';
 import { CreateRoute, GetOneRoute, ListRoute, SiteResourceController } from '../docs/openapi';
@@ -31,14 +31,9 @@ export class DeletionsController {
     answer: 'Queued with its matching set; follow matched, deleted and state.',
     problems: ['invalid_filter', 'not_found', 'conflict'],
   })
-  async create(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Body() body: unknown,
-    @Req() req: ServiceRequest,
-  ) {
+  async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {
     const request = parseDeletionRequest(body);
-    return { data: presentDeletion(await this.deletions.create(writeActor(auth, req), siteId, request)) };
+    return { data: presentDeletion(await this.deletions.create(actor, siteId, request)) };
   }
 
   @ListRoute({ summary: "A site's deletion jobs (requested and retention), newest first" }, DeletionSchema)

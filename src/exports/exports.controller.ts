@@ -7,7 +7,6 @@ import { ApiError } from '../common/errors/api-error';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { pageAnswer } from '../common/paging/keyset-page';
 import { parsePaging } from '../common/query/query-params';
-import { clientAddress } from '../common/http/client-address';
 import {
   ApiProblems,
   ApiResourceId,
@@ -20,7 +19,8 @@ import {
 import { CreateExportDto, parseExportRequest } from './dto/export-request';
 import { ExportSchema } from './dto/export.schema';
 import { presentExport } from './export.presenter';
-import { ExportActor, ExportsService } from './exports.service';
+import { ExportsService } from './exports.service';
+import { Writer, WriteActor } from '../audit/write-actor';
 
 const CONTENT_TYPE = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
 const FILE_CONTENT = {
@@ -45,14 +45,9 @@ export class ExportsController {
     answer: 'Queued; poll it until completed.',
     problems: ['invalid_filter', 'not_found', 'conflict'],
   })
-  async create(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Body() body: unknown,
-    @Req() req: ServiceRequest,
-  ) {
+  async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {
     const request = parseExportRequest(body);
-    return { data: presentExport(await this.exports.create(actor(auth, req), siteId, request)) };
+    return { data: presentExport(await this.exports.create(actor, siteId, request)) };
   }
 
   @ListRoute({ summary: "A site's exports, newest first, one page at a time" }, ExportSchema)
@@ -82,12 +77,11 @@ export class ExportsController {
     answer: 'Cancelled, or deleted with its file.',
   })
   async delete(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('exportId') exportId: string,
-    @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.exports.delete(actor(auth, req), siteId, exportId);
+    await this.exports.delete(actor, siteId, exportId);
   }
 
   @Get(':exportId/download')
@@ -156,13 +150,4 @@ export class ExportsController {
     // A failure mid-stream can only cut the answer short: the client sees fewer bytes than Content-Length.
     await pipeline(body, res).catch(() => res.destroy());
   }
-}
-
-function actor(auth: AuthContext, req: ServiceRequest): ExportActor {
-  return {
-    organizationId: auth.organizationId,
-    apiKeyId: auth.apiKeyId,
-    requestId: req.id,
-    clientAddress: clientAddress(req),
-  };
 }

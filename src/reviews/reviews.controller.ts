@@ -1,7 +1,7 @@
-import { Body, Get, HttpCode, Param, Put, Query, Req } from '@nestjs/common';
+import { Body, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOperation, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
-import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import type { AuthContext } from '../common/http/request-context';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import { presentConversation, presentReview } from '../conversations/conversation.presenter';
 import {
@@ -17,7 +17,7 @@ import {
   ReviewSchema,
   SiteResourceController,
 } from '../docs/openapi';
-import { writeActor } from '../audit/write-actor';
+import { WriteActor, Writer } from '../audit/write-actor';
 import { MAX_SAMPLE_SIZE, MAX_SEED_LENGTH, parseReviewSampleQuery } from './dto/review-sample-query';
 import { parseReviewBody, PutReviewDto } from './dto/review-request';
 import { ReviewsService } from './reviews.service';
@@ -106,14 +106,13 @@ export class ReviewsController {
   @ApiDataResponse(200, ReviewSchema, 'The review.')
   @ApiProblems(...BODY_PROBLEMS, 'not_found', 'not_labeled', 'conflict')
   async put(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
     @Body() body: unknown,
-    @Req() req: ServiceRequest,
   ) {
     const input = parseReviewBody(body);
-    return { data: presentReview(await this.reviews.put(writeActor(auth, req), siteId, id, input)) };
+    return { data: presentReview(await this.reviews.put(actor, siteId, id, input)) };
   }
 
   @GetOneRoute({
@@ -133,11 +132,10 @@ export class ReviewsController {
     answer: 'Deleted.',
   })
   async delete(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
-    @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.reviews.delete(writeActor(auth, req), siteId, id);
+    await this.reviews.delete(actor, siteId, id);
   }
 }

@@ -1,6 +1,6 @@
-import { Body, Param, Query, Req } from '@nestjs/common';
+import { Body, Param, Query } from '@nestjs/common';
 import { Auth } from '../auth/auth.decorator';
-import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import type { AuthContext } from '../common/http/request-context';
 import { pageAnswer } from '../common/paging/keyset-page';
 import { parsePaging } from '../common/query/query-params';
 import {
@@ -15,7 +15,7 @@ import { CreateViewDto, parseViewBody, UpdateViewDto } from './dto/view-request'
 import { ViewSchema } from './dto/view.schema';
 import { presentView } from './view.presenter';
 import { ViewsService } from './views.service';
-import { writeActor } from '../audit/write-actor';
+import { WriteActor, Writer } from '../audit/write-actor';
 
 /** Saved views of a site (workflows-v1 §4; docs/views-and-alerts.md). */
 @SiteResourceController('Views', 'views')
@@ -30,14 +30,9 @@ export class ViewsController {
     answer: 'Created.',
     problems: ['invalid_filter', 'not_found', 'conflict'],
   })
-  async create(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Body() body: unknown,
-    @Req() req: ServiceRequest,
-  ) {
+  async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {
     const input = parseViewBody(body, false);
-    return { data: presentView(await this.views.create(writeActor(auth, req), siteId, input)) };
+    return { data: presentView(await this.views.create(actor, siteId, input)) };
   }
 
   @ListRoute({ summary: "A site's views, newest first, one page at a time" }, ViewSchema)
@@ -66,14 +61,13 @@ export class ViewsController {
     problems: ['invalid_filter', 'not_found'],
   })
   async update(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('viewId') viewId: string,
     @Body() body: unknown,
-    @Req() req: ServiceRequest,
   ) {
     const input = parseViewBody(body, true);
-    return { data: presentView(await this.views.update(writeActor(auth, req), siteId, viewId, input)) };
+    return { data: presentView(await this.views.update(actor, siteId, viewId, input)) };
   }
 
   @DeleteRoute({
@@ -82,11 +76,10 @@ export class ViewsController {
     answer: 'Deleted.',
   })
   async delete(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('viewId') viewId: string,
-    @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.views.delete(writeActor(auth, req), siteId, viewId);
+    await this.views.delete(actor, siteId, viewId);
   }
 }
