@@ -24,10 +24,12 @@ import { createDataSource } from '../src/database/data-source';
 import { effectiveLabel } from '../src/labels/label-outcome';
 import { LabelRecordsRepository } from '../src/labels/label-records.repository';
 import { ReviewSampler } from '../src/reviews/review-sample';
+import { ReviewSampleRepository } from '../src/reviews/review-sample.repository';
 import { ReviewsRepository } from '../src/reviews/reviews.repository';
 import { buildFilterSql, whereAll } from '../src/search/filter-sql/conversation-filter-sql';
 import { ConversationFilter, emptyFilter } from '../src/search/listing/conversation-filter';
 import { AgreementStats } from '../src/stats/agreement';
+import { AgreementRepository } from '../src/stats/agreement.repository';
 import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
 import { elapsedMs, summarize } from './lib/stats';
 
@@ -115,8 +117,8 @@ async function main(): Promise<void> {
     await dataSource.query('ANALYZE conversations');
     await dataSource.query('ANALYZE label_reviews');
 
-    const sampler = new ReviewSampler(dataSource);
-    const agreement = new AgreementStats(dataSource);
+    const sampler = new ReviewSampler(new ReviewSampleRepository(dataSource));
+    const agreement = new AgreementStats(new AgreementRepository(dataSource));
     const cases = [
       { name: 'no filter', filter: emptyFilter() },
       { name: 'channel=web', filter: { ...emptyFilter(), channel: 'web' as const } },

@@ -7,29 +7,29 @@ import { ProblemFilter } from './common/errors/problem.filter';
 import { LoggingModule } from './common/logging/logging.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
-import { DeletionsModule } from './deletions/deletions.module';
+import { DeletionsModule, DeletionsRoutesModule } from './deletions/deletions.module';
 import { DatabaseModule } from './database/database.module';
 import { ErrorsPageController } from './docs/errors-page.controller';
-import { EventFeedJobsModule, EventsModule } from './events/events.module';
-import { ExportsModule } from './exports/exports.module';
+import { EventFeedJobsModule, EventsRoutesModule } from './events/events.module';
+import { ExportsRoutesModule, ExportWorkModule } from './exports/exports.module';
 import { HealthModule } from './health/health.module';
 import { OrganizationsModule } from './organizations/organizations.module';
-import { PagesModule } from './pages/pages.module';
+import { PageImportWorkModule, PagesRoutesModule } from './pages/pages.module';
 import { QueueModule } from './queue/queue.module';
 import { RateLimitGuard } from './rate-limit/rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisModule } from './redis/redis.module';
 import { ReviewsModule } from './reviews/reviews.module';
 import { ConversationsModule } from './conversations/conversations.module';
-import { LabelingQueueModule } from './labels/labeling/labeling-queue.module';
-import { LabelsModule } from './labels/labels.module';
+import { LabelingQueueModule } from './labeling/labeling-queue.module';
+import { LabelsModule, LabelsRoutesModule } from './labeling/labels.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { SearchMirrorModule } from './search/search-mirror.module';
-import { SitesModule } from './sites/sites.module';
+import { SitesRoutesModule } from './sites/sites.module';
 import { StatsModule, StatsRollupJobsModule } from './stats/stats.module';
 import { WebhookDeliveryModule, WebhooksModule } from './webhooks/webhooks.module';
-import { AlertEvaluationModule, AlertsModule } from './alerts/alerts.module';
-import { ViewsModule } from './views/views.module';
+import { AlertEvaluationModule, AlertsRoutesModule } from './alerts/alerts.module';
+import { ViewsRoutesModule } from './views/views.module';
 
 /** Infrastructure every process (HTTP server, worker, CLI) shares. */
 export function infrastructureModules(config: AppConfig) {
@@ -43,19 +43,23 @@ export function infrastructureModules(config: AppConfig) {
   ];
 }
 
-/** Background processors: registered only when WORKERS=on; the worker entry point runs the same. */
+/**
+ * The background work, without routes: each module registers its processors and jobs only when
+ * WORKERS=on. The HTTP app and the worker entry point (src/worker.module.ts) both run it.
+ */
 export function backgroundModules(config: AppConfig) {
   // The search mirror also serves /metrics and switches the outbox on; its drain job runs with WORKERS=on.
   return [
     LabelingQueueModule.register(config),
-    PagesModule.register(config),
+    PageImportWorkModule.register(config),
     SearchMirrorModule.register(config),
     EventFeedJobsModule.register(config),
     StatsRollupJobsModule.register(config),
-    ExportsModule.register(config),
+    ExportWorkModule.register(config),
     WebhookDeliveryModule.register(config),
     AlertEvaluationModule.register(config),
-    DeletionsModule.register(config),
+    // The deletion worker and the retention sweep start their timers only when WORKERS=on.
+    DeletionsModule,
   ];
 }
 
@@ -70,23 +74,25 @@ export class AppModule {
         AuthModule,
         HealthModule,
         // Before ConversationsModule: …/conversations/exports must not be read as a conversation id.
-        ExportsModule.register(config),
+        ExportsRoutesModule,
         // Before ConversationsModule: …/conversations/deletions must not be read as a conversation id.
-        DeletionsModule.register(config),
+        DeletionsRoutesModule,
         MetricsModule,
-        SitesModule,
+        SitesRoutesModule,
         OrganizationsModule,
+        LabelsRoutesModule,
+        // The label writer, in every process (the labeling process imports it too).
         LabelsModule,
         // Before ConversationsModule: its GET …/conversations/:id would otherwise take `stats`.
         StatsModule,
         // Before ConversationsModule: …/conversations/review-sample must not be read as an id.
         ReviewsModule,
         ConversationsModule,
-        EventsModule,
+        EventsRoutesModule,
         WebhooksModule,
-        ViewsModule,
-        AlertsModule,
-        PagesModule.register(config),
+        ViewsRoutesModule,
+        AlertsRoutesModule,
+        PagesRoutesModule,
         ...backgroundModules(config),
       ],
       controllers: [ErrorsPageController],

@@ -12,32 +12,9 @@ import { preProcessFile } from 'typescript';
 /** Folder → the folders it imports, each with the imports that make the arrow ("file -> specifier"). */
 type FolderGraph = Map<string, Map<string, string[]>>;
 
-/**
- * Files that are a part of src/ of their own, apart from their folder (paths in src/ without
- * `.ts`; a spec goes with its file). What a label is (taxonomy v1.1, label outcomes, the
- * label-record SQL) is read by the listing, the statistics, exports and recording, while the
- * rest of src/labels (the vocabulary endpoint, the writer announcing outcomes as conversation
- * events, the labeling process) reads conversations and the API docs: one home for labels, in
- * two layers. This part imports no folder but common/ (checked below).
- */
-const LABEL_TAXONOMY = 'labels:taxonomy';
-const OWN_PARTS: ReadonlyMap<string, string> = new Map(
-  [
-    'labels/taxonomy',
-    'labels/taxonomy-v1.1.json',
-    'labels/label-outcome',
-    'labels/label-records.repository',
-  ].map((path) => [path, LABEL_TAXONOMY]),
-);
-
-/**
- * The part of src/ a file belongs to: its top-level folder, or the file itself at the top,
- * unless OWN_PARTS names it.
- */
+/** The part of src/ a file belongs to: its top-level folder, or the file itself at the top. */
 function folderOf(srcRoot: string, file: string): string {
   const parts = relative(srcRoot, file).split(sep);
-  const own = OWN_PARTS.get(parts.join('/').replace(/(\.spec)?\.ts$/, ''));
-  if (own) return own;
   return parts.length > 1 ? parts[0] : parts[0].replace(/\.ts$/, '');
 }
 
@@ -166,28 +143,6 @@ describe('the folder graph', () => {
       ['loop of a, b', '  a -> b:', '    a/x.ts -> ../b/y', '  b -> a:', '    b/y.ts -> ../a/x'].join('\n'),
     );
   });
-
-  it('counts the label taxonomy files, with their specs, as a part of their own, the rest of labels/ as labels', () => {
-    const graph = folderGraph(
-      root,
-      new Map([
-        [at('labels/taxonomy.ts'), `import file from './taxonomy-v1.1.json';`],
-        [at('labels/label-outcome.spec.ts'), `import { x } from './label-outcome';`],
-        [at('labels/labels.module.ts'), `import { w } from './label-writer.service';`],
-        [at('labels/label-writer.service.ts'), `import { c } from '../conversations/c';`],
-        [at('labels/labeling/labeling.service.ts'), `import { t } from '../taxonomy';`],
-        [at('conversations/c.ts'), `import { t } from '../labels/taxonomy';`],
-      ]),
-    );
-    expect(Object.fromEntries([...graph].map(([from, arrows]) => [from, [...arrows.keys()].sort()]))).toEqual(
-      {
-        [LABEL_TAXONOMY]: [],
-        labels: ['conversations', LABEL_TAXONOMY],
-        conversations: [LABEL_TAXONOMY],
-      },
-    );
-    expect(folderCycles(graph)).toEqual([]);
-  });
 });
 
 /** This tree: src/ and its sources. */
@@ -201,15 +156,33 @@ describe('the folders of src/', () => {
     // The check reads the real tree: the layout has its many folders and arrows.
     expect(graph.size).toBeGreaterThan(20);
     expect(graph.get('conversations')?.has('search')).toBe(true);
-    expect(graph.get('search')?.has(LABEL_TAXONOMY)).toBe(true);
+    expect(graph.get('search')?.has('labels')).toBe(true);
     expect(folderCycles(graph).map((cycle) => describeCycle(graph, cycle))).toEqual([]);
   });
 
-  it('what a label is (taxonomy, outcomes, label-record SQL) imports no folder but common/', () => {
-    const imports = [...(graph.get(LABEL_TAXONOMY) ?? new Map<string, string[]>())]
+  it('labels/, what a label is (taxonomy, outcomes, judges, label-record SQL), imports no folder but common/', () => {
+    const imports = [...(graph.get('labels') ?? new Map<string, string[]>())]
       .filter(([to]) => to !== 'common')
       .flatMap(([, arrows]) => arrows);
     expect(imports).toEqual([]);
+  });
+});
+
+/** The engines' insides: what only src/search/ itself imports (the rest of the service reads its public files). */
+const ENGINE_INSIDES = /^search\/(postgres|opensearch|stats\/postgres|stats\/opensearch)\//;
+
+describe('the search engines', () => {
+  it('no file outside src/search imports the insides of an engine (postgres/, opensearch/, stats/postgres/, stats/opensearch/)', () => {
+    const inSrc = (path: string) => relative(srcRoot, path).split(sep).join('/');
+    const importers = [...sources].flatMap(([file, text]) => {
+      const from = inSrc(file);
+      if (from.startsWith('search/')) return [];
+      return preProcessFile(text, true, true)
+        .importedFiles.filter(({ fileName }) => fileName.startsWith('.'))
+        .filter(({ fileName }) => ENGINE_INSIDES.test(inSrc(resolve(dirname(file), fileName))))
+        .map(({ fileName }) => `${from} -> ${fileName}`);
+    });
+    expect(importers).toEqual([]);
   });
 });
 
@@ -228,5 +201,26 @@ describe('migrations', () => {
         .map(({ fileName }) => `${from} -> ${fileName}`);
     });
     expect(importers).toEqual([]);
+  });
+
+  it('a migration imports nothing but typeorm and other migrations: it is frozen, whatever the live code becomes', () => {
+    const inSrc = (path: string) => relative(srcRoot, path).split(sep).join('/');
+    const outside = [...sources].flatMap(([file, text]) => {
+      const from = inSrc(file);
+      if (!from.startsWith('database/migrations/')) return [];
+      return preProcessFile(text, true, true)
+        .importedFiles.map(({ fileName }) => fileName)
+        .filter((fileName) =>
+          fileName.startsWith('.')
+            ? !inSrc(resolve(dirname(file), fileName)).startsWith('database/migrations/')
+            : fileName !== 'typeorm',
+        )
+        .map((fileName) => `${from} -> ${fileName}`);
+    });
+    // The check reads the real migrations.
+    expect(
+      [...sources.keys()].filter((file) => MIGRATION.test(inSrc(file).replace(/\.ts$/, ''))).length,
+    ).toBeGreaterThan(20);
+    expect(outside).toEqual([]);
   });
 });

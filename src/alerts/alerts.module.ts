@@ -7,23 +7,27 @@ import { StatsEnginesModule } from '../search/stats/stats-engines.module';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
 import { AlertClock } from './alert-clock';
+import { AlertsController } from './alerts.controller';
 import { AlertEvaluationJobs } from './alert-evaluation-jobs';
 import { AlertEvaluator } from './alert-evaluator';
-import { AlertsController } from './alerts.controller';
 import { AlertsRepository } from './alerts.repository';
 import { AlertsService } from './alerts.service';
 
 /**
- * Threshold alerts, `…/sites/{siteId}/alerts` (workflows-v1 §4), and their evaluator over the
- * statistics engines (run by AlertEvaluationModule on the workers).
+ * Threshold alerts (workflows-v1 §4) and their evaluator over the statistics engines; their
+ * routes, `…/sites/{siteId}/alerts`, are AlertsRoutesModule, their periodic evaluation on the
+ * workers AlertEvaluationModule.
  */
 @Module({
   imports: [SitesModule, ViewsModule, AuditModule, IdempotencyModule, EventsModule, StatsEnginesModule],
-  controllers: [AlertsController],
   providers: [AlertsService, AlertsRepository, AlertClock, AlertEvaluator],
-  exports: [AlertEvaluator, AlertClock],
+  exports: [AlertsService, AlertEvaluator, AlertClock],
 })
 export class AlertsModule {}
+
+/** `…/sites/{siteId}/alerts` (the HTTP app only). */
+@Module({ imports: [AlertsModule, IdempotencyModule], controllers: [AlertsController] })
+export class AlertsRoutesModule {}
 
 /** The periodic evaluation of alerts: registered only when WORKERS=on. */
 @Module({})

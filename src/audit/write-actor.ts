@@ -1,3 +1,4 @@
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { AuditEvent } from './audit-log';
 import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
@@ -18,6 +19,16 @@ export function writeActor(auth: AuthContext, req: ServiceRequest): WriteActor {
     clientAddress: clientAddress(req),
   };
 }
+
+/**
+ * The WriteActor of the request as a route parameter: its validated API key (ApiKeyGuard), its
+ * request id and client address.
+ */
+export const Writer = createParamDecorator((_data: unknown, ctx: ExecutionContext): WriteActor => {
+  const req = ctx.switchToHttp().getRequest<ServiceRequest>();
+  if (!req.auth) throw new Error('Writer used on a route without ApiKeyGuard');
+  return writeActor(req.auth, req);
+});
 
 /** The audit row of a write by `actor` on a site's resource. */
 export function auditOf(

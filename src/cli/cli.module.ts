@@ -4,7 +4,7 @@ import { CommonModule } from '../common/common.module';
 import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
-import { SeedService } from '../conversations/seed/seed.service';
+import { SeedModule } from '../conversations/seed/seed.module';
 import { OrganizationsModule } from '../organizations/organizations.module';
 import { SearchMirrorModule } from '../search/search-mirror.module';
 
@@ -21,8 +21,8 @@ export class CliModule {
         AuthModule,
         OrganizationsModule,
         SearchMirrorModule.register(config, { processors: false, controllers: false }),
+        SeedModule,
       ],
-      providers: [SeedService],
     };
   }
 }

@@ -1,4 +1,5 @@
-import { DataSource, EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
 import { auditOf, WriteActor } from '../audit/write-actor';
 import { ApiError, ProblemEntry } from '../common/errors/api-error';
@@ -9,24 +10,23 @@ import { redactText, RedactionRule } from '../redaction/redaction-patterns';
 import { redactBlocks, wholly } from '../redaction/transcript-redaction';
 import { SitesService } from '../sites/sites.service';
 import { ConversationEvents } from './conversation-events';
-import { removeConversations } from './conversation-removal';
+import { ConversationRemovalRepository } from './conversation-removal.repository';
 import { ConversationsRepository } from './conversations.repository';
 
 /**
  * Deleting one conversation and redacting one (workflows-v1 §3), each in one transaction with
  * its event and its audit row.
  */
+@Injectable()
 export class ConversationLifecycle {
-  private readonly audit: AuditLog;
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly sites: SitesService,
     private readonly conversations: ConversationsRepository,
+    private readonly removal: ConversationRemovalRepository,
     private readonly events: ConversationEvents,
-  ) {
-    this.audit = new AuditLog(dataSource);
-  }
+    private readonly audit: AuditLog,
+  ) {}
 
   /**
    * Deletes the conversation and everything hanging off it (404 when absent or already gone). A
@@ -37,7 +37,7 @@ export class ConversationLifecycle {
     await this.dataSource.transaction(async (manager) => {
       await this.sites.assertOwned(actor.organizationId, siteId, manager);
       const removed = isId('conv', id)
-        ? await removeConversations(manager, siteId, [id], { organizationId: actor.organizationId })
+        ? await this.removal.remove(manager, siteId, [id], { organizationId: actor.organizationId })
         : [];
       if (removed.length === 0) throw ApiError.notFound('conversation');
       await this.audit.record(
@@ -88,7 +88,7 @@ export class ConversationLifecycle {
           : conversation.title;
 
       if (changed.length > 0 || title !== conversation.title) {
-        await writeRedaction(manager, id, title, changed);
+        await this.conversations.writeRedaction(id, title, changed, manager);
         await this.conversations.refreshTranscripts([id], manager);
         await this.events.append(manager, 'conversation.updated', id);
       }
@@ -130,34 +130,4 @@ function assertListed(messageIds: string[] | undefined, messages: MessageRecord[
         ],
   );
   if (faults.length) throw ApiError.invalidRequest(faults);
-}
-
-/**
- * Stores redacted texts. The conversation row is written even when only messages changed (its
- * title set to itself): the update bumps its search version and queues the mirror's rewrite of
- * the document (migration SearchOutbox), while updatedAt stays (a redaction is not activity).
- */
-async function writeRedaction(
-  manager: EntityManager,
-  id: string,
-  title: string,
-  messages: Array<{ id: string; blocks: unknown[] }>,
-): Promise<void> {
-  if (messages.length > 0)
-    await manager.query(
-      `UPDATE messages m SET blocks = u.blocks, redacted_at = date_trunc('milliseconds', now())
-       FROM unnest($2::text[], $3::jsonb[]) AS u(id, blocks)
-       WHERE m.id = u.id AND m.conversation_id = $1`,
-      [id, messages.map((m) => m.id), messages.map((m) => JSON.stringify(m.blocks))],
-    );
-  await manager.query(`UPDATE conversations SET title = $2 WHERE id = $1`, [id, title]);
-}
-
-/** Marks messages redacted at write time (automatic redaction), in the recording's transaction. */
-export async function markRedactedAtWrite(manager: EntityManager, messageIds: string[]): Promise<void> {
-  if (messageIds.length === 0) return;
-  await manager.query(
-    `UPDATE messages SET redacted_at = date_trunc('milliseconds', now()) WHERE id = ANY($1::text[])`,
-    [messageIds],
-  );
 }

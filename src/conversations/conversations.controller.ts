@@ -1,30 +1,15 @@
-import {
-  applyDecorators,
-  Controller,
-  Delete,
-  Get,
-  Header,
-  HttpCode,
-  Param,
-  Post,
-  Put,
-  Query,
-  Req,
-  Type,
-} from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { writeActor } from '../audit/write-actor';
+import { applyDecorators, Get, Header, HttpCode, Param, Post, Put, Query, Type } from '@nestjs/common';
+import { ApiBody, ApiOperation } from '@nestjs/swagger';
+import { WriteActor, Writer } from '../audit/write-actor';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
-import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import type { AuthContext } from '../common/http/request-context';
 import { RedactConversationDto, redactionRequest } from '../redaction/dto/redact-request';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import {
   ApiDataResponse,
   ApiIdempotencyKey,
-  ApiKeyAuth,
   ApiListing,
-  ApiNoContentResult,
   ApiPageResponse,
   ApiProblems,
   ApiResourceId,
@@ -32,9 +17,12 @@ import {
   BODY_PROBLEMS,
   ConversationDetailSchema,
   ConversationSchema,
+  DeleteRoute,
+  GetOneRoute,
   LabelRecordSchema,
   ListedConversationSchema,
   MessageSchema,
+  SiteResourceController,
 } from '../docs/openapi';
 import {
   listItemsJson,
@@ -48,10 +36,7 @@ import { ConversationsService, RecordingRequest } from './conversations.service'
 import { AppendMessagesDto, CreateConversationDto, EngagementDto, RateMessageDto } from './dto/recording.dto';
 import { parseListingQuery } from './dto/listing-query';
 
-@ApiTags('Conversations')
-@ApiKeyAuth()
-@ApiResourceId('siteId', 'site')
-@Controller('api/v1/sites/:siteId/conversations')
+@SiteResourceController('Conversations', 'conversations')
 export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
@@ -90,21 +75,22 @@ export class ConversationsController {
     return { data: presentConversationDetail(conversation, messages) };
   }
 
-  @Get(':id')
-  @ApiOperation({ summary: 'One conversation with its messages and metadata' })
-  @ApiResourceId('id', 'conv')
-  @ApiDataResponse(200, ConversationDetailSchema)
-  @ApiProblems('not_found')
+  @GetOneRoute({
+    id: ['id', 'conv'],
+    operation: { summary: 'One conversation with its messages and metadata' },
+    schema: ConversationDetailSchema,
+  })
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
     const { conversation, messages } = await this.conversations.get(auth.organizationId, siteId, id);
     return { data: presentConversationDetail(conversation, messages) };
   }
 
-  @Get(':id/labels')
-  @ApiOperation({ summary: 'The full current label record of a conversation' })
-  @ApiResourceId('id', 'conv')
-  @ApiDataResponse(200, LabelRecordSchema)
-  @ApiProblems('not_found')
+  @GetOneRoute({
+    id: ['id', 'conv'],
+    path: ':id/labels',
+    operation: { summary: 'The full current label record of a conversation' },
+    schema: LabelRecordSchema,
+  })
   async labels(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
     const { conversation, record, review } = await this.conversations.labelRecord(
       auth.organizationId,
@@ -116,23 +102,21 @@ export class ConversationsController {
     };
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @ApiOperation({
-    summary: 'Delete a conversation with its messages, labels and review',
-    description:
-      'One transaction: the statistics are exact at once, both search engines stop returning it, the feed gets conversation.deleted. A second DELETE is a 404.',
+  @DeleteRoute({
+    id: ['id', 'conv'],
+    operation: {
+      summary: 'Delete a conversation with its messages, labels and review',
+      description:
+        'One transaction: the statistics are exact at once, both search engines stop returning it, the feed gets conversation.deleted. A second DELETE is a 404.',
+    },
+    answer: 'Deleted.',
   })
-  @ApiResourceId('id', 'conv')
-  @ApiNoContentResult('Deleted.')
-  @ApiProblems('not_found')
   async delete(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
-    @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.conversations.delete(writeActor(auth, req), siteId, id);
+    await this.conversations.delete(actor, siteId, id);
   }
 
   @Post(':id/redact')
@@ -147,19 +131,13 @@ export class ConversationsController {
   @ApiDataResponse(200, ConversationDetailSchema, 'The conversation as redacted (as GET shows it).')
   @ApiProblems(...BODY_PROBLEMS, 'not_found')
   async redact(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
     @ValidBody() body: RedactConversationDto,
-    @Req() req: ServiceRequest,
   ) {
     const request = redactionRequest(body);
-    const { conversation, messages } = await this.conversations.redact(
-      writeActor(auth, req),
-      siteId,
-      id,
-      request,
-    );
+    const { conversation, messages } = await this.conversations.redact(actor, siteId, id, request);
     return { data: presentConversationDetail(conversation, messages) };
   }
 

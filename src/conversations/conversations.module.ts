@@ -1,29 +1,41 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
-import { EventsModule } from '../events/events.module';
-import { LabelRecordsRepository } from '../labels/label-records.repository';
+import { LabelRecordsModule } from '../labels/label-records.module';
 import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
-import { ConversationEvents } from './conversation-events';
+import { AuditModule } from '../audit/audit-log';
+import { ConversationEventsModule } from './conversation-events.module';
+import { ConversationLifecycle } from './conversation-lifecycle';
+import { ConversationRemovalModule } from './conversation-removal.module';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
-import { SeedService } from './seed/seed.service';
+import { SeedModule } from './seed/seed.module';
+import { TranscriptTextsRepository } from './transcript-texts.repository';
 
 /**
  * Recording, listing and reading conversations. The listing engine (CONVERSATION_SEARCH) comes
  * from SearchModule: Postgres by default, or OpenSearch with Postgres as fallback.
  */
 @Module({
-  imports: [SitesModule, SearchModule, IdempotencyModule, EventsModule, ViewsModule],
+  imports: [
+    SitesModule,
+    SearchModule,
+    IdempotencyModule,
+    ConversationEventsModule,
+    LabelRecordsModule,
+    ViewsModule,
+    SeedModule,
+    AuditModule,
+    ConversationRemovalModule,
+  ],
   controllers: [ConversationsController],
   providers: [
     ConversationsRepository,
     ConversationsService,
-    ConversationEvents,
-    LabelRecordsRepository,
-    SeedService,
+    ConversationLifecycle,
+    TranscriptTextsRepository,
   ],
   exports: [ConversationsService, ConversationsRepository, SearchModule],
 })

@@ -222,6 +222,36 @@ export class ConversationsRepository {
     );
   }
 
+  /**
+   * Stores redacted texts. The conversation row is written even when only messages changed (its
+   * title set to itself): the update bumps its search version and queues the mirror's rewrite of
+   * the document (migration SearchOutbox), while updatedAt stays (a redaction is not activity).
+   */
+  async writeRedaction(
+    id: string,
+    title: string,
+    messages: Array<{ id: string; blocks: unknown[] }>,
+    manager: EntityManager,
+  ): Promise<void> {
+    if (messages.length > 0)
+      await manager.query(
+        `UPDATE messages m SET blocks = u.blocks, redacted_at = date_trunc('milliseconds', now())
+         FROM unnest($2::text[], $3::jsonb[]) AS u(id, blocks)
+         WHERE m.id = u.id AND m.conversation_id = $1`,
+        [id, messages.map((m) => m.id), messages.map((m) => JSON.stringify(m.blocks))],
+      );
+    await manager.query(`UPDATE conversations SET title = $2 WHERE id = $1`, [id, title]);
+  }
+
+  /** Marks messages redacted at write time (automatic redaction), in the recording's transaction. */
+  async markRedactedAtWrite(messageIds: string[], manager: EntityManager): Promise<void> {
+    if (messageIds.length === 0) return;
+    await manager.query(
+      `UPDATE messages SET redacted_at = date_trunc('milliseconds', now()) WHERE id = ANY($1::text[])`,
+      [messageIds],
+    );
+  }
+
   async labelRecord(id: string): Promise<LabelRecordRow | undefined> {
     const rows = await this.dataSource.query(
       `SELECT ${LABEL_RECORD_COLUMNS} FROM label_records WHERE id = $1`,

@@ -35,7 +35,7 @@ import type { RedactionRequest } from '../redaction/dto/redact-request';
 import { redactText, RedactionPattern } from '../redaction/redaction-patterns';
 import { redactBlocks } from '../redaction/transcript-redaction';
 import type { WriteActor } from '../audit/write-actor';
-import { ConversationLifecycle, markRedactedAtWrite } from './conversation-lifecycle';
+import { ConversationLifecycle } from './conversation-lifecycle';
 
 /** meta.count stops counting here (contract paging rule 8). */
 export const COUNT_CAP = 10_000;
@@ -63,9 +63,7 @@ export interface RecordingRequest {
 
 @Injectable()
 export class ConversationsService {
-  private readonly transcriptTexts: TranscriptTextsRepository;
   private readonly lexemes: LexemeLookup;
-  private readonly lifecycle: ConversationLifecycle;
 
   constructor(
     private readonly sites: SitesService,
@@ -77,11 +75,11 @@ export class ConversationsService {
     private readonly events: ConversationEvents,
     private readonly dataSource: DataSource,
     private readonly views: ViewsService,
-  ) {
     // Highlights read the stored texts and stem with Postgres whatever engine listed the page.
-    this.transcriptTexts = new TranscriptTextsRepository(dataSource);
+    private readonly transcriptTexts: TranscriptTextsRepository,
+    private readonly lifecycle: ConversationLifecycle,
+  ) {
     this.lexemes = postgresLexemes(dataSource);
-    this.lifecycle = new ConversationLifecycle(dataSource, sites, conversations, events);
   }
 
   // ---- Listing -------------------------------------------------------------------------
@@ -220,7 +218,7 @@ export class ConversationsService {
         { transcript: messages.all.length === 0 },
       );
       await this.conversations.appendMessages(id, messages.all, manager);
-      await markRedactedAtWrite(manager, messages.redacted);
+      await this.conversations.markRedactedAtWrite(messages.redacted, manager);
       await this.events.append(manager, 'conversation.created', id);
       return {
         conversation: await this.reload(req, id, manager),
@@ -239,7 +237,7 @@ export class ConversationsService {
       const written = redactAtWrite(toNewMessages(dto.messages, new Date()), redactionPatterns);
       const messages = written.all;
       await this.conversations.appendMessages(id, messages, manager);
-      await markRedactedAtWrite(manager, written.redacted);
+      await this.conversations.markRedactedAtWrite(written.redacted, manager);
       if (messages.length > 0) await this.labels.returnToPending(manager, id);
       if (messages.length > 0) await this.events.append(manager, 'conversation.updated', id);
       const conversation = await this.reload(req, id, manager);

@@ -1,4 +1,5 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import type { TranscriptTexts } from '../search/text-query/highlights';
 import type { TextScope } from '../search/text-query/text-query';
 
@@ -14,8 +15,9 @@ const ROLES_OF_SCOPE: Record<TextScope, string[]> = {
  * listing engine): each conversation's language and title, and its messages of the roles `scope`
  * searches, oldest first (as GET of the conversation lists them). One statement for the page.
  */
+@Injectable()
 export class TranscriptTextsRepository {
-  constructor(private readonly db: DataSource | EntityManager) {}
+  constructor(private readonly db: DataSource) {}
 
   async ofPage(siteId: string, ids: string[], scope: TextScope): Promise<TranscriptTexts[]> {
     if (ids.length === 0) return [];

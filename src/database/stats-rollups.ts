@@ -1,8 +1,8 @@
 /**
- * The shape of the statistics rollups (docs/statistics.md, "Rollups"): what the migrations that
- * create and fill them and the code that reads and folds them must agree on. Both import it from
- * here (running code never imports a migration). The migrations build their SQL from these
- * values: changing one needs a new migration that rebuilds the rollups.
+ * The shape of the statistics rollups (docs/statistics.md, "Rollups"), as the code that reads and
+ * folds them knows it. The migrations that create and fill them carry their own copies of these
+ * values (a migration imports no live code): changing one here needs a new migration that
+ * rebuilds the rollups.
  */
 
 /** Bits of `label_bits` the rollups and the scan count: the tokens of taxonomy v1.1. */

@@ -5,7 +5,7 @@ import { randomBase62 } from '../common/ids/ids';
 import { IntervalJob } from '../common/interval-job';
 import { WORKER_ID } from '../common/process/worker-id';
 import { AppConfig } from '../config/app-config';
-import { removeConversations } from '../conversations/conversation-removal';
+import { ConversationRemovalRepository } from '../conversations/conversation-removal.repository';
 import type { DeletionRecord } from './deletion.records';
 import { DeletionsRepository } from './deletions.repository';
 
@@ -52,6 +52,7 @@ export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
     private readonly deletions: DeletionsRepository,
+    private readonly removal: ConversationRemovalRepository,
     private readonly config: AppConfig,
   ) {}
 
@@ -127,18 +128,12 @@ export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
       const started = performance.now();
       const outcome = await this.dataSource
         .transaction(async (manager) => {
-          // The delete triggers' statements read the deleted rows (a transition table) and are
-          // planned once per connection, for the rows of their first run: after a single
-          // DELETE on this pooled connection, a batch of 2,500 ran on plans made for one row
-          // and took 3.5 s against 0.4 s replanned. So each batch replans them.
-          await manager.query('DISCARD PLANS');
-          // Priced past jit_above_cost (the title postings' DELETE at 2,500 rows), they cost more
-          // to compile than compiling saves.
-          await manager.query('SET LOCAL jit = off');
+          // Each batch replans the delete triggers' statements, without jit (see prepareBatch).
+          await this.deletions.prepareBatch(manager);
           if (!(await this.deletions.hold(job.id, owner, manager))) throw new DeletionLost();
           const batch = await this.deletions.nextBatch(job.id, manager);
           if (batch.batch === undefined) return 'drained' as const;
-          const removed = await removeConversations(manager, job.siteId, batch.ids, {
+          const removed = await this.removal.remove(manager, job.siteId, batch.ids, {
             updatedBefore: job.updatedBefore,
           });
           await this.deletions.finishBatch(job.id, batch.batch, removed.length, manager);

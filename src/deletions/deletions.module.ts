@@ -1,7 +1,7 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
-import { AppConfig } from '../config/app-config';
+import { ConversationRemovalModule } from '../conversations/conversation-removal.module';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
 import { DeletionWorker } from './deletion-worker';
@@ -11,19 +11,20 @@ import { DeletionsService } from './deletions.service';
 import { RetentionSweep } from './retention-sweep';
 
 /**
- * Deletion jobs and retention (workflows-v1 §3; docs/data-lifecycle.md). The worker and the
- * retention sweep run only when WORKERS=on. Import it before ConversationsModule (route order).
+ * Deletion jobs and retention (workflows-v1 §3; docs/data-lifecycle.md), in every process; the
+ * routes are DeletionsRoutesModule.
  */
-@Module({})
-export class DeletionsModule {
-  static register(_config: AppConfig): DynamicModule {
-    return {
-      module: DeletionsModule,
-      imports: [SitesModule, ViewsModule, AuditModule, IdempotencyModule],
-      controllers: [DeletionsController],
-      // The worker and the sweep start their timers only when WORKERS=on (tests drive them by hand).
-      providers: [DeletionsRepository, DeletionsService, DeletionWorker, RetentionSweep],
-      exports: [DeletionsService, DeletionWorker, RetentionSweep],
-    };
-  }
-}
+@Module({
+  imports: [SitesModule, ViewsModule, AuditModule, IdempotencyModule, ConversationRemovalModule],
+  // The worker and the sweep start their timers only when WORKERS=on (tests drive them by hand).
+  providers: [DeletionsRepository, DeletionsService, DeletionWorker, RetentionSweep],
+  exports: [DeletionsService, DeletionWorker, RetentionSweep],
+})
+export class DeletionsModule {}
+
+/**
+ * `…/sites/{siteId}/conversations/deletions` (the HTTP app only). Import it before
+ * ConversationsModule (route order).
+ */
+@Module({ imports: [DeletionsModule, IdempotencyModule], controllers: [DeletionsController] })
+export class DeletionsRoutesModule {}

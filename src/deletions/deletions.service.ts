@@ -7,9 +7,6 @@ import { IdempotentTransaction } from '../common/idempotency/idempotent-transact
 import type { IdPrefix } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { auditOf, WriteActor } from '../audit/write-actor';
-import type { Statement } from '../database/sql-statement';
-import { buildFilterSql, whereAll } from '../search/filter-sql/conversation-filter-sql';
-import type { ConversationFilter } from '../search/listing/conversation-filter';
 import { SitesService } from '../sites/sites.service';
 import { combineWithView } from '../views/view-combination';
 import { publicFilters } from '../views/public-filters';
@@ -20,26 +17,6 @@ import { DeletionsRepository } from './deletions.repository';
 
 // `del` is checked as any prefix is (src/common/ids/ids.ts does not list it yet).
 const DELETION_ORDER = newestFirst('createdAt', 'del' satisfies IdPrefix);
-
-/**
- * The ids (and creation times, the batches' order) of the site's conversations matching
- * `filter` (the listing's shared filter SQL).
- */
-export function matchingSql(siteId: string, filter: ConversationFilter): Statement {
-  const sql = buildFilterSql(siteId, filter);
-  return {
-    text: `SELECT id, created_at FROM conversations WHERE ${whereAll(sql)}`,
-    values: sql.params.values,
-  };
-}
-
-/** The ids (and creation times) of the site's conversations last updated before `cutoff` (retention). */
-export function updatedBeforeSql(siteId: string, cutoff: Date): Statement {
-  return {
-    text: `SELECT id, created_at FROM conversations WHERE site_id = $1 AND updated_at < $2`,
-    values: [siteId, cutoff],
-  };
-}
 
 /** Deletion jobs (workflows-v1 §3): created here, run by DeletionWorker. */
 @Injectable()
@@ -69,7 +46,7 @@ export class DeletionsService {
         : undefined;
       const filter = combined ?? request.filter;
       const filters = combined ? publicFilters(combined) : request.filters;
-      const record = await this.deletions.insertWithSnapshot(
+      const record = await this.deletions.insertMatching(
         {
           id: newDeletionId(),
           organizationId: actor.organizationId,
@@ -80,7 +57,7 @@ export class DeletionsService {
           all: request.all,
           updatedBefore: null,
         },
-        matchingSql(site.id, filter),
+        filter,
         manager,
       );
       await this.audit.record(
@@ -108,7 +85,7 @@ export class DeletionsService {
     manager: EntityManager,
   ): Promise<DeletionRecord | undefined> {
     if (await this.deletions.lockRetention(site.siteId, manager)) return undefined;
-    const record = await this.deletions.insertWithSnapshot(
+    const record = await this.deletions.insertUpdatedBefore(
       {
         id: newDeletionId(),
         organizationId: site.organizationId,
@@ -119,7 +96,6 @@ export class DeletionsService {
         all: false,
         updatedBefore: site.updatedBefore,
       },
-      updatedBeforeSql(site.siteId, site.updatedBefore),
       manager,
     );
     if (record.matched === 0) {

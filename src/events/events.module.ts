@@ -3,20 +3,20 @@ import { AppConfig } from '../config/app-config';
 import { SitesModule } from '../sites/sites.module';
 import { EventFeedJobs } from './event-feed-jobs';
 import { EventSequencer } from './event-sequencer';
-import { EventsController } from './events.controller';
 import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 import { EventsWriter } from './events.writer';
+import { EventsController } from './events.controller';
 
 /**
  * The change feed. EventsWriter is what every write path imports to append its events in its
- * own transaction (recording, labels, page imports, exports); GET /api/v1/events reads them.
+ * own transaction (recording, labels, page imports, exports); GET /api/v1/events
+ * (EventsRoutesModule) reads them.
  */
 @Module({
   imports: [SitesModule],
-  controllers: [EventsController],
   providers: [EventsWriter, EventsRepository, EventSequencer, EventsService],
-  exports: [EventsWriter, EventSequencer, EventsRepository],
+  exports: [EventsWriter, EventSequencer, EventsRepository, EventsService],
 })
 export class EventsModule {}
 
@@ -28,3 +28,7 @@ export class EventFeedJobsModule {
     return { module: EventFeedJobsModule, imports: [EventsModule], providers: [EventFeedJobs] };
   }
 }
+
+/** `GET /api/v1/events` (the HTTP app only). */
+@Module({ imports: [EventsModule], controllers: [EventsController] })
+export class EventsRoutesModule {}

@@ -1,15 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import type { Socket } from 'node:net';
-import type { PoolClient } from 'pg';
 import { presentMessage } from '../conversations/conversation.presenter';
-import { MESSAGE_COLUMNS, MessageRecord } from '../database/records/conversation.records';
+import type { MessageRecord } from '../database/records/conversation.records';
 import { parseExportFilters } from './dto/export-request';
 import { ByteChunks } from './byte-chunks';
 import { ChunkWriter } from './chunk-writer';
-import { fetchEachRow } from './streamed-fetch';
-import { RAW_TEXT, RawRow } from '../database/records/conversation-text';
+import type { RawRow } from '../database/records/conversation-text';
+import { ExportRead, ExportReadRepository } from './export-read.repository';
 import { CSV_HEADER, csvCells, csvRecord, exportRowsSql, ndjsonLine } from './export-rows';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
 import { ExportRecord, storageKeyOf } from './export.records';
@@ -22,12 +20,6 @@ export class ExportLost extends Error {
     super(`export ${id} was cancelled or taken over`);
   }
 }
-
-/**
- * statement_timeout of the export's transaction: one FETCH of a sparse filter may scan far more
- * rows than a listing page does.
- */
-const FETCH_TIMEOUT_MS = 60_000;
 
 /**
  * An export without messages reads this many batches (EXPORT_BATCH_ROWS) per FETCH: its rows are
@@ -50,6 +42,7 @@ export class ExportRunner {
   constructor(
     private readonly dataSource: DataSource,
     private readonly exports: ExportsRepository,
+    private readonly reads: ExportReadRepository,
     private readonly config: AppConfig,
     @Inject(EXPORT_STORAGE) private readonly storage: ExportStorage,
     @Inject(EXPORT_OUTCOME_LISTENER) private readonly outcome: ExportOutcomeListener,
@@ -76,45 +69,28 @@ export class ExportRunner {
     const timer = setInterval(() => void beat(), Math.max(250, Math.floor(this.config.exports.leaseMs / 3)));
 
     const upload = await this.storage.open(key);
-    const runner = this.dataSource.createQueryRunner();
+    const read = this.reads.read();
     let bytes = 0;
     let sha256 = '';
     let writing: ChunkWriter | undefined;
     try {
-      const client = (await runner.connect()) as PoolClient;
-      await runner.query('BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      // A long read of many rows: parallel workers and JIT only add start-up cost here. Timestamps
-      // as UTC text, the shape export-rows turns into ISO strings without parsing dates.
-      await runner.query(
-        `SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL TimeZone = 'UTC'`,
-      );
-      // One FETCH of a sparse filter may scan far more rows than a listing page does: it gets a
-      // minute (DATABASE_STATEMENT_TIMEOUT_MS bounds the API's statements). A statement of its own,
-      // so the client-side deadline (src/database/pg-timeouts.ts) follows it.
-      await runner.query(`SET LOCAL statement_timeout = ${FETCH_TIMEOUT_MS}`);
-      // The snapshot is taken by this first query: asOf is the instant the export sees.
-      const [{ as_of }] = await runner.query('SELECT statement_timestamp() AS as_of');
-      asOf = as_of as Date;
-      await runner.query(`DECLARE export_rows NO SCROLL CURSOR FOR ${statement.text}`, statement.values);
+      asOf = await read.begin();
+      await read.declare(statement);
       await beat();
 
       const siteIdJson = JSON.stringify(record.siteId);
       const out = new ByteChunks();
       // The connection's socket is paused while the storage is behind (ChunkWriter): a FETCH's
       // rows are written out as they arrive, so its lines would otherwise pile up in chunks.
-      const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
-      const writer = new ChunkWriter(upload.stream, (chunk) => out.release(chunk), 2, socket);
+      const writer = new ChunkWriter(upload.stream, (chunk) => out.release(chunk), 2, read.socket);
       writing = writer;
       if (record.format === 'csv') out.add(CSV_HEADER);
       if (withMessages) {
-        const fetchText = `FETCH ${batchRows} FROM export_rows`;
         // A batch's lines need its transcripts first: the rows are kept until they are read.
-        const fetchBatch = async (): Promise<RawRow[]> =>
-          (await client.query<RawRow>({ text: fetchText, ...RAW_TEXT })).rows;
         // The next batch is asked for before this one is written out: PostgreSQL reads it while
         // this process turns the current one into text (two cores busy, not one at a time).
         // Awaited below; never an unhandled rejection if we stop first.
-        const ask = () => fetchBatch().catch((error: Error) => error);
+        const ask = () => read.fetchBatch(batchRows).catch((error: Error) => error);
         let next = ask();
         for (;;) {
           if (lost) throw new ExportLost(record.id);
@@ -122,7 +98,7 @@ export class ExportRunner {
           if (batch instanceof Error) throw batch;
           if (batch.length === 0) break;
           next = batch.length < batchRows ? Promise.resolve([]) : ask();
-          const byConversation = await this.messagesOf(runner.query.bind(runner), batch);
+          const byConversation = await this.messagesOf(read, batch);
           for (const row of batch) out.add(ndjsonLine(row, siteIdJson, byConversation.get(row[0]!) ?? '[]'));
           writer.write(out.take());
           rows += batch.length;
@@ -142,10 +118,9 @@ export class ExportRunner {
           if (out.filled) writer.write(out.take());
         };
         const fetchRows = batchRows * STREAMED_BATCHES;
-        const fetchText = `FETCH ${fetchRows} FROM export_rows`;
         for (;;) {
           if (lost) throw new ExportLost(record.id);
-          const fetched = await fetchEachRow(client, fetchText, onRow, FETCH_TIMEOUT_MS);
+          const fetched = await read.fetchEach(fetchRows, onRow);
           rows += fetched;
           if (fetched < fetchRows) break;
           await writer.ready();
@@ -154,10 +129,10 @@ export class ExportRunner {
       writer.write(out.end());
       ({ bytes, sha256 } = await writer.end());
       writing = undefined;
-      await runner.query('COMMIT');
+      await read.commit();
     } catch (error) {
       writing?.destroy(); // first: the ROLLBACK's answer must not wait on a paused socket
-      await runner.query('ROLLBACK').catch(() => undefined);
+      await read.rollback().catch(() => undefined);
       await upload.abort().catch(() => undefined);
       clearInterval(timer);
       if (error instanceof ExportLost || lost) return 'lost';
@@ -165,7 +140,7 @@ export class ExportRunner {
     } finally {
       clearInterval(timer);
       writing?.destroy(); // never gives the connection back to the pool with its socket paused
-      await runner.release().catch(() => undefined);
+      await read.release().catch(() => undefined);
     }
 
     if (!(await this.exports.heartbeat(record.id, owner, rows, asOf))) {
@@ -193,14 +168,8 @@ export class ExportRunner {
   }
 
   /** The transcripts of a batch's conversations, each as the JSON of its presented messages. */
-  private async messagesOf(
-    query: (text: string, values: unknown[]) => Promise<MessageRecord[]>,
-    batch: RawRow[],
-  ): Promise<Map<string, string>> {
-    const messages = await query(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ANY($1::text[]) ORDER BY conversation_id, created_at, position`,
-      [batch.map((row) => row[0])],
-    );
+  private async messagesOf(read: ExportRead, batch: RawRow[]): Promise<Map<string, string>> {
+    const messages = await read.messagesOf(batch.map((row) => row[0]!));
     const by = new Map<string, MessageRecord[]>();
     for (const m of messages) {
       const list = by.get(m.conversationId);

@@ -1,28 +1,26 @@
 import { pipeline } from 'node:stream/promises';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { ApiError } from '../common/errors/api-error';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
 import { pageAnswer } from '../common/paging/keyset-page';
 import { parsePaging } from '../common/query/query-params';
-import { clientAddress } from '../common/http/client-address';
-import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import {
-  ApiDataResponse,
-  ApiIdempotencyKey,
-  ApiKeyAuth,
-  ApiNoContentResult,
-  ApiPagedList,
   ApiProblems,
   ApiResourceId,
-  BODY_PROBLEMS,
+  CreateRoute,
+  DeleteRoute,
+  GetOneRoute,
+  ListRoute,
+  SiteResourceController,
 } from '../docs/openapi';
 import { CreateExportDto, parseExportRequest } from './dto/export-request';
 import { ExportSchema } from './dto/export.schema';
 import { presentExport } from './export.presenter';
-import { ExportActor, ExportsService } from './exports.service';
+import { ExportsService } from './exports.service';
+import { Writer, WriteActor } from '../audit/write-actor';
 
 const CONTENT_TYPE = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
 const FILE_CONTENT = {
@@ -32,37 +30,27 @@ const FILE_CONTENT = {
 
 /**
  * Background exports (analytics-v1 §2). Its routes are registered before the conversations
- * controller's `:id` routes (ExportsModule comes first in AppModule), so `exports` is never
+ * controller's `:id` routes (ExportsRoutesModule comes first in AppModule), so `exports` is never
  * read as a conversation id.
  */
-@ApiTags('Exports')
-@ApiKeyAuth()
-@ApiResourceId('siteId', 'site')
-@Controller('api/v1/sites/:siteId/conversations/exports')
+@SiteResourceController('Exports', 'conversations/exports')
 export class ExportsController {
   constructor(private readonly exports: ExportsService) {}
 
-  @Post()
-  @HttpCode(202)
-  @Idempotent()
-  @ApiOperation({ summary: 'Export the conversations matching filters, as NDJSON or CSV, in the background' })
-  @ApiIdempotencyKey()
-  @ApiBody({ type: CreateExportDto })
-  @ApiDataResponse(202, ExportSchema, 'Queued; poll it until completed.')
-  @ApiProblems(...BODY_PROBLEMS, 'invalid_filter', 'not_found', 'conflict')
-  async create(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Body() body: unknown,
-    @Req() req: ServiceRequest,
-  ) {
+  @CreateRoute({
+    operation: { summary: 'Export the conversations matching filters, as NDJSON or CSV, in the background' },
+    body: CreateExportDto,
+    schema: ExportSchema,
+    status: 202,
+    answer: 'Queued; poll it until completed.',
+    problems: ['invalid_filter', 'not_found', 'conflict'],
+  })
+  async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {
     const request = parseExportRequest(body);
-    return { data: presentExport(await this.exports.create(actor(auth, req), siteId, request)) };
+    return { data: presentExport(await this.exports.create(actor, siteId, request)) };
   }
 
-  @Get()
-  @ApiOperation({ summary: "A site's exports, newest first, one page at a time" })
-  @ApiPagedList(ExportSchema, 'not_found')
+  @ListRoute({ summary: "A site's exports, newest first, one page at a time" }, ExportSchema)
   async list(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -74,28 +62,26 @@ export class ExportsController {
     );
   }
 
-  @Get(':exportId')
-  @ApiOperation({ summary: 'One export: its state, progress and, once completed, its file facts' })
-  @ApiResourceId('exportId', 'exp')
-  @ApiDataResponse(200, ExportSchema)
-  @ApiProblems('not_found')
+  @GetOneRoute({
+    id: ['exportId', 'exp'],
+    operation: { summary: 'One export: its state, progress and, once completed, its file facts' },
+    schema: ExportSchema,
+  })
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('exportId') exportId: string) {
     return { data: presentExport(await this.exports.get(auth.organizationId, siteId, exportId)) };
   }
 
-  @Delete(':exportId')
-  @HttpCode(204)
-  @ApiOperation({ summary: 'Cancel a queued or running export, or delete a finished one and its file' })
-  @ApiResourceId('exportId', 'exp')
-  @ApiNoContentResult('Cancelled, or deleted with its file.')
-  @ApiProblems('not_found')
+  @DeleteRoute({
+    id: ['exportId', 'exp'],
+    operation: { summary: 'Cancel a queued or running export, or delete a finished one and its file' },
+    answer: 'Cancelled, or deleted with its file.',
+  })
   async delete(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('exportId') exportId: string,
-    @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.exports.delete(actor(auth, req), siteId, exportId);
+    await this.exports.delete(actor, siteId, exportId);
   }
 
   @Get(':exportId/download')
@@ -164,13 +150,4 @@ export class ExportsController {
     // A failure mid-stream can only cut the answer short: the client sees fewer bytes than Content-Length.
     await pipeline(body, res).catch(() => res.destroy());
   }
-}
-
-function actor(auth: AuthContext, req: ServiceRequest): ExportActor {
-  return {
-    organizationId: auth.organizationId,
-    apiKeyId: auth.apiKeyId,
-    requestId: req.id,
-    clientAddress: clientAddress(req),
-  };
 }

@@ -9,6 +9,7 @@ import { ViewsModule } from '../views/views.module';
 import { ExportEvents } from './export-events';
 import { EXPORT_OUTCOME_LISTENER } from './export-outcome';
 import { EXPORT_QUEUE, ExportScheduler } from './export-queue';
+import { ExportReadRepository } from './export-read.repository';
 import { ExportRunner } from './export-runner';
 import { ExportSweep } from './export-sweep';
 import { ExportProcessor } from './export.processor';
@@ -28,33 +29,52 @@ export function exportStorage(config: AppConfig): ExportStorage {
     : new LocalExportStorage(dir);
 }
 
-/** Background exports (analytics-v1 §2). The worker and the sweep run only when WORKERS=on. */
+/** The export queue, registered once and exported with ExportsModule (one Queue object per process). */
+const exportQueue = BullModule.registerQueue({ name: EXPORT_QUEUE });
+
+/**
+ * Background exports (analytics-v1 §2), in every process: the routes are ExportsRoutesModule,
+ * the worker ExportWorkModule; the sweep runs only when WORKERS=on.
+ */
+@Module({
+  imports: [SitesModule, ViewsModule, AuditModule, EventsModule, IdempotencyModule, exportQueue],
+  providers: [
+    ExportsRepository,
+    ExportReadRepository,
+    ExportsService,
+    ExportScheduler,
+    ExportRunner,
+    { provide: EXPORT_STORAGE, useFactory: exportStorage, inject: [AppConfig] },
+    { provide: EXPORT_OUTCOME_LISTENER, useClass: ExportEvents },
+    ExportSweep,
+    ExportsMetrics,
+  ],
+  exports: [
+    ExportsService,
+    ExportsRepository,
+    ExportRunner,
+    ExportSweep,
+    ExportScheduler,
+    EXPORT_STORAGE,
+    EXPORT_OUTCOME_LISTENER,
+    exportQueue,
+  ],
+})
+export class ExportsModule {}
+
+/** `…/sites/{siteId}/conversations/exports` (the HTTP app only). */
+@Module({ imports: [ExportsModule, IdempotencyModule], controllers: [ExportsController] })
+export class ExportsRoutesModule {}
+
+/** The export worker (ExportProcessor): registered only when WORKERS=on. */
 @Module({})
-export class ExportsModule {
+export class ExportWorkModule {
   static register(config: AppConfig): DynamicModule {
+    if (!config.workers) return { module: ExportWorkModule };
     return {
-      module: ExportsModule,
-      imports: [
-        SitesModule,
-        ViewsModule,
-        AuditModule,
-        EventsModule,
-        IdempotencyModule,
-        BullModule.registerQueue({ name: EXPORT_QUEUE }),
-      ],
-      controllers: [ExportsController],
-      providers: [
-        ExportsRepository,
-        ExportsService,
-        ExportScheduler,
-        ExportRunner,
-        { provide: EXPORT_STORAGE, useFactory: exportStorage, inject: [AppConfig] },
-        { provide: EXPORT_OUTCOME_LISTENER, useClass: ExportEvents },
-        ExportSweep,
-        ExportsMetrics,
-        ...(config.workers ? [ExportProcessor] : []),
-      ],
-      exports: [ExportsService, ExportRunner, ExportSweep, ExportScheduler, EXPORT_STORAGE],
+      module: ExportWorkModule,
+      imports: [ExportsModule],
+      providers: [ExportProcessor],
     };
   }
 }

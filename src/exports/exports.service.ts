@@ -1,3 +1,4 @@
+import type { WriteActor } from '../audit/write-actor';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
@@ -17,12 +18,8 @@ import { ExportRecord, storageKeyOf } from './export.records';
 import { ExportsRepository } from './exports.repository';
 import { ByteRange, EXPORT_STORAGE, ExportStorage } from './storage/export-storage';
 
-export interface ExportActor {
-  organizationId: string;
-  apiKeyId: string;
-  requestId: string;
-  clientAddress: string | null;
-}
+/** Who asks for an export or its deletion (the audit row's actor). */
+export type ExportActor = WriteActor;
 
 const EXPORT_ORDER = newestFirst('createdAt', 'exp');
 

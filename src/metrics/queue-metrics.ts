@@ -53,8 +53,7 @@ export class QueueMetrics {
 
   /**
    * Reports the depths of `bull` under `queue`, and the outcomes of the jobs this process runs
-   * from it. One Queue object per name: a module imported twice (PagesModule) hands over a second
-   * one, which is ignored.
+   * from it. One Queue object per name: a second one handed over for a name is ignored.
    */
   observe(queue: string, bull: Queue): void {
     if (this.queues.has(queue)) return;

@@ -1,5 +1,5 @@
-import { Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
@@ -9,11 +9,11 @@ import { pageAnswer } from '../common/paging/keyset-page';
 import { PAGING_PARAMS, ParamFault, params, parsePaging, parseQuery } from '../common/query/query-params';
 import {
   ApiDataResponse,
-  ApiKeyAuth,
   ApiPagedList,
   ApiProblems,
-  ApiResourceId,
   BODY_PROBLEMS,
+  GetOneRoute,
+  SiteResourceController,
 } from '../docs/openapi';
 import { PageImportSchema, PageSchema } from './dto/page.schemas';
 import { DiscoverPagesDto } from './dto/discover.dto';
@@ -38,10 +38,7 @@ const PAGE_LIST_PARAMS = {
   },
 };
 
-@ApiTags('Pages')
-@ApiKeyAuth()
-@ApiResourceId('siteId', 'site')
-@Controller('api/v1/sites/:siteId/pages')
+@SiteResourceController('Pages', 'pages')
 export class PagesController {
   constructor(
     private readonly imports: PageImportsService,
@@ -96,11 +93,12 @@ export class PagesController {
     );
   }
 
-  @Get('imports/:importId')
-  @ApiOperation({ summary: 'Follow a page import' })
-  @ApiResourceId('importId', 'imp')
-  @ApiDataResponse(200, PageImportSchema)
-  @ApiProblems('not_found')
+  @GetOneRoute({
+    id: ['importId', 'imp'],
+    path: 'imports/:importId',
+    operation: { summary: 'Follow a page import' },
+    schema: PageImportSchema,
+  })
   async getImport(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,

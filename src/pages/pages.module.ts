@@ -15,30 +15,49 @@ import { PagesController } from './pages.controller';
 import { PagesRepository } from './pages.repository';
 import { PagesService } from './pages.service';
 
-/** Site pages and their sitemap import. The import worker is registered only when WORKERS=on. */
+/** The import queue, registered once and exported with PagesModule (one Queue object per process). */
+const pageImportQueue = BullModule.registerQueue({ name: PAGE_IMPORT_QUEUE });
+
+/**
+ * Site pages and their sitemap import, in every process: the routes are PagesRoutesModule, the
+ * import worker PageImportWorkModule.
+ */
+@Module({
+  imports: [SitesModule, AuditModule, EventsModule, pageImportQueue],
+  providers: [
+    PageImportsRepository,
+    PagesRepository,
+    PageImportsService,
+    PagesService,
+    PageImporter,
+    ImportRecovery,
+    PageImportMetrics,
+  ],
+  exports: [
+    PageImporter,
+    ImportRecovery,
+    PageImportsService,
+    PagesService,
+    PageImportsRepository,
+    PagesRepository,
+    pageImportQueue,
+  ],
+})
+export class PagesModule {}
+
+/** `…/sites/{siteId}/pages` (the HTTP app only). */
+@Module({ imports: [PagesModule], controllers: [PagesController] })
+export class PagesRoutesModule {}
+
+/** The sitemap import worker (PageImportProcessor): registered only when WORKERS=on. */
 @Module({})
-export class PagesModule {
+export class PageImportWorkModule {
   static register(config: AppConfig): DynamicModule {
+    if (!config.workers) return { module: PageImportWorkModule };
     return {
-      module: PagesModule,
-      imports: [
-        SitesModule,
-        AuditModule,
-        EventsModule,
-        BullModule.registerQueue({ name: PAGE_IMPORT_QUEUE }),
-      ],
-      controllers: [PagesController],
-      providers: [
-        PageImportsRepository,
-        PagesRepository,
-        PageImportsService,
-        PagesService,
-        PageImporter,
-        ImportRecovery,
-        PageImportMetrics,
-        ...(config.workers ? [PageImportProcessor] : []),
-      ],
-      exports: [PageImporter, ImportRecovery, PageImportsService, PageImportsRepository, PagesRepository],
+      module: PageImportWorkModule,
+      imports: [PagesModule],
+      providers: [PageImportProcessor],
     };
   }
 }

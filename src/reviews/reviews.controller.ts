@@ -1,30 +1,23 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query, Req } from '@nestjs/common';
-import {
-  ApiBody,
-  ApiExtraModels,
-  ApiOperation,
-  ApiQuery,
-  ApiResponse,
-  ApiTags,
-  getSchemaPath,
-} from '@nestjs/swagger';
+import { Body, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiQuery, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
-import type { AuthContext, ServiceRequest } from '../common/http/request-context';
+import type { AuthContext } from '../common/http/request-context';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import { presentConversation, presentReview } from '../conversations/conversation.presenter';
 import {
   ApiConversationFilters,
   ApiDataResponse,
   ApiIdempotencyKey,
-  ApiKeyAuth,
-  ApiNoContentResult,
   ApiProblems,
   ApiResourceId,
   BODY_PROBLEMS,
   ConversationSchema,
+  DeleteRoute,
+  GetOneRoute,
   ReviewSchema,
+  SiteResourceController,
 } from '../docs/openapi';
-import { writeActor } from '../audit/write-actor';
+import { WriteActor, Writer } from '../audit/write-actor';
 import { MAX_SAMPLE_SIZE, MAX_SEED_LENGTH, parseReviewSampleQuery } from './dto/review-sample-query';
 import { parseReviewBody, PutReviewDto } from './dto/review-request';
 import { ReviewsService } from './reviews.service';
@@ -34,10 +27,7 @@ import { ReviewsService } from './reviews.service';
  * samples to review. Registered before ConversationsModule, so that `review-sample` is never
  * taken for a conversation id.
  */
-@ApiTags('Label reviews')
-@ApiKeyAuth()
-@ApiResourceId('siteId', 'site')
-@Controller('api/v1/sites/:siteId/conversations')
+@SiteResourceController('Label reviews', 'conversations')
 export class ReviewsController {
   constructor(private readonly reviews: ReviewsService) {}
 
@@ -116,37 +106,36 @@ export class ReviewsController {
   @ApiDataResponse(200, ReviewSchema, 'The review.')
   @ApiProblems(...BODY_PROBLEMS, 'not_found', 'not_labeled', 'conflict')
   async put(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
     @Body() body: unknown,
-    @Req() req: ServiceRequest,
   ) {
     const input = parseReviewBody(body);
-    return { data: presentReview(await this.reviews.put(writeActor(auth, req), siteId, id, input)) };
+    return { data: presentReview(await this.reviews.put(actor, siteId, id, input)) };
   }
 
-  @Get(':id/review')
-  @ApiOperation({ summary: "A conversation's label review (current or outdated)" })
-  @ApiResourceId('id', 'conv')
-  @ApiDataResponse(200, ReviewSchema)
-  @ApiProblems('not_found')
+  @GetOneRoute({
+    id: ['id', 'conv'],
+    path: ':id/review',
+    operation: { summary: "A conversation's label review (current or outdated)" },
+    schema: ReviewSchema,
+  })
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
     return { data: presentReview(await this.reviews.get(auth.organizationId, siteId, id)) };
   }
 
-  @Delete(':id/review')
-  @HttpCode(204)
-  @ApiOperation({ summary: "Delete a conversation's label review: the judge's label applies again" })
-  @ApiResourceId('id', 'conv')
-  @ApiNoContentResult('Deleted.')
-  @ApiProblems('not_found')
+  @DeleteRoute({
+    id: ['id', 'conv'],
+    path: ':id/review',
+    operation: { summary: "Delete a conversation's label review: the judge's label applies again" },
+    answer: 'Deleted.',
+  })
   async delete(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
-    @Req() req: ServiceRequest,
   ): Promise<void> {
-    await this.reviews.delete(writeActor(auth, req), siteId, id);
+    await this.reviews.delete(actor, siteId, id);
   }
 }

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
-import { ConversationEvents } from '../conversations/conversation-events';
-import { EventsModule } from '../events/events.module';
-import { LabelRecordsRepository } from '../labels/label-records.repository';
+import { ConversationEventsModule } from '../conversations/conversation-events.module';
+import { LabelRecordsModule } from '../labels/label-records.module';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
 import { ReviewSampler } from './review-sample';
+import { ReviewSampleRepository } from './review-sample.repository';
 import { ReviewsController } from './reviews.controller';
 import { ReviewsRepository } from './reviews.repository';
 import { ReviewsService } from './reviews.service';
@@ -16,8 +16,15 @@ import { ReviewsService } from './reviews.service';
  * Import it before ConversationsModule (route order).
  */
 @Module({
-  imports: [SitesModule, AuditModule, IdempotencyModule, EventsModule, ViewsModule],
+  imports: [
+    SitesModule,
+    AuditModule,
+    IdempotencyModule,
+    ConversationEventsModule,
+    LabelRecordsModule,
+    ViewsModule,
+  ],
   controllers: [ReviewsController],
-  providers: [ReviewsService, ReviewsRepository, ReviewSampler, LabelRecordsRepository, ConversationEvents],
+  providers: [ReviewsService, ReviewsRepository, ReviewSampler, ReviewSampleRepository],
 })
 export class ReviewsModule {}

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
@@ -8,11 +8,12 @@ import { parsePaging } from '../common/query/query-params';
 import {
   ApiDataResponse,
   ApiKeyAuth,
-  ApiNoContentResult,
   ApiPagedList,
   ApiProblems,
-  ApiResourceId,
   BODY_PROBLEMS,
+  DeleteRoute,
+  GetOneRoute,
+  UpdateRoute,
 } from '../docs/openapi';
 import { CreateSiteDto, UpdateSiteDto } from './dto/site.dto';
 import { presentSite, SiteResponse } from './site.presenter';
@@ -40,31 +41,29 @@ export class SitesController {
     return { data: presentSite(await this.sites.create(auth.organizationId, body)) };
   }
 
-  @Get(':siteId')
-  @ApiOperation({ summary: 'Get a site' })
-  @ApiResourceId('siteId', 'site')
-  @ApiDataResponse(200, SiteResponse)
-  @ApiProblems('not_found')
+  @GetOneRoute({ id: ['siteId', 'site'], operation: { summary: 'Get a site' }, schema: SiteResponse })
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string) {
     return { data: presentSite(await this.sites.getOwned(auth.organizationId, siteId)) };
   }
 
-  @Patch(':siteId')
-  @ApiOperation({ summary: 'Change a site (only the fields sent)' })
-  @ApiResourceId('siteId', 'site')
-  @ApiBody({ type: UpdateSiteDto })
-  @ApiDataResponse(200, SiteResponse, 'The changed site.')
-  @ApiProblems(...BODY_PROBLEMS, 'not_found')
+  @UpdateRoute({
+    id: ['siteId', 'site'],
+    operation: { summary: 'Change a site (only the fields sent)' },
+    body: UpdateSiteDto,
+    schema: SiteResponse,
+    answer: 'The changed site.',
+    problems: ['not_found'],
+  })
   async update(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @ValidBody() body: UpdateSiteDto) {
     return { data: presentSite(await this.sites.update(auth.organizationId, siteId, body)) };
   }
 
-  @Delete(':siteId')
-  @HttpCode(204)
-  @ApiOperation({ summary: "Delete a site (409 last_site for the organization's only site)" })
-  @ApiResourceId('siteId', 'site')
-  @ApiNoContentResult('Deleted, with everything under it.')
-  @ApiProblems('not_found', 'last_site')
+  @DeleteRoute({
+    id: ['siteId', 'site'],
+    operation: { summary: "Delete a site (409 last_site for the organization's only site)" },
+    answer: 'Deleted, with everything under it.',
+    problems: ['not_found', 'last_site'],
+  })
   async delete(@Auth() auth: AuthContext, @Param('siteId') siteId: string): Promise<void> {
     await this.sites.delete(auth.organizationId, siteId);
   }

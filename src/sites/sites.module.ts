@@ -1,13 +1,17 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
-import { SitesController } from './sites.controller';
 import { SitesRepository } from './sites.repository';
 import { SitesService } from './sites.service';
+import { SitesController } from './sites.controller';
 
+/** Sites as other features use them (SitesService); their routes are SitesRoutesModule. */
 @Module({
   imports: [AuthModule],
-  controllers: [SitesController],
   providers: [SitesRepository, SitesService],
   exports: [SitesService],
 })
 export class SitesModule {}
+
+/** `/api/v1/sites` (the HTTP app only). */
+@Module({ imports: [SitesModule], controllers: [SitesController] })
+export class SitesRoutesModule {}

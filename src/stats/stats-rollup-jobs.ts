@@ -1,6 +1,6 @@
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { IntervalJob } from '../common/interval-job';
-import { StatsRollupCompactor } from '../search/stats/postgres/stats-rollup-compactor';
+import { StatsRollupCompactor } from '../search/rollups';
 
 /** How often a worker folds the rollups' appended rows (docs/statistics.md). */
 export const ROLLUP_COMPACTION_INTERVAL_MS = 5000;

@@ -1,13 +1,12 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiExtraModels, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Get, Param, Query } from '@nestjs/common';
+import { ApiExtraModels, ApiOperation, ApiQuery } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
 import {
   ApiConversationFilters,
   ApiDataResponse,
-  ApiKeyAuth,
   ApiProblems,
-  ApiResourceId,
+  SiteResourceController,
 } from '../docs/openapi';
 import { SCORE_NAMES } from '../search/listing/conversation-filter';
 import { STATS_FACETS, STATS_INTERVALS } from '../search/stats/conversation-stats';
@@ -19,10 +18,7 @@ import { StatsService } from './stats.service';
  * Statistics under the listing's filters (analytics-v1.md §1). Its own controller, registered
  * before the conversations controller so that `stats` is never taken for a conversation id.
  */
-@ApiTags('Conversations')
-@ApiKeyAuth()
-@ApiResourceId('siteId', 'site')
-@Controller('api/v1/sites/:siteId/conversations')
+@SiteResourceController('Conversations', 'conversations')
 export class StatsController {
   constructor(private readonly stats: StatsService) {}
 

@@ -2,9 +2,9 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
-import { StatsRollupCompactor } from '../search/stats/postgres/stats-rollup-compactor';
 import { StatsEnginesModule } from '../search/stats/stats-engines.module';
 import { AgreementStats } from './agreement';
+import { AgreementRepository } from './agreement.repository';
 import { StatsRollupJobs } from './stats-rollup-jobs';
 import { StatsController } from './stats.controller';
 import { StatsService } from './stats.service';
@@ -17,7 +17,7 @@ import { StatsService } from './stats.service';
 @Module({
   imports: [SitesModule, StatsEnginesModule, ViewsModule],
   controllers: [StatsController],
-  providers: [StatsService, AgreementStats],
+  providers: [StatsService, AgreementStats, AgreementRepository],
   exports: [StatsEnginesModule],
 })
 export class StatsModule {}
@@ -27,6 +27,6 @@ export class StatsModule {}
 export class StatsRollupJobsModule {
   static register(config: AppConfig): DynamicModule {
     if (!config.workers) return { module: StatsRollupJobsModule };
-    return { module: StatsRollupJobsModule, providers: [StatsRollupCompactor, StatsRollupJobs] };
+    return { module: StatsRollupJobsModule, imports: [StatsEnginesModule], providers: [StatsRollupJobs] };
   }
 }

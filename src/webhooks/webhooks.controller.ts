@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
@@ -9,12 +9,14 @@ import { parsePaging } from '../common/query/query-params';
 import {
   ApiDataResponse,
   ApiKeyAuth,
-  ApiNoContentResult,
   ApiNoRequestBody,
   ApiPagedList,
   ApiProblems,
   ApiResourceId,
   BODY_PROBLEMS,
+  DeleteRoute,
+  GetOneRoute,
+  UpdateRoute,
 } from '../docs/openapi';
 import { CreateWebhookDto, ReplayWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
 import {
@@ -56,21 +58,23 @@ export class WebhooksController {
     return pageAnswer(await this.webhooks.list(auth.organizationId, parsePaging(query)), presentWebhook);
   }
 
-  @Get(':webhookId')
-  @ApiOperation({ summary: 'One webhook (never its secret)' })
-  @ApiResourceId('webhookId', 'wh')
-  @ApiDataResponse(200, WebhookSchema)
-  @ApiProblems('not_found')
+  @GetOneRoute({
+    id: ['webhookId', 'wh'],
+    operation: { summary: 'One webhook (never its secret)' },
+    schema: WebhookSchema,
+  })
   async get(@Auth() auth: AuthContext, @Param('webhookId') id: string) {
     return { data: presentWebhook(await this.webhooks.get(auth.organizationId, id)) };
   }
 
-  @Patch(':webhookId')
-  @ApiOperation({ summary: 'Change a webhook (only the fields sent); status "enabled" re-enables it' })
-  @ApiResourceId('webhookId', 'wh')
-  @ApiBody({ type: UpdateWebhookDto })
-  @ApiDataResponse(200, WebhookSchema, 'The changed webhook.')
-  @ApiProblems(...BODY_PROBLEMS, 'not_found')
+  @UpdateRoute({
+    id: ['webhookId', 'wh'],
+    operation: { summary: 'Change a webhook (only the fields sent); status "enabled" re-enables it' },
+    body: UpdateWebhookDto,
+    schema: WebhookSchema,
+    answer: 'The changed webhook.',
+    problems: ['not_found'],
+  })
   async update(
     @Auth() auth: AuthContext,
     @Param('webhookId') id: string,
@@ -79,12 +83,11 @@ export class WebhooksController {
     return { data: presentWebhook(await this.webhooks.update(auth.organizationId, id, body)) };
   }
 
-  @Delete(':webhookId')
-  @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a webhook, its pending deliveries and its deliveries log' })
-  @ApiResourceId('webhookId', 'wh')
-  @ApiNoContentResult('Deleted.')
-  @ApiProblems('not_found')
+  @DeleteRoute({
+    id: ['webhookId', 'wh'],
+    operation: { summary: 'Delete a webhook, its pending deliveries and its deliveries log' },
+    answer: 'Deleted.',
+  })
   async delete(@Auth() auth: AuthContext, @Param('webhookId') id: string): Promise<void> {
     await this.webhooks.delete(auth.organizationId, id);
   }

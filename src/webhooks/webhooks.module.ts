@@ -10,11 +10,15 @@ import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
+/** The endpoints' signing secrets, sealed at rest: for the routes and the delivery workers. */
+@Module({ providers: [WebhookSecrets], exports: [WebhookSecrets] })
+export class WebhookSecretsModule {}
+
 /** /api/v1/webhooks: endpoints, secrets, deliveries log, replay and test (analytics-v1 §4). */
 @Module({
-  imports: [SitesModule, IdempotencyModule],
+  imports: [SitesModule, IdempotencyModule, WebhookSecretsModule],
   controllers: [WebhooksController],
-  providers: [WebhooksService, WebhooksRepository, WebhookSecrets],
+  providers: [WebhooksService, WebhooksRepository],
 })
 export class WebhooksModule {}
 
@@ -25,8 +29,8 @@ export class WebhookDeliveryModule {
     if (!config.workers) return { module: WebhookDeliveryModule };
     return {
       module: WebhookDeliveryModule,
-      imports: [EventsModule],
-      providers: [WebhookMessagesRepository, WebhookSecrets, WebhookDeliveryWorker],
+      imports: [EventsModule, WebhookSecretsModule],
+      providers: [WebhookMessagesRepository, WebhookDeliveryWorker],
     };
   }
 }

@@ -180,7 +180,7 @@ describe('DELETE …/conversations/{id}', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       await del(t, org, c.id).expect(204);
-      const { LabelWriter } = await import('../../src/labels/label-writer.service');
+      const { LabelWriter } = await import('../../src/labeling/label-writer.service');
       const { labeledOutcome } = await import('../factories/conversations');
       await expect(t.app.get(LabelWriter).write(c.id, labeledOutcome())).resolves.toEqual({
         written: false,
@@ -190,7 +190,7 @@ describe('DELETE …/conversations/{id}', () => {
 
     it('deleting while relabeling: the label commits first or finds nothing, never a failure', async () => {
       const org = await createOrganization(t.app);
-      const { LabelWriter } = await import('../../src/labels/label-writer.service');
+      const { LabelWriter } = await import('../../src/labeling/label-writer.service');
       const { labeledOutcome } = await import('../factories/conversations');
       for (let round = 0; round < 5; round++) {
         const c = await recordConversation(t, org);

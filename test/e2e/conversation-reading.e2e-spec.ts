@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { InvalidLabelError } from '../../src/labels/label-outcome';
-import { LabelWriter } from '../../src/labels/label-writer.service';
+import { LabelWriter } from '../../src/labeling/label-writer.service';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { labelMask } from '../../src/search/filter-sql/conversation-filter-sql';
 import {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { SeedService } from '../../src/conversations/seed/seed.service';
-import { removeConversations } from '../../src/conversations/conversation-removal';
+import { ConversationRemovalRepository } from '../../src/conversations/conversation-removal.repository';
 import {
   BIN_EDGES,
   CELL_BIN_EDGES,
@@ -191,7 +191,8 @@ describe('set-based deletion of several hundred conversations in one batch', () 
     expect(Object.values(await childCounts(gone)).every((n) => n > 0)).toBe(true);
     const controlChildren = await childCounts(await idsOf(control));
 
-    const removed = await t.db.transaction((manager) => removeConversations(manager, org.site.id, gone));
+    const removal = t.app.get(ConversationRemovalRepository);
+    const removed = await t.db.transaction((manager) => removal.remove(manager, org.site.id, gone));
     expect(removed.map((r) => r.id).sort()).toEqual([...gone].sort());
 
     expect(await idsOf(org)).toEqual(kept);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { EventsWriter } from '../../src/events/events.writer';
-import { LabelWriter } from '../../src/labels/label-writer.service';
+import { LabelWriter } from '../../src/labeling/label-writer.service';
 import { PageImportsRepository } from '../../src/pages/page-imports.repository';
 import { PagesRepository } from '../../src/pages/pages.repository';
 import {

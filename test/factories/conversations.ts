@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { CriterionResult, CRITERIA, FLAGS } from '../../src/labels/taxonomy';
 import { LabeledOutcome } from '../../src/labels/label-outcome';
-import { LabelWriter } from '../../src/labels/label-writer.service';
+import { LabelWriter } from '../../src/labeling/label-writer.service';
 import { QueryValues, queryString } from './query-string';
 import type { TestApp } from '../setup/test-app';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { LISTING_INDEX_COLUMNS } from '../../database/listing-indexes';
-import { ROLLUP_TABLES, StatsRollupCompactor } from '../../search/stats/postgres/stats-rollup-compactor';
+import { ROLLUP_TABLES, StatsRollupCompactor } from '../../search/rollups';
 import {
   INSERT_MESSAGES,
   messageDrawParameters,

@@ -1,8 +1,14 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { CELL_SCORE_BINS, LABEL_BITS, ROLLUP_SCORE_BINS, scoreBinEdges } from '../stats-rollups';
+
+/** Bits of `label_bits` the rollups count, as of this migration: the tokens of taxonomy v1.1. */
+const LABEL_BITS = 32;
+
+/** The inner edges of `bins` equal score bins (the doubles k/bins), as a float8[] literal for width_bucket. */
+const scoreBinEdges = (bins: number): string =>
+  `ARRAY[${Array.from({ length: bins - 1 }, (_, k) => String((k + 1) / bins)).join(',')}]::float8[]`;
 
 /** The 99 inner edges of the rollup's 100 score bins: the doubles k/100, as width_bucket takes them. */
-export const BIN_EDGES = scoreBinEdges(ROLLUP_SCORE_BINS);
+export const BIN_EDGES = scoreBinEdges(100);
 
 /** (kind, key, n) rows of a set of conversation rows `c` carrying a `sign` (+1 added, -1 removed). */
 export function contributions(changed: string): string {
@@ -26,7 +32,7 @@ export function contributions(changed: string): string {
 }
 
 /** The 19 inner edges of the per-cell score bins: the doubles k/20. */
-export const CELL_BIN_EDGES = scoreBinEdges(CELL_SCORE_BINS);
+export const CELL_BIN_EDGES = scoreBinEdges(20);
 
 /**
  * One statement upserting the all-time per-cell rollup: per site and combination of channel,

@@ -7,7 +7,50 @@ import {
   hourlyUpsert,
   rollupUpsert,
 } from './1763750000000-ConversationStatsRollups';
-import { foldSql, LABEL_BITS, ROLLUP_KEYS, ROLLUP_SUMS } from '../stats-rollups';
+
+/** Bits of `label_bits` the rollups count, as of this migration. */
+const LABEL_BITS = 32;
+
+/** The rollup tables of this migration and the columns that key a row (their primary keys before it). */
+const ROLLUP_KEYS = {
+  conversation_stats_daily: ['site_id', 'day', 'kind', 'key'],
+  conversation_stats_site: ['site_id', 'kind', 'key'],
+  conversation_stats_cell: ['site_id', 'channel', 'language', 'label_status', 'fp', 'fn', 'kind', 'key'],
+  conversation_stats_hourly: ['site_id', 'hour'],
+} as const;
+
+/** The summed columns of each rollup table, as of this migration. */
+const ROLLUP_SUMS: Record<keyof typeof ROLLUP_KEYS, string[]> = {
+  conversation_stats_daily: ['n'],
+  conversation_stats_site: ['n'],
+  conversation_stats_cell: ['n', 'total'],
+  conversation_stats_hourly: [
+    'n',
+    'labeled',
+    'quality_n',
+    'quality_sum',
+    'service_n',
+    'service_sum',
+    'trust_n',
+    'trust_sum',
+  ],
+};
+
+/** The fold of a rollup table's `fresh` rows into one row per key, as of this migration. */
+function foldSql(table: string, keys: readonly string[], sums: readonly string[], oneSite: boolean): string {
+  const match = keys.map((k) => `r.${k} = f.${k}`).join(' AND ');
+  return `
+    WITH folded AS (
+      SELECT DISTINCT ${keys.join(', ')} FROM ${table} WHERE fresh${oneSite ? ' AND site_id = $1' : ''}
+    ), gone AS (
+      DELETE FROM ${table} r USING folded f WHERE ${match}
+      RETURNING r.${keys.join(', r.')}, ${sums.map((s) => `r.${s}`).join(', ')}
+    )
+    INSERT INTO ${table} (${keys.join(', ')}, ${sums.join(', ')}, fresh)
+    SELECT ${keys.join(', ')}, ${sums.map((s) => `sum(${s})`).join(', ')}, false FROM gone
+    GROUP BY ${keys.join(', ')}
+    HAVING ${sums.map((s) => `sum(${s}) <> 0`).join(' OR ')}`;
+}
 
 /** Daily and per-site deltas of a statement, appended. */
 export function dailyAppend(changed: string): string {
@@ -66,10 +109,9 @@ export function hourlyAppend(changed: string): string {
 }
 
 /**
- * The statement that folds a site's `fresh` rows of a rollup table into one row per key
- * (foldSql, which src/search/stats/postgres/stats-rollup-compactor.ts runs; with `oneSite`, `$1` is the
- * site id). One statement, so its snapshot decides which rows it folds: rows appended
- * meanwhile stay fresh for the next run.
+ * The statement that folds a site's `fresh` rows of a rollup table into one row per key (with
+ * `oneSite`, `$1` is the site id). One statement, so its snapshot decides which rows it folds:
+ * rows appended meanwhile stay fresh for the next run.
  */
 export function compactSql(table: keyof typeof ROLLUP_KEYS, oneSite: boolean): string {
   return foldSql(table, ROLLUP_KEYS[table], ROLLUP_SUMS[table], oneSite);

@@ -1,7 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { LABEL_BITS } from '../stats-rollups';
 import { BIN_EDGES, CHANGED, COLUMNS } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
+
+/** Bits of `label_bits` the rollups count, as of this migration. */
+const LABEL_BITS = 32;
 
 /** The per-agent deltas of a set of conversation rows `c` carrying a `sign`. */
 function agentDeltas(changed: string): string {

@@ -1,6 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { QUARTER_ROLLUP } from '../stats-rollups';
 import { CHANGED, COLUMNS } from './1763750000000-ConversationStatsRollups';
+
+/** The quarter-hour rollup: its table and summed columns (the hourly rollup's), as of this migration. */
+const QUARTER_ROLLUP = {
+  table: 'conversation_stats_quarter',
+  sums: ['n', 'labeled', 'quality_n', 'quality_sum', 'service_n', 'service_sum', 'trust_n', 'trust_sum'],
+} as const;
 
 /** The UTC quarter hour a conversation's creation time falls in. */
 const QUARTER = `date_trunc('hour', created_at, 'UTC')

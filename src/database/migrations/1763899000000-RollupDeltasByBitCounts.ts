@@ -1,8 +1,10 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { LABEL_BITS } from '../stats-rollups';
 import { agentAppend } from './1763810000001-AgentStatsRollup';
 import { BIN_EDGES, CELL_BIN_EDGES, CHANGED } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
+
+/** Bits of `label_bits` the rollups count, as of this migration. */
+const LABEL_BITS = 32;
 
 /**
  * The label tokens' rows (kind 6) of the changed rows `c` grouped by `keys`: one count per bit

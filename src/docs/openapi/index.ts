@@ -8,3 +8,4 @@ export * from './openapi-document';
 export * from './problem.schema';
 export * from './resource.schemas';
 export * from './served-routes';
+export * from './resource-routes.decorators';

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { presentConversation, presentMessage } from '../../conversations/conversation.presenter';
-import { Judge, JUDGE, JudgeError, JudgeInput, JudgeMessage } from '../judges/judge';
-import { LabelOutcome } from '../label-outcome';
-import { LabelWriter } from '../label-writer.service';
+import { presentConversation, presentMessage } from '../conversations/conversation.presenter';
+import { Judge, JUDGE, JudgeError, JudgeInput, JudgeMessage } from '../labels/judges/judge';
+import { LabelOutcome } from '../labels/label-outcome';
+import { LabelWriter } from './label-writer.service';
 import { ConversationRows, LabelingQueueRepository } from './labeling-queue.repository';
 
 /** No label when the last activity is over 30 days old (contract, Limits "Labeling horizon"). */

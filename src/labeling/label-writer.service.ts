@@ -3,9 +3,9 @@ import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../common/ids/ids';
 import { ConversationEvents } from '../conversations/conversation-events';
 import { labelOutcomeEventType } from '../events/event-types';
-import { failedCriteria, LabelOutcome, labelTokens, validateLabeledOutcome } from './label-outcome';
-import { LabelRecordsRepository, NewLabelRecord } from './label-records.repository';
-import { TAXONOMY_VERSION } from './taxonomy';
+import { failedCriteria, LabelOutcome, labelTokens, validateLabeledOutcome } from '../labels/label-outcome';
+import { LabelRecordsRepository, NewLabelRecord } from '../labels/label-records.repository';
+import { TAXONOMY_VERSION } from '../labels/taxonomy';
 
 export interface WriteLabelOptions {
   /**

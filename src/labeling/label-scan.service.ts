@@ -1,9 +1,9 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { IntervalJob } from '../../common/interval-job';
-import { AppConfig } from '../../config/app-config';
-import { addOncePerInterval } from '../../queue/once-per-interval';
+import { IntervalJob } from '../common/interval-job';
+import { AppConfig } from '../config/app-config';
+import { addOncePerInterval } from '../queue/once-per-interval';
 import { LABEL_JOB, LabelJobData, labelJobId, LABELING_QUEUE, SCAN_JOB } from './labeling-queue';
 import { LabelingQueueRepository } from './labeling-queue.repository';
 

@@ -1,11 +1,11 @@
 import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '../../config/app-config';
-import { HeuristicJudge } from '../judges/heuristic-judge';
-import { HttpJudge } from '../judges/http-judge';
-import { Judge, JUDGE } from '../judges/judge';
-import { LabelsModule } from '../labels.module';
-import { TAXONOMY } from '../taxonomy';
+import { AppConfig } from '../config/app-config';
+import { HeuristicJudge } from '../labels/judges/heuristic-judge';
+import { HttpJudge } from '../labels/judges/http-judge';
+import { Judge, JUDGE } from '../labels/judges/judge';
+import { LabelsModule } from './labels.module';
+import { TAXONOMY } from '../labels/taxonomy';
 import { LabelScanService } from './label-scan.service';
 import { LabelingProcessor } from './labeling.processor';
 import { LABELING_QUEUE } from './labeling-queue';

@@ -5,7 +5,7 @@ import {
   ConversationRecord,
   MESSAGE_COLUMNS,
   MessageRecord,
-} from '../../database/records/conversation.records';
+} from '../database/records/conversation.records';
 
 export interface DueConversation {
   id: string;

@@ -2,10 +2,10 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Optional } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
-import { AppConfig } from '../../config/app-config';
-import { MetricsService } from '../../metrics/metrics.service';
-import { QueueMetrics } from '../../metrics/queue-metrics';
-import { scrapeTransaction } from '../../metrics/scrape-transaction';
+import { AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
+import { QueueMetrics } from '../metrics/queue-metrics';
+import { scrapeTransaction } from '../metrics/scrape-transaction';
 import { LABELING_QUEUE } from './labeling-queue';
 import { LabelingQueueRepository } from './labeling-queue.repository';
 

@@ -1,7 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiDataResponse, ApiKeyAuth, ApiProblems, VocabularySchema } from '../docs/openapi';
-import { vocabulary } from './taxonomy';
+import { vocabulary } from '../labels/taxonomy';
 
 @ApiTags('Labels')
 @ApiKeyAuth()

@@ -1,0 +1,133 @@
+import { applyDecorators, Controller, Delete, Get, HttpCode, Patch, Post, Type } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiOperationOptions, ApiTags } from '@nestjs/swagger';
+import { Idempotent } from '../../common/idempotency/idempotent.decorator';
+import type { ErrorCode } from '../../common/errors/error-codes';
+import { ApiPagedList } from './api-paged-list.decorator';
+import { ApiProblems, BODY_PROBLEMS } from './api-problems.decorator';
+import {
+  ApiDataResponse,
+  ApiIdempotencyKey,
+  ApiNoContentResult,
+  ApiResourceId,
+} from './api-responses.decorators';
+import { ApiKeyAuth } from './openapi-document';
+
+/*
+ * The routes every resource of the API has, each one decorator: its HTTP route, its status and
+ * its OpenAPI operation (parameters, answers, problems) together, so that a resource's routes
+ * are documented alike. A route that differs (more answers, another status) keeps its own stack.
+ */
+
+/**
+ * The decorators applied as the same stack written above a method or class is: bottom-up (later
+ * ones first). Order matters where two of them document the same thing: the Idempotency-Key
+ * header of ApiIdempotencyKey is the one the document keeps, as on a hand-written stack.
+ */
+function stack(...decorators: Array<ClassDecorator | MethodDecorator | PropertyDecorator>) {
+  return applyDecorators(...decorators.reverse());
+}
+
+/** A resource id path parameter: its name and its id prefix (`['alertId', 'alrt']`). */
+export type ResourceId = readonly [name: string, prefix: string];
+
+/** What the operation says: its summary, and a description when one line is not enough. */
+type Operation = Pick<ApiOperationOptions, 'summary' | 'description'>;
+
+/** A site's resources under `api/v1/sites/:siteId/<path>`, listed under `tag`, with an API key. */
+export function SiteResourceController(tag: string, path: string): ClassDecorator {
+  return stack(
+    ApiTags(tag),
+    ApiKeyAuth(),
+    ApiResourceId('siteId', 'site'),
+    Controller(`api/v1/sites/:siteId/${path}`),
+  );
+}
+
+/** The path of a route on one resource: `:<id name>`, or `path` when given. */
+const onePath = (id: ResourceId, path?: string) => path ?? `:${id[0]}`;
+
+/**
+ * POST creating a resource from its body, under an Idempotency-Key: `{data}` with `status`
+ * (201, or 202 when the work goes on in the background), or the body's problems and `problems`.
+ */
+export function CreateRoute(options: {
+  operation: Operation;
+  body: Type<unknown>;
+  schema: Type<unknown>;
+  status: 201 | 202;
+  answer: string;
+  problems: ErrorCode[];
+}): MethodDecorator {
+  const { operation, body, schema, status, answer, problems } = options;
+  return stack(
+    Post(),
+    ...(status === 202 ? [HttpCode(202)] : []),
+    Idempotent(),
+    ApiOperation(operation),
+    ApiIdempotencyKey(),
+    ApiBody({ type: body }),
+    ApiDataResponse(status, schema, answer),
+    ApiProblems(...BODY_PROBLEMS, ...problems),
+  );
+}
+
+/** GET of a site's (or the organization's) resources, newest first, one keyset page at a time. */
+export function ListRoute(operation: Operation, schema: Type<unknown>): MethodDecorator {
+  return stack(Get(), ApiOperation(operation), ApiPagedList(schema, 'not_found'));
+}
+
+/** GET of one resource: `{data}`, or 404 not_found. */
+export function GetOneRoute(options: {
+  id: ResourceId;
+  path?: string;
+  operation: Operation;
+  schema: Type<unknown>;
+}): MethodDecorator {
+  const { id, path, operation, schema } = options;
+  return stack(
+    Get(onePath(id, path)),
+    ApiOperation(operation),
+    ApiResourceId(...id),
+    ApiDataResponse(200, schema),
+    ApiProblems('not_found'),
+  );
+}
+
+/** PATCH of one resource with the fields sent: the changed resource, or the body's problems and `problems`. */
+export function UpdateRoute(options: {
+  id: ResourceId;
+  operation: Operation;
+  body: Type<unknown>;
+  schema: Type<unknown>;
+  answer: string;
+  problems: ErrorCode[];
+}): MethodDecorator {
+  const { id, operation, body, schema, answer, problems } = options;
+  return stack(
+    Patch(onePath(id)),
+    ApiOperation(operation),
+    ApiResourceId(...id),
+    ApiBody({ type: body }),
+    ApiDataResponse(200, schema, answer),
+    ApiProblems(...BODY_PROBLEMS, ...problems),
+  );
+}
+
+/** DELETE of one resource: 204 with no body, or `problems` (404 not_found by default). */
+export function DeleteRoute(options: {
+  id: ResourceId;
+  path?: string;
+  operation: Operation;
+  answer: string;
+  problems?: ErrorCode[];
+}): MethodDecorator {
+  const { id, path, operation, answer, problems = ['not_found'] } = options;
+  return stack(
+    Delete(onePath(id, path)),
+    HttpCode(204),
+    ApiOperation(operation),
+    ApiResourceId(...id),
+    ApiNoContentResult(answer),
+    ApiProblems(...problems),
+  );
+}
