@@ -1,14 +1,13 @@
 import { isId } from '../../../common/ids/ids';
 import { ParamFault, params } from '../../../common/query/query-params';
-import { defineField, FilterParam, publicValue, singleValued } from '../filter-field';
+import { defineField, FilterField, FilterParam, publicValue, singleValued } from '../filter-field';
 import {
-  Channel,
+  type ConversationFilter,
   CHANNELS,
   FEEDBACK_KINDS,
   FeedbackKind,
   LABEL_STATUSES,
   LabelStatus,
-  Language,
   LANGUAGES,
 } from '../filter-values';
 
@@ -29,70 +28,76 @@ function oneOf<T extends string>(values: readonly T[], description: string): Fil
   };
 }
 
-export const channelField = defineField({
+/**
+ * A column the filter asks to equal one value (channel, language, agent): its parameter has the
+ * field's name; walked it is `<column> = $n`, in the GIN form the term `<term>:<value>`, in
+ * OpenSearch a term query on the field of the column's name, and a statistics facet of its name.
+ */
+function equalityField<K extends 'channel' | 'language' | 'agentId', T extends string>(field: {
+  key: K;
+  column: string;
+  term: string;
+  param: FilterParam<T>;
+  example: string;
+  answeredBy: FilterField['answeredBy'];
+}) {
+  const { key, column, term } = field;
+  const value = (f: ConversationFilter) => f[key] as T | undefined;
+  return defineField({
+    key,
+    example: { [key]: field.example },
+    params: { [key]: field.param } as Record<K, FilterParam<T>>,
+    read: (v) => v[key] as ConversationFilter[K] | undefined,
+    isSet: (f) => value(f) !== undefined,
+    canonical: value,
+    publicForm: publicValue(key, key),
+    combine: singleValued(key, key),
+    answeredBy: field.answeredBy,
+    facet: (f) => (value(f) ? { facet: key, value: value(f)! } : undefined),
+    sql: {
+      walk: (f, p) => (value(f) ? [`${column} = ${p.add(value(f))}`] : []),
+      terms: (f) =>
+        value(f) ? [{ term: `${term}:${value(f)}`, row: (p) => `${column} = ${p.add(value(f))}` }] : [],
+    },
+    openSearch: (f) => ({ filter: value(f) ? [{ term: { [column]: value(f) } }] : [], mustNot: [] }),
+  });
+}
+
+/** The per-cell rollups and both cell structures are keyed by these columns. */
+const CELL_SUMMARIES = { statsCells: true, labelValues: true, cellCounts: true, cellIndex: true } as const;
+
+export const channelField = equalityField({
   key: 'channel',
-  example: { channel: 'web' },
-  params: { channel: oneOf(CHANNELS, 'Conversation channel.') },
-  read: (v) => v.channel as Channel | undefined,
-  isSet: (f) => f.channel !== undefined,
-  canonical: (f) => f.channel,
-  publicForm: publicValue('channel', 'channel'),
-  combine: singleValued('channel', 'channel'),
-  answeredBy: { statsCells: true, labelValues: true, cellCounts: true, cellIndex: true },
-  facet: (f) => (f.channel ? { facet: 'channel', value: f.channel } : undefined),
-  sql: {
-    walk: (f, p) => (f.channel ? [`channel = ${p.add(f.channel)}`] : []),
-    terms: (f) =>
-      f.channel ? [{ term: `channel:${f.channel}`, row: (p) => `channel = ${p.add(f.channel)}` }] : [],
-  },
-  openSearch: (f) => ({ filter: f.channel ? [{ term: { channel: f.channel } }] : [], mustNot: [] }),
+  column: 'channel',
+  term: 'channel',
+  param: oneOf(CHANNELS, 'Conversation channel.'),
+  example: 'web',
+  answeredBy: CELL_SUMMARIES,
 });
 
-export const agentField = defineField({
+export const agentField = equalityField({
   key: 'agentId',
-  example: { agentId: 'agt_Demo1' },
-  params: {
-    agentId: {
-      parse: (v: string) => (isId('agt', v) ? v : new ParamFault('must be an agent id (agt_…).')),
-      json: 'string',
-      doc: {
-        description: 'Conversations that ran through this agent, whatever its version.',
-        schema: { type: 'string', pattern: '^agt_[0-9A-Za-z]{1,60}$', example: 'agt_Demo1' },
-      },
-    } satisfies FilterParam<string>,
+  column: 'agent_id',
+  term: 'agent',
+  param: {
+    parse: (v: string) => (isId('agt', v) ? v : new ParamFault('must be an agent id (agt_…).')),
+    json: 'string',
+    doc: {
+      description: 'Conversations that ran through this agent, whatever its version.',
+      schema: { type: 'string', pattern: '^agt_[0-9A-Za-z]{1,60}$', example: 'agt_Demo1' },
+    },
   },
-  read: (v) => v.agentId as string | undefined,
-  isSet: (f) => f.agentId !== undefined,
-  canonical: (f) => f.agentId,
-  publicForm: publicValue('agentId', 'agentId'),
-  combine: singleValued('agentId', 'agentId'),
+  example: 'agt_Demo1',
   answeredBy: { statsAgents: true, cellCounts: true, cellIndex: true },
-  facet: (f) => (f.agentId ? { facet: 'agentId', value: f.agentId } : undefined),
-  sql: {
-    walk: (f, p) => (f.agentId ? [`agent_id = ${p.add(f.agentId)}`] : []),
-    terms: (f) =>
-      f.agentId ? [{ term: `agent:${f.agentId}`, row: (p) => `agent_id = ${p.add(f.agentId)}` }] : [],
-  },
-  openSearch: (f) => ({ filter: f.agentId ? [{ term: { agent_id: f.agentId } }] : [], mustNot: [] }),
 });
 
-export const languageField = defineField({
+export const languageField = equalityField({
   key: 'language',
-  example: { language: 'de' },
-  params: { language: oneOf(LANGUAGES, 'Recorded panel language.') },
-  read: (v) => v.language as Language | undefined,
-  isSet: (f) => f.language !== undefined,
-  canonical: (f) => f.language,
-  publicForm: publicValue('language', 'language'),
-  combine: singleValued('language', 'language'),
-  answeredBy: { statsCells: true, labelValues: true, cellCounts: true, cellIndex: true },
-  facet: (f) => (f.language ? { facet: 'language', value: f.language } : undefined),
-  sql: {
-    walk: (f, p) => (f.language ? [`language = ${p.add(f.language)}`] : []),
-    terms: (f) =>
-      f.language ? [{ term: `language:${f.language}`, row: (p) => `language = ${p.add(f.language)}` }] : [],
-  },
-  openSearch: (f) => ({ filter: f.language ? [{ term: { language: f.language } }] : [], mustNot: [] }),
+  column: 'language',
+  term: 'language',
+  param: oneOf(LANGUAGES, 'Recorded panel language.'),
+  example: 'de',
+  answeredBy: CELL_SUMMARIES,
 });
 
 const feedbackRow = (kind: FeedbackKind) =>
@@ -107,7 +112,7 @@ export const feedbackField = defineField({
   canonical: (f) => f.feedback,
   publicForm: publicValue('feedback', 'feedback'),
   combine: singleValued('feedback', 'feedback'),
-  answeredBy: { statsCells: true, labelValues: true, cellCounts: true, cellIndex: true },
+  answeredBy: CELL_SUMMARIES,
   facet: (f) => (f.feedback ? { facet: 'feedback', value: f.feedback } : undefined),
   sql: {
     walk: (f) => (f.feedback ? [feedbackRow(f.feedback)] : []),

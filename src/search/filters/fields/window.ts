@@ -51,8 +51,13 @@ export function boundToEpochMillis(bound: string): number {
   return base + Math.ceil(micros / 1000);
 }
 
-function timestampParam(description: string): FilterParam<string> {
-  return {
+/** The daily rollups and the cell index hold creation time; the all-time rollups do not. */
+const WINDOW_SUMMARIES = { statsDays: true, cellIndex: true } as const;
+
+/** One bound of the window: `from` (created_at >= it) or `to` (created_at < it). */
+function windowBound<K extends 'from' | 'to'>(key: K, description: string, example: string) {
+  const [sqlOp, rangeOp] = key === 'from' ? ['>=', 'gte'] : ['<', 'lt'];
+  const param: FilterParam<string> = {
     parse: parseTimestampWithOffset,
     json: 'string',
     doc: {
@@ -64,49 +69,38 @@ function timestampParam(description: string): FilterParam<string> {
       },
     },
   };
+  return defineField({
+    key,
+    example: { [key]: example },
+    params: { [key]: param } as Record<K, FilterParam<string>>,
+    read: (v) => v[key] as string | undefined,
+    isSet: (f) => f[key] !== undefined,
+    canonical: (f) => f[key],
+    publicForm: publicValue(key, key),
+    combine: singleValued(key, key),
+    answeredBy: WINDOW_SUMMARIES,
+    window: true,
+    sql: {
+      range: (f, p) =>
+        f[key] !== undefined ? [`created_at ${sqlOp} ${p.add(f[key], '::timestamptz')}`] : [],
+    },
+    openSearch: (f) => ({
+      filter:
+        f[key] !== undefined
+          ? [{ range: { created_at: { [rangeOp]: boundToEpochMillis(f[key]!), format: 'epoch_millis' } } }]
+          : [],
+      mustNot: [],
+    }),
+  });
 }
 
-/** The daily rollups and the cell index hold creation time; the all-time rollups do not. */
-const WINDOW_SUMMARIES = { statsDays: true, cellIndex: true } as const;
-
-export const fromField = defineField({
-  key: 'from',
-  example: { from: '2026-11-20T10:00:00Z' },
-  params: { from: timestampParam('Creation time at or after this instant (inclusive).') },
-  read: (v) => v.from as string | undefined,
-  isSet: (f) => f.from !== undefined,
-  canonical: (f) => f.from,
-  publicForm: publicValue('from', 'from'),
-  combine: singleValued('from', 'from'),
-  answeredBy: WINDOW_SUMMARIES,
-  window: true,
-  sql: { range: (f, p) => (f.from !== undefined ? [`created_at >= ${p.add(f.from, '::timestamptz')}`] : []) },
-  openSearch: (f) => ({
-    filter:
-      f.from !== undefined
-        ? [{ range: { created_at: { gte: boundToEpochMillis(f.from), format: 'epoch_millis' } } }]
-        : [],
-    mustNot: [],
-  }),
-});
-
-export const toField = defineField({
-  key: 'to',
-  example: { to: '2026-11-21T00:00:00+01:00' },
-  params: { to: timestampParam('Creation time before this instant (exclusive).') },
-  read: (v) => v.to as string | undefined,
-  isSet: (f) => f.to !== undefined,
-  canonical: (f) => f.to,
-  publicForm: publicValue('to', 'to'),
-  combine: singleValued('to', 'to'),
-  answeredBy: WINDOW_SUMMARIES,
-  window: true,
-  sql: { range: (f, p) => (f.to !== undefined ? [`created_at < ${p.add(f.to, '::timestamptz')}`] : []) },
-  openSearch: (f) => ({
-    filter:
-      f.to !== undefined
-        ? [{ range: { created_at: { lt: boundToEpochMillis(f.to), format: 'epoch_millis' } } }]
-        : [],
-    mustNot: [],
-  }),
-});
+export const fromField = windowBound(
+  'from',
+  'Creation time at or after this instant (inclusive).',
+  '2026-11-20T10:00:00Z',
+);
+export const toField = windowBound(
+  'to',
+  'Creation time before this instant (exclusive).',
+  '2026-11-21T00:00:00+01:00',
+);
