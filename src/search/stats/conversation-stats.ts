@@ -1,4 +1,4 @@
-import type { ConversationFilter, ScoreName } from '../listing/conversation-filter';
+import type { ConversationFilter, ScoreName } from '../filters/filter-values';
 
 /** The facets a stats request may ask for (analytics-v1.md §1). */
 export const STATS_FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'] as const;
