@@ -21,7 +21,7 @@ const SELECTIVE_SHARE = 0.05;
  * values). Measured side by side over HTTP on the bench's 1,000,000: the rarest token (no match
  * beside it) 10.9 ms through the index against 30.5 ms by value, 12,146 matches 60-65 ms either
  * way, a labels.any group of 35,825 in 199-219 ms against 92-100 ms by value
- * (bench/results/stats-labels-compare.md).
+ * (bench/results/stats-labels-compare.md at commit c18534e).
  */
 const SPARSE_LABEL_ROWS = 20_000;
 
