@@ -18,7 +18,7 @@ import { AGENT, label, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { TcpPartitionProxy } from '../fixtures/tcp-partition-proxy';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { spawnProcess } from '../setup/service-process';
+import { SOURCE_LOADER, spawnProcess } from '../setup/service-process';
 import { createTestApp, TestApp } from '../setup/test-app';
 import {
   onTestOpenSearch,
@@ -964,11 +964,10 @@ describeOnOpenSearch('search mirror', () => {
       await indexer.drain();
       // Stops the build right after it created its index (its next step counts conversations).
       const lock = await lockTable('conversations');
-      const build = spawnProcess(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'search:reindex'],
-        { ...suiteEnv, LOG_LEVEL: 'silent' },
-      );
+      const build = spawnProcess(process.execPath, [...SOURCE_LOADER, 'src/cli/main.ts', 'search:reindex'], {
+        ...suiteEnv,
+        LOG_LEVEL: 'silent',
+      });
       let leftover: string;
       try {
         [leftover] = await eventually(
