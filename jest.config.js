@@ -10,5 +10,6 @@ module.exports = {
   setupFiles: ['<rootDir>/test/setup/env.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
+  testSequencer: '<rootDir>/test/setup/longest-first-sequencer.js',
   reporters: ['default', '<rootDir>/test/setup/summary-reporter.js'],
 };

@@ -1,0 +1,52 @@
+// The order jest starts the suites in: the longest first, so that the run does not end with one
+// worker finishing a long suite while the other has nothing left to do.
+const { relative } = require('node:path');
+const Sequencer = require('@jest/test-sequencer').default;
+
+/**
+ * The suites that run longest on the CI machines (2 cores, about 20 s and more each), longest
+ * first. They lead a run that has no durations of its own yet (a fresh clone, a new machine); once
+ * jest has recorded a run's durations (its cache), those order the suites.
+ */
+const LONGEST = [
+  'test/e2e/process-signals.e2e-spec.ts',
+  'test/e2e/opensearch-cluster.e2e-spec.ts',
+  'test/e2e/search-parity.e2e-spec.ts',
+  'test/e2e/search-mirror.e2e-spec.ts',
+  'test/e2e/page-import-large.e2e-spec.ts',
+  'test/e2e/http-processes.e2e-spec.ts',
+  'test/e2e/labeling-process.e2e-spec.ts',
+  'test/e2e/hostile-database.e2e-spec.ts',
+  'test/e2e/alerts.e2e-spec.ts',
+  'test/e2e/conversation-listing.e2e-spec.ts',
+  'test/e2e/fuzz-routes.e2e-spec.ts',
+  'test/e2e/conversation-deletion.e2e-spec.ts',
+  'test/e2e/label-reviews.e2e-spec.ts',
+  'test/e2e/tracing.e2e-spec.ts',
+  'test/e2e/process-logging.e2e-spec.ts',
+  'test/e2e/export-recovery.e2e-spec.ts',
+  'test/e2e/webhook-recovery.e2e-spec.ts',
+  'test/e2e/labeling-resilience.e2e-spec.ts',
+  'test/e2e/boot.e2e-spec.ts',
+  'bench/lib/bare-listing.spec.ts',
+];
+
+class LongestFirstSequencer extends Sequencer {
+  sort(tests) {
+    const size = (test) => test.context.hasteFS.getSize(test.path) ?? 0;
+    const listed = (test) => {
+      const at = LONGEST.indexOf(relative(test.context.config.rootDir, test.path));
+      return at < 0 ? LONGEST.length : at;
+    };
+    // As jest's own order: a suite with no recorded duration (a new one) before those with one.
+    const duration = (test) => this.time(test) ?? Number.MAX_SAFE_INTEGER;
+    const recorded = tests.some((test) => this.time(test) !== undefined);
+    return [...tests].sort((a, b) => {
+      if (this.hasFailed(a) !== this.hasFailed(b)) return this.hasFailed(a) ? -1 : 1;
+      if (recorded) return duration(b) - duration(a);
+      return listed(a) - listed(b) || size(b) - size(a);
+    });
+  }
+}
+
+module.exports = LongestFirstSequencer;
