@@ -1,7 +1,9 @@
 // The order jest starts the suites in: the longest first, so that the run does not end with one
 // worker finishing a long suite while the other has nothing left to do.
+/* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS module, as jest loads it */
 const { relative } = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /**
  * The suites that run longest on the CI machines (2 cores, about 20 s and more each), longest
