@@ -10,7 +10,7 @@ import { createExport, downloadExport, finishedExport } from '../factories/expor
 import { createOrganization } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
 
 /**
@@ -21,7 +21,6 @@ import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/te
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const OPENSEARCH_URL = testOpenSearchUrl();
 const NAMES = OPENSEARCH_URL ? testIndexNames('reviews') : undefined;
 const ENGINES: Array<{ name: string; env: Record<string, string> }> = [

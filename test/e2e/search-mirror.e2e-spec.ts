@@ -19,16 +19,13 @@ import { createOrganization, createSite } from '../factories/organizations';
 import { TcpPartitionProxy } from '../fixtures/tcp-partition-proxy';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { SOURCE_LOADER, spawnProcess } from '../setup/service-process';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
   onTestOpenSearch,
   testIndexNames,
   testOpenSearchClient,
   testOpenSearchUrl,
 } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 
 const OPENSEARCH_URL = testOpenSearchUrl();
 const describeOnOpenSearch = OPENSEARCH_URL ? describe : describe.skip;

@@ -4,10 +4,7 @@ import { FallbackConversationSearch } from '../../src/search/fallback-conversati
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
-import { createTestApp, TestApp } from '../setup/test-app';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 

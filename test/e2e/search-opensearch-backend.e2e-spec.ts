@@ -10,11 +10,8 @@ import type { IndexNames } from '../../src/search/opensearch/opensearch-client';
 import { ReindexService } from '../../src/search/reindex.service';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { testIndexNames, testOpenSearchClient, testOpenSearchUrl } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 interface Listing {

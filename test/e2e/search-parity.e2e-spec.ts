@@ -8,11 +8,8 @@ import { OpenSearchConversationSearch } from '../../src/search/opensearch/opense
 import { ReindexService } from '../../src/search/reindex.service';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 
 /**
  * Parity: the OpenSearch backend answers the listing exactly as the Postgres engine does, on a

@@ -14,10 +14,8 @@ import { PostgresConversationStats } from '../../src/search/stats/postgres/postg
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const TIMEOUT_MS = 300;
 const { alias: CONVERSATIONS_ALIAS, prefix: INDEX_PREFIX } = indexNames('conversations');
 

@@ -18,16 +18,13 @@ import { OpenSearchConversationStats } from '../../src/search/stats/opensearch/o
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
   createTestIndex,
   testIndexNames,
   testOpenSearchClient,
   testOpenSearchUrl,
 } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 
 /**
  * The OpenSearch stats engine on the run's real OpenSearch (`npm run opensearch:start`; global

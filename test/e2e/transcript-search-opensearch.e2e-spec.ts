@@ -11,11 +11,8 @@ import type { TextQuery } from '../../src/search/text-query/text-query';
 import { isTextQueryFault, parseTextQuery } from '../../src/search/text-query/text-query-parser';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { testIndexNames, testOpenSearchClient, testOpenSearchUrl } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 
 const OPENSEARCH_URL = testOpenSearchUrl();
 const describeReal = OPENSEARCH_URL ? describe : describe.skip;

@@ -8,7 +8,7 @@ import { createExport, downloadExport, finishedExport, postExport } from '../fac
 import { createOrganization } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
 
 /**
@@ -20,8 +20,6 @@ import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/te
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const OPENSEARCH_URL = testOpenSearchUrl();
 const NAMES = OPENSEARCH_URL ? testIndexNames('transcripts') : undefined;
 const ENGINES: Array<{ name: string; env: Record<string, string> }> = [
