@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ReindexService } from '../../src/search/reindex.service';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/webhook-event-types';
 import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
@@ -11,7 +10,8 @@ import { createOrganization } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
-import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
+import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
+import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
 
 /**
  * Label reviews (workflows-v1 §2), each rule in the spec's words. What concerns the readers of
@@ -23,25 +23,11 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 const OPENSEARCH_URL = testOpenSearchUrl();
 const NAMES = OPENSEARCH_URL ? testIndexNames('reviews') : undefined;
-const ENGINES: Array<{ name: string; env: Record<string, string> }> = [
-  { name: 'Postgres', env: { SEARCH_BACKEND: 'postgres' } },
-  ...(OPENSEARCH_URL ? [{ name: 'OpenSearch', env: onTestOpenSearch(NAMES) }] : []),
-];
+const ENGINES = bothEngines(NAMES);
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'label-reviews:' });
 
-if (OPENSEARCH_URL) {
-  beforeAll(async () => {
-    const t = await appOn(onTestOpenSearch(NAMES));
-    try {
-      await t.app.get(ReindexService).reindex({ deletePrevious: true });
-    } finally {
-      await t.close();
-    }
-  }, 120_000);
-} else {
-  process.stderr.write('\nNOTICE: label review rules ran on Postgres only: OPENSEARCH_URL is not set.\n');
-}
+indexBuiltBeforeAll(NAMES, appOn, 'label review rules ran on Postgres only');
 
 const reviewPath = (org: Org, id: string) => `/api/v1/sites/${org.site.id}/conversations/${id}/review`;
 const putReview = (t: TestApp, org: Org, id: string, body: unknown, headers: Record<string, string> = {}) =>

@@ -26,9 +26,10 @@ import {
   testOpenSearchClient,
   testOpenSearchUrl,
 } from '../setup/test-opensearch';
+import { describeOnOpenSearch } from '../setup/opensearch-suites';
 
 const OPENSEARCH_URL = testOpenSearchUrl();
-const describeOnOpenSearch = OPENSEARCH_URL ? describe : describe.skip;
+const describeMirror = describeOnOpenSearch('search mirror suite (outbox, indexer and reindex)');
 /** The suite's own alias: it builds indices and moves the alias. */
 const NAMES = OPENSEARCH_URL ? testIndexNames('mirror') : indexNames('unused');
 /** Two primary shards: a write, delete or delete-by-query routed to the wrong shard misses its document. */
@@ -37,12 +38,6 @@ const SHARDS = 2;
 const BUILDING_INDEX = `${NAMES.prefix}_20261121000000000`;
 /** A keyword longer than Lucene's 32,766-byte term limit: OpenSearch refuses the document (item 400). */
 const IMMENSE_TERM = `repeat('v', 40000)`;
-
-if (!OPENSEARCH_URL)
-  // Straight to stderr: jest drops the console output of a file whose tests are all skipped.
-  process.stderr.write(
-    '\nNOTICE: search mirror suite SKIPPED: OPENSEARCH_URL is not set, the outbox, indexer and reindex were not run against OpenSearch.\n',
-  );
 
 /**
  * The mirror's outbox on real Postgres, the indexer and search:reindex on the run's real
@@ -54,7 +49,7 @@ if (!OPENSEARCH_URL)
  * on demand (503, timeouts, 429, failing delete-by-query, bulks in flight) are in
  * search-mirror-faults.e2e-spec.ts, against the loopback stand-in.
  */
-describeOnOpenSearch('search mirror', () => {
+describeMirror('search mirror', () => {
   let database: { url: string; drop: () => Promise<void> };
   let t: TestApp;
   let db: DataSource;

@@ -5,6 +5,7 @@ import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import { servedByOpenSearch } from '../setup/test-opensearch';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
@@ -48,10 +49,7 @@ describe('listing with SEARCH_BACKEND=opensearch, faults (loopback stand-in)', (
     t = await createTestApp(
       {
         ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        SEARCH_SYNC_FOR_TESTS: 'false',
-        OPENSEARCH_URL: os.url,
-        OPENSEARCH_INDEX: 'conversations',
+        ...servedByOpenSearch(os.url, 'conversations'),
         OPENSEARCH_TIMEOUT_MS: '300',
       },
       { redisKeyPrefixSuffix: 'search-backend-faults:' },

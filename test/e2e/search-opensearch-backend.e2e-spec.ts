@@ -11,7 +11,13 @@ import { ReindexService } from '../../src/search/reindex.service';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
-import { testIndexNames, testOpenSearchClient, testOpenSearchUrl } from '../setup/test-opensearch';
+import {
+  testIndexNames,
+  testOpenSearchClient,
+  testOpenSearchUrl,
+  servedByOpenSearch,
+} from '../setup/test-opensearch';
+import { describeOnOpenSearch } from '../setup/opensearch-suites';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 interface Listing {
@@ -40,11 +46,7 @@ interface Listing {
  * skipped, never as passed.
  */
 const OPENSEARCH_URL = testOpenSearchUrl();
-const describeReal = OPENSEARCH_URL ? describe : describe.skip;
-if (!OPENSEARCH_URL)
-  process.stderr.write(
-    '\nNOTICE: OpenSearch listing backend suite SKIPPED: no OpenSearch (OPENSEARCH_URL=none).\n',
-  );
+const describeReal = describeOnOpenSearch('OpenSearch listing backend suite');
 
 describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () => {
   const names = OPENSEARCH_URL ? testIndexNames('listing') : ({} as IndexNames);
@@ -60,10 +62,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     t = await createTestApp(
       {
         ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        SEARCH_SYNC_FOR_TESTS: 'false',
-        OPENSEARCH_URL: OPENSEARCH_URL!,
-        OPENSEARCH_INDEX: names.alias,
+        ...servedByOpenSearch(OPENSEARCH_URL!, names.alias),
         OPENSEARCH_SHARDS: '3',
         OPENSEARCH_TIMEOUT_MS: '5000',
         OPENSEARCH_BULK_TIMEOUT_MS: '10000',
@@ -543,10 +542,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
         {
           ...OWN_BUDGET,
           DATABASE_URL: t.config.databaseUrl,
-          SEARCH_BACKEND: 'opensearch',
-          SEARCH_SYNC_FOR_TESTS: 'false',
-          OPENSEARCH_URL: `http://127.0.0.1:${port},${OPENSEARCH_URL}`,
-          OPENSEARCH_INDEX: names.alias,
+          ...servedByOpenSearch(`http://127.0.0.1:${port},${OPENSEARCH_URL}`, names.alias),
           OPENSEARCH_TIMEOUT_MS: '5000',
         },
         { redisKeyPrefixSuffix: 'search-backend:' },

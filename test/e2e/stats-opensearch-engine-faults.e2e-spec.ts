@@ -15,6 +15,7 @@ import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import { servedByOpenSearch } from '../setup/test-opensearch';
 
 const TIMEOUT_MS = 300;
 const { alias: CONVERSATIONS_ALIAS, prefix: INDEX_PREFIX } = indexNames('conversations');
@@ -115,10 +116,7 @@ describe('OpenSearch stats engine, faults (loopback stand-in)', () => {
         {
           ...OWN_BUDGET,
           DATABASE_URL: t.config.databaseUrl,
-          SEARCH_BACKEND: 'opensearch',
-          SEARCH_SYNC_FOR_TESTS: 'false',
-          OPENSEARCH_URL: os.url,
-          OPENSEARCH_INDEX: CONVERSATIONS_ALIAS,
+          ...servedByOpenSearch(os.url, CONVERSATIONS_ALIAS),
           OPENSEARCH_TIMEOUT_MS: String(TIMEOUT_MS),
         },
         { redisKeyPrefixSuffix: 'stats-opensearch-faults:' },

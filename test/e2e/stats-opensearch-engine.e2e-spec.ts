@@ -25,6 +25,7 @@ import {
   testOpenSearchClient,
   testOpenSearchUrl,
 } from '../setup/test-opensearch';
+import { describeOnOpenSearch } from '../setup/opensearch-suites';
 
 /**
  * The OpenSearch stats engine on the run's real OpenSearch (`npm run opensearch:start`; global
@@ -42,11 +43,7 @@ import {
  * skipped, never as passed.
  */
 const OPENSEARCH_URL = testOpenSearchUrl();
-const describeReal = OPENSEARCH_URL ? describe : describe.skip;
-if (!OPENSEARCH_URL)
-  process.stderr.write(
-    '\nNOTICE: OpenSearch stats engine suite SKIPPED: no OpenSearch (OPENSEARCH_URL=none).\n',
-  );
+const describeReal = describeOnOpenSearch('OpenSearch stats engine suite');
 
 const query = (over: Partial<StatsQuery> = {}): StatsQuery => ({
   filter: emptyFilter(),

@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ReindexService } from '../../src/search/reindex.service';
 import { listConversations, recordConversation } from '../factories/conversations';
 import { createExport, downloadExport, finishedExport, postExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
-import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
+import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
+import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
 
 /**
  * Transcript search (workflows-v1 §1): the `q` filter, `q.in` and `highlight=true`, each rule in
@@ -22,28 +22,11 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 const OPENSEARCH_URL = testOpenSearchUrl();
 const NAMES = OPENSEARCH_URL ? testIndexNames('transcripts') : undefined;
-const ENGINES: Array<{ name: string; env: Record<string, string> }> = [
-  { name: 'Postgres', env: { SEARCH_BACKEND: 'postgres' } },
-  ...(OPENSEARCH_URL ? [{ name: 'OpenSearch', env: onTestOpenSearch(NAMES) }] : []),
-];
+const ENGINES = bothEngines(NAMES);
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'transcript-search:' });
 
-if (OPENSEARCH_URL) {
-  beforeAll(async () => {
-    // The alias must exist before the first search: build the index once.
-    const t = await appOn(onTestOpenSearch(NAMES));
-    try {
-      await t.app.get(ReindexService).reindex({ deletePrevious: true });
-    } finally {
-      await t.close();
-    }
-  }, 120_000);
-} else {
-  process.stderr.write(
-    '\nNOTICE: transcript search rules ran on Postgres only: OPENSEARCH_URL is not set (see README, "Search backends").\n',
-  );
-}
+indexBuiltBeforeAll(NAMES, appOn, 'transcript search rules ran on Postgres only');
 
 const text = (t: string) => [{ type: 'text', text: t }];
 const said = (role: 'shopper' | 'agent' | 'system', t: string) => ({ role, blocks: text(t) });
