@@ -7,8 +7,9 @@ const Sequencer = require('@jest/test-sequencer').default;
 
 /**
  * The suites that run longest on the CI machines (2 cores, about 20 s and more each), longest
- * first. They lead a run that has no durations of its own yet (a fresh clone, a new machine); once
- * jest has recorded a run's durations (its cache), those order the suites.
+ * first: they lead every run, whatever jest has recorded (a fresh clone has no durations, and a
+ * developer's cache holds those of the few files last run). The other suites follow as jest
+ * orders them: those without a recorded duration, then the longest recorded, then the largest.
  */
 const LONGEST = [
   'test/e2e/process-signals.e2e-spec.ts',
@@ -40,13 +41,12 @@ class LongestFirstSequencer extends Sequencer {
       const at = LONGEST.indexOf(relative(test.context.config.rootDir, test.path));
       return at < 0 ? LONGEST.length : at;
     };
-    // As jest's own order: a suite with no recorded duration (a new one) before those with one.
-    const duration = (test) => this.time(test) ?? Number.MAX_SAFE_INTEGER;
-    const recorded = tests.some((test) => this.time(test) !== undefined);
+    const unknown = (test) => this.time(test) === undefined;
     return [...tests].sort((a, b) => {
       if (this.hasFailed(a) !== this.hasFailed(b)) return this.hasFailed(a) ? -1 : 1;
-      if (recorded) return duration(b) - duration(a);
-      return listed(a) - listed(b) || size(b) - size(a);
+      if (listed(a) !== listed(b)) return listed(a) - listed(b);
+      if (unknown(a) !== unknown(b)) return unknown(a) ? -1 : 1;
+      return (this.time(b) ?? 0) - (this.time(a) ?? 0) || size(b) - size(a);
     });
   }
 }
