@@ -5,11 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { FallbackConversationSearch } from '../../src/search/fallback-conversation-search';
 import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
-import { toDocument } from '../../src/search/opensearch/conversation-index';
 import type { IndexNames } from '../../src/search/opensearch/opensearch-client';
 import { ReindexService } from '../../src/search/reindex.service';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
+import { syntheticDocument } from '../factories/search-documents';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
   testIndexNames,
@@ -102,30 +102,12 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     docs: Array<{ id: string; createdAt: Date; channel?: string }>,
   ) => {
     for (let i = 0; i < docs.length; i += 5000) {
-      const body = docs.slice(i, i + 5000).flatMap((d) => [
-        { index: { _index: names.alias, _id: d.id, routing: siteId } },
-        toDocument({
-          id: d.id,
-          organization_id: 'org_Synthetic',
-          site_id: siteId,
-          title: 'Synthetic',
-          channel: d.channel ?? 'web',
-          language: 'en',
-          agent_id: 'agt_Synthetic',
-          agent_version_id: 'agtv_Synthetic',
-          label_status: 'pending',
-          label_tokens: [],
-          created_at: d.createdAt,
-          updated_at: d.createdAt,
-          message_count: 0,
-          feedback_positive: 0,
-          feedback_negative: 0,
-          score_quality: null,
-          score_service: null,
-          score_trust: null,
-          search_version: '1',
-        }),
-      ]);
+      const body = docs
+        .slice(i, i + 5000)
+        .flatMap((d) => [
+          { index: { _index: names.alias, _id: d.id, routing: siteId } },
+          syntheticDocument(siteId, d.id, d.createdAt, { channel: d.channel ?? 'web' }),
+        ]);
       const { body: answer } = await admin.bulk({ body } as never);
       expect((answer as { errors: boolean }).errors).toBe(false);
     }

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Client } from '@opensearch-project/opensearch';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
-import { toDocument } from '../../src/search/opensearch/conversation-index';
 import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
+import { syntheticDocument } from '../factories/search-documents';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
 import { describeOnOpenSearch, indexBuiltBeforeAll } from '../setup/opensearch-suites';
@@ -231,27 +231,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
             version_type: 'external',
           },
         },
-        toDocument({
-          id,
-          organization_id: 'org_Scale',
-          site_id: siteId,
-          title: 'Scale',
-          channel: 'web',
-          language: 'en',
-          agent_id: 'agt_Scale',
-          agent_version_id: 'agtv_Scale',
-          label_status: 'pending',
-          label_tokens: [],
-          created_at: new Date(Date.UTC(2026, 0, 1) + i),
-          updated_at: new Date(Date.UTC(2026, 0, 1) + i),
-          message_count: 0,
-          feedback_positive: 0,
-          feedback_negative: 0,
-          score_quality: null,
-          score_service: null,
-          score_trust: null,
-          search_version: '1',
-        }),
+        syntheticDocument(siteId, id, new Date(Date.UTC(2026, 0, 1) + i)),
       ];
     }).flat();
     const { body: answer } = await client.bulk({ body, refresh: true } as never);

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
-import { conversationIndexBody, toDocument } from '../../src/search/opensearch/conversation-index';
+import { conversationIndexBody } from '../../src/search/opensearch/conversation-index';
 import {
   createOpenSearchClient,
   describeOpenSearchError,
@@ -18,6 +18,7 @@ import { OpenSearchConversationStats } from '../../src/search/stats/opensearch/o
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
+import { syntheticDocument } from '../factories/search-documents';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
   createTestIndex,
@@ -62,26 +63,9 @@ const seriesQuery = (series: StatsSeriesRequest): StatsQuery =>
 
 /** A document of a site that exists only in OpenSearch (stats read only OpenSearch). */
 const syntheticDoc = (siteId: string, id: string, scoreQuality: number | null = null) =>
-  toDocument({
-    id,
-    organization_id: 'org_Synthetic',
-    site_id: siteId,
-    title: 'Synthetic',
-    channel: 'web',
-    language: 'en',
-    agent_id: 'agt_Synthetic',
-    agent_version_id: 'agtv_Synthetic',
+  syntheticDocument(siteId, id, new Date('2026-09-01T00:00:00.000Z'), {
     label_status: scoreQuality === null ? 'pending' : 'labeled',
-    label_tokens: [],
-    created_at: new Date('2026-09-01T00:00:00.000Z'),
-    updated_at: new Date('2026-09-01T00:00:00.000Z'),
-    message_count: 0,
-    feedback_positive: 0,
-    feedback_negative: 0,
     score_quality: scoreQuality,
-    score_service: null,
-    score_trust: null,
-    search_version: '1',
   });
 
 describeReal('OpenSearch stats engine, on a real OpenSearch', () => {
