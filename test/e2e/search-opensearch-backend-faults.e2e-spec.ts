@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { FallbackConversationSearch } from '../../src/search/fallback-conversation-search';
-import { recordConversation } from '../factories/conversations';
+import { recordParcels } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
@@ -56,14 +56,7 @@ describe('listing with SEARCH_BACKEND=opensearch, faults (loopback stand-in)', (
     );
     search = t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch;
     org = await createOrganization(t.app);
-    convs = [];
-    for (let i = 0; i < 3; i++)
-      convs.push(
-        await recordConversation(t, org, {
-          title: `Parcel ${i}`,
-          createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
-        }),
-      );
+    convs = await recordParcels(t, org);
   });
   afterAll(async () => {
     await t?.close();

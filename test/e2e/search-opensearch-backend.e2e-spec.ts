@@ -7,7 +7,7 @@ import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-searc
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import type { IndexNames } from '../../src/search/opensearch/opensearch-client';
 import { ReindexService } from '../../src/search/reindex.service';
-import { recordConversation } from '../factories/conversations';
+import { recordConversation, recordParcels } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { syntheticDocument } from '../factories/search-documents';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
@@ -72,14 +72,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     index = (await t.app.get(ReindexService).reindex()).index;
     search = t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch;
     org = await createOrganization(t.app);
-    convs = [];
-    for (let i = 0; i < 3; i++)
-      convs.push(
-        await recordConversation(t, org, {
-          title: `Parcel ${i}`,
-          createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
-        }),
-      );
+    convs = await recordParcels(t, org);
     await mirror(org.site.id);
   }, 60_000);
   afterAll(async () => {
@@ -153,14 +146,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
   describe('hits are hydrated from Postgres in hit order', () => {
     it("the page lists the site's conversations in the mirror's order (newest first), with Postgres' data", async () => {
       const own = await createOrganization(t.app);
-      const mine = [];
-      for (let i = 0; i < 3; i++)
-        mine.push(
-          await recordConversation(t, own, {
-            title: `Parcel ${i}`,
-            createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
-          }),
-        );
+      const mine = await recordParcels(t, own);
       await mirror(own.site.id);
       // Renamed in Postgres; the mirror still has the old title (not drained).
       await t.db.query(`UPDATE conversations SET title = 'Parcel 1, renamed' WHERE id = $1`, [mine[1].id]);

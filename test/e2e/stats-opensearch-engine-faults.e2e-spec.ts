@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import {
   createOpenSearchClient,
   describeOpenSearchError,
   indexNames,
 } from '../../src/search/opensearch/opensearch-client';
-import type { StatsQuery } from '../../src/search/stats/conversation-stats';
 import { FallbackConversationStats } from '../../src/search/stats/opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from '../../src/search/stats/opensearch/mirror-watermark';
 import { OpenSearchConversationStats } from '../../src/search/stats/opensearch/opensearch-conversation-stats';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
+import { statsQuery as query } from '../factories/stats-queries';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { servedByOpenSearch } from '../setup/test-opensearch';
@@ -20,13 +19,6 @@ import { servedByOpenSearch } from '../setup/test-opensearch';
 const TIMEOUT_MS = 300;
 const { alias: CONVERSATIONS_ALIAS, prefix: INDEX_PREFIX } = indexNames('conversations');
 
-const query = (over: Partial<StatsQuery> = {}): StatsQuery => ({
-  filter: emptyFilter(),
-  facets: [],
-  scores: [],
-  bins: 10,
-  ...over,
-});
 const totalOnly = (value: number) => ({
   took: 1,
   timed_out: false,

@@ -19,6 +19,7 @@ import { PostgresConversationStats } from '../../src/search/stats/postgres/postg
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { syntheticDocument } from '../factories/search-documents';
+import { statsQuery as query } from '../factories/stats-queries';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
   createTestIndex,
@@ -45,14 +46,6 @@ import { describeOnOpenSearch } from '../setup/opensearch-suites';
  */
 const OPENSEARCH_URL = testOpenSearchUrl();
 const describeReal = describeOnOpenSearch('OpenSearch stats engine suite');
-
-const query = (over: Partial<StatsQuery> = {}): StatsQuery => ({
-  filter: emptyFilter(),
-  facets: [],
-  scores: [],
-  bins: 10,
-  ...over,
-});
 
 /** A series and the same bounds as the filter, as the request parser gives them. */
 const seriesQuery = (series: StatsSeriesRequest): StatsQuery =>

@@ -44,6 +44,22 @@ export async function recordConversation(
   return res.body.data as { id: string; createdAt: string; [key: string]: unknown };
 }
 
+/**
+ * Records three conversations titled `Parcel 0`, `Parcel 1` and `Parcel 2`, created on 1, 2 and
+ * 3 October 2026 (UTC), in that order; returns them in that order.
+ */
+export async function recordParcels(t: TestApp, org: Parameters<typeof recordConversation>[1]) {
+  const parcels = [];
+  for (let i = 0; i < 3; i++)
+    parcels.push(
+      await recordConversation(t, org, {
+        title: `Parcel ${i}`,
+        createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
+      }),
+    );
+  return parcels;
+}
+
 /** A labeled outcome; criteria default to pass, flags to false. */
 export function labeledOutcome(
   overrides: Partial<LabeledOutcome> & {
