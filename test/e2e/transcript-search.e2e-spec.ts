@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { listConversations, recordConversation } from '../factories/conversations';
-import { createExport, downloadExport, finishedExport, postExport } from '../factories/exports';
+import { createExport, downloadedRecords, finishedExport, postExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
-import { testAppPerSuite } from '../setup/app-per-suite';
+import { exportingAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
 import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
@@ -432,13 +429,7 @@ describe('parameter rules of q, q.in and highlight (the shared parser)', () => {
 describe('exports with filters.q hold exactly the conversations the listing finds', () => {
   let t: TestApp;
   let org: Org;
-  const exportDir = mkdtempSync(join(tmpdir(), 'transcript-exports-'));
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres', WORKERS: 'on', EXPORT_DIR: exportDir },
-    { redisKeyPrefixSuffix: 'transcript-exports:', ownDatabase: true },
-  );
-  afterAll(() => rmSync(exportDir, { recursive: true, force: true }));
+  exportingAppPerSuite((app) => (t = app), 'transcript-exports:');
 
   it('ndjson lines are the listing items of the same q', async () => {
     org = await createOrganization(t.app);
@@ -448,7 +439,7 @@ describe('exports with filters.q hold exactly the conversations the listing find
     const e = await createExport(t, org, { format: 'ndjson', filters });
     const done = await finishedExport(t, org, e.id);
     expect(done.state).toBe('completed');
-    const lines = ((await downloadExport(t, org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    const lines = await downloadedRecords(t, org, e.id);
     const listed = await listConversations(t, org, { ...filters, limit: 100 }).expect(200);
     expect(listed.body.data).toHaveLength(2);
     expect(lines.map((l) => JSON.parse(l))).toEqual(listed.body.data);
