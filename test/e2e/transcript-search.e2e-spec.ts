@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { listConversations, recordConversation } from '../factories/conversations';
+import { getStats, listConversations, recordConversation } from '../factories/conversations';
 import { createExport, downloadedRecords, finishedExport, postExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
-import { queryString, QueryValues } from '../factories/query-string';
+import { QueryValues } from '../factories/query-string';
 import { exportingAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
@@ -228,11 +228,7 @@ describe.each(ENGINES)('transcript search on $name', ({ env }) => {
   });
 
   describe('statistics with q', () => {
-    const stats = (query: QueryValues) =>
-      t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/stats${queryString(query)}`)
-        .set(org.auth);
+    const stats = (query: QueryValues) => getStats(t, org, query);
     it('count the conversations the listing finds', async () => {
       expect((await stats({ q: 'refund' }).expect(200)).body.data.total).toBe(3);
       expect((await stats({ q: 'refund', 'q.in': 'agent' }).expect(200)).body.data.total).toBe(1);
@@ -394,11 +390,7 @@ describe('parameter rules of q, q.in and highlight (the shared parser)', () => {
     expect(res.body.data.map((c: { highlights: unknown }) => c.highlights)).toEqual([[], [], []]);
   });
   it('statistics take q and q.in under the same rules; highlight is not a parameter there', async () => {
-    const stats = (query: QueryValues) =>
-      t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/stats${queryString(query)}`)
-        .set(org.auth);
+    const stats = (query: QueryValues) => getStats(t, org, query);
     expect(entries(await stats({ 'q.in': 'agent' }).expect(400))).toEqual([['invalid_filter', 'q.in']]);
     expect(entries(await stats({ q: '-x' }).expect(400))).toEqual([['invalid_filter', 'q']]);
     expect(entries(await stats({ q: 'a'.repeat(501) }).expect(400))).toEqual([['invalid_value', 'q']]);

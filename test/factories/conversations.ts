@@ -110,6 +110,19 @@ export function listConversations(
     .set(org.auth);
 }
 
+/** GET the statistics (…/conversations/stats) with a query object (arrays repeat the parameter). */
+export function getStats(
+  t: TestApp,
+  org: { site: { id: string }; auth: Record<string, string> },
+  query: QueryValues = {},
+  siteId = org.site.id,
+) {
+  return t
+    .http()
+    .get(`/api/v1/sites/${siteId}/conversations/stats${queryString(query)}`)
+    .set(org.auth);
+}
+
 /** A time `minutesAgo` minutes before now, ISO 8601 UTC with milliseconds. */
 export function ago(minutes: number): string {
   return new Date(Date.now() - minutes * 60_000).toISOString();
