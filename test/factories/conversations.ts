@@ -97,31 +97,24 @@ export async function label(
   return result;
 }
 
-/** GET the listing with a query object (arrays repeat the parameter). */
-export function listConversations(
-  t: TestApp,
-  org: { site: { id: string }; auth: Record<string, string> },
-  query: QueryValues = {},
-  siteId = org.site.id,
-) {
+/** What a request of a site needs of its organization (createOrganization's result). */
+type SiteOrg = { site: { id: string }; auth: Record<string, string> };
+
+/** GET of a site's conversations `resource` ('' or '/stats'); arrays in `query` repeat the parameter. */
+function getConversations(t: TestApp, org: SiteOrg, resource: string, query: QueryValues, siteId: string) {
   return t
     .http()
-    .get(`/api/v1/sites/${siteId}/conversations${queryString(query)}`)
+    .get(`/api/v1/sites/${siteId}/conversations${resource}${queryString(query)}`)
     .set(org.auth);
 }
 
-/** GET the statistics (…/conversations/stats) with a query object (arrays repeat the parameter). */
-export function getStats(
-  t: TestApp,
-  org: { site: { id: string }; auth: Record<string, string> },
-  query: QueryValues = {},
-  siteId = org.site.id,
-) {
-  return t
-    .http()
-    .get(`/api/v1/sites/${siteId}/conversations/stats${queryString(query)}`)
-    .set(org.auth);
-}
+/** GET the listing with a query object. */
+export const listConversations = (t: TestApp, org: SiteOrg, query: QueryValues = {}, siteId = org.site.id) =>
+  getConversations(t, org, '', query, siteId);
+
+/** GET the statistics (…/conversations/stats) with a query object. */
+export const getStats = (t: TestApp, org: SiteOrg, query: QueryValues = {}, siteId = org.site.id) =>
+  getConversations(t, org, '/stats', query, siteId);
 
 /** A time `minutesAgo` minutes before now, ISO 8601 UTC with milliseconds. */
 export function ago(minutes: number): string {
