@@ -4,9 +4,8 @@ import { AlertEvaluator } from '../../src/alerts/alert-evaluator';
 import { WINDOW_MS } from '../../src/alerts/alert.records';
 import { AlertsRepository } from '../../src/alerts/alerts.repository';
 import { SeedService } from '../../src/conversations/seed/seed.service';
-import { recordConversation } from '../factories/conversations';
+import { getStats, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { queryString } from '../factories/query-string';
 import { WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -409,11 +408,7 @@ describe('evaluation reuses the statistics engine: an alert’s value is the num
         to: at.toISOString(),
         scores: 'quality',
       };
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/stats${queryString(query)}`)
-        .set(org.auth)
-        .expect(200);
+      const res = await getStats(t, org, query).expect(200);
       return res.body.data as StatsAnswer;
     };
     let nonZero = 0;

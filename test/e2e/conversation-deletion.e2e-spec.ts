@@ -9,7 +9,7 @@ import { readFeed } from '../factories/events';
 import { createExport, downloadExport, finishedExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
   onTestOpenSearch,
   testIndexNames,
@@ -25,7 +25,6 @@ import { eventually } from '../setup/isolated-database';
  * conversation.deleted tombstone; an audit row.
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const OPENSEARCH_URL = testOpenSearchUrl();
 
 const del = (t: TestApp, org: Org, id: string, siteId = org.site.id) =>

@@ -8,7 +8,7 @@ import { label, labeledOutcome, listConversations, recordConversation } from '..
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { steerListing } from '../support/engine-steering';
-import type { TestApp } from '../setup/test-app';
+import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
@@ -135,11 +135,7 @@ const order = (a: Known, b: Known) =>
 describe('properties of the listing', () => {
   let t: TestApp;
   // Hundreds of requests: the rate limits are not under test here.
-  testAppPerSuite(
-    (app) => (t = app),
-    { RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' },
-    { redisKeyPrefixSuffix: 'conv-properties:' },
-  );
+  testAppPerSuite((app) => (t = app), OWN_BUDGET, { redisKeyPrefixSuffix: 'conv-properties:' });
 
   describe('paging rule 7: no altered cursor is ever accepted', () => {
     let org: Org;

@@ -11,7 +11,7 @@ import { createOrganization } from '../factories/organizations';
 import type { QueryValues } from '../factories/query-string';
 import { steerListing } from '../support/engine-steering';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import { TestApp } from '../setup/test-app';
+import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
 /**
  * Counts of stacked column filters with label tokens, planned from the joint densities of the
@@ -36,7 +36,7 @@ describe('counts of stacked column filters from their joint densities', () => {
   let agents: string[];
   testAppPerSuite(
     (app) => (t = app),
-    { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000', SEARCH_BACKEND: 'postgres' },
+    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
     { redisKeyPrefixSuffix: 'count-joint:' },
   );
 

@@ -5,7 +5,7 @@ import { insertManyConversations } from '../factories/bulk-conversations';
 import { ago, label, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import type { TestApp } from '../setup/test-app';
+import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
 /**
  * Deletion jobs, POST/GET …/conversations/deletions (workflows-v1 §3): exactly the set matching
@@ -13,7 +13,6 @@ import type { TestApp } from '../setup/test-app';
  * The app runs without workers: the tests drive DeletionWorker by hand.
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 
 describe('deletion jobs', () => {
   let t: TestApp;

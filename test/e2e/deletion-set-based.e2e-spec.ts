@@ -13,7 +13,7 @@ import { DeletionWorker } from '../../src/deletions/deletion-worker';
 import { DELETION_BATCH } from '../../src/deletions/deletions.repository';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import type { TestApp } from '../setup/test-app';
+import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
 /**
  * Deleting many conversations in one statement (a deletion job's batch; workflows-v1 §3, issue
@@ -25,7 +25,6 @@ import type { TestApp } from '../setup/test-app';
  * of a deleted conversation is left while every child of a kept one is.
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const CHILD_TABLES = ['messages', 'label_records', 'conversation_transcripts', 'label_reviews'] as const;
 
 describe('set-based deletion of several hundred conversations in one batch', () => {

@@ -14,6 +14,7 @@ import { createOrganization } from '../factories/organizations';
 import {
   createExport,
   deleteExport,
+  downloadedRecords,
   downloadExport,
   exportsPath,
   finishedExport,
@@ -326,11 +327,7 @@ describe('contents: exactly the matching conversations, newest first, as list it
       include: ['messages'],
     });
     await finishedExport(t, org, e.id);
-    const lines = ((await downloadExport(t, org, e.id)).body as Buffer)
-      .toString('utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const lines = (await downloadedRecords(t, org, e.id)).map((l) => JSON.parse(l));
     expect(lines).toHaveLength(3);
     for (const line of lines) {
       const one = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${line.id}`).set(org.auth);
@@ -416,7 +413,7 @@ describe('filters: an export holds exactly the conversations the listing shows f
     const e = await createExport(t, org, { format: 'ndjson', filters });
     const done = await finishedExport(t, org, e.id);
     expect(done).toMatchObject({ state: 'completed', rowCount: ids.length, filters });
-    const lines = ((await downloadExport(t, org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    const lines = await downloadedRecords(t, org, e.id);
     expect(lines.map((l) => JSON.parse(l).id)).toEqual(ids);
   });
 });
@@ -450,7 +447,7 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
     );
     const done = await finishedExport(t, org, e.id, 120_000);
     expect(done.state).toBe('completed');
-    const lines = ((await downloadExport(t, org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    const lines = await downloadedRecords(t, org, e.id);
     expect(done.rowCount).toBe(before.body.data.total);
     expect(lines).toHaveLength(6000);
     expect(lines.filter((l) => JSON.parse(l).id.startsWith('conv_late'))).toEqual([]);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { conversationBody, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 
 /**
  * Random and adversarial input on every route's body, query and path ids: no 5xx, the process
@@ -174,7 +174,7 @@ describe('Fuzz: no input gives a 5xx, crashes the process or stores anything par
   let webhookId: string;
 
   beforeAll(async () => {
-    t = await createTestApp({ RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' });
+    t = await createTestApp(OWN_BUDGET);
     org = await createOrganization(t.app);
     const conv = await recordConversation(t, org);
     conversationId = conv.id;

@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { DataSource } from 'typeorm';
-import { createDataSource } from '../../src/database/data-source';
+import type { DataSource } from 'typeorm';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { buildFilterSql, postingTerms } from '../../src/search/filter-sql/conversation-filter-sql';
 import { cappedCountSql } from '../../src/search/postgres/listing-sql';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
-import { createIsolatedDatabase } from '../setup/isolated-database';
+import { engineDatabasePerSuite } from '../setup/engine-database';
 
 /**
  * Title keywords through site-scoped GIN terms (migration SiteScopedTitleTerms): the terms must
@@ -90,15 +89,11 @@ const titleWithKeywords = pieces(12).chain((title) =>
 );
 
 describe('site-scoped title terms', () => {
-  let database: { url: string; drop: () => Promise<void> };
   let dataSource: DataSource;
   let engine: PostgresConversationSearch;
+  engineDatabasePerSuite((made) => ({ dataSource, engine } = made));
 
   beforeAll(async () => {
-    database = await createIsolatedDatabase();
-    dataSource = createDataSource(database.url, { poolSize: 2 });
-    await dataSource.initialize();
-    engine = PostgresConversationSearch.standalone(dataSource);
     await dataSource.query(`INSERT INTO organizations (id, name) VALUES ('org_Kw', 'k')`);
     // The engine's `q1 && q2 && …` over a case's keywords, as an aggregate.
     await dataSource.query(
@@ -109,11 +104,6 @@ describe('site-scoped title terms', () => {
         `INSERT INTO sites (id, organization_id, name, origin) VALUES ($1, 'org_Kw', 'k', 'https://k.example')`,
         [site],
       );
-  });
-  afterAll(async () => {
-    await engine?.close();
-    await dataSource?.destroy();
-    await database?.drop();
   });
 
   /**

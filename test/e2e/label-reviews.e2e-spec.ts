@@ -1,17 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ReindexService } from '../../src/search/reindex.service';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/webhook-event-types';
 import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
-import { createExport, downloadExport, finishedExport } from '../factories/exports';
+import { createExport, downloadedRecords, finishedExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
-import { testAppPerSuite } from '../setup/app-per-suite';
-import { createTestApp, TestApp } from '../setup/test-app';
-import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
+import { exportingAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
+import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
 
 /**
  * Label reviews (workflows-v1 §2), each rule in the spec's words. What concerns the readers of
@@ -21,28 +18,13 @@ import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/te
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const OPENSEARCH_URL = testOpenSearchUrl();
 const NAMES = OPENSEARCH_URL ? testIndexNames('reviews') : undefined;
-const ENGINES: Array<{ name: string; env: Record<string, string> }> = [
-  { name: 'Postgres', env: { SEARCH_BACKEND: 'postgres' } },
-  ...(OPENSEARCH_URL ? [{ name: 'OpenSearch', env: onTestOpenSearch(NAMES) }] : []),
-];
+const ENGINES = bothEngines(NAMES);
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'label-reviews:' });
 
-if (OPENSEARCH_URL) {
-  beforeAll(async () => {
-    const t = await appOn(onTestOpenSearch(NAMES));
-    try {
-      await t.app.get(ReindexService).reindex({ deletePrevious: true });
-    } finally {
-      await t.close();
-    }
-  }, 120_000);
-} else {
-  process.stderr.write('\nNOTICE: label review rules ran on Postgres only: OPENSEARCH_URL is not set.\n');
-}
+indexBuiltBeforeAll(NAMES, appOn, 'label review rules ran on Postgres only');
 
 const reviewPath = (org: Org, id: string) => `/api/v1/sites/${org.site.id}/conversations/${id}/review`;
 const putReview = (t: TestApp, org: Org, id: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -544,13 +526,7 @@ describe('GET …/conversations/review-sample', () => {
 describe('exports read the effective label', () => {
   let t: TestApp;
   let org: Org;
-  const exportDir = mkdtempSync(join(tmpdir(), 'review-exports-'));
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres', WORKERS: 'on', EXPORT_DIR: exportDir },
-    { redisKeyPrefixSuffix: 'label-reviews-exports:', ownDatabase: true },
-  );
-  afterAll(() => rmSync(exportDir, { recursive: true, force: true }));
+  exportingAppPerSuite((app) => (t = app), 'label-reviews-exports:');
 
   it('NDJSON and CSV hold the effective label at once, filters.reviewStatus selects', async () => {
     org = await createOrganization(t.app);
@@ -565,10 +541,7 @@ describe('exports read the effective label', () => {
     }).expect(200);
     const ndjson = await createExport(t, org, { format: 'ndjson', filters: { reviewStatus: 'reviewed' } });
     expect((await finishedExport(t, org, ndjson.id)).state).toBe('completed');
-    const lines = ((await downloadExport(t, org, ndjson.id)).body as Buffer)
-      .toString('utf8')
-      .trim()
-      .split('\n');
+    const lines = await downloadedRecords(t, org, ndjson.id);
     expect(lines.map((l) => JSON.parse(l).id)).toEqual([a.id]);
     expect(JSON.parse(lines[0]).labelSummary).toMatchObject({
       resolution: 'unresolved',
@@ -580,10 +553,7 @@ describe('exports read the effective label', () => {
       filters: { 'labels.all': ['resolution:unresolved'] },
     });
     expect((await finishedExport(t, org, csv.id)).state).toBe('completed');
-    const rows = ((await downloadExport(t, org, csv.id)).body as Buffer)
-      .toString('utf8')
-      .trim()
-      .split('\r\n');
+    const rows = await downloadedRecords(t, org, csv.id, '\r\n');
     expect(rows).toHaveLength(2);
     expect(rows[1]).toContain(a.id);
     expect(rows[1]).toContain('grounded:fail');

@@ -18,7 +18,8 @@ import { CONVERSATION_STATS } from '../../src/search/stats/conversation-stats';
 import { REUSE_REFRESH_MS } from '../../src/search/stats/conversation-stats.provider';
 import { label, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import { servedByOpenSearch } from '../setup/test-opensearch';
 import { TEST_RUN_ENV } from '../setup/test-run';
 import { LocalCluster, LocalNode, localOpenSearch } from '../support/local-opensearch';
 
@@ -32,8 +33,6 @@ import { LocalCluster, LocalNode, localOpenSearch } from '../support/local-opens
  * the end.
  */
 
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const SHARDS = 3;
 const HEAP = '512m';
 const TIMEOUT_MS = 1500;
@@ -81,14 +80,11 @@ describe('the search mirror on a three-node OpenSearch cluster', () => {
     os = await createTestApp(
       {
         ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        OPENSEARCH_URL: cluster.url,
-        OPENSEARCH_INDEX: NAMES.alias,
+        // The service as deployed: OpenSearch first, Postgres when it fails; nothing drained for us.
+        ...servedByOpenSearch(cluster.url, NAMES.alias),
         OPENSEARCH_SHARDS: String(SHARDS),
         OPENSEARCH_REPLICAS: '1',
         OPENSEARCH_TIMEOUT_MS: String(TIMEOUT_MS),
-        // The service as deployed: OpenSearch first, Postgres when it fails; nothing drained for us.
-        SEARCH_SYNC_FOR_TESTS: 'false',
       },
       { ownDatabase: true, redisKeyPrefixSuffix: 'opensearch-cluster:' },
     );

@@ -3,6 +3,7 @@ import { dropDatabase, prepareDatabase } from '../../src/database/data-source';
 import { MIGRATIONS } from '../../src/database/migrations';
 import {
   freePort,
+  SOURCE_LOADER,
   jsonLines,
   spawnProcess,
   startEntryPoint,
@@ -17,7 +18,7 @@ function databaseUrl(suffix: string): string {
   return url.toString();
 }
 
-// Each test starts the service from source (ts-node): slow on a loaded machine, so generous bounds.
+// Each test starts the service from source (ts-node with swc): slow on a loaded machine, so generous bounds.
 const SPAWN_MS = 240_000;
 const READY_MS = 180_000;
 
@@ -173,8 +174,7 @@ describe('every line the service prints is JSON, start-up warnings and fatal err
 
   describe('an error nothing caught ends the process with status 1 and a fatal JSON line, not a plain stack', () => {
     const script = (body: string) => [
-      '-r',
-      'ts-node/register/transpile-only',
+      ...SOURCE_LOADER,
       '-e',
       `const l = require('./src/common/logging/process-logger');
        l.logUncaughtErrors(l.createProcessLogger());

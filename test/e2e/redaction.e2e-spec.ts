@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import type { TestApp } from '../setup/test-app';
+import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
 /**
  * Redaction (workflows-v1 §3): POST …/conversations/{id}/redact and the site's automatic
@@ -10,7 +10,6 @@ import type { TestApp } from '../setup/test-app';
  * redactedAt; idempotent; conversation.updated; an audit row.
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const text = (t: string) => [{ type: 'text', text: t }];
 
 describe('redaction', () => {

@@ -4,7 +4,7 @@ import { RetentionSweep } from '../../src/deletions/retention-sweep';
 import { ago, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import type { TestApp } from '../setup/test-app';
+import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
 /**
  * Retention (workflows-v1 §3): `retentionDays` on the site; the workers delete conversations
@@ -12,7 +12,6 @@ import type { TestApp } from '../setup/test-app';
  * driven by hand (the app runs without workers).
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const DAY = 24 * 60;
 
 describe('retention', () => {

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { createDataSource, DATABASE_LOCALE } from '../../src/database/data-source';
+import type { DataSource } from 'typeorm';
+import { DATABASE_LOCALE } from '../../src/database/data-source';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
-import { createIsolatedDatabase } from '../setup/isolated-database';
+import { EngineDatabase, engineDatabasePerSuite } from '../setup/engine-database';
 
 /**
  * The id tie-break of the listing is byte order on both engines (OpenSearch orders keyword ids
@@ -12,24 +12,19 @@ import { createIsolatedDatabase } from '../setup/isolated-database';
  * database is created with a pinned locale, so keyword matching does not depend on the cluster.
  */
 describe('byte-order id tie-break and pinned database locale', () => {
-  let database: { url: string; drop: () => Promise<void> };
+  let database: EngineDatabase;
   let dataSource: DataSource;
   let engine: PostgresConversationSearch;
+  engineDatabasePerSuite((made) => {
+    database = made;
+    ({ dataSource, engine } = made);
+  });
 
   beforeAll(async () => {
-    database = await createIsolatedDatabase();
-    dataSource = createDataSource(database.url, { poolSize: 2 });
-    await dataSource.initialize();
-    engine = PostgresConversationSearch.standalone(dataSource);
     await dataSource.query(`INSERT INTO organizations (id, name) VALUES ('org_Coll', 'c')`);
     await dataSource.query(
       `INSERT INTO sites (id, organization_id, name, origin) VALUES ('site_Coll', 'org_Coll', 'c', 'https://c.example')`,
     );
-  });
-  afterAll(async () => {
-    await engine?.close();
-    await dataSource?.destroy();
-    await database?.drop();
   });
 
   const insert = (id: string, createdAt: string, title = 't') =>

@@ -6,10 +6,7 @@ import { PURGE_ATTEMPTS, ReindexError, ReindexService } from '../../src/search/r
 import { recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
-import { createTestApp, TestApp } from '../setup/test-app';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 
 const NAMES = indexNames('conversations');
 const BUILDING_INDEX = `${NAMES.prefix}_20261121000000000`;

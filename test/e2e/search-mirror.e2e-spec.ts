@@ -18,20 +18,18 @@ import { AGENT, label, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { TcpPartitionProxy } from '../fixtures/tcp-partition-proxy';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
-import { spawnProcess } from '../setup/service-process';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { SOURCE_LOADER, spawnProcess } from '../setup/service-process';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
   onTestOpenSearch,
   testIndexNames,
   testOpenSearchClient,
   testOpenSearchUrl,
 } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+import { describeOnOpenSearch } from '../setup/opensearch-suites';
 
 const OPENSEARCH_URL = testOpenSearchUrl();
-const describeOnOpenSearch = OPENSEARCH_URL ? describe : describe.skip;
+const describeMirror = describeOnOpenSearch('search mirror suite (outbox, indexer and reindex)');
 /** The suite's own alias: it builds indices and moves the alias. */
 const NAMES = OPENSEARCH_URL ? testIndexNames('mirror') : indexNames('unused');
 /** Two primary shards: a write, delete or delete-by-query routed to the wrong shard misses its document. */
@@ -40,12 +38,6 @@ const SHARDS = 2;
 const BUILDING_INDEX = `${NAMES.prefix}_20261121000000000`;
 /** A keyword longer than Lucene's 32,766-byte term limit: OpenSearch refuses the document (item 400). */
 const IMMENSE_TERM = `repeat('v', 40000)`;
-
-if (!OPENSEARCH_URL)
-  // Straight to stderr: jest drops the console output of a file whose tests are all skipped.
-  process.stderr.write(
-    '\nNOTICE: search mirror suite SKIPPED: OPENSEARCH_URL is not set, the outbox, indexer and reindex were not run against OpenSearch.\n',
-  );
 
 /**
  * The mirror's outbox on real Postgres, the indexer and search:reindex on the run's real
@@ -57,7 +49,7 @@ if (!OPENSEARCH_URL)
  * on demand (503, timeouts, 429, failing delete-by-query, bulks in flight) are in
  * search-mirror-faults.e2e-spec.ts, against the loopback stand-in.
  */
-describeOnOpenSearch('search mirror', () => {
+describeMirror('search mirror', () => {
   let database: { url: string; drop: () => Promise<void> };
   let t: TestApp;
   let db: DataSource;
@@ -105,6 +97,18 @@ describeOnOpenSearch('search mirror', () => {
     };
     return { found: doc.found === true, version: doc._version, routing: doc._routing, source: doc._source };
   };
+  /** `index` holds conversation `id` at its current version (and with `source`'s fields, when given). */
+  const expectCurrent = async (
+    index: string,
+    id: string,
+    routing: string,
+    source?: Record<string, unknown>,
+  ) =>
+    expect(await stored(index, id, routing)).toMatchObject({
+      found: true,
+      version: await versionOf(id),
+      ...(source ? { source } : {}),
+    });
   /** Indices holding `alias` (none when it is on no index). */
   const holders = async (alias: string): Promise<string[]> => {
     const { body, statusCode } = await engine.indices.getAlias({ name: alias }, { ignore: [404] });
@@ -375,11 +379,7 @@ describeOnOpenSearch('search mirror', () => {
         written: 1,
         failed: 0,
       });
-      expect(await stored(NAMES.prefix, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-        source: { label_status: 'labeled', score_quality: 0.8 },
-      });
+      await expectCurrent(NAMES.prefix, c.id, org.site.id, { label_status: 'labeled', score_quality: 0.8 });
     });
 
     it('a version conflict counts as success: the index already holds a newer state', async () => {
@@ -461,10 +461,7 @@ describeOnOpenSearch('search mirror', () => {
       await makeDue('conversation_id', c.id);
       await indexer.drain();
       expect(await rowsFor(c.id)).toEqual([]);
-      expect(await stored(NAMES.prefix, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-      });
+      await expectCurrent(NAMES.prefix, c.id, org.site.id);
     });
 
     it('a deleted site removes its conversations from the index with one delete-by-query on site_id, routed to the site', async () => {
@@ -506,11 +503,7 @@ describeOnOpenSearch('search mirror', () => {
       await db.query(`UPDATE conversations SET title = 'after the site deletion' WHERE id = $1`, [kept.id]);
       await indexer.drain();
       for (const index of [NAMES.prefix, BUILDING_INDEX]) {
-        expect(await stored(index, kept.id, org.site.id)).toMatchObject({
-          found: true,
-          version: await versionOf(kept.id),
-          source: { title: 'after the site deletion' },
-        });
+        await expectCurrent(index, kept.id, org.site.id, { title: 'after the site deletion' });
         expect((await stored(index, later.id, org.site.id)).found).toBe(true);
         expect(await countOf(index, { term: { site_id: org.site.id } })).toBe(2);
       }
@@ -565,11 +558,7 @@ describeOnOpenSearch('search mirror', () => {
       const c = await recordConversation(t, org);
       const result = await indexer.drain();
       expect(result.targets).toEqual([NAMES.prefix, BUILDING_INDEX]);
-      for (const index of [NAMES.prefix, BUILDING_INDEX])
-        expect(await stored(index, c.id, org.site.id)).toMatchObject({
-          found: true,
-          version: await versionOf(c.id),
-        });
+      for (const index of [NAMES.prefix, BUILDING_INDEX]) await expectCurrent(index, c.id, org.site.id);
       expect(await rowsFor(c.id)).toEqual([]);
     });
   });
@@ -643,10 +632,7 @@ describeOnOpenSearch('search mirror', () => {
       });
       expect(await holders(NAMES.building)).toEqual([]);
 
-      expect(await stored(summary.index, kept.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(kept.id),
-      });
+      await expectCurrent(summary.index, kept.id, org.site.id);
       expect((await stored(summary.index, gone.id, other.id)).found).toBe(false);
       const live = await liveCount();
       expect(summary.documents).toBe(live);
@@ -925,11 +911,7 @@ describeOnOpenSearch('search mirror', () => {
       }
       expect((await draining).acknowledged).toBeGreaterThan(0);
       expect(await rowsFor(c.id)).toEqual([]);
-      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-        source: { title: 'Changed after the copy' },
-      });
+      await expectCurrent(NAMES.alias, c.id, org.site.id, { title: 'Changed after the copy' });
     });
 
     it('a failed reindex leaves the outbox as it found it: off stays off, on stays on', async () => {
@@ -964,11 +946,10 @@ describeOnOpenSearch('search mirror', () => {
       await indexer.drain();
       // Stops the build right after it created its index (its next step counts conversations).
       const lock = await lockTable('conversations');
-      const build = spawnProcess(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', 'src/cli/main.ts', 'search:reindex'],
-        { ...suiteEnv, LOG_LEVEL: 'silent' },
-      );
+      const build = spawnProcess(process.execPath, [...SOURCE_LOADER, 'src/cli/main.ts', 'search:reindex'], {
+        ...suiteEnv,
+        LOG_LEVEL: 'silent',
+      });
       let leftover: string;
       try {
         [leftover] = await eventually(
@@ -1005,11 +986,7 @@ describeOnOpenSearch('search mirror', () => {
       await db.query(`UPDATE conversations SET title = 'after the next reindex' WHERE id = $1`, [c.id]);
       expect((await indexer.drain()).targets).toEqual([summary.index]);
       expect((await engine.indices.exists({ index: leftover })).body).toBe(false);
-      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-        source: { title: 'after the next reindex' },
-      });
+      await expectCurrent(NAMES.alias, c.id, org.site.id, { title: 'after the next reindex' });
     }, 90_000);
 
     it('one reindex at a time: a second one started meanwhile fails at once, having changed nothing', async () => {
@@ -1050,10 +1027,7 @@ describeOnOpenSearch('search mirror', () => {
       const summary = await first;
       expect(summary.index).toBe(building[0]);
       expect(await indicesWithAliases()).toEqual({ [NAMES.prefix]: [], [summary.index]: [NAMES.alias] });
-      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-      });
+      await expectCurrent(NAMES.alias, c.id, org.site.id);
       // The lock went with the first build: the next one runs.
       await expect(service.reindex({ batchSize: 50 })).resolves.toMatchObject({ abandonedIndices: [] });
     });
@@ -1078,10 +1052,7 @@ describeOnOpenSearch('search mirror', () => {
       });
       expect(await indicesWithAliases()).toEqual({ [summary.index]: [NAMES.alias] });
       expect(await holders(NAMES.building)).toEqual([]);
-      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-      });
+      await expectCurrent(NAMES.alias, c.id, org.site.id);
     });
 
     it('search:reindex without OPENSEARCH_URL fails with a message on stderr', async () => {
@@ -1145,11 +1116,7 @@ describeOnOpenSearch('search mirror', () => {
       expect(res.status).toBe(200);
       expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([c.id]);
       expect(await rowsFor(c.id)).toEqual([]);
-      expect(await stored(NAMES.prefix, c.id, own.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-        source: { title: 'Synced before search' },
-      });
+      await expectCurrent(NAMES.prefix, c.id, own.site.id, { title: 'Synced before search' });
     });
   });
 
@@ -1170,11 +1137,7 @@ describeOnOpenSearch('search mirror', () => {
       for (let i = 0; i < 200 && (await rowsFor(c.id)).length > 0; i++)
         await new Promise((r) => setTimeout(r, 100));
       expect(await rowsFor(c.id)).toEqual([]);
-      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-        source: { title: 'Drained by the worker' },
-      });
+      await expectCurrent(NAMES.alias, c.id, org.site.id, { title: 'Drained by the worker' });
     });
   });
 
@@ -1238,11 +1201,7 @@ describeOnOpenSearch('search mirror', () => {
       for (let i = 0; i < 300 && (await rowsFor(c.id)).length > 0; i++)
         await new Promise((r) => setTimeout(r, 100));
       expect(await rowsFor(c.id)).toEqual([]);
-      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-        source: { title: 'Recorded while Redis was down' },
-      });
+      await expectCurrent(NAMES.alias, c.id, org.site.id, { title: 'Recorded while Redis was down' });
     });
   });
 });

@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { FallbackConversationSearch } from '../../src/search/fallback-conversation-search';
-import { recordConversation } from '../factories/conversations';
+import { recordParcels } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
-import { createTestApp, TestApp } from '../setup/test-app';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import { servedByOpenSearch } from '../setup/test-opensearch';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
@@ -51,24 +49,14 @@ describe('listing with SEARCH_BACKEND=opensearch, faults (loopback stand-in)', (
     t = await createTestApp(
       {
         ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        SEARCH_SYNC_FOR_TESTS: 'false',
-        OPENSEARCH_URL: os.url,
-        OPENSEARCH_INDEX: 'conversations',
+        ...servedByOpenSearch(os.url, 'conversations'),
         OPENSEARCH_TIMEOUT_MS: '300',
       },
       { redisKeyPrefixSuffix: 'search-backend-faults:' },
     );
     search = t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch;
     org = await createOrganization(t.app);
-    convs = [];
-    for (let i = 0; i < 3; i++)
-      convs.push(
-        await recordConversation(t, org, {
-          title: `Parcel ${i}`,
-          createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
-        }),
-      );
+    convs = await recordParcels(t, org);
   });
   afterAll(async () => {
     await t?.close();

@@ -5,16 +5,19 @@ import type { AddressInfo } from 'node:net';
 import { FallbackConversationSearch } from '../../src/search/fallback-conversation-search';
 import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
-import { toDocument } from '../../src/search/opensearch/conversation-index';
 import type { IndexNames } from '../../src/search/opensearch/opensearch-client';
 import { ReindexService } from '../../src/search/reindex.service';
-import { recordConversation } from '../factories/conversations';
+import { recordConversation, recordParcels } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
-import { testIndexNames, testOpenSearchClient, testOpenSearchUrl } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+import { syntheticDocument } from '../factories/search-documents';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import {
+  testIndexNames,
+  testOpenSearchClient,
+  testOpenSearchUrl,
+  servedByOpenSearch,
+} from '../setup/test-opensearch';
+import { describeOnOpenSearch } from '../setup/opensearch-suites';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 interface Listing {
@@ -43,11 +46,7 @@ interface Listing {
  * skipped, never as passed.
  */
 const OPENSEARCH_URL = testOpenSearchUrl();
-const describeReal = OPENSEARCH_URL ? describe : describe.skip;
-if (!OPENSEARCH_URL)
-  process.stderr.write(
-    '\nNOTICE: OpenSearch listing backend suite SKIPPED: no OpenSearch (OPENSEARCH_URL=none).\n',
-  );
+const describeReal = describeOnOpenSearch('OpenSearch listing backend suite');
 
 describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () => {
   const names = OPENSEARCH_URL ? testIndexNames('listing') : ({} as IndexNames);
@@ -63,10 +62,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     t = await createTestApp(
       {
         ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        SEARCH_SYNC_FOR_TESTS: 'false',
-        OPENSEARCH_URL: OPENSEARCH_URL!,
-        OPENSEARCH_INDEX: names.alias,
+        ...servedByOpenSearch(OPENSEARCH_URL!, names.alias),
         OPENSEARCH_SHARDS: '3',
         OPENSEARCH_TIMEOUT_MS: '5000',
         OPENSEARCH_BULK_TIMEOUT_MS: '10000',
@@ -76,14 +72,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     index = (await t.app.get(ReindexService).reindex()).index;
     search = t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch;
     org = await createOrganization(t.app);
-    convs = [];
-    for (let i = 0; i < 3; i++)
-      convs.push(
-        await recordConversation(t, org, {
-          title: `Parcel ${i}`,
-          createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
-        }),
-      );
+    convs = await recordParcels(t, org);
     await mirror(org.site.id);
   }, 60_000);
   afterAll(async () => {
@@ -106,30 +95,12 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     docs: Array<{ id: string; createdAt: Date; channel?: string }>,
   ) => {
     for (let i = 0; i < docs.length; i += 5000) {
-      const body = docs.slice(i, i + 5000).flatMap((d) => [
-        { index: { _index: names.alias, _id: d.id, routing: siteId } },
-        toDocument({
-          id: d.id,
-          organization_id: 'org_Synthetic',
-          site_id: siteId,
-          title: 'Synthetic',
-          channel: d.channel ?? 'web',
-          language: 'en',
-          agent_id: 'agt_Synthetic',
-          agent_version_id: 'agtv_Synthetic',
-          label_status: 'pending',
-          label_tokens: [],
-          created_at: d.createdAt,
-          updated_at: d.createdAt,
-          message_count: 0,
-          feedback_positive: 0,
-          feedback_negative: 0,
-          score_quality: null,
-          score_service: null,
-          score_trust: null,
-          search_version: '1',
-        }),
-      ]);
+      const body = docs
+        .slice(i, i + 5000)
+        .flatMap((d) => [
+          { index: { _index: names.alias, _id: d.id, routing: siteId } },
+          syntheticDocument(siteId, d.id, d.createdAt, { channel: d.channel ?? 'web' }),
+        ]);
       const { body: answer } = await admin.bulk({ body } as never);
       expect((answer as { errors: boolean }).errors).toBe(false);
     }
@@ -175,14 +146,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
   describe('hits are hydrated from Postgres in hit order', () => {
     it("the page lists the site's conversations in the mirror's order (newest first), with Postgres' data", async () => {
       const own = await createOrganization(t.app);
-      const mine = [];
-      for (let i = 0; i < 3; i++)
-        mine.push(
-          await recordConversation(t, own, {
-            title: `Parcel ${i}`,
-            createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
-          }),
-        );
+      const mine = await recordParcels(t, own);
       await mirror(own.site.id);
       // Renamed in Postgres; the mirror still has the old title (not drained).
       await t.db.query(`UPDATE conversations SET title = 'Parcel 1, renamed' WHERE id = $1`, [mine[1].id]);
@@ -546,10 +510,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
         {
           ...OWN_BUDGET,
           DATABASE_URL: t.config.databaseUrl,
-          SEARCH_BACKEND: 'opensearch',
-          SEARCH_SYNC_FOR_TESTS: 'false',
-          OPENSEARCH_URL: `http://127.0.0.1:${port},${OPENSEARCH_URL}`,
-          OPENSEARCH_INDEX: names.alias,
+          ...servedByOpenSearch(`http://127.0.0.1:${port},${OPENSEARCH_URL}`, names.alias),
           OPENSEARCH_TIMEOUT_MS: '5000',
         },
         { redisKeyPrefixSuffix: 'search-backend:' },

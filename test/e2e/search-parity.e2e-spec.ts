@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Client } from '@opensearch-project/opensearch';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
-import { toDocument } from '../../src/search/opensearch/conversation-index';
 import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
-import { ReindexService } from '../../src/search/reindex.service';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { syntheticDocument } from '../factories/search-documents';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+import { describeOnOpenSearch, indexBuiltBeforeAll } from '../setup/opensearch-suites';
 
 /**
  * Parity: the OpenSearch backend answers the listing exactly as the Postgres engine does, on a
@@ -26,7 +23,9 @@ const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000'
  * Without OPENSEARCH_URL every test is reported as skipped (with a notice), never as passed.
  */
 const OPENSEARCH_URL = testOpenSearchUrl();
-const describeParity = OPENSEARCH_URL ? describe : describe.skip;
+const describeParity = describeOnOpenSearch(
+  'search parity suite (the OpenSearch backend compared with Postgres)',
+);
 const NAMES = OPENSEARCH_URL ? testIndexNames('parity') : undefined;
 const ALIAS = NAMES?.alias ?? '';
 /** The listing and stats on OpenSearch alone, synced before each request (SEARCH_SYNC_FOR_TESTS). */
@@ -34,24 +33,9 @@ const ON_OPENSEARCH: Record<string, string> = OPENSEARCH_URL ? onTestOpenSearch(
 /** The service on this suite's own budget and Redis prefix, with `env` on top. */
 const parityApp = (env: Record<string, string> = {}) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'search-parity:' });
-if (OPENSEARCH_URL) {
-  // The listing suite required below builds its apps from process.env.
-  Object.assign(process.env, ON_OPENSEARCH);
-  beforeAll(async () => {
-    // The alias must exist before the first search: build the index once.
-    const t = await parityApp();
-    try {
-      await t.app.get(ReindexService).reindex({ deletePrevious: true });
-    } finally {
-      await t.close();
-    }
-  }, 120_000);
-} else {
-  // Straight to stderr: jest drops the console output of a file whose tests are all skipped.
-  process.stderr.write(
-    '\nNOTICE: search parity suite SKIPPED: OPENSEARCH_URL is not set, the OpenSearch backend was not compared with Postgres (see README, "Search backends").\n',
-  );
-}
+// The listing suite required below builds its apps from process.env.
+Object.assign(process.env, ON_OPENSEARCH);
+indexBuiltBeforeAll(NAMES, parityApp);
 
 describeParity('the listing e2e suite, on the OpenSearch backend', () => {
   // Registers every test of the listing suite here, run against this file's environment.
@@ -247,27 +231,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
             version_type: 'external',
           },
         },
-        toDocument({
-          id,
-          organization_id: 'org_Scale',
-          site_id: siteId,
-          title: 'Scale',
-          channel: 'web',
-          language: 'en',
-          agent_id: 'agt_Scale',
-          agent_version_id: 'agtv_Scale',
-          label_status: 'pending',
-          label_tokens: [],
-          created_at: new Date(Date.UTC(2026, 0, 1) + i),
-          updated_at: new Date(Date.UTC(2026, 0, 1) + i),
-          message_count: 0,
-          feedback_positive: 0,
-          feedback_negative: 0,
-          score_quality: null,
-          score_service: null,
-          score_trust: null,
-          search_version: '1',
-        }),
+        syntheticDocument(siteId, id, new Date(Date.UTC(2026, 0, 1) + i)),
       ];
     }).flat();
     const { body: answer } = await client.bulk({ body, refresh: true } as never);

@@ -4,38 +4,16 @@ import { createDataSource } from '../../src/database/data-source';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
 import { StatsScanHelpers } from '../../src/search/stats/postgres/stats-scan-helpers';
-import { label, labeledOutcome, recordConversation } from '../factories/conversations';
+import { getStats as stats, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { queryString } from '../factories/query-string';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { steerStats, withStatsPlans } from '../support/engine-steering';
 import { TEST_RUN_ENV } from '../setup/test-run';
 import type { TestApp } from '../setup/test-app';
+import { roundMeans } from '../support/round-means';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 type Query = Record<string, string | string[]>;
-
-function stats(t: TestApp, org: Org, query: Query = {}, siteId = org.site.id) {
-  return t
-    .http()
-    .get(`/api/v1/sites/${siteId}/conversations/stats${queryString(query)}`)
-    .set(org.auth);
-}
-
-/** Means to 12 significant digits: the plans sum doubles in different orders (last-bit differences). */
-function roundMeans(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(roundMeans);
-  if (value && typeof value === 'object')
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [
-        k,
-        typeof v === 'number' && (k === 'mean' || ['quality', 'service', 'trust'].includes(k))
-          ? Number(v.toPrecision(12))
-          : roundMeans(v),
-      ]),
-    );
-  return value;
-}
 
 const rated = (rating: 'positive' | 'negative') => [
   { role: 'shopper', blocks: [{ type: 'text', text: 'Is it in stock?' }] },

@@ -1,33 +1,24 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import {
   createOpenSearchClient,
   describeOpenSearchError,
   indexNames,
 } from '../../src/search/opensearch/opensearch-client';
-import type { StatsQuery } from '../../src/search/stats/conversation-stats';
 import { FallbackConversationStats } from '../../src/search/stats/opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from '../../src/search/stats/opensearch/mirror-watermark';
 import { OpenSearchConversationStats } from '../../src/search/stats/opensearch/opensearch-conversation-stats';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
+import { statsQuery as query } from '../factories/stats-queries';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import { servedByOpenSearch } from '../setup/test-opensearch';
 
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const TIMEOUT_MS = 300;
 const { alias: CONVERSATIONS_ALIAS, prefix: INDEX_PREFIX } = indexNames('conversations');
 
-const query = (over: Partial<StatsQuery> = {}): StatsQuery => ({
-  filter: emptyFilter(),
-  facets: [],
-  scores: [],
-  bins: 10,
-  ...over,
-});
 const totalOnly = (value: number) => ({
   took: 1,
   timed_out: false,
@@ -117,10 +108,7 @@ describe('OpenSearch stats engine, faults (loopback stand-in)', () => {
         {
           ...OWN_BUDGET,
           DATABASE_URL: t.config.databaseUrl,
-          SEARCH_BACKEND: 'opensearch',
-          SEARCH_SYNC_FOR_TESTS: 'false',
-          OPENSEARCH_URL: os.url,
-          OPENSEARCH_INDEX: CONVERSATIONS_ALIAS,
+          ...servedByOpenSearch(os.url, CONVERSATIONS_ALIAS),
           OPENSEARCH_TIMEOUT_MS: String(TIMEOUT_MS),
         },
         { redisKeyPrefixSuffix: 'stats-opensearch-faults:' },

@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
-import { conversationIndexBody, toDocument } from '../../src/search/opensearch/conversation-index';
+import { conversationIndexBody } from '../../src/search/opensearch/conversation-index';
 import {
   createOpenSearchClient,
   describeOpenSearchError,
@@ -18,16 +18,16 @@ import { OpenSearchConversationStats } from '../../src/search/stats/opensearch/o
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { syntheticDocument } from '../factories/search-documents';
+import { statsQuery as query } from '../factories/stats-queries';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
   createTestIndex,
   testIndexNames,
   testOpenSearchClient,
   testOpenSearchUrl,
 } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+import { describeOnOpenSearch } from '../setup/opensearch-suites';
 
 /**
  * The OpenSearch stats engine on the run's real OpenSearch (`npm run opensearch:start`; global
@@ -45,19 +45,7 @@ const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000'
  * skipped, never as passed.
  */
 const OPENSEARCH_URL = testOpenSearchUrl();
-const describeReal = OPENSEARCH_URL ? describe : describe.skip;
-if (!OPENSEARCH_URL)
-  process.stderr.write(
-    '\nNOTICE: OpenSearch stats engine suite SKIPPED: no OpenSearch (OPENSEARCH_URL=none).\n',
-  );
-
-const query = (over: Partial<StatsQuery> = {}): StatsQuery => ({
-  filter: emptyFilter(),
-  facets: [],
-  scores: [],
-  bins: 10,
-  ...over,
-});
+const describeReal = describeOnOpenSearch('OpenSearch stats engine suite');
 
 /** A series and the same bounds as the filter, as the request parser gives them. */
 const seriesQuery = (series: StatsSeriesRequest): StatsQuery =>
@@ -68,26 +56,9 @@ const seriesQuery = (series: StatsSeriesRequest): StatsQuery =>
 
 /** A document of a site that exists only in OpenSearch (stats read only OpenSearch). */
 const syntheticDoc = (siteId: string, id: string, scoreQuality: number | null = null) =>
-  toDocument({
-    id,
-    organization_id: 'org_Synthetic',
-    site_id: siteId,
-    title: 'Synthetic',
-    channel: 'web',
-    language: 'en',
-    agent_id: 'agt_Synthetic',
-    agent_version_id: 'agtv_Synthetic',
+  syntheticDocument(siteId, id, new Date('2026-09-01T00:00:00.000Z'), {
     label_status: scoreQuality === null ? 'pending' : 'labeled',
-    label_tokens: [],
-    created_at: new Date('2026-09-01T00:00:00.000Z'),
-    updated_at: new Date('2026-09-01T00:00:00.000Z'),
-    message_count: 0,
-    feedback_positive: 0,
-    feedback_negative: 0,
     score_quality: scoreQuality,
-    score_service: null,
-    score_trust: null,
-    search_version: '1',
   });
 
 describeReal('OpenSearch stats engine, on a real OpenSearch', () => {

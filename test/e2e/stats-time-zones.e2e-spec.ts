@@ -7,6 +7,7 @@ import { label, labeledOutcome, recordConversation } from '../factories/conversa
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
+import { roundMeans } from '../support/round-means';
 
 /*
  * Series in zones whose offset is not a whole hour (docs/statistics.md, "Series in every zone"):
@@ -17,21 +18,6 @@ import type { TestApp } from '../setup/test-app';
  */
 
 const MINUTE = 60_000;
-
-/** Means to 12 significant digits: the plans sum doubles in different orders (last-bit differences). */
-function roundMeans(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(roundMeans);
-  if (value && typeof value === 'object')
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [
-        k,
-        typeof v === 'number' && (k === 'mean' || ['quality', 'service', 'trust'].includes(k))
-          ? Number(v.toPrecision(12))
-          : roundMeans(v),
-      ]),
-    );
-  return value;
-}
 
 /**
  * Bucket edges the requests below cut at (UTC instants of local midnights / hours), each with

@@ -11,18 +11,17 @@ import type { TextQuery } from '../../src/search/text-query/text-query';
 import { isTextQueryFault, parseTextQuery } from '../../src/search/text-query/text-query-parser';
 import { recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, TestApp } from '../setup/test-app';
-import { testIndexNames, testOpenSearchClient, testOpenSearchUrl } from '../setup/test-opensearch';
-
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import {
+  testIndexNames,
+  testOpenSearchClient,
+  testOpenSearchUrl,
+  servedByOpenSearch,
+} from '../setup/test-opensearch';
+import { describeOnOpenSearch } from '../setup/opensearch-suites';
 
 const OPENSEARCH_URL = testOpenSearchUrl();
-const describeReal = OPENSEARCH_URL ? describe : describe.skip;
-if (!OPENSEARCH_URL)
-  process.stderr.write(
-    '\nNOTICE: transcript search on OpenSearch SKIPPED: no OpenSearch (OPENSEARCH_URL=none).\n',
-  );
+const describeReal = describeOnOpenSearch('transcript search on OpenSearch');
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 type Msg = { role: 'shopper' | 'agent' | 'system'; blocks: object[] };
@@ -78,10 +77,7 @@ describeReal('transcript search (q) on OpenSearch', () => {
     t = await createTestApp(
       {
         ...OWN_BUDGET,
-        SEARCH_BACKEND: 'opensearch',
-        SEARCH_SYNC_FOR_TESTS: 'false',
-        OPENSEARCH_URL: OPENSEARCH_URL!,
-        OPENSEARCH_INDEX: names.alias,
+        ...servedByOpenSearch(OPENSEARCH_URL!, names.alias),
         OPENSEARCH_SHARDS: '1',
         OPENSEARCH_REPLICAS: '0',
         OPENSEARCH_TIMEOUT_MS: '10000',

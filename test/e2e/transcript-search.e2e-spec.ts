@@ -1,15 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ReindexService } from '../../src/search/reindex.service';
-import { listConversations, recordConversation } from '../factories/conversations';
-import { createExport, downloadExport, finishedExport, postExport } from '../factories/exports';
+import { getStats, listConversations, recordConversation } from '../factories/conversations';
+import { createExport, downloadedRecords, finishedExport, postExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
-import { queryString, QueryValues } from '../factories/query-string';
-import { testAppPerSuite } from '../setup/app-per-suite';
-import { createTestApp, TestApp } from '../setup/test-app';
-import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
+import { QueryValues } from '../factories/query-string';
+import { exportingAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
+import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
+import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
 
 /**
  * Transcript search (workflows-v1 §1): the `q` filter, `q.in` and `highlight=true`, each rule in
@@ -20,32 +17,13 @@ import { onTestOpenSearch, testIndexNames, testOpenSearchUrl } from '../setup/te
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 
-/** Rate limits are not under test here: this suite's requests stay out of the run's shared budget. */
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const OPENSEARCH_URL = testOpenSearchUrl();
 const NAMES = OPENSEARCH_URL ? testIndexNames('transcripts') : undefined;
-const ENGINES: Array<{ name: string; env: Record<string, string> }> = [
-  { name: 'Postgres', env: { SEARCH_BACKEND: 'postgres' } },
-  ...(OPENSEARCH_URL ? [{ name: 'OpenSearch', env: onTestOpenSearch(NAMES) }] : []),
-];
+const ENGINES = bothEngines(NAMES);
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'transcript-search:' });
 
-if (OPENSEARCH_URL) {
-  beforeAll(async () => {
-    // The alias must exist before the first search: build the index once.
-    const t = await appOn(onTestOpenSearch(NAMES));
-    try {
-      await t.app.get(ReindexService).reindex({ deletePrevious: true });
-    } finally {
-      await t.close();
-    }
-  }, 120_000);
-} else {
-  process.stderr.write(
-    '\nNOTICE: transcript search rules ran on Postgres only: OPENSEARCH_URL is not set (see README, "Search backends").\n',
-  );
-}
+indexBuiltBeforeAll(NAMES, appOn, 'transcript search rules ran on Postgres only');
 
 const text = (t: string) => [{ type: 'text', text: t }];
 const said = (role: 'shopper' | 'agent' | 'system', t: string) => ({ role, blocks: text(t) });
@@ -250,11 +228,7 @@ describe.each(ENGINES)('transcript search on $name', ({ env }) => {
   });
 
   describe('statistics with q', () => {
-    const stats = (query: QueryValues) =>
-      t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/stats${queryString(query)}`)
-        .set(org.auth);
+    const stats = (query: QueryValues) => getStats(t, org, query);
     it('count the conversations the listing finds', async () => {
       expect((await stats({ q: 'refund' }).expect(200)).body.data.total).toBe(3);
       expect((await stats({ q: 'refund', 'q.in': 'agent' }).expect(200)).body.data.total).toBe(1);
@@ -416,11 +390,7 @@ describe('parameter rules of q, q.in and highlight (the shared parser)', () => {
     expect(res.body.data.map((c: { highlights: unknown }) => c.highlights)).toEqual([[], [], []]);
   });
   it('statistics take q and q.in under the same rules; highlight is not a parameter there', async () => {
-    const stats = (query: QueryValues) =>
-      t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/stats${queryString(query)}`)
-        .set(org.auth);
+    const stats = (query: QueryValues) => getStats(t, org, query);
     expect(entries(await stats({ 'q.in': 'agent' }).expect(400))).toEqual([['invalid_filter', 'q.in']]);
     expect(entries(await stats({ q: '-x' }).expect(400))).toEqual([['invalid_filter', 'q']]);
     expect(entries(await stats({ q: 'a'.repeat(501) }).expect(400))).toEqual([['invalid_value', 'q']]);
@@ -451,13 +421,7 @@ describe('parameter rules of q, q.in and highlight (the shared parser)', () => {
 describe('exports with filters.q hold exactly the conversations the listing finds', () => {
   let t: TestApp;
   let org: Org;
-  const exportDir = mkdtempSync(join(tmpdir(), 'transcript-exports-'));
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres', WORKERS: 'on', EXPORT_DIR: exportDir },
-    { redisKeyPrefixSuffix: 'transcript-exports:', ownDatabase: true },
-  );
-  afterAll(() => rmSync(exportDir, { recursive: true, force: true }));
+  exportingAppPerSuite((app) => (t = app), 'transcript-exports:');
 
   it('ndjson lines are the listing items of the same q', async () => {
     org = await createOrganization(t.app);
@@ -467,7 +431,7 @@ describe('exports with filters.q hold exactly the conversations the listing find
     const e = await createExport(t, org, { format: 'ndjson', filters });
     const done = await finishedExport(t, org, e.id);
     expect(done.state).toBe('completed');
-    const lines = ((await downloadExport(t, org, e.id)).body as Buffer).toString('utf8').trim().split('\n');
+    const lines = await downloadedRecords(t, org, e.id);
     const listed = await listConversations(t, org, { ...filters, limit: 100 }).expect(200);
     expect(listed.body.data).toHaveLength(2);
     expect(lines.map((l) => JSON.parse(l))).toEqual(listed.body.data);

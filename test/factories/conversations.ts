@@ -44,6 +44,22 @@ export async function recordConversation(
   return res.body.data as { id: string; createdAt: string; [key: string]: unknown };
 }
 
+/**
+ * Records three conversations titled `Parcel 0`, `Parcel 1` and `Parcel 2`, created on 1, 2 and
+ * 3 October 2026 (UTC), in that order; returns them in that order.
+ */
+export async function recordParcels(t: TestApp, org: Parameters<typeof recordConversation>[1]) {
+  const parcels = [];
+  for (let i = 0; i < 3; i++)
+    parcels.push(
+      await recordConversation(t, org, {
+        title: `Parcel ${i}`,
+        createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString(),
+      }),
+    );
+  return parcels;
+}
+
 /** A labeled outcome; criteria default to pass, flags to false. */
 export function labeledOutcome(
   overrides: Partial<LabeledOutcome> & {
@@ -81,18 +97,24 @@ export async function label(
   return result;
 }
 
-/** GET the listing with a query object (arrays repeat the parameter). */
-export function listConversations(
-  t: TestApp,
-  org: { site: { id: string }; auth: Record<string, string> },
-  query: QueryValues = {},
-  siteId = org.site.id,
-) {
+/** What a request of a site needs of its organization (createOrganization's result). */
+type SiteOrg = { site: { id: string }; auth: Record<string, string> };
+
+/** GET of a site's conversations `resource` ('' or '/stats'); arrays in `query` repeat the parameter. */
+function getConversations(t: TestApp, org: SiteOrg, resource: string, query: QueryValues, siteId: string) {
   return t
     .http()
-    .get(`/api/v1/sites/${siteId}/conversations${queryString(query)}`)
+    .get(`/api/v1/sites/${siteId}/conversations${resource}${queryString(query)}`)
     .set(org.auth);
 }
+
+/** GET the listing with a query object. */
+export const listConversations = (t: TestApp, org: SiteOrg, query: QueryValues = {}, siteId = org.site.id) =>
+  getConversations(t, org, '', query, siteId);
+
+/** GET the statistics (…/conversations/stats) with a query object. */
+export const getStats = (t: TestApp, org: SiteOrg, query: QueryValues = {}, siteId = org.site.id) =>
+  getConversations(t, org, '/stats', query, siteId);
 
 /** A time `minutesAgo` minutes before now, ISO 8601 UTC with milliseconds. */
 export function ago(minutes: number): string {

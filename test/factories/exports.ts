@@ -58,6 +58,15 @@ export function downloadExport(t: TestApp, org: SiteOrg, id: string, headers: Re
   );
 }
 
+/**
+ * The records of a finished export's file, read through its download: its text without the last
+ * line break, split at `separator` (NDJSON lines; CSV rows end with CRLF).
+ */
+export async function downloadedRecords(t: TestApp, org: SiteOrg, id: string, separator = '\n') {
+  const file = await downloadExport(t, org, id);
+  return (file.body as Buffer).toString('utf8').trim().split(separator);
+}
+
 /** GET …/exports/{id}. */
 export function getExport(t: TestApp, org: SiteOrg, id: string) {
   return t

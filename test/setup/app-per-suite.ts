@@ -1,5 +1,8 @@
 import { afterAll, beforeAll } from '@jest/globals';
-import { createTestApp, TestApp } from './test-app';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestApp, OWN_BUDGET, TestApp } from './test-app';
 
 /**
  * A test app started before the tests of the calling `describe` and closed after them; `use`
@@ -17,4 +20,19 @@ export function testAppPerSuite(
   afterAll(async () => {
     await app?.close();
   });
+}
+
+/**
+ * As testAppPerSuite, for a describe whose exports run: the app runs the background workers
+ * (WORKERS=on) on a database of its own, the Postgres engines, OWN_BUDGET, and writes its files
+ * into a directory of its own, removed after the tests.
+ */
+export function exportingAppPerSuite(use: (app: TestApp) => void, redisKeyPrefixSuffix: string): void {
+  const exportDir = mkdtempSync(join(tmpdir(), 'test-exports-'));
+  testAppPerSuite(
+    use,
+    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres', WORKERS: 'on', EXPORT_DIR: exportDir },
+    { redisKeyPrefixSuffix, ownDatabase: true },
+  );
+  afterAll(() => rmSync(exportDir, { recursive: true, force: true }));
 }

@@ -1,12 +1,12 @@
-import { prepareDatabase } from '../../src/database/data-source';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startCluster, health } = require('../../scripts/opensearch-local.js');
 import { createTestIndex, TEST_OPENSEARCH, testIndexNames, testOpenSearchClient } from './test-opensearch';
+import { prepareTestDatabase } from './isolated-database';
 import { newTestRun, TEST_RUN_ENV } from './test-run';
 
 export default async function globalSetup(): Promise<void> {
   const run = newTestRun();
-  await prepareDatabase(run.databaseUrl);
+  await prepareTestDatabase(run.databaseUrl);
   process.env[TEST_RUN_ENV.database] = run.databaseUrl;
   process.env[TEST_RUN_ENV.prefix] = run.redisKeyPrefix;
   process.env.DATABASE_URL = run.databaseUrl;

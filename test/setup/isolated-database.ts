@@ -1,5 +1,25 @@
-import { dropDatabase, prepareDatabase } from '../../src/database/data-source';
+import { Client } from 'pg';
+import { dropDatabase, ensureDatabase, prepareDatabase } from '../../src/database/data-source';
 import { newTestRun, TEST_RUN_ENV } from './test-run';
+
+/**
+ * Creates and migrates a database of the run, whose commits do not wait for their WAL to reach
+ * the disk (synchronous_commit off for every session on it): what a commit makes visible, and in
+ * which order, is unchanged; only a crash of the server could lose the last commits, and a test
+ * database does not outlive its run anyway. A commit costs about 2 ms less on the CI machines.
+ */
+export async function prepareTestDatabase(url: string): Promise<void> {
+  await ensureDatabase(url);
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const name = new URL(url).pathname.slice(1);
+    await client.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`);
+  } finally {
+    await client.end();
+  }
+  await prepareDatabase(url);
+}
 
 /**
  * A database of its own (migrated) for suites whose background workers scan every
@@ -7,7 +27,7 @@ import { newTestRun, TEST_RUN_ENV } from './test-run';
  */
 export async function createIsolatedDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const { databaseUrl } = newTestRun(process.env[TEST_RUN_ENV.database]);
-  await prepareDatabase(databaseUrl);
+  await prepareTestDatabase(databaseUrl);
   return { url: databaseUrl, drop: () => dropDatabase(databaseUrl) };
 }
 

@@ -32,9 +32,15 @@ export function spawnProcess(command: string, args: string[], env: Record<string
   return { child, output: () => output, stdout: () => stdout, exited };
 }
 
+/**
+ * The node flags that load TypeScript from source (source-loader.js): `node ...SOURCE_LOADER file.ts`
+ * runs a file of src/ as `npm start` runs its build.
+ */
+export const SOURCE_LOADER = ['-r', `${__dirname}/source-loader.js`];
+
 /** An entry point of src/ (main.ts, worker.ts) run from source, as `npm start` runs its build. */
 export function startEntryPoint(entry: string, env: Record<string, string>): ServiceProcess {
-  return spawnProcess(process.execPath, ['-r', 'ts-node/register/transpile-only', entry], env);
+  return spawnProcess(process.execPath, [...SOURCE_LOADER, entry], env);
 }
 
 export async function freePort(): Promise<number> {

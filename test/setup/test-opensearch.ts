@@ -42,6 +42,20 @@ export function onTestOpenSearch(names: IndexNames = testIndexNames()): Record<s
   };
 }
 
+/**
+ * The environment of an app whose listing and statistics the OpenSearch at `url` serves under
+ * `alias`, wired as in production (OpenSearch first, Postgres when it fails), its mirror drained
+ * only when a test drains it (no SEARCH_SYNC_FOR_TESTS).
+ */
+export function servedByOpenSearch(url: string, alias: string): Record<string, string> {
+  return {
+    SEARCH_BACKEND: 'opensearch',
+    SEARCH_SYNC_FOR_TESTS: 'false',
+    OPENSEARCH_URL: url,
+    OPENSEARCH_INDEX: alias,
+  };
+}
+
 /** Creates the empty first index of `names` with its alias (what search:reindex does on an empty database). */
 export async function createTestIndex(client: Client, names: IndexNames): Promise<void> {
   await client.indices.create({

@@ -1,0 +1,60 @@
+import { beforeAll, describe } from '@jest/globals';
+import type { IndexNames } from '../../src/search/opensearch/opensearch-client';
+import { ReindexService } from '../../src/search/reindex.service';
+import type { TestApp } from './test-app';
+import { onTestOpenSearch, testOpenSearchUrl } from './test-opensearch';
+
+/**
+ * `describe` when the run has an OpenSearch (OPENSEARCH_URL), else `describe.skip` after a notice
+ * that `suite` was skipped: its tests are then reported as skipped, never as passed. The notice
+ * goes straight to stderr: jest drops the console output of a file whose tests are all skipped.
+ */
+export function describeOnOpenSearch(suite: string): (name: string, tests: () => void) => void {
+  if (testOpenSearchUrl()) return describe;
+  process.stderr.write(`\nNOTICE: ${suite} SKIPPED: no OpenSearch (OPENSEARCH_URL=none).\n`);
+  return describe.skip;
+}
+
+/** An engine a suite runs its rules on, for `describe.each(...)('… on $name', ({ env }) => …)`. */
+export interface Engine {
+  name: string;
+  /** The environment of an app on it. */
+  env: Record<string, string>;
+}
+
+/**
+ * The engines of the listing and statistics: Postgres, and, when the run has an OpenSearch, OpenSearch
+ * on alias `names` (synced before each request, with no Postgres fallback that could hide a
+ * difference).
+ */
+export function bothEngines(names: IndexNames | undefined): Engine[] {
+  return [
+    { name: 'Postgres', env: { SEARCH_BACKEND: 'postgres' } },
+    ...(names && testOpenSearchUrl() ? [{ name: 'OpenSearch', env: onTestOpenSearch(names) }] : []),
+  ];
+}
+
+/**
+ * Before the file's tests, when the run has an OpenSearch: the first index of the alias of `names`,
+ * built by search:reindex (previous indices deleted) in an app `start` gives for that environment,
+ * since the alias must exist before the first search. Without OpenSearch, `without` (if given) is
+ * written as a notice: what ran on Postgres only.
+ */
+export function indexBuiltBeforeAll(
+  names: IndexNames | undefined,
+  start: (env: Record<string, string>) => Promise<TestApp>,
+  without?: string,
+): void {
+  if (!names || !testOpenSearchUrl()) {
+    if (without) process.stderr.write(`\nNOTICE: ${without}: OPENSEARCH_URL is not set.\n`);
+    return;
+  }
+  beforeAll(async () => {
+    const t = await start(onTestOpenSearch(names));
+    try {
+      await t.app.get(ReindexService).reindex({ deletePrevious: true });
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+}
