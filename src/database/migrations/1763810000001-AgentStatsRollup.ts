@@ -1,6 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { BIN_EDGES, CHANGED, COLUMNS } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
+import { allowFullBackfill, rollupTriggerFunction } from './shared/triggers';
 
 /** Bits of `label_bits` the rollups count, as of this migration. */
 const LABEL_BITS = 32;
@@ -66,8 +67,7 @@ export class AgentStatsRollup1763810000001 implements MigrationInterface {
       `CREATE INDEX conversation_stats_agent_fresh_idx ON conversation_stats_agent (site_id) WHERE fresh`,
     );
     await this.triggers(q, true);
-    await q.query(`SET LOCAL statement_timeout = 0`);
-    await q.query(`SET LOCAL work_mem = '256MB'`);
+    await allowFullBackfill(q);
     await q.query(agentAppend(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`, false));
   }
 
@@ -80,12 +80,8 @@ export class AgentStatsRollup1763810000001 implements MigrationInterface {
     for (const [op, changed] of Object.entries(CHANGED)) {
       const statements = [dailyAppend(changed), cellAppend(changed), hourlyAppend(changed)];
       if (withAgent) statements.push(agentAppend(changed, true));
-      await q.query(`
-        CREATE OR REPLACE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-        BEGIN
-          ${statements.join(';\n')};
-          RETURN NULL;
-        END $fn$`);
+      const body = statements.join(';\n');
+      await q.query(rollupTriggerFunction('CREATE OR REPLACE', `conversation_stats_on_${op}`, body));
     }
   }
 }

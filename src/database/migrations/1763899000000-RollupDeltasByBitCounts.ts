@@ -2,6 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { agentAppend } from './1763810000001-AgentStatsRollup';
 import { BIN_EDGES, CELL_BIN_EDGES, CHANGED } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
+import { rollupTriggerFunction } from './shared/triggers';
 
 /** Bits of `label_bits` the rollups count, as of this migration. */
 const LABEL_BITS = 32;
@@ -160,12 +161,8 @@ export class RollupDeltasByBitCounts1763899000000 implements MigrationInterface 
 
   private async triggers(q: QueryRunner, statements: Array<(changed: string) => string>): Promise<void> {
     for (const [op, changed] of Object.entries(CHANGED)) {
-      await q.query(`
-        CREATE OR REPLACE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-        BEGIN
-          ${statements.map((statement) => statement(changed)).join(';\n')};
-          RETURN NULL;
-        END $fn$`);
+      const body = statements.map((statement) => statement(changed)).join(';\n');
+      await q.query(rollupTriggerFunction('CREATE OR REPLACE', `conversation_stats_on_${op}`, body));
     }
   }
 }
