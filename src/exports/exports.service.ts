@@ -3,7 +3,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
@@ -117,11 +116,9 @@ export class ExportsService {
     request: PageRequest,
   ): Promise<KeysetPage<ExportRecord>> {
     const site = await this.sites.getOwned(organizationId, siteId);
-    const list = {
-      binding: { resource: 'exports', scope: site.id, filters: canonicalFilters({}) },
-      order: EXPORT_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) => this.exports.listInSite(site.id, limit, after));
+    return this.paging.pageInScope('exports', site.id, EXPORT_ORDER, request, (limit, after) =>
+      this.exports.listInSite(site.id, limit, after),
+    );
   }
 
   /**

@@ -3,7 +3,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { isId, newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
@@ -150,11 +149,9 @@ export class PageImportsService {
     request: PageRequest,
   ): Promise<KeysetPage<PageImportRecord>> {
     const site = await this.sites.getOwned(organizationId, siteId);
-    const list = {
-      binding: { resource: 'page_imports', scope: site.id, filters: canonicalFilters({}) },
-      order: IMPORT_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) => this.imports.listInSite(site.id, limit, after));
+    return this.paging.pageInScope('page_imports', site.id, IMPORT_ORDER, request, (limit, after) =>
+      this.imports.listInSite(site.id, limit, after),
+    );
   }
 }
 
