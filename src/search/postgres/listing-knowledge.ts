@@ -118,12 +118,12 @@ export class ListingKnowledge {
   async refreshTermStats(): Promise<void> {
     // After the listed terms' frequencies come their minimum, maximum and the null share: a
     // title term not listed is held by fewer rows than the least common listed one.
-    const {
-      shares,
-      floor: titleFloor,
-      rows,
-    } = await this.commonElements('conversations_search_idx', 'conversation_title_terms', 'conversations');
-    this.termStats = { at: Date.now(), shares, titleFloor, rows };
+    const title = await this.commonElements(
+      'conversations_search_idx',
+      'conversation_title_terms',
+      'conversations',
+    );
+    this.termStats = { at: Date.now(), shares: title.shares, titleFloor: title.floor, rows: title.rows };
   }
 
   /** The transcripts' lexeme frequencies, read again when older than TERM_STATS_TTL_MS. */
