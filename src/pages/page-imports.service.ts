@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
+import { auditOf } from '../audit/write-actor';
 import { ApiError } from '../common/errors/api-error';
 import { isId, newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
@@ -96,15 +97,7 @@ export class PageImportsService {
         }
         await this.audit.record(
           {
-            organizationId: input.organizationId,
-            siteId: site.id,
-            actorType: 'api_key',
-            actorId: input.apiKeyId,
-            action: 'pages.discover',
-            targetType: 'page_import',
-            targetId: row.id,
-            requestId: input.requestId,
-            clientAddress: input.clientAddress,
+            ...auditOf(input, site.id, 'pages.discover', { type: 'page_import', id: row.id }),
             details: { sitemapUrl, sitemapGiven: row.sitemapGiven },
           },
           manager,
