@@ -6,6 +6,17 @@ import { allowFullBackfill, rollupTriggerFunction } from './shared/triggers';
 /** Bits of `label_bits` the rollups count, as of this migration. */
 const LABEL_BITS = 32;
 
+/**
+ * The per-agent rollup's rows of a conversation `c` before its tokens and score bins, as
+ * (kind, key, value): all (0), channel (1), language (2), label status (4), feedback kinds (5).
+ */
+export const AGENT_DIMENSIONS = `SELECT 0::smallint, ''::text, NULL::float8
+        UNION ALL SELECT 1, c.channel, NULL
+        UNION ALL SELECT 2, c.language, NULL
+        UNION ALL SELECT 4, c.label_status, NULL
+        UNION ALL SELECT 5, 'positive', NULL WHERE c.feedback_positive > 0
+        UNION ALL SELECT 5, 'negative', NULL WHERE c.feedback_negative > 0`;
+
 /** The per-agent deltas of a set of conversation rows `c` carrying a `sign`. */
 function agentDeltas(changed: string): string {
   const bin = (column: string, kind: number) =>
@@ -16,12 +27,7 @@ function agentDeltas(changed: string): string {
       SELECT c.sign, c.site_id, c.agent_id, k.kind, k.key, k.v
       FROM (${changed}) c
       CROSS JOIN LATERAL (
-        SELECT 0::smallint, ''::text, NULL::float8
-        UNION ALL SELECT 1, c.channel, NULL
-        UNION ALL SELECT 2, c.language, NULL
-        UNION ALL SELECT 4, c.label_status, NULL
-        UNION ALL SELECT 5, 'positive', NULL WHERE c.feedback_positive > 0
-        UNION ALL SELECT 5, 'negative', NULL WHERE c.feedback_negative > 0
+        ${AGENT_DIMENSIONS}
         UNION ALL SELECT 6, b::text, NULL FROM generate_series(0, ${LABEL_BITS - 1}) b
           WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
         ${bin('score_quality', 7)}

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { agentAppend } from './1763810000001-AgentStatsRollup';
+import { AGENT_DIMENSIONS, agentAppend } from './1763810000001-AgentStatsRollup';
 import { BIN_EDGES, CELL_BIN_EDGES, CHANGED } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
 import { rollupTriggerFunction } from './shared/triggers';
@@ -118,12 +118,7 @@ export function agentByCounts(changed: string): string {
     FROM (
       SELECT c.site_id, c.agent_id, k.kind, k.key, c.sign AS n, c.sign * k.v::numeric AS t
       FROM c CROSS JOIN LATERAL (
-        SELECT 0::smallint, ''::text, NULL::float8
-        UNION ALL SELECT 1, c.channel, NULL
-        UNION ALL SELECT 2, c.language, NULL
-        UNION ALL SELECT 4, c.label_status, NULL
-        UNION ALL SELECT 5, 'positive', NULL WHERE c.feedback_positive > 0
-        UNION ALL SELECT 5, 'negative', NULL WHERE c.feedback_negative > 0
+        ${AGENT_DIMENSIONS}
         ${scoreBins(BIN_EDGES, true)}
       ) k(kind, key, v)
       UNION ALL
