@@ -1,9 +1,9 @@
-import { Body, Get, Param, Query } from '@nestjs/common';
+import { Body, Get, Param } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
-import { pageAnswer } from '../common/paging/keyset-page';
-import { parsePaging } from '../common/query/query-params';
+import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
+import { Paging } from '../common/query/paging.decorator';
 import {
   ApiPagedList,
   ApiResourceId,
@@ -39,12 +39,8 @@ export class AlertsController {
   }
 
   @ListRoute({ summary: "A site's alerts, newest first, one page at a time" }, AlertSchema)
-  async list(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Query() query: Record<string, unknown>,
-  ) {
-    return pageAnswer(await this.alerts.list(auth.organizationId, siteId, parsePaging(query)), presentAlert);
+  async list(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Paging() request: PageRequest) {
+    return pageAnswer(await this.alerts.list(auth.organizationId, siteId, request), presentAlert);
   }
 
   @GetOneRoute({
@@ -97,10 +93,10 @@ export class AlertsController {
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
     @Param('alertId') alertId: string,
-    @Query() query: Record<string, unknown>,
+    @Paging() request: PageRequest,
   ) {
     return pageAnswer(
-      await this.alerts.history(auth.organizationId, siteId, alertId, parsePaging(query)),
+      await this.alerts.history(auth.organizationId, siteId, alertId, request),
       presentTransition,
     );
   }

@@ -12,6 +12,7 @@ import { AlertEvaluationJobs } from './alert-evaluation-jobs';
 import { AlertEvaluator } from './alert-evaluator';
 import { AlertsRepository } from './alerts.repository';
 import { AlertsService } from './alerts.service';
+import { workersOnly } from '../common/process/workers-only';
 
 /**
  * Threshold alerts (workflows-v1 §4) and their evaluator over the statistics engines; their
@@ -33,7 +34,9 @@ export class AlertsRoutesModule {}
 @Module({})
 export class AlertEvaluationModule {
   static register(config: AppConfig): DynamicModule {
-    if (!config.workers) return { module: AlertEvaluationModule };
-    return { module: AlertEvaluationModule, imports: [AlertsModule], providers: [AlertEvaluationJobs] };
+    return workersOnly(config, AlertEvaluationModule, {
+      imports: [AlertsModule],
+      providers: [AlertEvaluationJobs],
+    });
   }
 }

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { countWithSiteLocked } from '../sites/site-quota';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
-import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
+import { CREATED_AT } from '../common/paging/newest-first-sql';
+import { ScopedTable } from '../common/paging/scoped-table';
 import { storedFilter } from '../views/public-filters';
 import {
   ALERT_COLUMNS,
@@ -15,6 +16,13 @@ import {
 
 const TRANSITION_COLUMNS = `event_id AS id, alert_id AS "alertId", previous_state AS "previousState",
   state, value, at`;
+
+const ALERTS = new ScopedTable<AlertRecord, 'createdAt'>({
+  table: 'alerts',
+  columns: ALERT_COLUMNS,
+  scope: 'site_id',
+  time: CREATED_AT,
+});
 
 const loaded = (row: AlertRecord | undefined): AlertRecord | undefined =>
   row && { ...row, filter: storedFilter(row.filter) };
@@ -62,22 +70,11 @@ export class AlertsRepository {
     manager: EntityManager = this.dataSource.manager,
     lock = false,
   ): Promise<AlertRecord | undefined> {
-    const rows = await manager.query(
-      `SELECT ${ALERT_COLUMNS} FROM alerts WHERE id = $1 AND site_id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [id, siteId],
-    );
-    return loaded(rows[0]);
+    return loaded(await ALERTS.findOne(manager, siteId, id, lock));
   }
 
   async listInSite(siteId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<AlertRecord[]> {
-    const query = {
-      select: ALERT_COLUMNS,
-      from: 'alerts',
-      where: ['site_id = $1'],
-      values: [siteId],
-      time: CREATED_AT,
-    };
-    const rows: AlertRecord[] = await this.dataSource.query(...newestFirstPageSql(query, limit, after));
+    const rows = await ALERTS.page(this.dataSource, siteId, limit, after);
     return rows.map((r) => loaded(r)!);
   }
 

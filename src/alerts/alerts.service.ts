@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { IdPrefix, isId, newId } from '../common/ids/ids';
@@ -78,11 +77,9 @@ export class AlertsService {
   /** One page of the site's alerts, newest first. */
   async list(organizationId: string, siteId: string, request: PageRequest): Promise<KeysetPage<AlertRecord>> {
     await this.sites.assertOwned(organizationId, siteId);
-    const list = {
-      binding: { resource: 'alerts', scope: siteId, filters: canonicalFilters({}) },
-      order: ALERT_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) => this.alerts.listInSite(siteId, limit, after));
+    return this.paging.pageInScope('alerts', siteId, ALERT_ORDER, request, (limit, after) =>
+      this.alerts.listInSite(siteId, limit, after),
+    );
   }
 
   /**
@@ -140,11 +137,7 @@ export class AlertsService {
     request: PageRequest,
   ): Promise<KeysetPage<AlertTransitionRecord>> {
     const alert = await this.get(organizationId, siteId, alertId);
-    const list = {
-      binding: { resource: 'alert-history', scope: alert.id, filters: canonicalFilters({}) },
-      order: HISTORY_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) =>
+    return this.paging.pageInScope('alert-history', alert.id, HISTORY_ORDER, request, (limit, after) =>
       this.alerts.listTransitions(alert.id, limit, after),
     );
   }

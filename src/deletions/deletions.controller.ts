@@ -1,9 +1,9 @@
-import { Body, Param, Query } from '@nestjs/common';
+import { Body, Param } from '@nestjs/common';
 import { WriteActor, Writer } from '../audit/write-actor';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
-import { pageAnswer } from '../common/paging/keyset-page';
-import { parsePaging } from '../common/query/query-params';
+import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
+import { Paging } from '../common/query/paging.decorator';
 import { CreateRoute, GetOneRoute, ListRoute, SiteResourceController } from '../docs/openapi';
 import { CreateDeletionDto, parseDeletionRequest } from './dto/deletion-request';
 import { DeletionSchema } from './dto/deletion.schema';
@@ -37,15 +37,8 @@ export class DeletionsController {
   }
 
   @ListRoute({ summary: "A site's deletion jobs (requested and retention), newest first" }, DeletionSchema)
-  async list(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Query() query: Record<string, unknown>,
-  ) {
-    return pageAnswer(
-      await this.deletions.list(auth.organizationId, siteId, parsePaging(query)),
-      presentDeletion,
-    );
+  async list(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Paging() request: PageRequest) {
+    return pageAnswer(await this.deletions.list(auth.organizationId, siteId, request), presentDeletion);
   }
 
   @GetOneRoute({

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
-import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
+import { CREATED_AT } from '../common/paging/newest-first-sql';
+import { ScopedTable } from '../common/paging/scoped-table';
 import type { Statement } from '../database/sql-statement';
 import { buildFilterSql, whereAll } from '../search/filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../search/listing/conversation-filter';
@@ -36,6 +37,13 @@ export const DELETION_BATCH = 2500;
  * (about 1 s per 200,000 on the 2-core machine), beyond what the API's statements may take.
  */
 const SNAPSHOT_TIMEOUT_MS = 120_000;
+
+const DELETIONS = new ScopedTable<DeletionRecord, 'createdAt'>({
+  table: 'deletions',
+  columns: DELETION_COLUMNS,
+  scope: 'site_id',
+  time: CREATED_AT,
+});
 
 /** The deletions and deletion_batches tables. Lease conditions make a worker's writes safe against a takeover. */
 @Injectable()
@@ -106,24 +114,13 @@ export class DeletionsRepository {
     return rows[0];
   }
 
-  async findInSite(siteId: string, id: string): Promise<DeletionRecord | undefined> {
-    const rows: DeletionRecord[] = await this.dataSource.query(
-      `SELECT ${DELETION_COLUMNS} FROM deletions WHERE id = $1 AND site_id = $2`,
-      [id, siteId],
-    );
-    return rows[0];
+  findInSite(siteId: string, id: string): Promise<DeletionRecord | undefined> {
+    return DELETIONS.findOne(this.dataSource, siteId, id);
   }
 
   /** A page of the site's deletion jobs, newest first, strictly after `after`. */
-  async listInSite(siteId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<DeletionRecord[]> {
-    const query = {
-      select: DELETION_COLUMNS,
-      from: 'deletions',
-      where: ['site_id = $1'],
-      values: [siteId],
-      time: CREATED_AT,
-    };
-    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
+  listInSite(siteId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<DeletionRecord[]> {
+    return DELETIONS.page(this.dataSource, siteId, limit, after);
   }
 
   /**

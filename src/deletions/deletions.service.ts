@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import type { IdPrefix } from '../common/ids/ids';
@@ -133,11 +132,7 @@ export class DeletionsService {
     request: PageRequest,
   ): Promise<KeysetPage<DeletionRecord>> {
     const site = await this.sites.getOwned(organizationId, siteId);
-    const list = {
-      binding: { resource: 'deletions', scope: site.id, filters: canonicalFilters({}) },
-      order: DELETION_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) =>
+    return this.paging.pageInScope('deletions', site.id, DELETION_ORDER, request, (limit, after) =>
       this.deletions.listInSite(site.id, limit, after),
     );
   }

@@ -7,6 +7,7 @@ import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 import { EventsWriter } from './events.writer';
 import { EventsController } from './events.controller';
+import { workersOnly } from '../common/process/workers-only';
 
 /**
  * The change feed. EventsWriter is what every write path imports to append its events in its
@@ -24,8 +25,7 @@ export class EventsModule {}
 @Module({})
 export class EventFeedJobsModule {
   static register(config: AppConfig): DynamicModule {
-    if (!config.workers) return { module: EventFeedJobsModule };
-    return { module: EventFeedJobsModule, imports: [EventsModule], providers: [EventFeedJobs] };
+    return workersOnly(config, EventFeedJobsModule, { imports: [EventsModule], providers: [EventFeedJobs] });
   }
 }
 

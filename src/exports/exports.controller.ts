@@ -1,12 +1,12 @@
 import { pipeline } from 'node:stream/promises';
-import { Body, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { Body, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Auth } from '../auth/auth.decorator';
 import { ApiError } from '../common/errors/api-error';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
-import { pageAnswer } from '../common/paging/keyset-page';
-import { parsePaging } from '../common/query/query-params';
+import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
+import { Paging } from '../common/query/paging.decorator';
 import {
   ApiProblems,
   ApiResourceId,
@@ -51,15 +51,8 @@ export class ExportsController {
   }
 
   @ListRoute({ summary: "A site's exports, newest first, one page at a time" }, ExportSchema)
-  async list(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Query() query: Record<string, unknown>,
-  ) {
-    return pageAnswer(
-      await this.exports.list(auth.organizationId, siteId, parsePaging(query)),
-      presentExport,
-    );
+  async list(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Paging() request: PageRequest) {
+    return pageAnswer(await this.exports.list(auth.organizationId, siteId, request), presentExport);
   }
 
   @GetOneRoute({

@@ -20,6 +20,7 @@ import { ExportsService } from './exports.service';
 import { EXPORT_STORAGE, ExportStorage } from './storage/export-storage';
 import { LocalExportStorage } from './storage/local-export-storage';
 import { S3ExportStorage } from './storage/s3-export-storage';
+import { workersOnly } from '../common/process/workers-only';
 
 /** The configured storage: the S3 bucket when EXPORT_S3_BUCKET is set, else the local EXPORT_DIR. */
 export function exportStorage(config: AppConfig): ExportStorage {
@@ -70,11 +71,6 @@ export class ExportsRoutesModule {}
 @Module({})
 export class ExportWorkModule {
   static register(config: AppConfig): DynamicModule {
-    if (!config.workers) return { module: ExportWorkModule };
-    return {
-      module: ExportWorkModule,
-      imports: [ExportsModule],
-      providers: [ExportProcessor],
-    };
+    return workersOnly(config, ExportWorkModule, { imports: [ExportsModule], providers: [ExportProcessor] });
   }
 }

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
-import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
+import { CREATED_AT } from '../common/paging/newest-first-sql';
+import { ScopedTable } from '../common/paging/scoped-table';
 import { EXPORT_COLUMNS, ExportFailure, ExportFormat, ExportInclude, ExportRecord } from './export.records';
 
 export interface NewExport {
@@ -22,6 +23,15 @@ export interface FinishedFile {
   sha256: string;
   retentionHours: number;
 }
+
+/** Live exports (not deleted) of a site. */
+const EXPORTS = new ScopedTable<ExportRecord, 'createdAt'>({
+  table: 'exports',
+  columns: EXPORT_COLUMNS,
+  scope: 'site_id',
+  live: ['deleted_at IS NULL'],
+  time: CREATED_AT,
+});
 
 /** The exports table. Conditions on the lease make every write of a worker safe against a takeover. */
 @Injectable()
@@ -47,12 +57,8 @@ export class ExportsRepository {
   }
 
   /** A live (not deleted) export of the site. */
-  async findInSite(siteId: string, id: string): Promise<ExportRecord | undefined> {
-    const rows: ExportRecord[] = await this.dataSource.query(
-      `SELECT ${EXPORT_COLUMNS} FROM exports WHERE id = $1 AND site_id = $2 AND deleted_at IS NULL`,
-      [id, siteId],
-    );
-    return rows[0];
+  findInSite(siteId: string, id: string): Promise<ExportRecord | undefined> {
+    return EXPORTS.findOne(this.dataSource, siteId, id);
   }
 
   async find(id: string): Promise<ExportRecord | undefined> {
@@ -64,10 +70,8 @@ export class ExportsRepository {
   }
 
   /** A page of the site's live exports, newest first, strictly after `after`. */
-  async listInSite(siteId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<ExportRecord[]> {
-    const where = ['site_id = $1', 'deleted_at IS NULL'];
-    const query = { select: EXPORT_COLUMNS, from: 'exports', where, values: [siteId], time: CREATED_AT };
-    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
+  listInSite(siteId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<ExportRecord[]> {
+    return EXPORTS.page(this.dataSource, siteId, limit, after);
   }
 
   /** Marks the export deleted; returns it as it was, or undefined when it is absent or already deleted. */

@@ -1,9 +1,8 @@
-import type { WriteActor } from '../audit/write-actor';
+import { auditOf, WriteActor } from '../audit/write-actor';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
@@ -75,15 +74,7 @@ export class ExportsService {
       );
       await this.audit.record(
         {
-          organizationId: actor.organizationId,
-          siteId: site.id,
-          actorType: 'api_key',
-          actorId: actor.apiKeyId,
-          action: 'conversations.export',
-          targetType: 'export',
-          targetId: id,
-          requestId: actor.requestId,
-          clientAddress: actor.clientAddress,
+          ...auditOf(actor, site.id, 'conversations.export', { type: 'export', id }),
           details: {
             format: request.format,
             filters,
@@ -117,11 +108,9 @@ export class ExportsService {
     request: PageRequest,
   ): Promise<KeysetPage<ExportRecord>> {
     const site = await this.sites.getOwned(organizationId, siteId);
-    const list = {
-      binding: { resource: 'exports', scope: site.id, filters: canonicalFilters({}) },
-      order: EXPORT_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) => this.exports.listInSite(site.id, limit, after));
+    return this.paging.pageInScope('exports', site.id, EXPORT_ORDER, request, (limit, after) =>
+      this.exports.listInSite(site.id, limit, after),
+    );
   }
 
   /**
@@ -132,17 +121,9 @@ export class ExportsService {
     const site = await this.sites.getOwned(actor.organizationId, siteId);
     const record = isId('exp', exportId) ? await this.exports.markDeleted(site.id, exportId) : undefined;
     if (!record) throw ApiError.notFound('export');
-    await this.audit.record({
-      organizationId: actor.organizationId,
-      siteId: site.id,
-      actorType: 'api_key',
-      actorId: actor.apiKeyId,
-      action: record.state === 'queued' || record.state === 'running' ? 'exports.cancel' : 'exports.delete',
-      targetType: 'export',
-      targetId: record.id,
-      requestId: actor.requestId,
-      clientAddress: actor.clientAddress,
-    });
+    const action =
+      record.state === 'queued' || record.state === 'running' ? 'exports.cancel' : 'exports.delete';
+    await this.audit.record(auditOf(actor, site.id, action, { type: 'export', id: record.id }));
     if (record.state === 'completed') {
       await this.storage.remove(record.storageKey ?? storageKeyOf(record)).catch((error: Error) => {
         this.logger.warn(`file of deleted export ${record.id} not removed: ${error.message}`);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
-import { newestFirstPageSql } from '../common/paging/newest-first-sql';
+import { ScopedTable } from '../common/paging/scoped-table';
 import { EventsWriter } from '../events/events.writer';
 import { pageImportClosedEvent } from './page-import-events';
 import { Bound, FailureReason, ImportCounts } from './import-counts';
@@ -14,6 +14,14 @@ const COLUMNS = `id, organization_id AS "organizationId", site_id AS "siteId", s
 
 /** Imports are listed by their start time. */
 const STARTED_AT = { column: 'started_at', key: 'startedAt' } as const;
+
+/** A site's imports, newest first by start. */
+const IMPORTS = new ScopedTable<PageImportRecord, 'startedAt'>({
+  table: 'page_imports',
+  columns: COLUMNS,
+  scope: 'site_id',
+  time: STARTED_AT,
+});
 
 export type NewImport = Pick<
   PageImportRecord,
@@ -115,23 +123,13 @@ export class PageImportsRepository {
     return rows[0];
   }
 
-  async findInSite(siteId: string, id: string): Promise<PageImportRecord | undefined> {
-    const rows = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM page_imports WHERE id = $1 AND site_id = $2`,
-      [id, siteId],
-    );
-    return rows[0];
+  findInSite(siteId: string, id: string): Promise<PageImportRecord | undefined> {
+    return IMPORTS.findOne(this.dataSource, siteId, id);
   }
 
   /** A page of the site's imports, newest first, after the (startedAt, id) position. */
-  async listInSite(
-    siteId: string,
-    limit: number,
-    after?: TimeAndId<'startedAt'>,
-  ): Promise<PageImportRecord[]> {
-    const where = ['site_id = $1'];
-    const query = { select: COLUMNS, from: 'page_imports', where, values: [siteId], time: STARTED_AT };
-    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
+  listInSite(siteId: string, limit: number, after?: TimeAndId<'startedAt'>): Promise<PageImportRecord[]> {
+    return IMPORTS.page(this.dataSource, siteId, limit, after);
   }
 
   /** Closes a running import as failed, whoever holds it (start-up failures, recovery). */

@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
+import { auditOf } from '../audit/write-actor';
 import { ApiError } from '../common/errors/api-error';
 import { isId, newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
@@ -97,15 +97,7 @@ export class PageImportsService {
         }
         await this.audit.record(
           {
-            organizationId: input.organizationId,
-            siteId: site.id,
-            actorType: 'api_key',
-            actorId: input.apiKeyId,
-            action: 'pages.discover',
-            targetType: 'page_import',
-            targetId: row.id,
-            requestId: input.requestId,
-            clientAddress: input.clientAddress,
+            ...auditOf(input, site.id, 'pages.discover', { type: 'page_import', id: row.id }),
             details: { sitemapUrl, sitemapGiven: row.sitemapGiven },
           },
           manager,
@@ -150,11 +142,9 @@ export class PageImportsService {
     request: PageRequest,
   ): Promise<KeysetPage<PageImportRecord>> {
     const site = await this.sites.getOwned(organizationId, siteId);
-    const list = {
-      binding: { resource: 'page_imports', scope: site.id, filters: canonicalFilters({}) },
-      order: IMPORT_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) => this.imports.listInSite(site.id, limit, after));
+    return this.paging.pageInScope('page_imports', site.id, IMPORT_ORDER, request, (limit, after) =>
+      this.imports.listInSite(site.id, limit, after),
+    );
   }
 }
 

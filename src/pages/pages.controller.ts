@@ -5,8 +5,9 @@ import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
 import { clientAddress } from '../common/http/client-address';
 import type { AuthContext, ServiceRequest } from '../common/http/request-context';
-import { pageAnswer } from '../common/paging/keyset-page';
-import { PAGING_PARAMS, ParamFault, params, parsePaging, parseQuery } from '../common/query/query-params';
+import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
+import { Paging } from '../common/query/paging.decorator';
+import { PAGING_PARAMS, ParamFault, params, parseQuery } from '../common/query/query-params';
 import {
   ApiDataResponse,
   ApiPagedList,
@@ -85,12 +86,9 @@ export class PagesController {
   async listImports(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
-    @Query() query: Record<string, unknown>,
+    @Paging() request: PageRequest,
   ) {
-    return pageAnswer(
-      await this.imports.list(auth.organizationId, siteId, parsePaging(query)),
-      presentImport,
-    );
+    return pageAnswer(await this.imports.list(auth.organizationId, siteId, request), presentImport);
   }
 
   @GetOneRoute({

@@ -14,6 +14,7 @@ import { PageImportsService } from './page-imports.service';
 import { PagesController } from './pages.controller';
 import { PagesRepository } from './pages.repository';
 import { PagesService } from './pages.service';
+import { workersOnly } from '../common/process/workers-only';
 
 /** The import queue, registered once and exported with PagesModule (one Queue object per process). */
 const pageImportQueue = BullModule.registerQueue({ name: PAGE_IMPORT_QUEUE });
@@ -53,11 +54,9 @@ export class PagesRoutesModule {}
 @Module({})
 export class PageImportWorkModule {
   static register(config: AppConfig): DynamicModule {
-    if (!config.workers) return { module: PageImportWorkModule };
-    return {
-      module: PageImportWorkModule,
+    return workersOnly(config, PageImportWorkModule, {
       imports: [PagesModule],
       providers: [PageImportProcessor],
-    };
+    });
   }
 }

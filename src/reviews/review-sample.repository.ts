@@ -71,21 +71,36 @@ function populationSql(siteId: string, filter: ConversationFilter): Statement {
 const needsRow = (filter: ConversationFilter, sql: FilterSql) => sql.needsHeap || filter.text !== undefined;
 
 /**
+ * The parameters, the site's placeholder and the condition "the candidate matches the filter"
+ * of a sample statement: `true` unfiltered (the filter's conditions and parameters left out),
+ * the filter's conditions on the index's columns, or `byRow` of them when the filter needs more.
+ */
+function candidateMatch(
+  siteId: string,
+  filter: ConversationFilter,
+  filtered: boolean,
+  byRow: (where: string) => string,
+): { p: SqlParams; site: string; matches: string } {
+  const sql = filtered ? buildFilterSql(siteId, filter) : undefined;
+  const p = sql?.params ?? new SqlParams();
+  const site = p.add(siteId);
+  const matches = !sql ? 'true' : needsRow(filter, sql) ? byRow(whereAll(sql)) : `(${whereAll(sql)})`;
+  return { p, site, matches };
+}
+
+/**
  * The rows at the given ranks (each an hour and an offset inside it, newest first), drawn `j`,
  * with whether each matches the filter. A rank the table does not hold returns no row. The
  * filter's conditions name their columns unqualified: in the outer SELECT they are the drawn
  * row's (`d` has only draw_* columns); a filter needing other columns reads the row by its key.
  */
 function drawSql(siteId: string, filter: ConversationFilter, filtered: boolean, draws: Draws): Statement {
-  // Unfiltered, the filter's conditions (and their parameters) are left out.
-  const sql = filtered ? buildFilterSql(siteId, filter) : undefined;
-  const p = sql?.params ?? new SqlParams();
-  const site = p.add(siteId);
-  const matches = !sql
-    ? 'true'
-    : needsRow(filter, sql)
-      ? `EXISTS (SELECT 1 FROM conversations WHERE id = x.id AND ${whereAll(sql)})`
-      : `(${whereAll(sql)})`;
+  const { p, site, matches } = candidateMatch(
+    siteId,
+    filter,
+    filtered,
+    (where) => `EXISTS (SELECT 1 FROM conversations WHERE id = x.id AND ${where})`,
+  );
   return {
     text: `SELECT d.draw_j AS j, x.id, ${matches} AS matches
       FROM unnest(${p.add(draws.j, '::int[]')}, ${p.add(draws.hour, '::timestamptz[]')}, ${p.add(draws.offset, '::int[]')})
@@ -121,17 +136,14 @@ function locateSql(siteId: string, filter: ConversationFilter): Statement {
  * matching the filter (`<rank> <id>`, comma-separated: a walk is chosen for few matches).
  */
 function walkSql(siteId: string, filter: ConversationFilter, filtered: boolean): Statement {
-  // Unfiltered, the filter's conditions (and their parameters) are left out.
-  const sql = filtered ? buildFilterSql(siteId, filter) : undefined;
-  const p = sql?.params ?? new SqlParams();
-  const site = p.add(siteId);
   // Keywords, reviewStatus and q need more than the index's columns: their candidates are found
   // by the filter's own plan and joined (a hashed subplan), instead of reading every row.
-  const matches = !sql
-    ? 'true'
-    : needsRow(filter, sql)
-      ? `id IN (SELECT id FROM conversations WHERE ${whereAll(sql)} AND ${CANDIDATE})`
-      : `(${whereAll(sql)})`;
+  const { p, site, matches } = candidateMatch(
+    siteId,
+    filter,
+    filtered,
+    (where) => `id IN (SELECT id FROM conversations WHERE ${where} AND ${CANDIDATE})`,
+  );
   return {
     text: `SELECT count(*)::int AS candidates, string_agg(rank || ' ' || id, ',') FILTER (WHERE matches) AS matches FROM (
         SELECT row_number() OVER (${ORDER}) - 1 AS rank, id, ${matches} AS matches

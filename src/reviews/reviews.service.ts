@@ -4,7 +4,7 @@ import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
 import { ConversationEvents } from '../conversations/conversation-events';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { effectiveLabel } from '../labels/label-outcome';
 import { LabelRecordsRepository, ReviewRecord } from '../labels/label-records.repository';
 import { SitesService } from '../sites/sites.service';
@@ -44,11 +44,7 @@ export class ReviewsService {
     input: ReviewInput,
   ): Promise<ReviewRecord> {
     return this.tx.run(async (manager) => {
-      await this.sites.assertOwned(actor.organizationId, siteId, manager);
-      const conversation = isId('conv', conversationId)
-        ? await this.reviews.lockConversation(manager, siteId, conversationId)
-        : undefined;
-      if (!conversation) throw ApiError.notFound('conversation');
+      const conversation = await this.lockedConversation(manager, actor, siteId, conversationId);
       if (conversation.labelStatus !== 'labeled' || !conversation.currentLabelId)
         throw new ApiError(
           'not_labeled',
@@ -106,11 +102,7 @@ export class ReviewsService {
   /** Deletes the review: a current one stops applying, the judge's label is the conversation's again. */
   async delete(actor: WriteActor, siteId: string, conversationId: string): Promise<void> {
     await this.tx.run(async (manager) => {
-      await this.sites.assertOwned(actor.organizationId, siteId, manager);
-      const conversation = isId('conv', conversationId)
-        ? await this.reviews.lockConversation(manager, siteId, conversationId)
-        : undefined;
-      if (!conversation) throw ApiError.notFound('conversation');
+      const conversation = await this.lockedConversation(manager, actor, siteId, conversationId);
       const removed = await this.reviews.delete(manager, conversationId);
       if (!removed) throw ApiError.notFound('review');
       if (conversation.labelStatus === 'labeled' && conversation.currentLabelId) {
@@ -131,5 +123,18 @@ export class ReviewsService {
         manager,
       );
     });
+  }
+
+  /**
+   * The conversation a review write is about, its row locked for the transaction: 404 not_found
+   * unless the site is the writer's and the conversation one of the site's.
+   */
+  private async lockedConversation(manager: EntityManager, actor: WriteActor, siteId: string, id: string) {
+    await this.sites.assertOwned(actor.organizationId, siteId, manager);
+    const conversation = isId('conv', id)
+      ? await this.reviews.lockConversation(manager, siteId, id)
+      : undefined;
+    if (!conversation) throw ApiError.notFound('conversation');
+    return conversation;
   }
 }

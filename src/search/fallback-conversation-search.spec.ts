@@ -62,7 +62,14 @@ describe('circuit breaker around the OpenSearch engine', () => {
     const breaker = new CircuitBreaker({ failureThreshold: 3, openMs: 1000 });
     const search = new FallbackConversationSearch(primary, fallback, breaker);
     const list = () => search.page('site_x', emptyFilter(), { limit: 1 });
-    return { primary, fallback, breaker, list, advance: (ms: number) => jest.setSystemTime(Date.now() + ms) };
+    const advance = (ms: number) => jest.setSystemTime(Date.now() + ms);
+    /** Opens the circuit (threshold failures in a row) and waits openMs: the next request is the trial. */
+    const halfOpen = async () => {
+      primary.failing = true;
+      for (let i = 0; i < 3; i++) await list();
+      advance(1000);
+    };
+    return { primary, fallback, breaker, list, advance, halfOpen };
   };
 
   it('a failure is answered by the fallback; the circuit stays closed below the threshold', async () => {
@@ -87,9 +94,7 @@ describe('circuit breaker around the OpenSearch engine', () => {
 
   it('after openMs one trial request goes to the primary: success closes the circuit', async () => {
     const s = setup();
-    s.primary.failing = true;
-    for (let i = 0; i < 3; i++) await s.list();
-    s.advance(1000);
+    await s.halfOpen();
     expect(s.breaker.state).toBe('half-open');
     s.primary.failing = false;
     expect(await s.list()).toEqual(page('conv_os'));
@@ -98,9 +103,7 @@ describe('circuit breaker around the OpenSearch engine', () => {
 
   it('a failed trial opens it again for openMs', async () => {
     const s = setup();
-    s.primary.failing = true;
-    for (let i = 0; i < 3; i++) await s.list();
-    s.advance(1000);
+    await s.halfOpen();
     expect(await s.list()).toEqual(page('conv_pg'));
     expect(s.breaker.state).toBe('open');
     s.advance(999);
@@ -111,9 +114,7 @@ describe('circuit breaker around the OpenSearch engine', () => {
 
   it('while the trial is in flight, other requests use the fallback', async () => {
     const s = setup();
-    s.primary.failing = true;
-    for (let i = 0; i < 3; i++) await s.list();
-    s.advance(1000);
+    await s.halfOpen();
     s.primary.failing = false;
     let answer!: () => void;
     s.primary.pending = new Promise<void>((resolve) => (answer = resolve));

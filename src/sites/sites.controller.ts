@@ -1,10 +1,10 @@
-import { Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
-import { pageAnswer } from '../common/paging/keyset-page';
-import { parsePaging } from '../common/query/query-params';
+import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
+import { Paging } from '../common/query/paging.decorator';
 import {
   ApiDataResponse,
   ApiKeyAuth,
@@ -28,8 +28,8 @@ export class SitesController {
   @Get()
   @ApiOperation({ summary: "List the organization's sites, newest first" })
   @ApiPagedList(SiteResponse)
-  async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
-    return pageAnswer(await this.sites.list(auth.organizationId, parsePaging(query)), presentSite);
+  async list(@Auth() auth: AuthContext, @Paging() request: PageRequest) {
+    return pageAnswer(await this.sites.list(auth.organizationId, request), presentSite);
   }
 
   @Post()

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
-import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
+import { CREATED_AT } from '../common/paging/newest-first-sql';
+import { ScopedTable } from '../common/paging/scoped-table';
 import type { RedactionPattern } from '../redaction/redaction-patterns';
 
 export interface SiteRecord {
@@ -28,6 +29,15 @@ export interface RecordingSettings {
 const COLUMNS = `id, organization_id AS "organizationId", name, origin, aliases, page_limit AS "pageLimit",
   exclusions, retention_days AS "retentionDays", redaction_patterns AS "redactionPatterns", created_at AS "createdAt"`;
 
+/** An organization's live sites. */
+const SITES = new ScopedTable<SiteRecord, 'createdAt'>({
+  table: 'sites',
+  columns: COLUMNS,
+  scope: 'organization_id',
+  live: ['deleted_at IS NULL'],
+  time: CREATED_AT,
+});
+
 @Injectable()
 export class SitesRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -38,11 +48,7 @@ export class SitesRepository {
     siteId: string,
     manager: EntityManager = this.dataSource.manager,
   ): Promise<SiteRecord | undefined> {
-    const rows = await manager.query(
-      `SELECT ${COLUMNS} FROM sites WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL`,
-      [siteId, organizationId],
-    );
-    return rows[0];
+    return SITES.findOne(manager, organizationId, siteId);
   }
 
   /** The owner of a live site, or undefined (absent or deleted). */
@@ -71,14 +77,8 @@ export class SitesRepository {
   }
 
   /** A page of the organization's live sites, newest first, after the (createdAt, id) position. */
-  async listOwned(
-    organizationId: string,
-    limit: number,
-    after?: TimeAndId<'createdAt'>,
-  ): Promise<SiteRecord[]> {
-    const where = ['organization_id = $1', 'deleted_at IS NULL'];
-    const query = { select: COLUMNS, from: 'sites', where, values: [organizationId], time: CREATED_AT };
-    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
+  listOwned(organizationId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<SiteRecord[]> {
+    return SITES.page(this.dataSource, organizationId, limit, after);
   }
 
   async insert(

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
@@ -67,11 +66,7 @@ export class SitesService {
 
   /** A page of the organization's live sites, newest first. */
   async list(organizationId: string, request: PageRequest): Promise<KeysetPage<SiteRecord>> {
-    const list = {
-      binding: { resource: 'sites', scope: organizationId, filters: canonicalFilters({}) },
-      order: SITE_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) =>
+    return this.paging.pageInScope('sites', organizationId, SITE_ORDER, request, (limit, after) =>
       this.sites.listOwned(organizationId, limit, after),
     );
   }

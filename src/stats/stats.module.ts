@@ -8,6 +8,7 @@ import { AgreementRepository } from './agreement.repository';
 import { StatsRollupJobs } from './stats-rollup-jobs';
 import { StatsController } from './stats.controller';
 import { StatsService } from './stats.service';
+import { workersOnly } from '../common/process/workers-only';
 
 /**
  * The statistics endpoint, `GET /api/v1/sites/{siteId}/conversations/stats`: its request parsing
@@ -26,7 +27,9 @@ export class StatsModule {}
 @Module({})
 export class StatsRollupJobsModule {
   static register(config: AppConfig): DynamicModule {
-    if (!config.workers) return { module: StatsRollupJobsModule };
-    return { module: StatsRollupJobsModule, imports: [StatsEnginesModule], providers: [StatsRollupJobs] };
+    return workersOnly(config, StatsRollupJobsModule, {
+      imports: [StatsEnginesModule],
+      providers: [StatsRollupJobs],
+    });
   }
 }

@@ -1,8 +1,8 @@
-import { Body, Param, Query } from '@nestjs/common';
+import { Body, Param } from '@nestjs/common';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
-import { pageAnswer } from '../common/paging/keyset-page';
-import { parsePaging } from '../common/query/query-params';
+import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
+import { Paging } from '../common/query/paging.decorator';
 import {
   CreateRoute,
   DeleteRoute,
@@ -36,12 +36,8 @@ export class ViewsController {
   }
 
   @ListRoute({ summary: "A site's views, newest first, one page at a time" }, ViewSchema)
-  async list(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Query() query: Record<string, unknown>,
-  ) {
-    return pageAnswer(await this.views.list(auth.organizationId, siteId, parsePaging(query)), presentView);
+  async list(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Paging() request: PageRequest) {
+    return pageAnswer(await this.views.list(auth.organizationId, siteId, request), presentView);
   }
 
   @GetOneRoute({ id: ['viewId', 'view'], operation: { summary: 'One view' }, schema: ViewSchema })

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { countWithSiteLocked } from '../sites/site-quota';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
-import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
+import { CREATED_AT } from '../common/paging/newest-first-sql';
+import { ScopedTable } from '../common/paging/scoped-table';
 import type { ConversationFilter } from '../search/listing/conversation-filter';
 import { storedFilter } from './public-filters';
 import { VIEW_COLUMNS, ViewRecord } from './view.records';
@@ -12,6 +13,13 @@ export interface ViewChanges {
   description?: string | null;
   filter?: ConversationFilter;
 }
+
+const VIEWS = new ScopedTable<ViewRecord, 'createdAt'>({
+  table: 'views',
+  columns: VIEW_COLUMNS,
+  scope: 'site_id',
+  time: CREATED_AT,
+});
 
 const loaded = (row: ViewRecord | undefined): ViewRecord | undefined =>
   row && { ...row, filter: storedFilter(row.filter) };
@@ -44,22 +52,11 @@ export class ViewsRepository {
     manager: EntityManager = this.dataSource.manager,
     lock = false,
   ): Promise<ViewRecord | undefined> {
-    const rows = await manager.query(
-      `SELECT ${VIEW_COLUMNS} FROM views WHERE id = $1 AND site_id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [id, siteId],
-    );
-    return loaded(rows[0]);
+    return loaded(await VIEWS.findOne(manager, siteId, id, lock));
   }
 
   async listInSite(siteId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<ViewRecord[]> {
-    const query = {
-      select: VIEW_COLUMNS,
-      from: 'views',
-      where: ['site_id = $1'],
-      values: [siteId],
-      time: CREATED_AT,
-    };
-    const rows: ViewRecord[] = await this.dataSource.query(...newestFirstPageSql(query, limit, after));
+    const rows = await VIEWS.page(this.dataSource, siteId, limit, after);
     return rows.map((r) => loaded(r)!);
   }
 

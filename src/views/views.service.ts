@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { IdPrefix, isId, newId } from '../common/ids/ids';
@@ -63,11 +62,9 @@ export class ViewsService {
   /** One page of the site's views, newest first. */
   async list(organizationId: string, siteId: string, request: PageRequest): Promise<KeysetPage<ViewRecord>> {
     await this.sites.assertOwned(organizationId, siteId);
-    const list = {
-      binding: { resource: 'views', scope: siteId, filters: canonicalFilters({}) },
-      order: VIEW_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) => this.views.listInSite(siteId, limit, after));
+    return this.paging.pageInScope('views', siteId, VIEW_ORDER, request, (limit, after) =>
+      this.views.listInSite(siteId, limit, after),
+    );
   }
 
   /**

@@ -1,11 +1,11 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ValidBody } from '../common/http/validation';
 import { Auth } from '../auth/auth.decorator';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import type { AuthContext } from '../common/http/request-context';
-import { pageAnswer } from '../common/paging/keyset-page';
-import { parsePaging } from '../common/query/query-params';
+import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
+import { Paging } from '../common/query/paging.decorator';
 import {
   ApiDataResponse,
   ApiKeyAuth,
@@ -54,8 +54,8 @@ export class WebhooksController {
   @Get()
   @ApiOperation({ summary: "The organization's webhooks, newest first" })
   @ApiPagedList(WebhookSchema)
-  async list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>) {
-    return pageAnswer(await this.webhooks.list(auth.organizationId, parsePaging(query)), presentWebhook);
+  async list(@Auth() auth: AuthContext, @Paging() request: PageRequest) {
+    return pageAnswer(await this.webhooks.list(auth.organizationId, request), presentWebhook);
   }
 
   @GetOneRoute({
@@ -114,9 +114,9 @@ export class WebhooksController {
   async deliveries(
     @Auth() auth: AuthContext,
     @Param('webhookId') id: string,
-    @Query() query: Record<string, unknown>,
+    @Paging() request: PageRequest,
   ) {
-    const page = await this.webhooks.deliveries(auth.organizationId, id, parsePaging(query));
+    const page = await this.webhooks.deliveries(auth.organizationId, id, request);
     return pageAnswer(page, presentDelivery);
   }
 

@@ -9,6 +9,7 @@ import { WebhookSecrets } from './webhook-secrets';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
+import { workersOnly } from '../common/process/workers-only';
 
 /** The endpoints' signing secrets, sealed at rest: for the routes and the delivery workers. */
 @Module({ providers: [WebhookSecrets], exports: [WebhookSecrets] })
@@ -26,11 +27,9 @@ export class WebhooksModule {}
 @Module({})
 export class WebhookDeliveryModule {
   static register(config: AppConfig): DynamicModule {
-    if (!config.workers) return { module: WebhookDeliveryModule };
-    return {
-      module: WebhookDeliveryModule,
+    return workersOnly(config, WebhookDeliveryModule, {
       imports: [EventsModule, WebhookSecretsModule],
       providers: [WebhookMessagesRepository, WebhookDeliveryWorker],
-    };
+    });
   }
 }

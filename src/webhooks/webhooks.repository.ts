@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
-import { CREATED_AT, newestFirstPageSql } from '../common/paging/newest-first-sql';
+import { CREATED_AT } from '../common/paging/newest-first-sql';
+import { ScopedTable } from '../common/paging/scoped-table';
 
 /** Delivery attempts are listed by the time they were made. */
 const ATTEMPTED_AT = { column: 'attempted_at', key: 'attemptedAt' } as const;
@@ -52,6 +53,20 @@ const COLUMNS = `id, organization_id AS "organizationId", url, events, site_ids 
 const DELIVERY_COLUMNS = `id, event_id AS "eventId", attempted_at AS "attemptedAt", status_code AS "statusCode",
   error, duration_ms AS "durationMs"`;
 
+const WEBHOOKS = new ScopedTable<WebhookRecord, 'createdAt'>({
+  table: 'webhooks',
+  columns: COLUMNS,
+  scope: 'organization_id',
+  time: CREATED_AT,
+});
+
+const DELIVERIES = new ScopedTable<DeliveryRecord, 'attemptedAt'>({
+  table: 'webhook_deliveries',
+  columns: DELIVERY_COLUMNS,
+  scope: 'webhook_id',
+  time: ATTEMPTED_AT,
+});
+
 /** The SQL of webhook endpoints, their deliveries log, replays and test events. */
 @Injectable()
 export class WebhooksRepository {
@@ -95,11 +110,7 @@ export class WebhooksRepository {
     manager: EntityManager = this.dataSource.manager,
     lock = false,
   ): Promise<WebhookRecord | undefined> {
-    const rows = await manager.query(
-      `SELECT ${COLUMNS} FROM webhooks WHERE id = $1 AND organization_id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [id, organizationId],
-    );
-    return rows[0];
+    return WEBHOOKS.findOne(manager, organizationId, id, lock);
   }
 
   /** A webhook by id alone (the delivery workers). */
@@ -108,14 +119,8 @@ export class WebhooksRepository {
     return rows[0];
   }
 
-  async listOwned(
-    organizationId: string,
-    limit: number,
-    after?: TimeAndId<'createdAt'>,
-  ): Promise<WebhookRecord[]> {
-    const where = ['organization_id = $1'];
-    const query = { select: COLUMNS, from: 'webhooks', where, values: [organizationId], time: CREATED_AT };
-    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
+  listOwned(organizationId: string, limit: number, after?: TimeAndId<'createdAt'>): Promise<WebhookRecord[]> {
+    return WEBHOOKS.page(this.dataSource, organizationId, limit, after);
   }
 
   /**
@@ -187,20 +192,12 @@ export class WebhooksRepository {
   }
 
   /** A page of a webhook's delivery attempts, newest first. */
-  async listDeliveries(
+  listDeliveries(
     webhookId: string,
     limit: number,
     after?: TimeAndId<'attemptedAt'>,
   ): Promise<DeliveryRecord[]> {
-    const where = ['webhook_id = $1'];
-    const query = {
-      select: DELIVERY_COLUMNS,
-      from: 'webhook_deliveries',
-      where,
-      values: [webhookId],
-      time: ATTEMPTED_AT,
-    };
-    return this.dataSource.query(...newestFirstPageSql(query, limit, after));
+    return DELIVERIES.page(this.dataSource, webhookId, limit, after);
   }
 
   /** Queues a message whose body is given (the webhook.test event). */

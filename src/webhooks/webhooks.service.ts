@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { canonicalFilters } from '../common/cursor/cursor-codec';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
@@ -81,11 +80,7 @@ export class WebhooksService {
   }
 
   async list(organizationId: string, request: PageRequest): Promise<KeysetPage<WebhookRecord>> {
-    const list = {
-      binding: { resource: 'webhooks', scope: organizationId, filters: canonicalFilters({}) },
-      order: WEBHOOK_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) =>
+    return this.paging.pageInScope('webhooks', organizationId, WEBHOOK_ORDER, request, (limit, after) =>
       this.webhooks.listOwned(organizationId, limit, after),
     );
   }
@@ -142,11 +137,9 @@ export class WebhooksService {
     request: PageRequest,
   ): Promise<KeysetPage<DeliveryRecord>> {
     await this.get(organizationId, id);
-    const list = {
-      binding: { resource: 'webhook-deliveries', scope: id, filters: canonicalFilters({}) },
-      order: DELIVERY_ORDER,
-    };
-    return this.paging.page(list, request, (limit, after) => this.webhooks.listDeliveries(id, limit, after));
+    return this.paging.pageInScope('webhook-deliveries', id, DELIVERY_ORDER, request, (limit, after) =>
+      this.webhooks.listDeliveries(id, limit, after),
+    );
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CursorBinding, CursorCodec, invalidCursor } from '../cursor/cursor-codec';
+import { canonicalFilters, CursorBinding, CursorCodec, invalidCursor } from '../cursor/cursor-codec';
 import { IdPrefix, isId } from '../ids/ids';
 
 /**
@@ -89,6 +89,20 @@ export class KeysetPaging {
   ): Promise<KeysetPage<T>> {
     const rows = await fetch(request.limit + 1, this.after(list, request.cursor));
     return this.pageOf(list, rows.slice(0, request.limit), rows.length > request.limit);
+  }
+
+  /**
+   * One page of a list that takes no filters: the `resource`s of one `scope` (a site, an
+   * organization, the alert whose history it is), its cursors bound to both.
+   */
+  pageInScope<P, R, T extends R>(
+    resource: string,
+    scope: string,
+    order: KeysetOrder<P, R>,
+    request: PageRequest,
+    fetch: (limit: number, after: P | undefined) => Promise<T[]>,
+  ): Promise<KeysetPage<T>> {
+    return this.page({ binding: { resource, scope, filters: canonicalFilters({}) }, order }, request, fetch);
   }
 
   /**

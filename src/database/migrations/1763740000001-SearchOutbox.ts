@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { searchOutboxFunction, SITE_DELETED_PER_CONVERSATION } from './shared/triggers';
 
 /**
  * The OpenSearch mirror's outbox (issue 7). Postgres stays the source of truth; triggers write
@@ -56,36 +57,19 @@ export class SearchOutbox1763740000001 implements MigrationInterface {
       CREATE TRIGGER conversations_search_version BEFORE INSERT OR UPDATE ON conversations
       FOR EACH ROW EXECUTE FUNCTION conversations_search_version()`);
 
-    await q.query(`
-      CREATE FUNCTION conversations_search_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NOT (SELECT enabled FROM search_mirror_state) THEN
-          RETURN NULL;
-        END IF;
-        IF TG_OP = 'DELETE' THEN
+    const perRow = `        IF TG_OP = 'DELETE' THEN
           INSERT INTO search_outbox (conversation_id, site_id, reason, version)
           VALUES (OLD.id, OLD.site_id, 'delete', nextval('conversation_search_version_seq'));
         ELSE
           INSERT INTO search_outbox (conversation_id, site_id, reason, version)
           VALUES (NEW.id, NEW.site_id, lower(TG_OP), NEW.search_version);
-        END IF;
-        RETURN NULL;
-      END $$`);
+        END IF;`;
+    await q.query(searchOutboxFunction('CREATE', 'conversations_search_outbox', perRow));
     await q.query(`
       CREATE TRIGGER conversations_search_outbox AFTER INSERT OR UPDATE OR DELETE ON conversations
       FOR EACH ROW EXECUTE FUNCTION conversations_search_outbox()`);
 
-    await q.query(`
-      CREATE FUNCTION sites_search_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NOT (SELECT enabled FROM search_mirror_state) THEN
-          RETURN NULL;
-        END IF;
-        INSERT INTO search_outbox (conversation_id, site_id, reason, version)
-        SELECT c.id, c.site_id, 'site_deleted', nextval('conversation_search_version_seq')
-        FROM conversations c WHERE c.site_id = NEW.id;
-        RETURN NULL;
-      END $$`);
+    await q.query(searchOutboxFunction('CREATE', 'sites_search_outbox', SITE_DELETED_PER_CONVERSATION));
     await q.query(`
       CREATE TRIGGER sites_search_outbox AFTER UPDATE OF deleted_at ON sites
       FOR EACH ROW WHEN (OLD.deleted_at IS NULL AND NEW.deleted_at IS NOT NULL)

@@ -1,4 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import {
+  allowFullBackfill,
+  createConversationStatementTriggers,
+  rollupTriggerFunction,
+} from './shared/triggers';
 
 /** Bits of `label_bits` the rollups count, as of this migration: the tokens of taxonomy v1.1. */
 const LABEL_BITS = 32;
@@ -35,17 +40,13 @@ export function contributions(changed: string): string {
 export const CELL_BIN_EDGES = scoreBinEdges(20);
 
 /**
- * One statement upserting the all-time per-cell rollup: per site and combination of channel,
- * language, label status and feedback kinds (a "cell", at most 288), the conversations (kind 0),
- * per agent (3), per label token (6) and per 0.05 score bin (7/8/9, with the sum of the values).
+ * The per-cell deltas of a set of conversation rows `c` carrying a `sign`, grouped by cell, kind
+ * and key: the FROM, GROUP BY and HAVING of a per-cell rollup statement.
  */
-export function cellUpsert(changed: string): string {
+export function cellDeltas(changed: string): string {
   const bin = (column: string, kind: number) =>
     `UNION ALL SELECT ${kind}, (width_bucket(c.${column}, ${CELL_BIN_EDGES}))::text, c.${column} WHERE c.${column} IS NOT NULL`;
-  return `
-    INSERT INTO conversation_stats_cell AS x (site_id, channel, language, label_status, fp, fn, kind, key, n, total)
-    SELECT site_id, channel, language, label_status, fp, fn, kind, key, sum(sign), coalesce(sum(sign * v::numeric), 0)
-    FROM (
+  return `    FROM (
       SELECT c.sign, c.site_id, c.channel, c.language, c.label_status, c.feedback_positive > 0 AS fp,
         c.feedback_negative > 0 AS fn, k.kind, k.key, k.v
       FROM (${changed}) c
@@ -60,19 +61,36 @@ export function cellUpsert(changed: string): string {
       ) k(kind, key, v)
     ) y
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-    HAVING sum(sign) <> 0 OR coalesce(sum(sign * v::numeric), 0) <> 0
+    HAVING sum(sign) <> 0 OR coalesce(sum(sign * v::numeric), 0) <> 0`;
+}
+
+/**
+ * One statement upserting the all-time per-cell rollup: per site and combination of channel,
+ * language, label status and feedback kinds (a "cell", at most 288), the conversations (kind 0),
+ * per agent (3), per label token (6) and per 0.05 score bin (7/8/9, with the sum of the values).
+ */
+export function cellUpsert(changed: string): string {
+  return `
+    INSERT INTO conversation_stats_cell AS x (site_id, channel, language, label_status, fp, fn, kind, key, n, total)
+    SELECT site_id, channel, language, label_status, fp, fn, kind, key, sum(sign), coalesce(sum(sign * v::numeric), 0)
+${cellDeltas(changed)}
     ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
     ON CONFLICT (site_id, channel, language, label_status, fp, fn, kind, key)
     DO UPDATE SET n = x.n + excluded.n, total = x.total + excluded.total`;
 }
 
+/** The CTE `delta`: the daily deltas of a statement per site, day, kind and key. */
+export function dailyDelta(changed: string): string {
+  return `    WITH delta AS MATERIALIZED (
+      SELECT site_id, day, kind, key, sum(sign)::int AS n FROM (${contributions(changed)}) x
+      GROUP BY site_id, day, kind, key HAVING sum(sign) <> 0
+    )`;
+}
+
 /** One statement upserting the daily and per-site rollups from the contributions, in key order. */
 export function rollupUpsert(changed: string): string {
   return `
-    WITH delta AS MATERIALIZED (
-      SELECT site_id, day, kind, key, sum(sign)::int AS n FROM (${contributions(changed)}) x
-      GROUP BY site_id, day, kind, key HAVING sum(sign) <> 0
-    ), daily AS (
+${dailyDelta(changed)}, daily AS (
       INSERT INTO conversation_stats_daily AS d (site_id, day, kind, key, n)
       SELECT site_id, day, kind, key, n FROM delta ORDER BY site_id, day, kind, key
       ON CONFLICT (site_id, day, kind, key) DO UPDATE SET n = d.n + excluded.n
@@ -102,6 +120,21 @@ export function hourlyUpsert(changed: string): string {
       service_n = h.service_n + excluded.service_n, service_sum = h.service_sum + excluded.service_sum,
       trust_n = h.trust_n + excluded.trust_n, trust_sum = h.trust_sum + excluded.trust_sum`;
 }
+
+/** The three upserts of one trigger call, as the trigger functions of this migration join them. */
+export function upsertAll(changed: string): string {
+  return [rollupUpsert(changed), cellUpsert(changed), hourlyUpsert(changed)].join(';\n          ');
+}
+
+/** The summed columns of a time-bucketed rollup table (hourly here), as CREATE TABLE lists them. */
+export const TIME_BUCKET_SUMS = `n bigint NOT NULL,
+        labeled bigint NOT NULL,
+        quality_n bigint NOT NULL,
+        quality_sum numeric NOT NULL,
+        service_n bigint NOT NULL,
+        service_sum numeric NOT NULL,
+        trust_n bigint NOT NULL,
+        trust_sum numeric NOT NULL,`;
 
 export const COLUMNS =
   'site_id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, label_bits, score_quality, score_service, score_trust';
@@ -174,38 +207,15 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
       CREATE TABLE conversation_stats_hourly (
         site_id text NOT NULL,
         hour timestamptz NOT NULL,
-        n bigint NOT NULL,
-        labeled bigint NOT NULL,
-        quality_n bigint NOT NULL,
-        quality_sum numeric NOT NULL,
-        service_n bigint NOT NULL,
-        service_sum numeric NOT NULL,
-        trust_n bigint NOT NULL,
-        trust_sum numeric NOT NULL,
+        ${TIME_BUCKET_SUMS}
         PRIMARY KEY (site_id, hour)
       )`);
     for (const [op, changed] of Object.entries(CHANGED)) {
-      await q.query(`
-        CREATE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-        BEGIN
-          ${rollupUpsert(changed)};
-          ${cellUpsert(changed)};
-          ${hourlyUpsert(changed)};
-          RETURN NULL;
-        END $fn$`);
+      await q.query(rollupTriggerFunction('CREATE', `conversation_stats_on_${op}`, upsertAll(changed)));
     }
-    await q.query(`
-      CREATE TRIGGER conversation_stats_insert AFTER INSERT ON conversations
-      REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION conversation_stats_on_insert()`);
-    await q.query(`
-      CREATE TRIGGER conversation_stats_update AFTER UPDATE ON conversations
-      REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION conversation_stats_on_update()`);
-    await q.query(`
-      CREATE TRIGGER conversation_stats_delete AFTER DELETE ON conversations
-      REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION conversation_stats_on_delete()`);
+    await createConversationStatementTriggers(q, 'conversation_stats');
     // Existing rows (the triggers see only later writes; this runs in the migration's transaction).
-    await q.query(`SET LOCAL statement_timeout = 0`);
-    await q.query(`SET LOCAL work_mem = '256MB'`);
+    await allowFullBackfill(q);
     await q.query(rollupUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));
     await q.query(cellUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));
     await q.query(hourlyUpsert(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`));

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createCommitStamp } from './shared/triggers';
 
 /**
  * The organization change feed (GET /api/v1/events; docs/events.md).
@@ -44,15 +45,7 @@ export class Events1763780000000 implements MigrationInterface {
     await q.query(`CREATE SEQUENCE event_commit_seq`);
     // Fires at COMMIT, after every other statement of the transaction: the stamp is drawn as
     // late as possible, so a commit that ends before another begins has the lower stamp.
-    await q.query(`
-      CREATE FUNCTION events_commit_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        UPDATE events SET commit_seq = nextval('event_commit_seq') WHERE seq = NEW.seq;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE CONSTRAINT TRIGGER events_commit_stamp AFTER INSERT ON events
-      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION events_commit_stamp()`);
+    await createCommitStamp(q, 'events_commit_stamp', 'events', 'seq');
     await q.query(`
       CREATE TABLE event_feed (
         singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),

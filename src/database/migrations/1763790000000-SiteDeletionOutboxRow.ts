@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { searchOutboxFunction, SITE_DELETED_PER_CONVERSATION } from './shared/triggers';
 
 /**
  * Site deletion writes one outbox row for the site, not one per conversation: with millions of
@@ -14,30 +15,15 @@ export class SiteDeletionOutboxRow1763790000000 implements MigrationInterface {
     await q.query(`
       ALTER TABLE search_outbox ADD CONSTRAINT search_outbox_site_row_check
       CHECK ((conversation_id IS NULL) = (reason = 'site_deleted')) NOT VALID`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION sites_search_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NOT (SELECT enabled FROM search_mirror_state) THEN
-          RETURN NULL;
-        END IF;
-        INSERT INTO search_outbox (conversation_id, site_id, reason, version)
-        VALUES (NULL, NEW.id, 'site_deleted', nextval('conversation_search_version_seq'));
-        RETURN NULL;
-      END $$`);
+    const siteRow = `        INSERT INTO search_outbox (conversation_id, site_id, reason, version)
+        VALUES (NULL, NEW.id, 'site_deleted', nextval('conversation_search_version_seq'));`;
+    await q.query(searchOutboxFunction('CREATE OR REPLACE', 'sites_search_outbox', siteRow));
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`
-      CREATE OR REPLACE FUNCTION sites_search_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NOT (SELECT enabled FROM search_mirror_state) THEN
-          RETURN NULL;
-        END IF;
-        INSERT INTO search_outbox (conversation_id, site_id, reason, version)
-        SELECT c.id, c.site_id, 'site_deleted', nextval('conversation_search_version_seq')
-        FROM conversations c WHERE c.site_id = NEW.id;
-        RETURN NULL;
-      END $$`);
+    await q.query(
+      searchOutboxFunction('CREATE OR REPLACE', 'sites_search_outbox', SITE_DELETED_PER_CONVERSATION),
+    );
     await q.query(`ALTER TABLE search_outbox DROP CONSTRAINT search_outbox_site_row_check`);
     await q.query(`DELETE FROM search_outbox WHERE conversation_id IS NULL`);
     await q.query(`ALTER TABLE search_outbox ALTER COLUMN conversation_id SET NOT NULL`);

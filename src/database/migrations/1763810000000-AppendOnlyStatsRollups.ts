@@ -1,15 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import {
-  CELL_BIN_EDGES,
-  cellUpsert,
-  CHANGED,
-  contributions,
-  hourlyUpsert,
-  rollupUpsert,
-} from './1763750000000-ConversationStatsRollups';
-
-/** Bits of `label_bits` the rollups count, as of this migration. */
-const LABEL_BITS = 32;
+import { cellDeltas, CHANGED, dailyDelta, upsertAll } from './1763750000000-ConversationStatsRollups';
+import { rollupTriggerFunction } from './shared/triggers';
 
 /** The rollup tables of this migration and the columns that key a row (their primary keys before it). */
 const ROLLUP_KEYS = {
@@ -55,10 +46,7 @@ function foldSql(table: string, keys: readonly string[], sums: readonly string[]
 /** Daily and per-site deltas of a statement, appended. */
 export function dailyAppend(changed: string): string {
   return `
-    WITH delta AS MATERIALIZED (
-      SELECT site_id, day, kind, key, sum(sign)::int AS n FROM (${contributions(changed)}) x
-      GROUP BY site_id, day, kind, key HAVING sum(sign) <> 0
-    ), daily AS (
+${dailyDelta(changed)}, daily AS (
       INSERT INTO conversation_stats_daily (site_id, day, kind, key, n, fresh)
       SELECT site_id, day, kind, key, n, true FROM delta
     )
@@ -68,37 +56,20 @@ export function dailyAppend(changed: string): string {
 
 /** Per-cell deltas of a statement, appended (cells as in ConversationStatsRollups). */
 export function cellAppend(changed: string): string {
-  const bin = (column: string, kind: number) =>
-    `UNION ALL SELECT ${kind}, (width_bucket(c.${column}, ${CELL_BIN_EDGES}))::text, c.${column} WHERE c.${column} IS NOT NULL`;
   return `
     INSERT INTO conversation_stats_cell (site_id, channel, language, label_status, fp, fn, kind, key, n, total, fresh)
     SELECT site_id, channel, language, label_status, fp, fn, kind, key, sum(sign), coalesce(sum(sign * v::numeric), 0), true
-    FROM (
-      SELECT c.sign, c.site_id, c.channel, c.language, c.label_status, c.feedback_positive > 0 AS fp,
-        c.feedback_negative > 0 AS fn, k.kind, k.key, k.v
-      FROM (${changed}) c
-      CROSS JOIN LATERAL (
-        SELECT 0::smallint, ''::text, NULL::float8
-        UNION ALL SELECT 3, c.agent_id, NULL
-        UNION ALL SELECT 6, b::text, NULL FROM generate_series(0, ${LABEL_BITS - 1}) b
-          WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
-        ${bin('score_quality', 7)}
-        ${bin('score_service', 8)}
-        ${bin('score_trust', 9)}
-      ) k(kind, key, v)
-    ) y
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-    HAVING sum(sign) <> 0 OR coalesce(sum(sign * v::numeric), 0) <> 0`;
+${cellDeltas(changed)}`;
 }
 
-/** Hourly deltas of a statement, appended. */
-export function hourlyAppend(changed: string): string {
+/**
+ * The sums of a time-bucketed rollup (conversations, labeled ones, each score's count and sum) of
+ * a statement's rows, per site and `bucket` (an expression and its alias), rows of 0 left out.
+ */
+export function bucketSums(bucket: string, changed: string): string {
   const score = (name: string) =>
     `coalesce(sum(sign) FILTER (WHERE score_${name} IS NOT NULL), 0) AS ${name}_n, coalesce(sum(sign * score_${name}::numeric), 0) AS ${name}_sum`;
-  return `
-    INSERT INTO conversation_stats_hourly (site_id, hour, n, labeled, quality_n, quality_sum, service_n, service_sum, trust_n, trust_sum, fresh)
-    SELECT site_id, hour, n, labeled, quality_n, quality_sum, service_n, service_sum, trust_n, trust_sum, true FROM (
-      SELECT site_id, date_trunc('hour', created_at, 'UTC') AS hour, sum(sign) AS n,
+  return `      SELECT site_id, ${bucket}, sum(sign) AS n,
         coalesce(sum(sign) FILTER (WHERE label_status = 'labeled'), 0) AS labeled,
         ${score('quality')}, ${score('service')}, ${score('trust')}
       FROM (${changed}) c
@@ -106,6 +77,14 @@ export function hourlyAppend(changed: string): string {
     ) h
     WHERE n <> 0 OR labeled <> 0 OR quality_n <> 0 OR quality_sum <> 0 OR service_n <> 0 OR service_sum <> 0
       OR trust_n <> 0 OR trust_sum <> 0`;
+}
+
+/** Hourly deltas of a statement, appended. */
+export function hourlyAppend(changed: string): string {
+  return `
+    INSERT INTO conversation_stats_hourly (site_id, hour, n, labeled, quality_n, quality_sum, service_n, service_sum, trust_n, trust_sum, fresh)
+    SELECT site_id, hour, n, labeled, quality_n, quality_sum, service_n, service_sum, trust_n, trust_sum, true FROM (
+${bucketSums(`date_trunc('hour', created_at, 'UTC') AS hour`, changed)}`;
 }
 
 /**
@@ -140,26 +119,17 @@ export class AppendOnlyStatsRollups1763810000000 implements MigrationInterface {
     }
     const append = [dailyAppend, cellAppend, hourlyAppend];
     for (const [op, changed] of Object.entries(CHANGED)) {
-      await q.query(`
-        CREATE OR REPLACE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-        BEGIN
-          ${append.map((f) => f(changed)).join(';\n')};
-          RETURN NULL;
-        END $fn$`);
+      const body = append.map((f) => f(changed)).join(';\n');
+      await q.query(rollupTriggerFunction('CREATE OR REPLACE', `conversation_stats_on_${op}`, body));
     }
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`SET LOCAL statement_timeout = 0`);
     for (const [op, changed] of Object.entries(CHANGED)) {
-      await q.query(`
-        CREATE OR REPLACE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-        BEGIN
-          ${rollupUpsert(changed)};
-          ${cellUpsert(changed)};
-          ${hourlyUpsert(changed)};
-          RETURN NULL;
-        END $fn$`);
+      await q.query(
+        rollupTriggerFunction('CREATE OR REPLACE', `conversation_stats_on_${op}`, upsertAll(changed)),
+      );
     }
     for (const [table, keys] of Object.entries(ROLLUP_KEYS)) {
       await q.query(compactSql(table as keyof typeof ROLLUP_KEYS, false));

@@ -1,9 +1,21 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { BIN_EDGES, CHANGED, COLUMNS } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
+import { allowFullBackfill, rollupTriggerFunction } from './shared/triggers';
 
 /** Bits of `label_bits` the rollups count, as of this migration. */
 const LABEL_BITS = 32;
+
+/**
+ * The per-agent rollup's rows of a conversation `c` before its tokens and score bins, as
+ * (kind, key, value): all (0), channel (1), language (2), label status (4), feedback kinds (5).
+ */
+export const AGENT_DIMENSIONS = `SELECT 0::smallint, ''::text, NULL::float8
+        UNION ALL SELECT 1, c.channel, NULL
+        UNION ALL SELECT 2, c.language, NULL
+        UNION ALL SELECT 4, c.label_status, NULL
+        UNION ALL SELECT 5, 'positive', NULL WHERE c.feedback_positive > 0
+        UNION ALL SELECT 5, 'negative', NULL WHERE c.feedback_negative > 0`;
 
 /** The per-agent deltas of a set of conversation rows `c` carrying a `sign`. */
 function agentDeltas(changed: string): string {
@@ -15,12 +27,7 @@ function agentDeltas(changed: string): string {
       SELECT c.sign, c.site_id, c.agent_id, k.kind, k.key, k.v
       FROM (${changed}) c
       CROSS JOIN LATERAL (
-        SELECT 0::smallint, ''::text, NULL::float8
-        UNION ALL SELECT 1, c.channel, NULL
-        UNION ALL SELECT 2, c.language, NULL
-        UNION ALL SELECT 4, c.label_status, NULL
-        UNION ALL SELECT 5, 'positive', NULL WHERE c.feedback_positive > 0
-        UNION ALL SELECT 5, 'negative', NULL WHERE c.feedback_negative > 0
+        ${AGENT_DIMENSIONS}
         UNION ALL SELECT 6, b::text, NULL FROM generate_series(0, ${LABEL_BITS - 1}) b
           WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
         ${bin('score_quality', 7)}
@@ -66,8 +73,7 @@ export class AgentStatsRollup1763810000001 implements MigrationInterface {
       `CREATE INDEX conversation_stats_agent_fresh_idx ON conversation_stats_agent (site_id) WHERE fresh`,
     );
     await this.triggers(q, true);
-    await q.query(`SET LOCAL statement_timeout = 0`);
-    await q.query(`SET LOCAL work_mem = '256MB'`);
+    await allowFullBackfill(q);
     await q.query(agentAppend(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`, false));
   }
 
@@ -80,12 +86,8 @@ export class AgentStatsRollup1763810000001 implements MigrationInterface {
     for (const [op, changed] of Object.entries(CHANGED)) {
       const statements = [dailyAppend(changed), cellAppend(changed), hourlyAppend(changed)];
       if (withAgent) statements.push(agentAppend(changed, true));
-      await q.query(`
-        CREATE OR REPLACE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-        BEGIN
-          ${statements.join(';\n')};
-          RETURN NULL;
-        END $fn$`);
+      const body = statements.join(';\n');
+      await q.query(rollupTriggerFunction('CREATE OR REPLACE', `conversation_stats_on_${op}`, body));
     }
   }
 }

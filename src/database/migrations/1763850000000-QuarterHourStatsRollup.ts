@@ -1,5 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { CHANGED, COLUMNS } from './1763750000000-ConversationStatsRollups';
+import { CHANGED, COLUMNS, TIME_BUCKET_SUMS } from './1763750000000-ConversationStatsRollups';
+import { bucketSums } from './1763810000000-AppendOnlyStatsRollups';
+import {
+  allowFullBackfill,
+  createConversationStatementTriggers,
+  rollupTriggerFunction,
+} from './shared/triggers';
 
 /** The quarter-hour rollup: its table and summed columns (the hourly rollup's), as of this migration. */
 const QUARTER_ROLLUP = {
@@ -13,19 +19,10 @@ const QUARTER = `date_trunc('hour', created_at, 'UTC')
 
 /** Per-quarter-hour deltas of a set of conversation rows (`sign` +1 added, -1 removed), appended. */
 export function quarterAppend(changed: string, fresh: boolean): string {
-  const score = (name: string) =>
-    `coalesce(sum(sign) FILTER (WHERE score_${name} IS NOT NULL), 0) AS ${name}_n, coalesce(sum(sign * score_${name}::numeric), 0) AS ${name}_sum`;
   return `
     INSERT INTO ${QUARTER_ROLLUP.table} (site_id, quarter, ${QUARTER_ROLLUP.sums.join(', ')}, fresh)
     SELECT site_id, quarter, ${QUARTER_ROLLUP.sums.join(', ')}, ${fresh} FROM (
-      SELECT site_id, ${QUARTER} AS quarter, sum(sign) AS n,
-        coalesce(sum(sign) FILTER (WHERE label_status = 'labeled'), 0) AS labeled,
-        ${score('quality')}, ${score('service')}, ${score('trust')}
-      FROM (${changed}) c
-      GROUP BY 1, 2
-    ) h
-    WHERE n <> 0 OR labeled <> 0 OR quality_n <> 0 OR quality_sum <> 0 OR service_n <> 0 OR service_sum <> 0
-      OR trust_n <> 0 OR trust_sum <> 0`;
+${bucketSums(`${QUARTER} AS quarter`, changed)}`;
 }
 
 /**
@@ -48,14 +45,7 @@ export class QuarterHourStatsRollup1763850000000 implements MigrationInterface {
       CREATE TABLE ${QUARTER_ROLLUP.table} (
         site_id text NOT NULL,
         quarter timestamptz NOT NULL,
-        n bigint NOT NULL,
-        labeled bigint NOT NULL,
-        quality_n bigint NOT NULL,
-        quality_sum numeric NOT NULL,
-        service_n bigint NOT NULL,
-        service_sum numeric NOT NULL,
-        trust_n bigint NOT NULL,
-        trust_sum numeric NOT NULL,
+        ${TIME_BUCKET_SUMS}
         fresh boolean NOT NULL DEFAULT false
       )`);
     await q.query(
@@ -65,25 +55,12 @@ export class QuarterHourStatsRollup1763850000000 implements MigrationInterface {
       `CREATE INDEX ${QUARTER_ROLLUP.table}_fresh_idx ON ${QUARTER_ROLLUP.table} (site_id) WHERE fresh`,
     );
     for (const [op, changed] of Object.entries(CHANGED)) {
-      await q.query(`
-        CREATE FUNCTION conversation_stats_quarter_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-        BEGIN
-          ${quarterAppend(changed, true)};
-          RETURN NULL;
-        END $fn$`);
+      const name = `conversation_stats_quarter_on_${op}`;
+      await q.query(rollupTriggerFunction('CREATE', name, quarterAppend(changed, true)));
     }
-    await q.query(`
-      CREATE TRIGGER conversation_stats_quarter_insert AFTER INSERT ON conversations
-      REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION conversation_stats_quarter_on_insert()`);
-    await q.query(`
-      CREATE TRIGGER conversation_stats_quarter_update AFTER UPDATE ON conversations
-      REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION conversation_stats_quarter_on_update()`);
-    await q.query(`
-      CREATE TRIGGER conversation_stats_quarter_delete AFTER DELETE ON conversations
-      REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION conversation_stats_quarter_on_delete()`);
+    await createConversationStatementTriggers(q, 'conversation_stats_quarter');
     // Existing rows (the triggers see only later writes; this runs in the migration's transaction).
-    await q.query(`SET LOCAL statement_timeout = 0`);
-    await q.query(`SET LOCAL work_mem = '256MB'`);
+    await allowFullBackfill(q);
     await q.query(quarterAppend(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`, false));
     await q.query(`ANALYZE ${QUARTER_ROLLUP.table}`);
   }

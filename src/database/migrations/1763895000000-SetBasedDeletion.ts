@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { searchOutboxFunction } from './shared/triggers';
 
 /** The posting terms of conversation row `g` (as in ConversationPostings). */
 const TERMS_OF_G = `(
@@ -42,16 +43,9 @@ export class SetBasedDeletion1763895000000 implements MigrationInterface {
     await q.query(`
       CREATE TRIGGER conversations_search_outbox AFTER INSERT OR UPDATE ON conversations
       FOR EACH ROW EXECUTE FUNCTION conversations_search_outbox()`);
-    await q.query(`
-      CREATE FUNCTION conversations_search_outbox_on_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NOT (SELECT enabled FROM search_mirror_state) THEN
-          RETURN NULL;
-        END IF;
-        INSERT INTO search_outbox (conversation_id, site_id, reason, version)
-        SELECT id, site_id, 'delete', nextval('conversation_search_version_seq') FROM old_rows;
-        RETURN NULL;
-      END $$`);
+    const deletedRows = `        INSERT INTO search_outbox (conversation_id, site_id, reason, version)
+        SELECT id, site_id, 'delete', nextval('conversation_search_version_seq') FROM old_rows;`;
+    await q.query(searchOutboxFunction('CREATE', 'conversations_search_outbox_on_delete', deletedRows));
     await q.query(`
       CREATE TRIGGER conversations_search_outbox_delete AFTER DELETE ON conversations
       REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION conversations_search_outbox_on_delete()`);

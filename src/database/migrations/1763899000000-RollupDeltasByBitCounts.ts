@@ -1,7 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { agentAppend } from './1763810000001-AgentStatsRollup';
+import { AGENT_DIMENSIONS, agentAppend } from './1763810000001-AgentStatsRollup';
 import { BIN_EDGES, CELL_BIN_EDGES, CHANGED } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
+import { rollupTriggerFunction } from './shared/triggers';
 
 /** Bits of `label_bits` the rollups count, as of this migration. */
 const LABEL_BITS = 32;
@@ -117,12 +118,7 @@ export function agentByCounts(changed: string): string {
     FROM (
       SELECT c.site_id, c.agent_id, k.kind, k.key, c.sign AS n, c.sign * k.v::numeric AS t
       FROM c CROSS JOIN LATERAL (
-        SELECT 0::smallint, ''::text, NULL::float8
-        UNION ALL SELECT 1, c.channel, NULL
-        UNION ALL SELECT 2, c.language, NULL
-        UNION ALL SELECT 4, c.label_status, NULL
-        UNION ALL SELECT 5, 'positive', NULL WHERE c.feedback_positive > 0
-        UNION ALL SELECT 5, 'negative', NULL WHERE c.feedback_negative > 0
+        ${AGENT_DIMENSIONS}
         ${scoreBins(BIN_EDGES, true)}
       ) k(kind, key, v)
       UNION ALL
@@ -160,12 +156,8 @@ export class RollupDeltasByBitCounts1763899000000 implements MigrationInterface 
 
   private async triggers(q: QueryRunner, statements: Array<(changed: string) => string>): Promise<void> {
     for (const [op, changed] of Object.entries(CHANGED)) {
-      await q.query(`
-        CREATE OR REPLACE FUNCTION conversation_stats_on_${op}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-        BEGIN
-          ${statements.map((statement) => statement(changed)).join(';\n')};
-          RETURN NULL;
-        END $fn$`);
+      const body = statements.map((statement) => statement(changed)).join(';\n');
+      await q.query(rollupTriggerFunction('CREATE OR REPLACE', `conversation_stats_on_${op}`, body));
     }
   }
 }

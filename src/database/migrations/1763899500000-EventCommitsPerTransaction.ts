@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createCommitStamp } from './shared/triggers';
 
 /**
  * The change feed's commit stamp is drawn once per writer transaction instead of once per event
@@ -59,15 +60,7 @@ export class EventCommitsPerTransaction1763899500000 implements MigrationInterfa
       REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION events_register_commit()`);
     // Fires at COMMIT, after every other statement of the transaction: the stamp is drawn as
     // late as possible, so a commit that ends before another begins has the lower stamp.
-    await q.query(`
-      CREATE FUNCTION event_commits_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        UPDATE event_commits SET commit_seq = nextval('event_commit_seq') WHERE xid = NEW.xid;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE CONSTRAINT TRIGGER event_commits_stamp AFTER INSERT ON event_commits
-      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION event_commits_stamp()`);
+    await createCommitStamp(q, 'event_commits_stamp', 'event_commits', 'xid');
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -88,14 +81,6 @@ export class EventCommitsPerTransaction1763899500000 implements MigrationInterfa
     await q.query(`DROP INDEX events_unpositioned_idx`);
     await q.query(`ALTER TABLE events DROP COLUMN xid`);
     await q.query(`CREATE INDEX events_unpositioned_idx ON events (commit_seq) WHERE position IS NULL`);
-    await q.query(`
-      CREATE FUNCTION events_commit_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        UPDATE events SET commit_seq = nextval('event_commit_seq') WHERE seq = NEW.seq;
-        RETURN NULL;
-      END $$`);
-    await q.query(`
-      CREATE CONSTRAINT TRIGGER events_commit_stamp AFTER INSERT ON events
-      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION events_commit_stamp()`);
+    await createCommitStamp(q, 'events_commit_stamp', 'events', 'seq');
   }
 }

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
-import { parseFilterObject } from '../../search/listing/filter-object';
+import { filtersAndViewOf, parseFilterObject } from '../../search/listing/filter-object';
 import type { ConversationFilter } from '../../search/listing/conversation-filter';
 
 /** The body of POST …/conversations/deletions (for the OpenAPI document; parsed by parseDeletionRequest). */
@@ -61,15 +61,7 @@ export function parseDeletionRequest(body: unknown): DeletionRequest {
       faults.push({ code: 'invalid_type', detail: 'all must be a boolean.', pointer: '/all' });
     else all = body.all;
   }
-  let filters: Record<string, unknown> = {};
-  if (body.filters !== undefined) {
-    if (!isObject(body.filters))
-      faults.push({ code: 'invalid_type', detail: 'filters must be an object.', pointer: '/filters' });
-    else filters = body.filters;
-  }
-  if (body.view !== undefined && typeof body.view !== 'string')
-    faults.push({ code: 'invalid_type', detail: 'view must be a view id (view_…).', pointer: '/view' });
-  const view = typeof body.view === 'string' ? body.view : undefined;
+  const { filters, view } = filtersAndViewOf(body, faults);
   const given = Object.keys(filters).length > 0 || view !== undefined;
   if (all && given)
     faults.push({

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
 import { ConversationFilter } from '../../search/listing/conversation-filter';
-import { parseFilterObject } from '../../search/listing/filter-object';
+import { filtersAndViewOf, parseFilterObject } from '../../search/listing/filter-object';
 import { EXPORT_FORMATS, EXPORT_INCLUDES, ExportFormat, ExportInclude } from '../export.records';
 
 /** The body of POST …/conversations/exports (for the OpenAPI document; parsed by parseExportRequest). */
@@ -97,20 +97,13 @@ export function parseExportRequest(body: unknown): ExportRequest {
     }
   }
 
-  let filters: Record<string, unknown> = {};
-  if (body.filters !== undefined) {
-    if (!isObject(body.filters))
-      faults.push({ code: 'invalid_type', detail: 'filters must be an object.', pointer: '/filters' });
-    else filters = body.filters;
-  }
-  if (body.view !== undefined && typeof body.view !== 'string')
-    faults.push({ code: 'invalid_type', detail: 'view must be a view id (view_…).', pointer: '/view' });
+  const { filters, view } = filtersAndViewOf(body, faults);
   const filter = parseExportFilters(filters, '/filters', faults);
   return {
     format: format as ExportFormat,
     filters,
     filter,
     include,
-    ...(typeof body.view === 'string' ? { view: body.view } : {}),
+    ...(view !== undefined ? { view } : {}),
   };
 }

@@ -109,3 +109,26 @@ function locate(entry: ProblemEntry, query: Record<string, string | string[]>, b
   if (!bad.length) return [{ code: entry.code, detail: entry.detail, pointer: key }];
   return bad.map((i) => ({ code: entry.code, detail: entry.detail, pointer: `${key}/${i}` }));
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The `filters` object and `view` id of a request body that takes either or both (exports,
+ * deletion jobs), their type faults added to `faults`: `filters` is {} when absent or not an
+ * object, `view` undefined when absent or not a string.
+ */
+export function filtersAndViewOf(
+  body: Record<string, unknown>,
+  faults: ProblemEntry[],
+): { filters: Record<string, unknown>; view: string | undefined } {
+  let filters: Record<string, unknown> = {};
+  if (body.filters !== undefined) {
+    if (!isObject(body.filters))
+      faults.push({ code: 'invalid_type', detail: 'filters must be an object.', pointer: '/filters' });
+    else filters = body.filters;
+  }
+  if (body.view !== undefined && typeof body.view !== 'string')
+    faults.push({ code: 'invalid_type', detail: 'view must be a view id (view_…).', pointer: '/view' });
+  return { filters, view: typeof body.view === 'string' ? body.view : undefined };
+}

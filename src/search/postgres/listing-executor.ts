@@ -296,13 +296,8 @@ export class ListingExecutor {
       'bitmap',
     );
     steps.push({ step: 'gin', bound: probe, onRow, found: sorted.length });
-    if (sorted.length === 0 || Number(sorted[0].taken) < probe) return [...found, ...sorted];
-    const walked = await this.rows<FoundRow>(
-      rowsOf(walkSql(buildFilterSql(siteId, filter, beyond), rest)),
-      'walk',
-    );
-    steps.push({ step: 'walk', found: walked.length });
-    return [...found, ...walked];
+    const walk = buildFilterSql(siteId, filter, beyond);
+    return this.afterProbe(sorted, sorted, probe, found, walk, rest, steps);
   }
 
   /**
@@ -327,11 +322,26 @@ export class ListingExecutor {
     );
     const sorted = out.filter((row) => row.id !== null);
     steps.push({ step: 'transcript', bound: probe, found: sorted.length });
-    if (out.length === 0 || Number(out[0].taken) < probe) return [...found, ...sorted];
-    const walked = await this.rows<FoundRow>(
-      rowsOf(walkSql(buildFilterSql(siteId, filter, beyond), rest)),
-      'walk',
-    );
+    const walk = buildFilterSql(siteId, filter, beyond);
+    return this.afterProbe(out, sorted, probe, found, walk, rest, steps);
+  }
+
+  /**
+   * The page so far with what an index probe `kept` of its `probed` rows; when the probe took all
+   * it could (`probe` rows: the matches are dense), with a walk of the listing order instead
+   * (`walk`: the filter from the same position), checking each row.
+   */
+  private async afterProbe(
+    probed: TakenRow[],
+    kept: FoundRow[],
+    probe: number,
+    found: FoundRow[],
+    walk: FilterSql,
+    rest: number,
+    steps: PlanStep[],
+  ): Promise<FoundRow[]> {
+    if (probed.length === 0 || Number(probed[0].taken) < probe) return [...found, ...kept];
+    const walked = await this.rows<FoundRow>(rowsOf(walkSql(walk, rest)), 'walk');
     steps.push({ step: 'walk', found: walked.length });
     return [...found, ...walked];
   }

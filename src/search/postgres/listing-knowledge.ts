@@ -116,21 +116,14 @@ export class ListingKnowledge {
    * site's exact counts instead (densities).
    */
   async refreshTermStats(): Promise<void> {
-    const [rows, [table]] = await Promise.all([
-      this.dataSource.query(
-        `SELECT u.term, u.share FROM pg_stats s,
-           unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
-         WHERE s.schemaname = current_schema()
-           AND s.tablename = 'conversations_search_idx' AND s.attname = 'conversation_title_terms'`,
-      ) as Promise<{ term: string | null; share: number }[]>,
-      this.dataSource.query(
-        `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'conversations'::regclass`,
-      ) as Promise<{ rows: number }[]>,
-    ]);
     // After the listed terms' frequencies come their minimum, maximum and the null share: a
     // title term not listed is held by fewer rows than the least common listed one.
-    const { shares, floor: titleFloor } = elementShares(rows);
-    this.termStats = { at: Date.now(), shares, titleFloor, rows: Number(table?.rows ?? 0) };
+    const title = await this.commonElements(
+      'conversations_search_idx',
+      'conversation_title_terms',
+      'conversations',
+    );
+    this.termStats = { at: Date.now(), shares: title.shares, titleFloor: title.floor, rows: title.rows };
   }
 
   /** The transcripts' lexeme frequencies, read again when older than TERM_STATS_TTL_MS. */
@@ -145,19 +138,36 @@ export class ListingKnowledge {
    * tsvector column lists its most common lexemes, whatever their weight and position).
    */
   async refreshLexemeStats(): Promise<void> {
+    const { shares, floor, rows } = await this.commonElements(
+      'conversation_transcripts',
+      'document',
+      'conversation_transcripts',
+    );
+    this.lexemeStats = { at: Date.now(), shares, floor, rows };
+  }
+
+  /**
+   * The shares of the most common elements of an array or tsvector column as ANALYZE last
+   * listed them in pg_stats (`statsTable`.`column`: a table, or an expression index), with the
+   * estimated rows of `relation`.
+   */
+  private async commonElements(
+    statsTable: string,
+    column: string,
+    relation: string,
+  ): Promise<ReturnType<typeof elementShares> & { rows: number }> {
     const [rows, [table]] = await Promise.all([
       this.dataSource.query(
         `SELECT u.term, u.share FROM pg_stats s,
            unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(term, share)
          WHERE s.schemaname = current_schema()
-           AND s.tablename = 'conversation_transcripts' AND s.attname = 'document'`,
+           AND s.tablename = '${statsTable}' AND s.attname = '${column}'`,
       ) as Promise<{ term: string | null; share: number }[]>,
       this.dataSource.query(
-        `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = 'conversation_transcripts'::regclass`,
+        `SELECT greatest(reltuples, 0)::float8 AS rows FROM pg_class WHERE oid = '${relation}'::regclass`,
       ) as Promise<{ rows: number }[]>,
     ]);
-    const { shares, floor } = elementShares(rows);
-    this.lexemeStats = { at: Date.now(), shares, floor, rows: Number(table?.rows ?? 0) };
+    return { ...elementShares(rows), rows: Number(table?.rows ?? 0) };
   }
 
   /**
