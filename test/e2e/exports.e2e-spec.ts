@@ -135,6 +135,35 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
     ]);
   });
 
+  it('search words are personal data: the audit row keeps each q and keywords value as [redacted], q.in and the rest as asked', async () => {
+    const org = await createOrganization(t.app);
+    const e = await createExport(t, org, {
+      format: 'csv',
+      filters: {
+        q: 'canaryexport',
+        'q.in': 'shopper',
+        keywords: ['canarykey', 'late canary'],
+        language: 'en',
+      },
+    });
+    const rows = await t.db.query(`SELECT details FROM audit_events WHERE target_id = $1`, [e.id]);
+    expect(rows).toEqual([
+      {
+        details: {
+          format: 'csv',
+          filters: {
+            q: '[redacted]',
+            'q.in': 'shopper',
+            keywords: ['[redacted]', '[redacted]'],
+            language: 'en',
+          },
+          include: [],
+        },
+      },
+    ]);
+    expect(JSON.stringify(rows)).not.toMatch(/canary/);
+  });
+
   it("another organization's site is a 404 not_found", async () => {
     const org = await createOrganization(t.app);
     const other = await createOrganization(t.app);
