@@ -203,8 +203,8 @@ export class ConversationsController {
 
 /**
  * A recording write: answers `status` with `schema`, honours Idempotency-Key (a retry gets the
- * first answer; the same key with another request is 409 conflict), and documents its body and
- * problems.
+ * first answer; the same key with another request is 409 conflict; the stored answer is erased
+ * with the conversation), and documents its body and problems.
  */
 function RecordingWrite(status: 200 | 201, body: Type<unknown>, schema: Type<unknown>, description: string) {
   // Applied in this order: ApiIdempotencyKey's description of the header is the one documented.
@@ -213,7 +213,7 @@ function RecordingWrite(status: 200 | 201, body: Type<unknown>, schema: Type<unk
     ApiDataResponse(status, schema, description),
     ApiBody({ type: body }),
     ApiIdempotencyKey(),
-    Idempotent(),
+    Idempotent({ conversationAnswer: true }),
     HttpCode(status),
   );
 }

@@ -29,6 +29,7 @@ import { EventCommitsPerTransaction1763899500000 } from './1763899500000-EventCo
 import { ConversationCellIndex1763900000000 } from './1763900000000-ConversationCellIndex';
 import { LabelValueIndex1763910000000 } from './1763910000000-LabelValueIndex';
 import { RedactedJobFilters1763920000000 } from './1763920000000-RedactedJobFilters';
+import { ErasableIdempotentAnswers1763930000000 } from './1763930000000-ErasableIdempotentAnswers';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   ConversationCellIndex1763900000000,
   LabelValueIndex1763910000000,
   RedactedJobFilters1763920000000,
+  ErasableIdempotentAnswers1763930000000,
 ];
