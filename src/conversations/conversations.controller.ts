@@ -66,12 +66,12 @@ export class ConversationsController {
   )
   @ApiOperation({ summary: 'Record a conversation (with its messages)' })
   async create(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @ValidBody() body: CreateConversationDto,
   ) {
     // The same representation as GET of the conversation (messages and metadata included).
-    const { conversation, messages } = await this.conversations.create(recording(auth, siteId), body);
+    const { conversation, messages } = await this.conversations.create(recording(actor, siteId, actor), body);
     return { data: presentConversationDetail(conversation, messages) };
   }
 
@@ -151,13 +151,13 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Append messages to a conversation' })
   @ApiResourceId('id', 'conv')
   async append(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
     @ValidBody() body: AppendMessagesDto,
   ) {
     const { conversation, messages } = await this.conversations.appendMessages(
-      recording(auth, siteId),
+      recording(actor, siteId, actor),
       id,
       body,
     );
@@ -218,6 +218,8 @@ function RecordingWrite(status: 200 | 201, body: Type<unknown>, schema: Type<unk
   );
 }
 
-function recording(auth: AuthContext, siteId: string): RecordingRequest {
-  return { organizationId: auth.organizationId, siteId };
+function recording(auth: { organizationId: string }, siteId: string, actor?: WriteActor): RecordingRequest {
+  return actor
+    ? { organizationId: auth.organizationId, siteId, actor }
+    : { organizationId: auth.organizationId, siteId };
 }
