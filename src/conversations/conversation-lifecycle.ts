@@ -53,10 +53,11 @@ export class ConversationLifecycle {
   /**
    * Replaces what the request finds by `[redacted]`, stamps the changed messages' `redactedAt`,
    * rebuilds the searchable transcript and touches the conversation row (the search mirror
-   * rewrites its document), with a `conversation.updated` event, and rewrites the stored
-   * idempotent answers that carry its text (redactedAnswer); all in one transaction. A
-   * request that finds nothing left to erase changes nothing (idempotent) and emits no event;
-   * every request writes its audit row (never the exact text asked for: that is the data erased).
+   * rewrites its document), with a `conversation.updated` event (the earlier events take the
+   * redacted title), and rewrites the stored idempotent answers that carry its text
+   * (redactedAnswer); all in one transaction. A request that finds nothing left to erase changes
+   * nothing (idempotent) and emits no event; every request writes its audit row (never the exact
+   * text asked for: that is the data erased).
    */
   async redact(
     actor: WriteActor,
@@ -94,6 +95,7 @@ export class ConversationLifecycle {
       if (changed.length > 0 || title !== conversation.title) {
         await this.conversations.writeRedaction(id, title, changed, manager);
         await this.conversations.refreshTranscripts([id], manager);
+        if (title !== conversation.title) await this.events.retitle(manager, id, title);
         await this.events.append(manager, 'conversation.updated', id);
       }
       await this.audit.record(

@@ -30,6 +30,7 @@ import { ConversationCellIndex1763900000000 } from './1763900000000-Conversation
 import { LabelValueIndex1763910000000 } from './1763910000000-LabelValueIndex';
 import { RedactedJobFilters1763920000000 } from './1763920000000-RedactedJobFilters';
 import { ErasableIdempotentAnswers1763930000000 } from './1763930000000-ErasableIdempotentAnswers';
+import { ScrubbedConversationEvents1763940000000 } from './1763940000000-ScrubbedConversationEvents';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   LabelValueIndex1763910000000,
   RedactedJobFilters1763920000000,
   ErasableIdempotentAnswers1763930000000,
+  ScrubbedConversationEvents1763940000000,
 ];
