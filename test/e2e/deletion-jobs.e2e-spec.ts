@@ -91,7 +91,7 @@ describe('deletion jobs', () => {
     const kept = await recordConversation(t, org, { title: 'Where is my parcel' });
     const canary = await recordConversation(t, org, { title: 'Refund for canaryjob order' });
     const filters = { q: 'canaryjob', 'q.in': 'all', keywords: ['refund'], channel: canary.channel };
-    const res = await post(org, { filters }).expect(202);
+    const res = await post(org, { filters }).set('Idempotency-Key', 'job-with-words').expect(202);
     expect(res.body.data).toMatchObject({ filters, matched: 1 });
     await t.app.get(DeletionWorker).runAll();
     const redacted = { q: '[redacted]', 'q.in': 'all', keywords: ['[redacted]'], channel: canary.channel };
@@ -110,6 +110,14 @@ describe('deletion jobs', () => {
     );
     expect(JSON.stringify(stored)).not.toMatch(/canaryjob|refund/i);
     expect(JSON.stringify(stored)).toContain('[redacted]');
+    // The 202 stored under the Idempotency-Key follows: a retry answers the job as queued, words redacted.
+    const answers = await t.db.query(
+      `SELECT response_body FROM idempotency_keys WHERE organization_id = $1`,
+      [org.organization.id],
+    );
+    expect(JSON.stringify(answers)).not.toMatch(/canaryjob|refund/i);
+    const retry = await post(org, { filters }).set('Idempotency-Key', 'job-with-words').expect(202);
+    expect(retry.body.data).toEqual({ ...res.body.data, filters: redacted });
   });
 
   it('"view": the view\'s filters AND the job\'s own, kept combined as at the 202; an unknown view is 404', async () => {
