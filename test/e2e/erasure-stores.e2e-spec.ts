@@ -3,11 +3,13 @@ import { describe, expect, it } from '@jest/globals';
 import Redis from 'ioredis';
 import { DeletionWorker } from '../../src/deletions/deletion-worker';
 import { RetentionSweep } from '../../src/deletions/retention-sweep';
+import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { ago, conversationBody } from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
+import { TEST_OPENSEARCH } from '../setup/test-opensearch';
 
 /**
  * Erasure is complete (workflows-v1 §3), store by store: conversations carrying canaries (a word
@@ -16,8 +18,9 @@ import type { TestApp } from '../setup/test-app';
  * (a single delete, a deletion job by `q` and one by `keywords`, retention, redaction by pattern,
  * by message, by exact text and of the title). Then every table of the database is dumped, every
  * Redis key of the app read, the feed read and every write replayed, and no erased string may be
- * found. A control conversation never erased is found in the tables, the feed and its replays,
- * so an absence there is real.
+ * found; on the OpenSearch engine (TEST_SEARCH_BACKEND=opensearch) the site's documents, their
+ * sources and stored fields, are read too. A control conversation never erased is found in the
+ * tables, the feed, its replays (and the documents), so an absence there is real.
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
@@ -105,6 +108,24 @@ describe('erasure leaves nothing behind in any store the service writes (Postgre
       return parts.join('\n');
     } finally {
       client.disconnect();
+    }
+  }
+
+  /** The site's OpenSearch documents (source and stored fields) as text; undefined on Postgres. */
+  async function dumpOpenSearch(siteId: string): Promise<string | undefined> {
+    const { opensearchUrl, index, backend } = t.config.search;
+    if (backend !== 'opensearch' || !opensearchUrl) return undefined;
+    const client = createOpenSearchClient(opensearchUrl, 10_000);
+    try {
+      await client.indices.refresh({ index });
+      const res = await client.search({
+        index,
+        body: { size: 10_000, query: { match_all: {} }, stored_fields: ['*'], _source: true },
+      } as never);
+      const hits = (res.body as { hits: { hits: unknown[] } }).hits.hits;
+      return JSON.stringify(hits.filter((hit) => JSON.stringify(hit).includes(siteId)));
+    } finally {
+      await client.close();
     }
   }
 
@@ -237,6 +258,13 @@ describe('erasure leaves nothing behind in any store the service writes (Postgre
     expect(hits(tables)).toEqual([]);
 
     expect(hits(await dumpRedis())).toEqual([]);
+
+    const documents = await dumpOpenSearch(org.site.id);
+    if (process.env[TEST_OPENSEARCH.backend] === 'opensearch') expect(documents).toBeDefined();
+    if (documents !== undefined) {
+      expect(documents).toContain(w.control);
+      expect(hits(documents)).toEqual([]);
+    }
 
     const feed = JSON.stringify((await readFeed(t, org)).events);
     expect(feed).toContain(w.control);
