@@ -21,10 +21,22 @@ import {
   SpanExporter,
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { SEARCH_WORD_PARAMETERS } from './common/privacy/search-words';
 import { setTracingActive } from './tracing-state';
 
 /** Paths whose incoming requests make no trace: probes and scrapes, every few seconds. */
 const UNTRACED_PATHS = ['/health', '/metrics'];
+
+/** The query parameters the HTTP instrumentation redacts by default (signed URLs' signatures). */
+const SIGNATURE_QUERY_PARAMETERS = [
+  'sig',
+  'Signature',
+  'AWSAccessKeyId',
+  'X-Goog-Signature',
+  'X-Amz-Signature',
+  'X-Amz-Credential',
+  'X-Amz-Security-Token',
+];
 
 export interface TracingOptions {
   exporter: SpanExporter;
@@ -58,6 +70,9 @@ export function startTracing(options: TracingOptions): () => Promise<void> {
         // The request id the service answered with (X-Request-Id, also in every log line of the
         // request) on the server span: from a log line to its trace and back.
         headersToSpanAttributes: { server: { responseHeaders: ['x-request-id'] } },
+        // Search words are personal data (search-words.ts): `url.query` keeps q and keywords as
+        // REDACTED, beside the instrumentation's own list of signature parameters.
+        redactedQueryParamsServer: [...SIGNATURE_QUERY_PARAMETERS, ...SEARCH_WORD_PARAMETERS],
         ignoreIncomingRequestHook: (req) =>
           UNTRACED_PATHS.some((path) => req.url === path || req.url?.startsWith(`${path}/`)),
       }),

@@ -1,6 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../common/ids/ids';
+import { redactSearchWords } from '../common/privacy/search-words';
 
 export interface AuditEvent {
   organizationId: string;
@@ -15,7 +16,11 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
-/** Writes audit_events rows; pass the manager of the transaction the audited change is made in. */
+/**
+ * Writes audit_events rows; pass the manager of the transaction the audited change is made in.
+ * The details keep no search word: each `q` and `keywords` value in them (a job's filters) is
+ * written as `[redacted]` (search-words.ts).
+ */
 @Injectable()
 export class AuditLog {
   constructor(private readonly dataSource: DataSource) {}
@@ -36,7 +41,7 @@ export class AuditLog {
         event.targetId ?? null,
         event.requestId ?? null,
         event.clientAddress ?? null,
-        JSON.stringify(event.details ?? {}),
+        JSON.stringify(redactSearchWords(event.details ?? {})),
       ],
     );
     return id;

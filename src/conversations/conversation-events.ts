@@ -28,4 +28,18 @@ export class ConversationEvents {
       object: presentConversation(conversation),
     });
   }
+
+  /**
+   * Gives the conversation's earlier events its title as it now reads (after a redaction), in
+   * `manager`'s transaction: no event of the feed keeps an erased title. They keep their ids,
+   * types, times and every other field (events_conversation_idx finds them).
+   */
+  async retitle(manager: EntityManager, conversationId: string, title: string): Promise<void> {
+    await manager.query(
+      `UPDATE events SET object = jsonb_set(object, '{title}', to_jsonb($2::text))
+       WHERE type LIKE 'conversation.%' AND object->>'id' = $1 AND object ? 'title'
+         AND object->>'title' IS DISTINCT FROM $2`,
+      [conversationId, title],
+    );
+  }
 }

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
 import { auditOf, WriteActor } from '../audit/write-actor';
 import { ApiError, ProblemEntry } from '../common/errors/api-error';
+import { IdempotencyKeysRepository } from '../common/idempotency/idempotency-keys.repository';
 import { isId } from '../common/ids/ids';
 import type { ConversationRecord, MessageRecord } from '../database/records/conversation.records';
 import type { RedactionRequest } from '../redaction/dto/redact-request';
@@ -12,6 +13,7 @@ import { SitesService } from '../sites/sites.service';
 import { ConversationEvents } from './conversation-events';
 import { ConversationRemovalRepository } from './conversation-removal.repository';
 import { ConversationsRepository } from './conversations.repository';
+import { redactedAnswer } from './stored-answer-redaction';
 
 /**
  * Deleting one conversation and redacting one (workflows-v1 §3), each in one transaction with
@@ -26,6 +28,7 @@ export class ConversationLifecycle {
     private readonly removal: ConversationRemovalRepository,
     private readonly events: ConversationEvents,
     private readonly audit: AuditLog,
+    private readonly idempotencyKeys: IdempotencyKeysRepository,
   ) {}
 
   /**
@@ -50,9 +53,11 @@ export class ConversationLifecycle {
   /**
    * Replaces what the request finds by `[redacted]`, stamps the changed messages' `redactedAt`,
    * rebuilds the searchable transcript and touches the conversation row (the search mirror
-   * rewrites its document), with a `conversation.updated` event; all in one transaction. A
-   * request that finds nothing left to erase changes nothing (idempotent) and emits no event;
-   * every request writes its audit row (never the exact text asked for: that is the data erased).
+   * rewrites its document), with a `conversation.updated` event (the earlier events take the
+   * redacted title), and rewrites the stored idempotent answers that carry its text
+   * (redactedAnswer); all in one transaction. A request that finds nothing left to erase changes
+   * nothing (idempotent) and emits no event; every request writes its audit row (never the exact
+   * text asked for: that is the data erased).
    */
   async redact(
     actor: WriteActor,
@@ -90,6 +95,7 @@ export class ConversationLifecycle {
       if (changed.length > 0 || title !== conversation.title) {
         await this.conversations.writeRedaction(id, title, changed, manager);
         await this.conversations.refreshTranscripts([id], manager);
+        if (title !== conversation.title) await this.events.retitle(manager, id, title);
         await this.events.append(manager, 'conversation.updated', id);
       }
       await this.audit.record(
@@ -106,10 +112,17 @@ export class ConversationLifecycle {
         },
         manager,
       );
-      return {
+      const redacted = {
         conversation: (await this.conversations.findInSite(actor.organizationId, siteId, id, manager))!,
         messages: await this.conversations.messages(id, manager),
       };
+      if (changed.length > 0 || title !== conversation.title) {
+        for (const stored of await this.idempotencyKeys.answersOf(id, manager)) {
+          const body = redactedAnswer(stored.body, redacted.conversation, redacted.messages);
+          await this.idempotencyKeys.rewriteAnswer(stored.organizationId, stored.key, body, manager);
+        }
+      }
+      return redacted;
     });
   }
 }

@@ -22,7 +22,9 @@ export class ConversationRemovalRepository {
    *    review) waits for this transaction and then finds no conversation.
    * 2. Their messages, label records, transcripts and reviews are deleted by one statement each
    *    (one index range per table) rather than by the foreign keys' cascades, which run one
-   *    DELETE per conversation and table (the cascades still check and find nothing).
+   *    DELETE per conversation and table (the cascades still check and find nothing); the stored
+   *    idempotent answers that carry their text are cleared (a replay answers 404), and their
+   *    earlier events keep only `id` and `siteId` (events_conversation_idx finds them).
    * 3. The conversations rows go with their events, in one statement; the statistics rollups,
    *    title postings and the search outbox follow by statement-level triggers in the same
    *    transaction (migrations AppendOnlyStatsRollups, SetBasedDeletion).
@@ -50,7 +52,13 @@ export class ConversationRemovalRepository {
     await manager.query(
       `WITH messages_gone AS (DELETE FROM messages WHERE conversation_id = ANY($1::text[])),
          labels_gone AS (DELETE FROM label_records WHERE conversation_id = ANY($1::text[])),
-         reviews_gone AS (DELETE FROM label_reviews WHERE conversation_id = ANY($1::text[]))
+         reviews_gone AS (DELETE FROM label_reviews WHERE conversation_id = ANY($1::text[])),
+         answers_erased AS (
+           UPDATE idempotency_keys SET response_body = NULL, erased_at = date_trunc('milliseconds', now())
+           WHERE conversation_id = ANY($1::text[]) AND erased_at IS NULL),
+         events_cut AS (
+           UPDATE events SET object = jsonb_build_object('id', object->'id', 'siteId', object->'siteId')
+           WHERE type LIKE 'conversation.%' AND object->>'id' = ANY($1::text[]) AND type <> 'conversation.deleted')
        DELETE FROM conversation_transcripts WHERE conversation_id = ANY($1::text[])`,
       [lockedIds],
     );

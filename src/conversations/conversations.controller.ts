@@ -66,12 +66,12 @@ export class ConversationsController {
   )
   @ApiOperation({ summary: 'Record a conversation (with its messages)' })
   async create(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @ValidBody() body: CreateConversationDto,
   ) {
     // The same representation as GET of the conversation (messages and metadata included).
-    const { conversation, messages } = await this.conversations.create(recording(auth, siteId), body);
+    const { conversation, messages } = await this.conversations.create(recording(actor, siteId, actor), body);
     return { data: presentConversationDetail(conversation, messages) };
   }
 
@@ -151,13 +151,13 @@ export class ConversationsController {
   @ApiOperation({ summary: 'Append messages to a conversation' })
   @ApiResourceId('id', 'conv')
   async append(
-    @Auth() auth: AuthContext,
+    @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
     @Param('id') id: string,
     @ValidBody() body: AppendMessagesDto,
   ) {
     const { conversation, messages } = await this.conversations.appendMessages(
-      recording(auth, siteId),
+      recording(actor, siteId, actor),
       id,
       body,
     );
@@ -203,8 +203,8 @@ export class ConversationsController {
 
 /**
  * A recording write: answers `status` with `schema`, honours Idempotency-Key (a retry gets the
- * first answer; the same key with another request is 409 conflict), and documents its body and
- * problems.
+ * first answer; the same key with another request is 409 conflict; the stored answer is erased
+ * with the conversation), and documents its body and problems.
  */
 function RecordingWrite(status: 200 | 201, body: Type<unknown>, schema: Type<unknown>, description: string) {
   // Applied in this order: ApiIdempotencyKey's description of the header is the one documented.
@@ -213,11 +213,13 @@ function RecordingWrite(status: 200 | 201, body: Type<unknown>, schema: Type<unk
     ApiDataResponse(status, schema, description),
     ApiBody({ type: body }),
     ApiIdempotencyKey(),
-    Idempotent(),
+    Idempotent({ conversationAnswer: true }),
     HttpCode(status),
   );
 }
 
-function recording(auth: AuthContext, siteId: string): RecordingRequest {
-  return { organizationId: auth.organizationId, siteId };
+function recording(auth: { organizationId: string }, siteId: string, actor?: WriteActor): RecordingRequest {
+  return actor
+    ? { organizationId: auth.organizationId, siteId, actor }
+    : { organizationId: auth.organizationId, siteId };
 }

@@ -34,7 +34,8 @@ import { TranscriptTextsRepository } from './transcript-texts.repository';
 import type { RedactionRequest } from '../redaction/dto/redact-request';
 import { redactText, RedactionPattern } from '../redaction/redaction-patterns';
 import { redactBlocks } from '../redaction/transcript-redaction';
-import type { WriteActor } from '../audit/write-actor';
+import { AuditLog } from '../audit/audit-log';
+import { auditOf, type WriteActor } from '../audit/write-actor';
 import { ConversationLifecycle } from './conversation-lifecycle';
 
 /** meta.count stops counting here (contract paging rule 8). */
@@ -59,6 +60,8 @@ export interface ListingPage extends KeysetPage<ListedConversation | ListedText>
 export interface RecordingRequest {
   organizationId: string;
   siteId: string;
+  /** Who records (an API write): named by the audit row of an automatic redaction. */
+  actor?: WriteActor;
 }
 
 @Injectable()
@@ -78,6 +81,7 @@ export class ConversationsService {
     // Highlights read the stored texts and stem with Postgres whatever engine listed the page.
     private readonly transcriptTexts: TranscriptTextsRepository,
     private readonly lifecycle: ConversationLifecycle,
+    private readonly audit: AuditLog,
   ) {
     this.lexemes = postgresLexemes(dataSource);
   }
@@ -185,12 +189,13 @@ export class ConversationsService {
       const id = newId('conv');
       // Messages sent without a time are taken as written when the conversation started.
       const messages = redactAtWrite(toNewMessages(dto.messages ?? [], createdAt), redactionPatterns);
+      const title = redactText(dto.title, { patterns: redactionPatterns });
       await this.conversations.insert(
         {
           id,
           organizationId: req.organizationId,
           siteId: req.siteId,
-          title: redactText(dto.title, { patterns: redactionPatterns }),
+          title,
           channel: dto.channel,
           language: dto.language,
           agentId: dto.agent.id,
@@ -219,6 +224,14 @@ export class ConversationsService {
       );
       await this.conversations.appendMessages(id, messages.all, manager);
       await this.conversations.markRedactedAtWrite(messages.redacted, manager);
+      await this.auditRedactionAtWrite(
+        req,
+        id,
+        redactionPatterns,
+        messages.redacted,
+        title !== dto.title,
+        manager,
+      );
       await this.events.append(manager, 'conversation.created', id);
       return {
         conversation: await this.reload(req, id, manager),
@@ -238,6 +251,7 @@ export class ConversationsService {
       const messages = written.all;
       await this.conversations.appendMessages(id, messages, manager);
       await this.conversations.markRedactedAtWrite(written.redacted, manager);
+      await this.auditRedactionAtWrite(req, id, redactionPatterns, written.redacted, false, manager);
       if (messages.length > 0) await this.labels.returnToPending(manager, id);
       if (messages.length > 0) await this.events.append(manager, 'conversation.updated', id);
       const conversation = await this.reload(req, id, manager);
@@ -278,6 +292,41 @@ export class ConversationsService {
       }
       return this.reload(req, id, manager);
     });
+  }
+
+  /**
+   * The audit row of an automatic redaction (workflows-v1 §3): written when the site's patterns
+   * erased something from what is being recorded, in the recording's transaction; it names the
+   * patterns and what they changed, never the erased text. The actor is the recording's API key,
+   * or the system for a recording made inside the service (the seed).
+   */
+  private async auditRedactionAtWrite(
+    req: RecordingRequest,
+    conversationId: string,
+    patterns: RedactionPattern[],
+    messagesRedacted: string[],
+    titleRedacted: boolean,
+    manager: EntityManager,
+  ): Promise<void> {
+    if (messagesRedacted.length === 0 && !titleRedacted) return;
+    const target = { type: 'conversation', id: conversationId };
+    const action = 'conversations.redact_at_write';
+    await this.audit.record(
+      {
+        ...(req.actor
+          ? auditOf(req.actor, req.siteId, action, target)
+          : {
+              organizationId: req.organizationId,
+              siteId: req.siteId,
+              actorType: 'system' as const,
+              action,
+              targetType: target.type,
+              targetId: target.id,
+            }),
+        details: { patterns, messagesRedacted, titleRedacted },
+      },
+      manager,
+    );
   }
 
   /**

@@ -199,22 +199,26 @@ export class DeletionsRepository {
     ]);
   }
 
-  /** Closes the owner's job as completed. */
+  /**
+   * Closes the owner's job as completed; its filter keeps no search word from then on
+   * (redact_search_words, migration RedactedJobFilters).
+   */
   async complete(id: string, owner: string, manager: EntityManager): Promise<DeletionRecord | undefined> {
     const [rows] = (await manager.query(
-      `UPDATE deletions SET state = 'completed', completed_at = date_trunc('milliseconds', now()), lease_owner = NULL
+      `UPDATE deletions SET state = 'completed', completed_at = date_trunc('milliseconds', now()), lease_owner = NULL,
+         filters = redact_search_words(filters)
        WHERE id = $1 AND lease_owner = $2 AND state = 'running' RETURNING ${DELETION_COLUMNS}`,
       [id, owner],
     )) as [DeletionRecord[], number];
     return rows[0];
   }
 
-  /** Fails the job (its remaining batches are dropped). */
+  /** Fails the job (its remaining batches are dropped); its filter keeps no search word, as at complete. */
   async fail(id: string, reason: DeletionFailure): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await manager.query(
         `UPDATE deletions SET state = 'failed', failure_reason = $2, lease_owner = NULL,
-           completed_at = date_trunc('milliseconds', now())
+           completed_at = date_trunc('milliseconds', now()), filters = redact_search_words(filters)
          WHERE id = $1 AND state IN ('queued', 'running')`,
         [id, reason],
       );

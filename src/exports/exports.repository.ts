@@ -127,7 +127,10 @@ export class ExportsRepository {
     return result.length > 0;
   }
 
-  /** Closes the owner's running export as completed; undefined when it is no longer the owner's. */
+  /**
+   * Closes the owner's running export as completed; undefined when it is no longer the owner's.
+   * Its filters keep no search word from then on (redact_search_words, migration RedactedJobFilters).
+   */
   async complete(
     id: string,
     owner: string,
@@ -137,7 +140,8 @@ export class ExportsRepository {
     const [rows] = (await manager.query(
       `UPDATE exports SET state = 'completed', as_of = $3, row_count = $4, progress_rows = $4, bytes = $5,
          sha256 = $6, completed_at = date_trunc('milliseconds', now()),
-         expires_at = date_trunc('milliseconds', now()) + make_interval(hours => $7), lease_owner = NULL
+         expires_at = date_trunc('milliseconds', now()) + make_interval(hours => $7), lease_owner = NULL,
+         filters = redact_search_words(filters)
        WHERE id = $1 AND lease_owner = $2 AND state = 'running' AND deleted_at IS NULL
        RETURNING ${EXPORT_COLUMNS}`,
       [id, owner, file.asOf, file.rowCount, file.bytes, file.sha256, file.retentionHours],
@@ -145,7 +149,7 @@ export class ExportsRepository {
     return rows[0];
   }
 
-  /** Fails a running export, the owner's only when `owner` is given. */
+  /** Fails a running export, the owner's only when `owner` is given; its filters lose their search words, as at complete. */
   async fail(
     id: string,
     reason: ExportFailure,
@@ -154,7 +158,7 @@ export class ExportsRepository {
   ): Promise<ExportRecord | undefined> {
     const [rows] = (await manager.query(
       `UPDATE exports SET state = 'failed', failure_reason = $2, lease_owner = NULL,
-         completed_at = date_trunc('milliseconds', now())
+         completed_at = date_trunc('milliseconds', now()), filters = redact_search_words(filters)
        WHERE id = $1 AND state = 'running' AND ($3::text IS NULL OR lease_owner = $3)
        RETURNING ${EXPORT_COLUMNS}`,
       [id, reason, owner ?? null],

@@ -93,7 +93,7 @@ export class ReviewsController {
   }
 
   @Put(':id/review')
-  @Idempotent()
+  @Idempotent({ conversationAnswer: true })
   @HttpCode(200)
   @ApiOperation({
     summary: "Create or replace a conversation's label review",

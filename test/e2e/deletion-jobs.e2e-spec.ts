@@ -85,6 +85,40 @@ describe('deletion jobs', () => {
     ]);
   });
 
+  it('search words are personal data: an ended job keeps no q or keywords value in its filters, its GET and list show each as [redacted], its audit row never had it', async () => {
+    const org = await createOrganization(t.app);
+    const kept = await recordConversation(t, org, { title: 'Where is my parcel' });
+    const canary = await recordConversation(t, org, { title: 'Refund for canaryjob order' });
+    const filters = { q: 'canaryjob', 'q.in': 'all', keywords: ['refund'], channel: canary.channel };
+    const res = await post(org, { filters }).set('Idempotency-Key', 'job-with-words').expect(202);
+    expect(res.body.data).toMatchObject({ filters, matched: 1 });
+    await t.app.get(DeletionWorker).runAll();
+    const redacted = { q: '[redacted]', 'q.in': 'all', keywords: ['[redacted]'], channel: canary.channel };
+    expect((await get(org, res.body.data.id).expect(200)).body.data).toMatchObject({
+      state: 'completed',
+      deleted: 1,
+      filters: redacted,
+    });
+    const listed = (await t.http().get(path(org)).set(org.auth).expect(200)).body.data;
+    expect(listed.find((d: { id: string }) => d.id === res.body.data.id).filters).toEqual(redacted);
+    expect(await ids(org)).toEqual([kept.id]);
+    const stored = await t.db.query(
+      `SELECT (SELECT json_agg(filters) FROM deletions WHERE site_id = $1) AS jobs,
+              (SELECT json_agg(details) FROM audit_events WHERE site_id = $1) AS audit`,
+      [org.site.id],
+    );
+    expect(JSON.stringify(stored)).not.toMatch(/canaryjob|refund/i);
+    expect(JSON.stringify(stored)).toContain('[redacted]');
+    // The 202 stored under the Idempotency-Key follows: a retry answers the job as queued, words redacted.
+    const answers = await t.db.query(
+      `SELECT response_body FROM idempotency_keys WHERE organization_id = $1`,
+      [org.organization.id],
+    );
+    expect(JSON.stringify(answers)).not.toMatch(/canaryjob|refund/i);
+    const retry = await post(org, { filters }).set('Idempotency-Key', 'job-with-words').expect(202);
+    expect(retry.body.data).toEqual({ ...res.body.data, filters: redacted });
+  });
+
   it('"view": the view\'s filters AND the job\'s own, kept combined as at the 202; an unknown view is 404', async () => {
     const org = await createOrganization(t.app);
     const webFr = await recordConversation(t, org, { channel: 'web', language: 'fr' });

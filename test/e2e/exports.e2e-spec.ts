@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { parse } from 'csv-parse/sync';
+import { redactSearchWords } from '../../src/common/privacy/search-words';
 import { ExportSweep } from '../../src/exports/export-sweep';
 import { EXPORT_QUEUE } from '../../src/exports/export-queue';
 import { CSV_COLUMNS } from '../../src/exports/export-rows';
@@ -134,6 +135,50 @@ describe('POST …/exports: 202 with the export resource, exactly', () => {
         details: { format: 'csv', filters: { language: 'en' }, include: [] },
       },
     ]);
+  });
+
+  it('search words are personal data: the audit row, and the export once ended, keep each q and keywords value as [redacted], q.in and the rest as asked', async () => {
+    const org = await createOrganization(t.app);
+    const e = await createExport(t, org, {
+      format: 'csv',
+      filters: {
+        q: 'canaryexport',
+        'q.in': 'shopper',
+        keywords: ['canarykey', 'late canary'],
+        language: 'en',
+      },
+    });
+    const rows = await t.db.query(`SELECT details FROM audit_events WHERE target_id = $1`, [e.id]);
+    expect(rows).toEqual([
+      {
+        details: {
+          format: 'csv',
+          filters: {
+            q: '[redacted]',
+            'q.in': 'shopper',
+            keywords: ['[redacted]', '[redacted]'],
+            language: 'en',
+          },
+          include: [],
+        },
+      },
+    ]);
+    expect(JSON.stringify(rows)).not.toMatch(/canary/);
+    // Once ended, the export keeps them redacted too: its GET, its row, its export.* event.
+    const done = await finishedExport(t, org, e.id);
+    expect(done.filters).toEqual({
+      q: '[redacted]',
+      'q.in': 'shopper',
+      keywords: ['[redacted]', '[redacted]'],
+      language: 'en',
+    });
+    const stored = await t.db.query(
+      `SELECT (SELECT json_agg(filters) FROM exports WHERE id = $1) AS exports,
+              (SELECT json_agg(object) FROM events WHERE object->>'id' = $1) AS events`,
+      [e.id],
+    );
+    expect(JSON.stringify(stored)).toContain('[redacted]');
+    expect(JSON.stringify(stored)).not.toMatch(/canary/);
   });
 
   it("another organization's site is a 404 not_found", async () => {
@@ -412,7 +457,12 @@ describe('filters: an export holds exactly the conversations the listing shows f
     expect(ids.length).toBeLessThan(10);
     const e = await createExport(t, org, { format: 'ndjson', filters });
     const done = await finishedExport(t, org, e.id);
-    expect(done).toMatchObject({ state: 'completed', rowCount: ids.length, filters });
+    // Once completed, the search words (keywords) read [redacted]: they are personal data.
+    expect(done).toMatchObject({
+      state: 'completed',
+      rowCount: ids.length,
+      filters: redactSearchWords(filters),
+    });
     const lines = await downloadedRecords(t, org, e.id);
     expect(lines.map((l) => JSON.parse(l).id)).toEqual(ids);
   });

@@ -52,6 +52,14 @@ describe('every line the service prints is JSON, start-up warnings and fatal err
         expect(answer.status).toBe(401);
         const requestId = answer.headers.get('x-request-id');
         expect(await waitForOutput(service, (out) => out.includes('"probe":"1"'))).toBe(true);
+        // Search words are personal data: their names are logged, their values never.
+        const searched = await fetch(
+          `http://127.0.0.1:${port}/api/v1/sites/site_unknown/conversations?q=canaryProcessWord&keywords=canaryKeyword&probe=2`,
+        );
+        expect(searched.status).toBe(401);
+        expect(await waitForOutput(service, (out) => out.includes('"probe":"2"'))).toBe(true);
+        expect(service.output()).toContain('q=[redacted]&keywords=[redacted]&probe=2');
+        expect(service.output()).not.toMatch(/canary/i);
         service.child.kill('SIGTERM');
         await service.exited;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { listConversations, recordConversation } from '../factories/conversations';
+import { conversationBody, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
@@ -174,6 +174,75 @@ describe('redaction', () => {
       );
       const all = stored.map((r: { b: string }) => r.b).join(' ');
       expect(all).not.toMatch(/bob@|carol@|DE89/);
+    });
+
+    it('automatic redaction writes an audit row (key, request, patterns, what changed), never the erased text; nothing erased, no row', async () => {
+      const org = await createOrganization(t.app);
+      await t
+        .http()
+        .patch(`/api/v1/sites/${org.site.id}`)
+        .set(org.auth)
+        .send({ redaction: { patterns: ['email'] } })
+        .expect(200);
+      const recorded = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations`)
+        .set(org.auth)
+        .send(
+          conversationBody({
+            title: 'From dora@auditcanary.test',
+            messages: [{ role: 'shopper', blocks: text('Hi') }],
+          }),
+        )
+        .expect(201);
+      const c = recorded.body.data;
+      const appended = await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
+        .set(org.auth)
+        .send({
+          messages: [
+            { role: 'shopper', blocks: text('mail erin@auditcanary.test') },
+            { role: 'agent', blocks: text('ok') },
+          ],
+        })
+        .expect(201);
+      await t
+        .http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
+        .set(org.auth)
+        .send({ messages: [{ role: 'shopper', blocks: text('nothing to erase') }] })
+        .expect(201);
+      const rows = await t.db.query(
+        `SELECT actor_type, actor_id, action, target_type, target_id, request_id, details FROM audit_events
+         WHERE target_id = $1 ORDER BY created_at, id`,
+        [c.id],
+      );
+      expect(rows).toEqual([
+        {
+          actor_type: 'api_key',
+          actor_id: org.apiKey.id,
+          action: 'conversations.redact_at_write',
+          target_type: 'conversation',
+          target_id: c.id,
+          request_id: recorded.headers['x-request-id'],
+          details: { patterns: ['email'], messagesRedacted: [], titleRedacted: true },
+        },
+        {
+          actor_type: 'api_key',
+          actor_id: org.apiKey.id,
+          action: 'conversations.redact_at_write',
+          target_type: 'conversation',
+          target_id: c.id,
+          request_id: appended.headers['x-request-id'],
+          details: {
+            patterns: ['email'],
+            messagesRedacted: [appended.body.data.messages[0].id],
+            titleRedacted: false,
+          },
+        },
+      ]);
+      expect(JSON.stringify(rows)).not.toMatch(/auditcanary/);
     });
 
     it('retentionDays and redaction validate: out of range or unknown values → 400 naming the field', async () => {

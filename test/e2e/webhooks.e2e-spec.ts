@@ -5,7 +5,8 @@ import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import type { EventType } from '../../src/events/event-types';
 import { EventsWriter } from '../../src/events/events.writer';
 import { WebhookDeliveryWorker } from '../../src/webhooks/webhook-delivery.worker';
-import { getEvents } from '../factories/events';
+import { conversationBody } from '../factories/conversations';
+import { getEvents, readFeed } from '../factories/events';
 import { createOrganization, createSite } from '../factories/organizations';
 import { answer, hang, WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
@@ -529,6 +530,69 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
         .send({ from: later })
         .expect(202);
       expect(none.body.data).toEqual({ enqueued: 0, lastEventId: null, hasMore: false });
+    });
+
+    it('after an erasure, the feed and a replay serve its earlier events scrubbed (redacted title; a deleted conversation only id and siteId); no delivery keeps a body', async () => {
+      const org = await createOrganization(w.t.app);
+      const hook = (
+        await create(org, {
+          url: receiver.url('/erased'),
+          events: ['conversation.created', 'conversation.updated', 'conversation.deleted'],
+        }).expect(201)
+      ).body.data;
+      const start = new Date(Date.now() - 1000).toISOString();
+      const record = async (title: string) =>
+        (
+          await http()
+            .post(`/api/v1/sites/${org.site.id}/conversations`)
+            .set(org.auth)
+            .send(conversationBody({ title }))
+            .expect(201)
+        ).body.data as { id: string };
+      const redacted = await record('Order canaryredact late');
+      const deleted = await record('Order canarydelete late');
+      await received('/erased', 2);
+      await http()
+        .post(`/api/v1/sites/${org.site.id}/conversations/${redacted.id}/redact`)
+        .set(org.auth)
+        .send({ text: 'canary' + 'redact' })
+        .expect(200);
+      await http()
+        .delete(`/api/v1/sites/${org.site.id}/conversations/${deleted.id}`)
+        .set(org.auth)
+        .expect(204);
+      await received('/erased', 4);
+
+      const feed = (await readFeed(w.t, org)).events;
+      expect(feed.map((e) => [e.type, e.data.object.id])).toEqual([
+        ['conversation.created', redacted.id],
+        ['conversation.created', deleted.id],
+        ['conversation.updated', redacted.id],
+        ['conversation.deleted', deleted.id],
+      ]);
+      expect(feed[0].data.object.title).toBe('Order [redacted] late');
+      expect(feed[1].data.object).toEqual({ id: deleted.id, siteId: org.site.id });
+      expect(JSON.stringify(feed)).not.toMatch(/canary/);
+
+      const replay = await http()
+        .post(`/api/v1/webhooks/${hook.id}/replay`)
+        .set(org.auth)
+        .send({ from: start })
+        .expect(202);
+      expect(replay.body.data.enqueued).toBe(4);
+      const all = await received('/erased', 8);
+      const replayed = all.slice(4).map((r) => JSON.parse(r.body) as { data: { object: unknown } });
+      expect(JSON.stringify(replayed)).not.toMatch(/canary/);
+      expect(replayed.map((e) => e.data.object)).toEqual(
+        expect.arrayContaining(feed.map((e) => e.data.object)),
+      );
+      const stored = await w.db.query(
+        `SELECT (SELECT json_agg(m) FROM webhook_messages m WHERE webhook_id = $1) AS messages,
+                (SELECT json_agg(d) FROM webhook_deliveries d WHERE webhook_id = $1) AS deliveries,
+                (SELECT json_agg(e) FROM events e WHERE organization_id = $2) AS events`,
+        [hook.id, org.organization.id],
+      );
+      expect(JSON.stringify(stored)).not.toMatch(/canary/);
     });
 
     it('refuses a from that is neither a time nor an evt_ id (400 /from); an unknown event is 404', async () => {

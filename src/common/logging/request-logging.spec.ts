@@ -282,3 +282,49 @@ describe('ServiceLogger: a line written while serving a request carries that req
     ]);
   });
 });
+
+describe('search words are personal data: no line bound to a request holds a q or keywords value', () => {
+  it('the access line, a 5xx line and a line written while serving keep the path and parameter names, each q and keywords value redacted', async () => {
+    const log = capture();
+    const logger = new ServiceLogger(log.root);
+    const server = await serve(log.root, (app) => {
+      app.get('/api/v1/sites/:siteId/conversations', (_req, res) => {
+        logger.warn('listing', 'Listing');
+        res.json({});
+      });
+      app.get('/broken', (_req, res) => {
+        res.status(503).json({});
+      });
+    });
+    try {
+      await fetch(
+        `${server.base}/api/v1/sites/site_1/conversations?q=canaryword%20refund&q.in=shopper&keywords=canarykey&keywords=late%20canary&limit=5`,
+      );
+      await fetch(`${server.base}/broken?keywords=canarybroken`);
+      const lines = await until(log.lines, 3);
+      expect(lines).toHaveLength(3);
+      expect(log.text()).not.toMatch(/canary/i);
+      const listing = lines.filter((line) => line.requestId === lines[0].requestId);
+      for (const line of listing) {
+        expect(line.req).toEqual(
+          expect.objectContaining({
+            url: '/api/v1/sites/site_1/conversations?q=[redacted]&q.in=shopper&keywords=[redacted]&keywords=[redacted]&limit=5',
+            query: { q: '[redacted]', 'q.in': 'shopper', keywords: ['[redacted]', '[redacted]'], limit: '5' },
+          }),
+        );
+      }
+      expect(listing.map((line) => line.msg)).toEqual(['listing', 'request completed']);
+      expect(lines[2]).toEqual(
+        expect.objectContaining({
+          msg: 'request errored',
+          req: expect.objectContaining({
+            url: '/broken?keywords=[redacted]',
+            query: { keywords: '[redacted]' },
+          }),
+        }),
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -2,19 +2,34 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import pino, { type Logger } from 'pino';
 import type { ServiceRequest } from '../http/request-context';
+import { redactSearchWords, redactSearchWordsInUrl } from '../privacy/search-words';
 import { NestProcessLogger } from './process-logger';
 
 /** Request headers no log line may show: API keys, the metrics token, session cookies. */
 export const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers.cookie'];
 
 /**
+ * `req` as pino's standard serializer writes it, with the search words (`q`, `keywords`) of its
+ * URL and query replaced by `[redacted]`: they are a shopper's words (search-words.ts). Every
+ * line that carries the request (the access line, and each line bound to it by loggerFor) is
+ * written through it.
+ */
+function serializeRequest(req: Parameters<typeof pino.stdSerializers.req>[0]) {
+  const line = pino.stdSerializers.req(req);
+  if (typeof line.url === 'string') line.url = redactSearchWordsInUrl(line.url);
+  if (Object.hasOwn(line, 'query')) line.query = redactSearchWords(line.query);
+  return line;
+}
+
+/**
  * The service's logger: JSON lines on stdout, `req` and `res` written as pino's standard
- * serializers write them, the credentials in REDACTED_HEADERS replaced by `[Redacted]`.
+ * serializers write them (the request's search words redacted: serializeRequest), the
+ * credentials in REDACTED_HEADERS replaced by `[Redacted]`.
  */
 export function createServiceLogger(level: string, destination?: pino.DestinationStream): Logger {
   const options: pino.LoggerOptions = {
     level,
-    serializers: { req: pino.stdSerializers.req, res: pino.stdSerializers.res, err: pino.stdSerializers.err },
+    serializers: { req: serializeRequest, res: pino.stdSerializers.res, err: pino.stdSerializers.err },
     redact: REDACTED_HEADERS,
   };
   return destination ? pino(options, destination) : pino(options);

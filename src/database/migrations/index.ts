@@ -28,6 +28,9 @@ import { RollupDeltasByBitCounts1763899000000 } from './1763899000000-RollupDelt
 import { EventCommitsPerTransaction1763899500000 } from './1763899500000-EventCommitsPerTransaction';
 import { ConversationCellIndex1763900000000 } from './1763900000000-ConversationCellIndex';
 import { LabelValueIndex1763910000000 } from './1763910000000-LabelValueIndex';
+import { RedactedJobFilters1763920000000 } from './1763920000000-RedactedJobFilters';
+import { ErasableIdempotentAnswers1763930000000 } from './1763930000000-ErasableIdempotentAnswers';
+import { ScrubbedConversationEvents1763940000000 } from './1763940000000-ScrubbedConversationEvents';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -59,4 +62,7 @@ export const MIGRATIONS = [
   EventCommitsPerTransaction1763899500000,
   ConversationCellIndex1763900000000,
   LabelValueIndex1763910000000,
+  RedactedJobFilters1763920000000,
+  ErasableIdempotentAnswers1763930000000,
+  ScrubbedConversationEvents1763940000000,
 ];

@@ -17,7 +17,8 @@ export class DeletionSchema {
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: 'The listing filters as given (keys not given absent); {} with all: true and for retention.',
+    description:
+      'The listing filters as given (keys not given absent); {} with all: true and for retention. Once the job has completed or failed, each q and keywords value reads "[redacted]" (search words are personal data).',
   })
   filters!: Record<string, unknown>;
   @ApiProperty({ description: 'true: every conversation of the site (as of asOf).' }) all!: boolean;

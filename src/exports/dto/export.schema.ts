@@ -17,7 +17,8 @@ export class ExportSchema {
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: 'The listing filters as given (keys not given absent).',
+    description:
+      'The listing filters as given (keys not given absent). Once the export has completed or failed, each q and keywords value reads "[redacted]" (search words are personal data).',
   })
   filters!: Record<string, unknown>;
   @ApiProperty({ type: 'array', items: { type: 'string', enum: ['messages'] } }) include!: string[];
