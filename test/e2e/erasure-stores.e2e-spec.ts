@@ -8,7 +8,8 @@ import { ago, conversationBody } from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import type { TestApp } from '../setup/test-app';
+import { logCapture } from '../setup/log-capture';
+import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 import { TEST_OPENSEARCH } from '../setup/test-opensearch';
 
 /**
@@ -17,13 +18,12 @@ import { TEST_OPENSEARCH } from '../setup/test-opensearch';
  * and appended to under Idempotency-Keys, searched for, then erased every way the service offers
  * (a single delete, a deletion job by `q` and one by `keywords`, retention, redaction by pattern,
  * by message, by exact text and of the title). Then every table of the database is dumped, every
- * Redis key of the app read, the feed read and every write replayed, and no erased string may be
- * found; on the OpenSearch engine (TEST_SEARCH_BACKEND=opensearch) the site's documents, their
+ * Redis key of the app read, the feed read, every write replayed and the service's log lines (at
+ * `info`, as `npm start` writes them) read, and no erased string may be found; on the OpenSearch engine (TEST_SEARCH_BACKEND=opensearch) the site's documents, their
  * sources and stored fields, are read too. A control conversation never erased is found in the
  * tables, the feed, its replays (and the documents), so an absence there is real.
  */
 type Org = Awaited<ReturnType<typeof createOrganization>>;
-const OWN_BUDGET = { RATE_LIMIT_IP_MAX: '1000000', RATE_LIMIT_KEY_MAX: '1000000' };
 const text = (t: string) => [{ type: 'text', text: t }];
 const word = (name: string) => `cnry${name}${randomBytes(4).toString('hex')}`;
 
@@ -35,9 +35,11 @@ interface Recorded {
 
 describe('erasure leaves nothing behind in any store the service writes (PostgreSQL engine)', () => {
   let t: TestApp;
+  const log = logCapture();
   testAppPerSuite((app) => (t = app), OWN_BUDGET, {
     redisKeyPrefixSuffix: 'erasure-stores:',
     ownDatabase: true,
+    logs: log.stream,
   });
 
   const conversations = (org: Org) => `/api/v1/sites/${org.site.id}/conversations`;
@@ -129,7 +131,7 @@ describe('erasure leaves nothing behind in any store the service writes (Postgre
     }
   }
 
-  it('after every kind of erasure, no table, Redis key, feed event or replayed answer holds an erased string', async () => {
+  it('after every kind of erasure, no table, Redis key, feed event, replayed answer or log line holds an erased string', async () => {
     const org = await createOrganization(t.app);
     const w = {
       deleted: word('del'),
@@ -280,5 +282,12 @@ describe('erasure leaves nothing behind in any store the service writes (Postgre
     const replayed = replays.join('\n');
     expect(replayed).toContain(w.control);
     expect(hits(replayed)).toEqual([]);
+
+    // The log holds every request (the listing read above with its query string, limit=100), and
+    // no erased string: the searches for them by q and keywords wrote their values redacted.
+    const logged = log.text();
+    expect(logged).toContain('limit=100');
+    expect(logged).toMatch(/[?&]q=/);
+    expect(hits(logged)).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
+import type { Writable } from 'node:stream';
 import type { Type } from '@nestjs/common';
+import { createServiceLogger, ServiceLogger } from '../../src/common/logging/request-logging';
 import { Test } from '@nestjs/testing';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
@@ -42,7 +44,7 @@ export interface TestApp {
  */
 export async function createTestApp(
   env: Record<string, string> = {},
-  options: { redisKeyPrefixSuffix?: string; extraControllers?: Type<unknown>[]; ownDatabase?: boolean } = {},
+  options: TestAppOptions & { ownDatabase?: boolean } = {},
 ): Promise<TestApp> {
   if (!options.ownDatabase) return startTestApp(process.env[TEST_RUN_ENV.database]!, env, options);
   const database = await createIsolatedDatabase();
@@ -67,10 +69,18 @@ function testConfig(databaseUrl: string, env: Record<string, string>, redisKeyPr
   });
 }
 
+/** How a test app differs from the run's: its Redis prefix, extra controllers, where its log lines go. */
+export interface TestAppOptions {
+  redisKeyPrefixSuffix?: string;
+  extraControllers?: Type<unknown>[];
+  /** The service's log lines at `info`, as `npm start` writes them (else LOG_LEVEL, silent in tests). */
+  logs?: Writable;
+}
+
 async function startTestApp(
   databaseUrl: string,
   env: Record<string, string>,
-  options: { redisKeyPrefixSuffix?: string; extraControllers?: Type<unknown>[] },
+  options: TestAppOptions,
 ): Promise<TestApp> {
   const config = testConfig(databaseUrl, env, options.redisKeyPrefixSuffix);
   // The document of the service as every app of the run serves it (no test controller, no override).
@@ -79,6 +89,10 @@ async function startTestApp(
     imports: [AppModule.register(config)],
     controllers: options.extraControllers ?? [],
   });
+  if (options.logs)
+    builder
+      .overrideProvider(ServiceLogger)
+      .useValue(new ServiceLogger(createServiceLogger('info', options.logs)));
   const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app, config);
