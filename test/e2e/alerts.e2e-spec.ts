@@ -3,14 +3,11 @@ import { AlertClock } from '../../src/alerts/alert-clock';
 import { AlertEvaluator } from '../../src/alerts/alert-evaluator';
 import { WINDOW_MS } from '../../src/alerts/alert.records';
 import { AlertsRepository } from '../../src/alerts/alerts.repository';
-import { SeedService } from '../../src/conversations/seed/seed.service';
 import { getStats, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org, seededOrganization } from '../factories/organizations';
 import { WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
-
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 /** Two "worker processes" on one database: the first runs the workers (evaluation every 1 s, webhooks). */
 let t: TestApp;
@@ -340,10 +337,7 @@ describe('evaluation reuses the statistics engine: an alert’s value is the num
   const WINDOWS = ['1h', '6h', '24h'] as const;
 
   it('count, share and mean values equal the statistics endpoint’s, with requests shared through facets or not', async () => {
-    const org = await createOrganization(t.app);
-    await t.app.get(SeedService).seed({
-      siteId: org.site.id,
-      organizationId: org.organization.id,
+    const org = await seededOrganization(t.app, {
       conversations: 600,
       days: 1,
       labeledShare: 0.7,

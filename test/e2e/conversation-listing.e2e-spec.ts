@@ -7,16 +7,14 @@ import {
   listConversations,
   recordConversation,
 } from '../factories/conversations';
-import { createOrganization, createSite } from '../factories/organizations';
+import { createOrganization, createSite, Org, seededOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { DataSource } from 'typeorm';
-import { SeedService } from '../../src/conversations/seed/seed.service';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { tuned } from '../../src/search/postgres/listing-tuning';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 const ids = (res: { body: { data: Array<{ id: string }> } }) => res.body.data.map((c) => c.id);
 
 describe('GET /api/v1/sites/{siteId}/conversations', () => {
@@ -700,14 +698,7 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         ).toEqual({ value: 0, capped: false });
       });
       it('when the real total is larger than 10,000, value is 10000 and capped is true', async () => {
-        const big = await createOrganization(t.app);
-        await t.app.get(SeedService).seed({
-          siteId: big.site.id,
-          organizationId: big.organization.id,
-          conversations: 10_001,
-          days: 30,
-          labeledShare: 1,
-        });
+        const big = await seededOrganization(t.app, { conversations: 10_001, days: 30, labeledShare: 1 });
         expect(
           (await listConversations(t, big, { count: true, limit: 1 }).expect(200)).body.meta.count,
         ).toEqual({ value: 10000, capped: true });

@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { SeedService } from '../../src/conversations/seed/seed.service';
 import { parseReviewSampleQuery } from '../../src/reviews/dto/review-sample-query';
 import { ReviewSampler, SampleStrategy } from '../../src/reviews/review-sample';
 import { label, listConversations } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org, seededOrganization } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { TestApp } from '../setup/test-app';
@@ -17,7 +16,6 @@ import { TestApp } from '../setup/test-app';
  * locate each candidate, walk every candidate: docs/label-reviews.md); each rule is checked on
  * all three. Uniformity and reproducibility on the small site: label-reviews.e2e-spec.ts.
  */
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 const STRATEGIES: SampleStrategy[] = ['draw', 'locate', 'walk'];
 
@@ -52,14 +50,7 @@ describe('review samples on a seeded site', () => {
       .value as number;
 
   beforeAll(async () => {
-    org = await createOrganization(t.app);
-    await t.app.get(SeedService).seed({
-      siteId: org.site.id,
-      organizationId: org.organization.id,
-      conversations: 3000,
-      days: 5,
-      labeledShare: 0.8,
-    });
+    org = await seededOrganization(t.app, { conversations: 3000, days: 5, labeledShare: 0.8 });
     const db = t.app.get(DataSource);
     // Reviews on 24 labeled conversations, most of them in the newest hours (where draws land
     // first), three of which the judge then labels again: outdated, candidates again.
