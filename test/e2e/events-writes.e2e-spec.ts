@@ -11,12 +11,10 @@ import {
   recordConversation,
 } from '../factories/conversations';
 import { FeedEvent, readFeed } from '../factories/events';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org } from '../factories/organizations';
 import { createRunningImport } from '../factories/page-imports';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
-
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 /**
  * analytics-v1 §3: events are written in the same transaction as the change they describe,
