@@ -5,6 +5,7 @@ import { WINDOW_MS } from '../../src/alerts/alert.records';
 import { AlertsRepository } from '../../src/alerts/alerts.repository';
 import { getStats, recordConversation } from '../factories/conversations';
 import { createOrganization, Org, seededOrganization } from '../factories/organizations';
+import { createView } from '../factories/views';
 import { WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -435,14 +436,7 @@ describe('an alert on a view follows its filters; on a deleted view it goes on w
     const org = await createOrganization(t.app);
     setClock(minutes(60));
     for (const language of ['fr', 'fr', 'de']) await record(org, minutes(-2), { language });
-    const view = (
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/views`)
-        .set(org.auth)
-        .send({ name: 'French', filters: { language: 'fr' } })
-        .expect(201)
-    ).body.data;
+    const view = await createView(t, org, 'French', { language: 'fr' });
     const alert = (await createAlert(org, { view: view.id, threshold: 1 }).expect(201)).body.data;
     expect(alert).toMatchObject({ view: view.id, filters: { language: 'fr' } });
     expect(await untilState(org, alert.id, 'firing')).toMatchObject({ value: 2 });
@@ -472,14 +466,7 @@ describe('an alert on a view follows its filters; on a deleted view it goes on w
     const org = await createOrganization(t.app);
     const unknown = await createAlert(org, { view: 'view_Unknown000000000000000' });
     expect(unknown.status).toBe(404);
-    const timed = (
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/views`)
-        .set(org.auth)
-        .send({ name: 'Since November', filters: { from: '2026-11-01T00:00:00Z' } })
-        .expect(201)
-    ).body.data;
+    const timed = await createView(t, org, 'Since November', { from: '2026-11-01T00:00:00Z' });
     const res = await createAlert(org, { view: timed.id });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_filter');

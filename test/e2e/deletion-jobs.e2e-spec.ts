@@ -4,6 +4,7 @@ import { DELETION_BATCH } from '../../src/deletions/deletions.repository';
 import { insertManyConversations } from '../factories/bulk-conversations';
 import { ago, label, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
+import { createView } from '../factories/views';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
@@ -90,14 +91,7 @@ describe('deletion jobs', () => {
     const webFr = await recordConversation(t, org, { channel: 'web', language: 'fr' });
     const webEn = await recordConversation(t, org, { channel: 'web', language: 'en' });
     const hostedFr = await recordConversation(t, org, { channel: 'hosted', language: 'fr' });
-    const view = (
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/views`)
-        .set(org.auth)
-        .send({ name: 'Web', filters: { channel: 'web' } })
-        .expect(201)
-    ).body.data;
+    const view = await createView(t, org, 'Web', { channel: 'web' });
     // A view alone is a filter: no `filters` needed.
     const alone = await post(org, { view: view.id, filters: { language: 'en' } }).expect(202);
     expect(alone.body.data).toMatchObject({ filters: { channel: 'web', language: 'en' }, matched: 1 });
