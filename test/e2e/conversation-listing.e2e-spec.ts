@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
-  ago,
   AGENT,
+  ago,
+  appendMessages,
   label,
   labeledOutcome,
   listConversations,
@@ -31,12 +32,9 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       const old = await recordConversation(t, org, { createdAt: ago(30) });
       const mid = await recordConversation(t, org, { createdAt: ago(20) });
       const recent = await recordConversation(t, org, { createdAt: ago(10) });
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${old.id}/messages`)
-        .set(org.auth)
-        .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'still there?' }] }] })
-        .expect(201);
+      await appendMessages(t, org, old.id, [
+        { role: 'shopper', blocks: [{ type: 'text', text: 'still there?' }] },
+      ]).expect(201);
       const res = await listConversations(t, org).expect(200);
       expect(ids(res)).toEqual([recent.id, mid.id, old.id]);
       expect(res.body.meta).toEqual({ nextCursor: null });

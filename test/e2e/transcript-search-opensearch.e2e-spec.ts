@@ -9,7 +9,7 @@ import { OpenSearchConversationSearch } from '../../src/search/opensearch/opense
 import { ReindexService } from '../../src/search/reindex.service';
 import type { TextQuery } from '../../src/search/text-query/text-query';
 import { isTextQueryFault, parseTextQuery } from '../../src/search/text-query/text-query-parser';
-import { recordConversation } from '../factories/conversations';
+import { appendMessages, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import type { TestApp } from '../setup/test-app';
 import {
@@ -221,12 +221,7 @@ describeReal('transcript search (q) on OpenSearch', () => {
       await sync();
       expect(await found('hello', [id])).toEqual([id]);
       expect(await found('umbrella', [id])).toEqual([]);
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${id}/messages`)
-        .set(org.auth)
-        .send({ messages: [say('agent', 'Your umbrellas are packed')] })
-        .expect(201);
+      await appendMessages(t, org, id, [say('agent', 'Your umbrellas are packed')]).expect(201);
       await sync();
       expect(await found('umbrella', [id])).toEqual([id]);
       expect(await found('umbrella', [id], { scope: 'shopper' })).toEqual([]);

@@ -44,6 +44,15 @@ export async function recordConversation(
   return res.body.data as { id: string; createdAt: string; [key: string]: unknown };
 }
 
+/** POST …/conversations/{id}/messages: appends `messages` to the conversation (the caller checks the answer). */
+export const appendMessages = (
+  t: TestApp,
+  org: { site: { id: string }; auth: Record<string, string> },
+  id: string,
+  messages: object[],
+) =>
+  t.http().post(`/api/v1/sites/${org.site.id}/conversations/${id}/messages`).set(org.auth).send({ messages });
+
 /**
  * Records three conversations titled `Parcel 0`, `Parcel 1` and `Parcel 2`, created on 1, 2 and
  * 3 October 2026 (UTC), in that order; returns them in that order.
