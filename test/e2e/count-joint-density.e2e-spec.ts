@@ -9,7 +9,7 @@ import { listConversations } from '../factories/conversations';
 import { Org, seededOrganization } from '../factories/organizations';
 import type { QueryValues } from '../factories/query-string';
 import { steerListing } from '../support/engine-steering';
-import { testAppPerSuite } from '../setup/app-per-suite';
+import { postgresAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
 /**
@@ -31,11 +31,7 @@ describe('counts of stacked column filters from their joint densities', () => {
   let db: DataSource;
   let engine: PostgresConversationSearch;
   let agents: string[];
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    { redisKeyPrefixSuffix: 'count-joint:' },
-  );
+  postgresAppPerSuite((app) => (t = app), 'count-joint:', OWN_BUDGET);
 
   beforeAll(async () => {
     org = await seededOrganization(t.app, { conversations: 3000, days: 10, labeledShare: 0.8 });

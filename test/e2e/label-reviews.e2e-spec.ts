@@ -3,9 +3,9 @@ import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/webhook-event-types';
 import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createExport, downloadedRecords, finishedExport } from '../factories/exports';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
-import { exportingAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
+import { exportingAppPerSuite, postgresAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
 import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
@@ -16,7 +16,6 @@ import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
  * OPENSEARCH_URL is set (synced before each request, no Postgres fallback); the resource, its
  * errors, events, exports, agreement and samples run on Postgres.
  */
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 const OPENSEARCH_URL = testOpenSearchUrl();
 const NAMES = OPENSEARCH_URL ? testIndexNames('reviews') : undefined;
@@ -142,13 +141,7 @@ describe.each(ENGINES)('a review changes every reader of labels at once, on $nam
 describe('the review resource', () => {
   let t: TestApp;
   let org: Org;
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    {
-      redisKeyPrefixSuffix: 'label-reviews-resource:',
-    },
-  );
+  postgresAppPerSuite((app) => (t = app), 'label-reviews-resource:', OWN_BUDGET);
   beforeAll(async () => {
     org = await createOrganization(t.app);
   });
@@ -329,13 +322,7 @@ describe('the review resource', () => {
 describe('agreement=true on statistics', () => {
   let t: TestApp;
   let org: Org;
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    {
-      redisKeyPrefixSuffix: 'label-reviews-agreement:',
-    },
-  );
+  postgresAppPerSuite((app) => (t = app), 'label-reviews-agreement:', OWN_BUDGET);
 
   it("agreement, Cohen's kappa and confusion per field, score differences: a hand-computed case", async () => {
     org = await createOrganization(t.app);
@@ -411,13 +398,7 @@ describe('GET …/conversations/review-sample', () => {
   let t: TestApp;
   let org: Org;
   const candidates: string[] = [];
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    {
-      redisKeyPrefixSuffix: 'label-reviews-sample:',
-    },
-  );
+  postgresAppPerSuite((app) => (t = app), 'label-reviews-sample:', OWN_BUDGET);
   const sample = (query: QueryValues) =>
     t
       .http()

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getStats, listConversations, recordConversation } from '../factories/conversations';
 import { createExport, downloadedRecords, finishedExport, postExport } from '../factories/exports';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org } from '../factories/organizations';
 import { QueryValues } from '../factories/query-string';
-import { exportingAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
+import { exportingAppPerSuite, postgresAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
 import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
@@ -15,7 +15,6 @@ import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
  * OPENSEARCH_URL is set (on an alias of this suite's own, synced before each request, without a
  * Postgres fallback that could hide a difference), else reported as skipped.
  */
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 const OPENSEARCH_URL = testOpenSearchUrl();
 const NAMES = OPENSEARCH_URL ? testIndexNames('transcripts') : undefined;
@@ -309,13 +308,7 @@ describe.each(ENGINES)('transcript search on $name', ({ env }) => {
 describe('parameter rules of q, q.in and highlight (the shared parser)', () => {
   let t: TestApp;
   let org: Org;
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    {
-      redisKeyPrefixSuffix: 'transcript-search:',
-    },
-  );
+  postgresAppPerSuite((app) => (t = app), 'transcript-search:', OWN_BUDGET);
   beforeAll(async () => {
     org = await createOrganization(t.app);
     for (let i = 0; i < 3; i++)
