@@ -7,8 +7,7 @@ import { createOrganization, Org } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
 import { exportingAppPerSuite, postgresAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
-import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
-import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
+import { suiteEngines } from '../setup/opensearch-suites';
 
 /**
  * Label reviews (workflows-v1 §2), each rule in the spec's words. What concerns the readers of
@@ -16,14 +15,9 @@ import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
  * OPENSEARCH_URL is set (synced before each request, no Postgres fallback); the resource, its
  * errors, events, exports, agreement and samples run on Postgres.
  */
-
-const OPENSEARCH_URL = testOpenSearchUrl();
-const NAMES = OPENSEARCH_URL ? testIndexNames('reviews') : undefined;
-const ENGINES = bothEngines(NAMES);
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'label-reviews:' });
-
-indexBuiltBeforeAll(NAMES, appOn, 'label review rules ran on Postgres only');
+const ENGINES = suiteEngines('reviews', appOn, 'label review rules ran on Postgres only');
 
 const reviewPath = (org: Org, id: string) => `/api/v1/sites/${org.site.id}/conversations/${id}/review`;
 const putReview = (t: TestApp, org: Org, id: string, body: unknown, headers: Record<string, string> = {}) =>

@@ -5,8 +5,7 @@ import { createOrganization, Org } from '../factories/organizations';
 import { QueryValues } from '../factories/query-string';
 import { exportingAppPerSuite, postgresAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
-import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
-import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
+import { suiteEngines } from '../setup/opensearch-suites';
 
 /**
  * Transcript search (workflows-v1 §1): the `q` filter, `q.in` and `highlight=true`, each rule in
@@ -15,14 +14,9 @@ import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
  * OPENSEARCH_URL is set (on an alias of this suite's own, synced before each request, without a
  * Postgres fallback that could hide a difference), else reported as skipped.
  */
-
-const OPENSEARCH_URL = testOpenSearchUrl();
-const NAMES = OPENSEARCH_URL ? testIndexNames('transcripts') : undefined;
-const ENGINES = bothEngines(NAMES);
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'transcript-search:' });
-
-indexBuiltBeforeAll(NAMES, appOn, 'transcript search rules ran on Postgres only');
+const ENGINES = suiteEngines('transcripts', appOn, 'transcript search rules ran on Postgres only');
 
 const text = (t: string) => [{ type: 'text', text: t }];
 const said = (role: 'shopper' | 'agent' | 'system', t: string) => ({ role, blocks: text(t) });

@@ -91,6 +91,21 @@ export function bothEngines(names: IndexNames | undefined): Engine[] {
 }
 
 /**
+ * The engines a file runs its rules on (bothEngines), OpenSearch on an alias of the file's own
+ * (`suffix`) whose first index is built before the file's tests in an app `start` gives
+ * (indexBuiltBeforeAll; `without`: the notice when the run has no OpenSearch).
+ */
+export function suiteEngines(
+  suffix: string,
+  start: (env: Record<string, string>) => Promise<TestApp>,
+  without: string,
+): Engine[] {
+  const names = testOpenSearchUrl() ? testIndexNames(suffix) : undefined;
+  indexBuiltBeforeAll(names, start, without);
+  return bothEngines(names);
+}
+
+/**
  * Before the file's tests, when the run has an OpenSearch: the first index of the alias of `names`,
  * built by search:reindex (previous indices deleted) in an app `start` gives for that environment,
  * since the alias must exist before the first search. Without OpenSearch, `without` (if given) is
