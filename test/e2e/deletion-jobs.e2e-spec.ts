@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { DELETION_LANES, DeletionWorker } from '../../src/deletions/deletion-worker';
 import { DELETION_BATCH } from '../../src/deletions/deletions.repository';
 import { insertManyConversations } from '../factories/bulk-conversations';
-import { ago, label, listConversations, recordConversation } from '../factories/conversations';
+import { ago, getStats, label, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { createView } from '../factories/views';
 import { testAppPerSuite } from '../setup/app-per-suite';
@@ -129,11 +129,7 @@ describe('deletion jobs', () => {
     await t.app.get(DeletionWorker).runAll();
     expect(await ids(org)).toEqual([]);
     expect(await ids(other)).toEqual([kept.id]);
-    const stats = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/stats`)
-      .set(org.auth)
-      .expect(200);
+    const stats = await getStats(t, org).expect(200);
     expect(stats.body.data.total).toBe(0);
   });
 

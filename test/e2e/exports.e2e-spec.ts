@@ -9,7 +9,13 @@ import { ExportSweep } from '../../src/exports/export-sweep';
 import { EXPORT_QUEUE } from '../../src/exports/export-queue';
 import { CSV_COLUMNS } from '../../src/exports/export-rows';
 import { insertManyConversations } from '../factories/bulk-conversations';
-import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
+import {
+  getStats,
+  label,
+  labeledOutcome,
+  listConversations,
+  recordConversation,
+} from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import {
   createExport,
@@ -423,7 +429,7 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
     const org = await createOrganization(t.app);
     const site = { id: org.site.id, organizationId: org.organization.id };
     await insertManyConversations(t.app, site, 6000, { messages: true });
-    const before = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/stats`).set(org.auth);
+    const before = await getStats(t, org);
     expect(before.body.data.total).toBe(6000);
     // Batches of 7 rows with transcripts: the export takes a while, and reads the oldest rows last.
     const e = await createExport(t, org, { format: 'ndjson', include: ['messages'] });

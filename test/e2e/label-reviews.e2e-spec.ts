@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/webhook-event-types';
-import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
+import {
+  getStats as stats,
+  label,
+  labeledOutcome,
+  listConversations,
+  recordConversation,
+} from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createExport, downloadedRecords, finishedExport } from '../factories/exports';
 import { createOrganization, Org } from '../factories/organizations';
@@ -26,11 +32,6 @@ const putReview = (t: TestApp, org: Org, id: string, body: unknown, headers: Rec
     .put(reviewPath(org, id))
     .set({ ...org.auth, ...headers })
     .send(body as object);
-const stats = (t: TestApp, org: Org, query: QueryValues) =>
-  t
-    .http()
-    .get(`/api/v1/sites/${org.site.id}/conversations/stats${queryString(query)}`)
-    .set(org.auth);
 
 describe.each(ENGINES)('a review changes every reader of labels at once, on $name', ({ env }) => {
   let t: TestApp;
