@@ -213,6 +213,9 @@ describe("filters: the listing's rules, faults located by pointer", () => {
     org = await createOrganization(t.app);
   });
   const post = (body: unknown) => postExport(t, org, body);
+  /** The [pointer, code] of each error of a 400, in order. */
+  const faults = (res: { body: { errors: Array<{ pointer: string; code: string }> } }) =>
+    res.body.errors.map((e) => [e.pointer, e.code]);
 
   it('an unknown label token is invalid_filter pointing at the array element (/filters/labels.all/1)', async () => {
     const res = await post({
@@ -230,7 +233,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
     const res = await post({ format: 'csv', filters: { limit: 10, cursor: 'x', count: true } });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_request');
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+    expect(faults(res)).toEqual([
       ['/filters/limit', 'unknown_field'],
       ['/filters/cursor', 'unknown_field'],
       ['/filters/count', 'unknown_field'],
@@ -244,7 +247,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
     });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_request');
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+    expect(faults(res)).toEqual([
       ['/filters/keywords', 'invalid_type'],
       ['/filters/labels.none/1', 'invalid_type'],
       ['/filters/quality.min', 'invalid_type'],
@@ -258,7 +261,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
       filters: { 'labels.all': ['resolution:unresolved', 3, true] },
     });
     expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+    expect(faults(res)).toEqual([
       ['/filters/labels.all/1', 'invalid_type'],
       ['/filters/labels.all/2', 'invalid_type'],
     ]);
@@ -267,7 +270,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
   it('a bad value is located at its element, with the listing code (invalid_value)', async () => {
     const res = await post({ format: 'csv', filters: { keywords: ['ok', '!!!'], 'quality.max': 1.5 } });
     expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+    expect(faults(res)).toEqual([
       ['/filters/keywords/1', 'invalid_value'],
       ['/filters/quality.max', 'invalid_value'],
     ]);
@@ -283,7 +286,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
   it('include: ["messages"] is allowed with ndjson only; format is required; unknown fields are named', async () => {
     const res = await post({ format: 'csv', include: ['messages'], extra: 1 });
     expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+    expect(faults(res)).toEqual([
       ['/extra', 'unknown_field'],
       ['/include/0', 'invalid_value'],
     ]);
