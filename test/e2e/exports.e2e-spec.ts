@@ -229,51 +229,62 @@ describe("filters: the listing's rules, faults located by pointer", () => {
     ]);
   });
 
-  it('limit, cursor and count are not filters: 400 naming each with unknown_field', async () => {
-    const res = await post({ format: 'csv', filters: { limit: 10, cursor: 'x', count: true } });
+  it.each([
+    [
+      'limit, cursor and count are not filters: 400 naming each with unknown_field',
+      { format: 'csv', filters: { limit: 10, cursor: 'x', count: true } },
+      [
+        ['/filters/limit', 'unknown_field'],
+        ['/filters/cursor', 'unknown_field'],
+        ['/filters/count', 'unknown_field'],
+      ],
+    ],
+    [
+      'repeatable parameters are arrays of strings, bounds JSON numbers, dates strings',
+      {
+        format: 'csv',
+        filters: {
+          keywords: 'shoes',
+          'labels.none': ['flag:x:true', 3],
+          'quality.min': '0.5',
+          from: 20260101,
+        },
+      },
+      [
+        ['/filters/keywords', 'invalid_type'],
+        ['/filters/labels.none/1', 'invalid_type'],
+        ['/filters/quality.min', 'invalid_type'],
+        ['/filters/from', 'invalid_type'],
+      ],
+    ],
+  ])('%s', async (_rule, body, expected) => {
+    const res = await post(body);
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_request');
-    expect(faults(res)).toEqual([
-      ['/filters/limit', 'unknown_field'],
-      ['/filters/cursor', 'unknown_field'],
-      ['/filters/count', 'unknown_field'],
-    ]);
+    expect(faults(res)).toEqual(expected);
   });
 
-  it('repeatable parameters are arrays of strings, bounds JSON numbers, dates strings', async () => {
-    const res = await post({
-      format: 'csv',
-      filters: { keywords: 'shoes', 'labels.none': ['flag:x:true', 3], 'quality.min': '0.5', from: 20260101 },
-    });
+  it.each([
+    [
+      'every item of a list that is not a string is named at its index',
+      { format: 'ndjson', filters: { 'labels.all': ['resolution:unresolved', 3, true] } },
+      [
+        ['/filters/labels.all/1', 'invalid_type'],
+        ['/filters/labels.all/2', 'invalid_type'],
+      ],
+    ],
+    [
+      'a bad value is located at its element, with the listing code (invalid_value)',
+      { format: 'csv', filters: { keywords: ['ok', '!!!'], 'quality.max': 1.5 } },
+      [
+        ['/filters/keywords/1', 'invalid_value'],
+        ['/filters/quality.max', 'invalid_value'],
+      ],
+    ],
+  ])('%s', async (_rule, body, expected) => {
+    const res = await post(body);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe('invalid_request');
-    expect(faults(res)).toEqual([
-      ['/filters/keywords', 'invalid_type'],
-      ['/filters/labels.none/1', 'invalid_type'],
-      ['/filters/quality.min', 'invalid_type'],
-      ['/filters/from', 'invalid_type'],
-    ]);
-  });
-
-  it('every item of a list that is not a string is named at its index', async () => {
-    const res = await post({
-      format: 'ndjson',
-      filters: { 'labels.all': ['resolution:unresolved', 3, true] },
-    });
-    expect(res.status).toBe(400);
-    expect(faults(res)).toEqual([
-      ['/filters/labels.all/1', 'invalid_type'],
-      ['/filters/labels.all/2', 'invalid_type'],
-    ]);
-  });
-
-  it('a bad value is located at its element, with the listing code (invalid_value)', async () => {
-    const res = await post({ format: 'csv', filters: { keywords: ['ok', '!!!'], 'quality.max': 1.5 } });
-    expect(res.status).toBe(400);
-    expect(faults(res)).toEqual([
-      ['/filters/keywords/1', 'invalid_value'],
-      ['/filters/quality.max', 'invalid_value'],
-    ]);
+    expect(faults(res)).toEqual(expected);
   });
 
   it('the listing rules spanning parameters hold (labelStatus=pending with a score filter)', async () => {
