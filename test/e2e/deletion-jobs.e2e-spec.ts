@@ -33,6 +33,15 @@ describe('deletion jobs', () => {
     (await listConversations(t, org, { limit: '100' }).expect(200)).body.data.map(
       (c: { id: string }) => c.id,
     );
+  /** A new organization whose site holds `n` conversations with messages, and the job (202) deleting them all. */
+  const deletingAll = async (n: number) => {
+    const org = await createOrganization(t.app);
+    await insertManyConversations(t.app, { id: org.site.id, organizationId: org.organization.id }, n, {
+      messages: true,
+    });
+    const job = (await post(org, { all: true }).expect(202)).body.data;
+    return { org, job };
+  };
 
   it('POST → 202 queued with matched; the worker deletes exactly the matching set; GET follows it', async () => {
     const org = await createOrganization(t.app);
@@ -174,11 +183,8 @@ describe('deletion jobs', () => {
   });
 
   it('a worker whose Postgres connections are killed mid-way: the job resumes and completes, nothing half-done', async () => {
-    const org = await createOrganization(t.app);
-    const site = { id: org.site.id, organizationId: org.organization.id };
     // Three batches: when the first commits, the second is in flight or the third still waits.
-    await insertManyConversations(t.app, site, 3 * DELETION_BATCH, { messages: true });
-    const job = (await post(org, { all: true }).expect(202)).body.data;
+    const { org, job } = await deletingAll(3 * DELETION_BATCH);
     expect(job.matched).toBe(3 * DELETION_BATCH);
     const worker = t.app.get(DeletionWorker);
     const running = worker.runAll().catch((error: Error) => error);
@@ -226,10 +232,7 @@ describe('deletion jobs', () => {
   }, 120_000);
 
   it('a job runs DELETION_LANES batches at once; a batch held elsewhere is skipped and the job completes only after it', async () => {
-    const org = await createOrganization(t.app);
-    const site = { id: org.site.id, organizationId: org.organization.id };
-    await insertManyConversations(t.app, site, 4 * DELETION_BATCH, { messages: true });
-    const job = (await post(org, { all: true }).expect(202)).body.data;
+    const { org, job } = await deletingAll(4 * DELETION_BATCH);
     expect(job.matched).toBe(4 * DELETION_BATCH);
     const batches = (await t.db.query(
       `SELECT batch, conversation_ids AS ids FROM deletion_batches WHERE deletion_id = $1 ORDER BY batch`,
