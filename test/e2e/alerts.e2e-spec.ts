@@ -64,6 +64,14 @@ const alertEvents = (alertId: string) =>
     `SELECT id, type, object FROM events WHERE type LIKE 'alert.%' AND object->>'id' = $1 ORDER BY seq`,
     [alertId],
   );
+/** The alert changed state once: one alert.firing event, one transition row. */
+const expectFiredOnce = async (alertId: string) => {
+  expect((await alertEvents(alertId)).map((e: { type: string }) => e.type)).toEqual(['alert.firing']);
+  const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM alert_transitions WHERE alert_id = $1`, [
+    alertId,
+  ]);
+  expect(n).toBe(1);
+};
 /** Waits until the alert is in `state` (the workers evaluate every second at the clock's time). */
 const untilState = (org: Org, id: string, state: string) =>
   eventually(async () => {
@@ -238,12 +246,7 @@ describe('exactly once per transition, even with two evaluators racing', () => {
     );
     expect(reports.reduce((n, r) => n + r.transitions, 0)).toBe(5);
     for (const id of created) {
-      expect((await alertEvents(id)).map((e: { type: string }) => e.type)).toEqual(['alert.firing']);
-      const [{ n }] = await t.db.query(
-        `SELECT count(*)::int AS n FROM alert_transitions WHERE alert_id = $1`,
-        [id],
-      );
-      expect(n).toBe(1);
+      await expectFiredOnce(id);
     }
   });
 
@@ -289,12 +292,7 @@ describe('exactly once per transition, even with two evaluators racing', () => {
     ]);
     expect(reports.reduce((n, r) => n + r.transitions, 0)).toBe(ids.length);
     for (const id of ids) {
-      expect((await alertEvents(id)).map((e: { type: string }) => e.type)).toEqual(['alert.firing']);
-      const [{ n }] = await t.db.query(
-        `SELECT count(*)::int AS n FROM alert_transitions WHERE alert_id = $1`,
-        [id],
-      );
-      expect(n).toBe(1);
+      await expectFiredOnce(id);
       expect(await getAlert(org, id)).toMatchObject({ state: 'firing', evaluatedAt: now.toISOString() });
     }
   });
