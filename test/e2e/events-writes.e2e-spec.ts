@@ -4,6 +4,7 @@ import { LabelWriter } from '../../src/labeling/label-writer.service';
 import { PageImportsRepository } from '../../src/pages/page-imports.repository';
 import { PagesRepository } from '../../src/pages/pages.repository';
 import {
+  appendMessages,
   conversationBody,
   label,
   labeledOutcome,
@@ -66,12 +67,9 @@ describe('events: written with the change they describe', () => {
     it('appending messages writes conversation.updated with the conversation after the append', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      await t
-        .http()
-        .post(conv(org, c.id, '/messages'))
-        .set(org.auth)
-        .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'Thanks!' }] }] })
-        .expect(201);
+      await appendMessages(t, org, c.id, [
+        { role: 'shopper', blocks: [{ type: 'text', text: 'Thanks!' }] },
+      ]).expect(201);
       const events = await feed(org);
       expect(types(events)).toEqual(['conversation.created', 'conversation.updated']);
       expect(events[1].data.object).toMatchObject({ id: c.id, messageCount: 3 });
