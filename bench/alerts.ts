@@ -30,12 +30,11 @@ import { ALERT_WINDOWS, AlertMetric } from '../src/alerts/alert.records';
 import { ALERT_ID } from '../src/alerts/alerts.service';
 import { AppModule } from '../src/app.module';
 import { newId } from '../src/common/ids/ids';
-import { loadConfig } from '../src/config/config';
 import { SeedService } from '../src/conversations/seed/seed.service';
 import { dropDatabase, prepareDatabase } from '../src/database/data-source';
 import { parseExportFilters } from '../src/exports/dto/export-request';
 import { OrganizationsService } from '../src/organizations/organizations.service';
-import { freshBenchDatabase } from './lib/bench-database';
+import { freshBenchDatabase, inProcessBenchConfig } from './lib/bench-database';
 import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
 import { describeMachine } from './lib/machine';
 
@@ -196,16 +195,7 @@ async function main(): Promise<void> {
   const databaseUrl = keep
     ? await keptBenchDatabase(env, databaseName)
     : await freshBenchDatabase(env, databaseName, log);
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'test',
-    DATABASE_URL: databaseUrl,
-    WORKERS: 'off',
-    LOG_LEVEL: 'silent',
-    DATABASE_STATEMENT_TIMEOUT_MS: '600000',
-    CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
-    REDIS_KEY_PREFIX: 'sa-bench-alerts:',
-  });
+  const config = inProcessBenchConfig(databaseUrl, 'sa-bench-alerts:');
   const app = await NestFactory.createApplicationContext(AppModule.register(config), { logger: false });
   try {
     const db = app.get(DataSource);

@@ -13,13 +13,12 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
-import { loadConfig } from '../src/config/config';
 import { configureApp } from '../src/configure-app';
 import { dropDatabase } from '../src/database/data-source';
 import { EventSequencer } from '../src/events/event-sequencer';
 import { EventsRepository } from '../src/events/events.repository';
 import { OrganizationsService } from '../src/organizations/organizations.service';
-import { createBenchOrganization, freshBenchDatabase } from './lib/bench-database';
+import { createBenchOrganization, freshBenchDatabase, inProcessBenchConfig } from './lib/bench-database';
 import { benchEnv, numberFrom } from './lib/bench-env';
 import { describeMachine } from './lib/machine';
 
@@ -74,17 +73,9 @@ async function main(): Promise<void> {
   const rounds = numberFrom(env, 'BENCH_ROUNDS', 3);
 
   const databaseUrl = await freshBenchDatabase(env, 'sa_bench_events', log);
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'test',
-    DATABASE_URL: databaseUrl,
-    WORKERS: 'off',
-    LOG_LEVEL: 'silent',
-    DATABASE_STATEMENT_TIMEOUT_MS: '600000', // VACUUM ANALYZE after the bulk append
-    CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
+  const config = inProcessBenchConfig(databaseUrl, 'sa-bench-events:', {
     RATE_LIMIT_IP_MAX: '1000000',
     RATE_LIMIT_KEY_MAX: '1000000',
-    REDIS_KEY_PREFIX: 'sa-bench-events:',
   });
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
     bodyParser: false,

@@ -17,23 +17,25 @@
  * every row. BENCH_OS_SECTIONS (reindex,listing,stats,lag) picks sections.
  */
 import { ChildProcess, execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { createDataSource } from '../src/database/data-source';
 import { createOpenSearchClient } from '../src/search/opensearch/opensearch-client';
-import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { benchEnv, numberFrom } from './lib/bench-env';
 import { getOnce, HttpTarget } from './lib/http-load';
 import { mixContext } from './lib/mix-context';
 import {
+  endRun,
   Engine,
   ENGINES,
+  engineServices,
   reindex,
+  reportWriter,
   sameListing,
   serviceEnvironment,
   sideBySide,
+  sideBySideSettings,
   startProcess,
-  stopProcess,
 } from './lib/side-by-side';
 import { percentile, summarize, Summary } from './lib/stats';
 import { buildMix, MixRequest, queryString } from './query-mix';
@@ -156,12 +158,7 @@ function render(report: Report): string {
 
 async function main(): Promise<void> {
   const env = benchEnv();
-  const apiKey = env.BENCH_API_KEY;
-  const siteId = env.BENCH_SITE_ID;
-  if (!apiKey || !siteId) throw new Error('run npm run bench:setup first (bench/.env.bench)');
-  const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
-  const opensearchUrl = env.OPENSEARCH_URL ?? 'http://127.0.0.1:9200';
-  const alias = env.BENCH_OS_INDEX ?? 'bench_conversations';
+  const { apiKey, siteId, databaseUrl, opensearchUrl, alias } = sideBySideSettings(env);
   const sections = new Set((env.BENCH_OS_SECTIONS ?? 'reindex,listing,stats,lag').split(','));
   const runs = numberFrom(env, 'BENCH_OS_RUNS', 15);
   const outName = env.BENCH_OUT ?? 'opensearch';
@@ -171,12 +168,7 @@ async function main(): Promise<void> {
     machine: { cores: os.cpus().length, load: [os.loadavg()[0]] },
     rows: [],
   };
-  const write = () => {
-    report.finishedAt = new Date().toISOString();
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, `${outName}.json`), `${JSON.stringify(report, null, 2)}\n`);
-    writeFileSync(join(RESULTS_DIR, `${outName}.md`), render(report));
-  };
+  const write = reportWriter(RESULTS_DIR, outName, report, render);
 
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const dataSource = createDataSource(databaseUrl, { poolSize: 2, applicationName: 'bench-opensearch' });
@@ -214,19 +206,13 @@ async function main(): Promise<void> {
       write();
     }
 
-    const ports: Record<Engine, number> = { postgres: 3101, opensearch: 3102 };
-    for (const engine of ENGINES)
-      children.push(
-        await startProcess(
-          'main.js',
-          { ...serviceEnv, PORT: String(ports[engine]), SEARCH_BACKEND: engine },
-          ports[engine],
-        ),
-      );
-    const targets: Record<Engine, HttpTarget> = {
-      postgres: { baseUrl: `http://127.0.0.1:${ports.postgres}`, apiKey },
-      opensearch: { baseUrl: `http://127.0.0.1:${ports.opensearch}`, apiKey },
-    };
+    const targets = await engineServices(
+      serviceEnv,
+      { postgres: 3101, opensearch: 3102 },
+      ENGINES,
+      apiKey,
+      children,
+    );
     const ctx = await mixContext(dataSource, siteId);
     const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
 
@@ -337,10 +323,7 @@ async function main(): Promise<void> {
     }
     report.status = only ? `subset (${only.size} requests)` : 'complete';
   } finally {
-    report.machine.load.push(os.loadavg()[0]);
-    write();
-    await Promise.all(children.map(stopProcess));
-    await dataSource.destroy();
+    await endRun(report, write, children, dataSource);
   }
   log(`wrote bench/results/${outName}.md and .json`);
 }

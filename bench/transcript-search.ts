@@ -24,16 +24,19 @@ import * as os from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { createDataSource } from '../src/database/data-source';
-import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { benchEnv, numberFrom } from './lib/bench-env';
 import { getOnce, HttpTarget, ListingBody } from './lib/http-load';
 import {
+  endRun,
   Engine,
   ENGINES,
+  engineServices,
   reindex,
+  reportWriter,
   sameListing,
   serviceEnvironment,
+  sideBySideSettings,
   startProcess,
-  stopProcess,
 } from './lib/side-by-side';
 import { percentile, summarize } from './lib/stats';
 import { Q_PHRASES, Q_WORDS } from './lib/transcript-words';
@@ -418,12 +421,7 @@ function whyMissed(r: Row): string {
 
 async function main(): Promise<void> {
   const env = benchEnv();
-  const apiKey = env.BENCH_API_KEY;
-  const siteId = env.BENCH_SITE_ID;
-  if (!apiKey || !siteId) throw new Error('run npm run bench:setup first (bench/.env.bench)');
-  const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
-  const opensearchUrl = env.OPENSEARCH_URL ?? 'http://127.0.0.1:9200';
-  const alias = env.BENCH_OS_INDEX ?? 'bench_conversations';
+  const { apiKey, siteId, databaseUrl, opensearchUrl, alias } = sideBySideSettings(env);
   const runs = numberFrom(env, 'BENCH_TRANSCRIPT_RUNS', 20);
   const statsRuns = numberFrom(env, 'BENCH_TRANSCRIPT_STATS_RUNS', 7);
   const recordings = numberFrom(env, 'BENCH_TRANSCRIPT_RECORDINGS', 100);
@@ -443,12 +441,7 @@ async function main(): Promise<void> {
     rows: [],
     notes: [],
   };
-  const write = () => {
-    report.finishedAt = new Date().toISOString();
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, `${outName}.json`), `${JSON.stringify(report, null, 2)}\n`);
-    writeFileSync(join(RESULTS_DIR, `${outName}.md`), render(report));
-  };
+  const write = reportWriter(RESULTS_DIR, outName, report, render);
 
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const baseline = baselineBuild(env);
@@ -471,19 +464,13 @@ async function main(): Promise<void> {
       write();
     }
 
-    const ports: Record<Engine, number> = { postgres: 3111, opensearch: 3112 };
-    for (const engine of RUN_ENGINES)
-      children.push(
-        await startProcess(
-          'main.js',
-          { ...serviceEnv, PORT: String(ports[engine]), SEARCH_BACKEND: engine },
-          ports[engine],
-        ),
-      );
-    const targets: Record<Engine, HttpTarget> = {
-      postgres: { baseUrl: `http://127.0.0.1:${ports.postgres}`, apiKey },
-      opensearch: { baseUrl: `http://127.0.0.1:${ports.opensearch}`, apiKey },
-    };
+    const targets = await engineServices(
+      serviceEnv,
+      { postgres: 3111, opensearch: 3112 },
+      RUN_ENGINES,
+      apiKey,
+      children,
+    );
     const base = `/api/v1/sites/${siteId}/conversations`;
     const probes = PROBES.filter((p) => !only || only.has(p.name));
     const matches = new Map<string, number | null>();
@@ -598,10 +585,7 @@ async function main(): Promise<void> {
     report.size = await indexSizes(dataSource, opensearchUrl, alias);
     report.status = only ? `subset (${only.size} requests)` : 'complete';
   } finally {
-    report.machine.load.push(os.loadavg()[0]);
-    write();
-    await Promise.all(children.map(stopProcess));
-    await dataSource.destroy();
+    await endRun(report, write, children, dataSource);
   }
   log(`wrote bench/results/${outName}.md and .json`);
 }

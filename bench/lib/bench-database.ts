@@ -1,5 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import type { AppConfig } from '../../src/config/app-config';
+import { loadConfig } from '../../src/config/config';
 import { createDataSource, dropDatabase, prepareDatabase } from '../../src/database/data-source';
 import { OrganizationsService } from '../../src/organizations/organizations.service';
 import { benchEnv, DEFAULT_DATABASE_URL } from './bench-env';
@@ -20,6 +22,29 @@ export async function freshBenchDatabase(
   await dropDatabase(databaseUrl).catch(() => undefined);
   await prepareDatabase(databaseUrl);
   return databaseUrl;
+}
+
+/**
+ * The configuration of a bench's in-process app on its own database: no workers, no logs, the
+ * bench's Redis prefix, statements long enough for its bulk writes and VACUUM ANALYZE; `extra`
+ * adds or overrides settings.
+ */
+export function inProcessBenchConfig(
+  databaseUrl: string,
+  redisKeyPrefix: string,
+  extra: Record<string, string> = {},
+): AppConfig {
+  return loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    WORKERS: 'off',
+    LOG_LEVEL: 'silent',
+    DATABASE_STATEMENT_TIMEOUT_MS: '600000',
+    CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
+    REDIS_KEY_PREFIX: redisKeyPrefix,
+    ...extra,
+  });
 }
 
 /** The organization a bench writes into, with its one site. */

@@ -4,8 +4,11 @@
  * alternated between them, and the reindex of the bench database into OpenSearch.
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import type { DataSource } from 'typeorm';
+import { DEFAULT_DATABASE_URL } from './bench-env';
 import { getOnce, HttpTarget, ListingBody } from './http-load';
 import { elapsedMs } from './stats';
 
@@ -14,6 +17,26 @@ const LOG_DIR = join(ROOT, 'var', 'bench-logs');
 
 export type Engine = 'postgres' | 'opensearch';
 export const ENGINES: Engine[] = ['postgres', 'opensearch'];
+
+/** What a side-by-side bench reads of bench/.env.bench: the seeded site, its database, OpenSearch and the alias. */
+export function sideBySideSettings(env: Record<string, string | undefined>): {
+  apiKey: string;
+  siteId: string;
+  databaseUrl: string;
+  opensearchUrl: string;
+  alias: string;
+} {
+  const apiKey = env.BENCH_API_KEY;
+  const siteId = env.BENCH_SITE_ID;
+  if (!apiKey || !siteId) throw new Error('run npm run bench:setup first (bench/.env.bench)');
+  return {
+    apiKey,
+    siteId,
+    databaseUrl: env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    opensearchUrl: env.OPENSEARCH_URL ?? 'http://127.0.0.1:9200',
+    alias: env.BENCH_OS_INDEX ?? 'bench_conversations',
+  };
+}
 
 /** The environment of a bench's services on `databaseUrl`, searching the alias `alias`. */
 export function serviceEnvironment(
@@ -77,6 +100,65 @@ export async function startProcess(
     if (Date.now() > deadline) throw new Error(`${entry} on ${port} not ready after 60 s`);
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/**
+ * One service (dist/main.js) per engine of `engines`, each on its port of `ports` and pushed onto
+ * `children` as soon as it runs (the caller stops them); the targets of both ports.
+ */
+export async function engineServices(
+  serviceEnv: NodeJS.ProcessEnv,
+  ports: Record<Engine, number>,
+  engines: Engine[],
+  apiKey: string,
+  children: ChildProcess[],
+): Promise<Record<Engine, HttpTarget>> {
+  for (const engine of engines)
+    children.push(
+      await startProcess(
+        'main.js',
+        { ...serviceEnv, PORT: String(ports[engine]), SEARCH_BACKEND: engine },
+        ports[engine],
+      ),
+    );
+  return {
+    postgres: { baseUrl: `http://127.0.0.1:${ports.postgres}`, apiKey },
+    opensearch: { baseUrl: `http://127.0.0.1:${ports.opensearch}`, apiKey },
+  };
+}
+
+/** What every side-by-side report records of its run. */
+export interface RunReport {
+  finishedAt?: string;
+  machine: { cores: number; load: number[] };
+}
+
+/** Writes `report` as `<dir>/<outName>.json` and, rendered, `.md`, stamped with the time. */
+export function reportWriter<R extends RunReport>(
+  dir: string,
+  outName: string,
+  report: R,
+  render: (report: R) => string,
+): () => void {
+  return () => {
+    report.finishedAt = new Date().toISOString();
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${outName}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(join(dir, `${outName}.md`), render(report));
+  };
+}
+
+/** The end of a run, whatever ended it: the load recorded, the report written, the children stopped. */
+export async function endRun(
+  report: RunReport,
+  write: () => void,
+  children: ChildProcess[],
+  dataSource: DataSource,
+): Promise<void> {
+  report.machine.load.push(loadavg()[0]);
+  write();
+  await Promise.all(children.map(stopProcess));
+  await dataSource.destroy();
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {

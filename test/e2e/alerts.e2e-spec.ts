@@ -3,14 +3,12 @@ import { AlertClock } from '../../src/alerts/alert-clock';
 import { AlertEvaluator } from '../../src/alerts/alert-evaluator';
 import { WINDOW_MS } from '../../src/alerts/alert.records';
 import { AlertsRepository } from '../../src/alerts/alerts.repository';
-import { SeedService } from '../../src/conversations/seed/seed.service';
 import { getStats, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org, seededOrganization } from '../factories/organizations';
+import { createView } from '../factories/views';
 import { WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
-
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 /** Two "worker processes" on one database: the first runs the workers (evaluation every 1 s, webhooks). */
 let t: TestApp;
@@ -66,6 +64,14 @@ const alertEvents = (alertId: string) =>
     `SELECT id, type, object FROM events WHERE type LIKE 'alert.%' AND object->>'id' = $1 ORDER BY seq`,
     [alertId],
   );
+/** The alert changed state once: one alert.firing event, one transition row. */
+const expectFiredOnce = async (alertId: string) => {
+  expect((await alertEvents(alertId)).map((e: { type: string }) => e.type)).toEqual(['alert.firing']);
+  const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM alert_transitions WHERE alert_id = $1`, [
+    alertId,
+  ]);
+  expect(n).toBe(1);
+};
 /** Waits until the alert is in `state` (the workers evaluate every second at the clock's time). */
 const untilState = (org: Org, id: string, state: string) =>
   eventually(async () => {
@@ -240,12 +246,7 @@ describe('exactly once per transition, even with two evaluators racing', () => {
     );
     expect(reports.reduce((n, r) => n + r.transitions, 0)).toBe(5);
     for (const id of created) {
-      expect((await alertEvents(id)).map((e: { type: string }) => e.type)).toEqual(['alert.firing']);
-      const [{ n }] = await t.db.query(
-        `SELECT count(*)::int AS n FROM alert_transitions WHERE alert_id = $1`,
-        [id],
-      );
-      expect(n).toBe(1);
+      await expectFiredOnce(id);
     }
   });
 
@@ -291,12 +292,7 @@ describe('exactly once per transition, even with two evaluators racing', () => {
     ]);
     expect(reports.reduce((n, r) => n + r.transitions, 0)).toBe(ids.length);
     for (const id of ids) {
-      expect((await alertEvents(id)).map((e: { type: string }) => e.type)).toEqual(['alert.firing']);
-      const [{ n }] = await t.db.query(
-        `SELECT count(*)::int AS n FROM alert_transitions WHERE alert_id = $1`,
-        [id],
-      );
-      expect(n).toBe(1);
+      await expectFiredOnce(id);
       expect(await getAlert(org, id)).toMatchObject({ state: 'firing', evaluatedAt: now.toISOString() });
     }
   });
@@ -340,10 +336,7 @@ describe('evaluation reuses the statistics engine: an alert’s value is the num
   const WINDOWS = ['1h', '6h', '24h'] as const;
 
   it('count, share and mean values equal the statistics endpoint’s, with requests shared through facets or not', async () => {
-    const org = await createOrganization(t.app);
-    await t.app.get(SeedService).seed({
-      siteId: org.site.id,
-      organizationId: org.organization.id,
+    const org = await seededOrganization(t.app, {
       conversations: 600,
       days: 1,
       labeledShare: 0.7,
@@ -441,14 +434,7 @@ describe('an alert on a view follows its filters; on a deleted view it goes on w
     const org = await createOrganization(t.app);
     setClock(minutes(60));
     for (const language of ['fr', 'fr', 'de']) await record(org, minutes(-2), { language });
-    const view = (
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/views`)
-        .set(org.auth)
-        .send({ name: 'French', filters: { language: 'fr' } })
-        .expect(201)
-    ).body.data;
+    const view = await createView(t, org, 'French', { language: 'fr' });
     const alert = (await createAlert(org, { view: view.id, threshold: 1 }).expect(201)).body.data;
     expect(alert).toMatchObject({ view: view.id, filters: { language: 'fr' } });
     expect(await untilState(org, alert.id, 'firing')).toMatchObject({ value: 2 });
@@ -478,14 +464,7 @@ describe('an alert on a view follows its filters; on a deleted view it goes on w
     const org = await createOrganization(t.app);
     const unknown = await createAlert(org, { view: 'view_Unknown000000000000000' });
     expect(unknown.status).toBe(404);
-    const timed = (
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/views`)
-        .set(org.auth)
-        .send({ name: 'Since November', filters: { from: '2026-11-01T00:00:00Z' } })
-        .expect(201)
-    ).body.data;
+    const timed = await createView(t, org, 'Since November', { from: '2026-11-01T00:00:00Z' });
     const res = await createAlert(org, { view: timed.id });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_filter');

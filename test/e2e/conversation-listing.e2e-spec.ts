@@ -1,22 +1,21 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
-  ago,
   AGENT,
+  ago,
+  appendMessages,
   label,
   labeledOutcome,
   listConversations,
   recordConversation,
 } from '../factories/conversations';
-import { createOrganization, createSite } from '../factories/organizations';
+import { createOrganization, createSite, Org, seededOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { DataSource } from 'typeorm';
-import { SeedService } from '../../src/conversations/seed/seed.service';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { tuned } from '../../src/search/postgres/listing-tuning';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 const ids = (res: { body: { data: Array<{ id: string }> } }) => res.body.data.map((c) => c.id);
 
 describe('GET /api/v1/sites/{siteId}/conversations', () => {
@@ -33,12 +32,9 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
       const old = await recordConversation(t, org, { createdAt: ago(30) });
       const mid = await recordConversation(t, org, { createdAt: ago(20) });
       const recent = await recordConversation(t, org, { createdAt: ago(10) });
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${old.id}/messages`)
-        .set(org.auth)
-        .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'still there?' }] }] })
-        .expect(201);
+      await appendMessages(t, org, old.id, [
+        { role: 'shopper', blocks: [{ type: 'text', text: 'still there?' }] },
+      ]).expect(201);
       const res = await listConversations(t, org).expect(200);
       expect(ids(res)).toEqual([recent.id, mid.id, old.id]);
       expect(res.body.meta).toEqual({ nextCursor: null });
@@ -700,14 +696,7 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         ).toEqual({ value: 0, capped: false });
       });
       it('when the real total is larger than 10,000, value is 10000 and capped is true', async () => {
-        const big = await createOrganization(t.app);
-        await t.app.get(SeedService).seed({
-          siteId: big.site.id,
-          organizationId: big.organization.id,
-          conversations: 10_001,
-          days: 30,
-          labeledShare: 1,
-        });
+        const big = await seededOrganization(t.app, { conversations: 10_001, days: 30, labeledShare: 1 });
         expect(
           (await listConversations(t, big, { count: true, limit: 1 }).expect(200)).body.meta.count,
         ).toEqual({ value: 10000, capped: true });

@@ -11,11 +11,9 @@ import {
   listConversations,
   recordConversation,
 } from '../factories/conversations';
-import { createOrganization, createSite } from '../factories/organizations';
+import { createOrganization, createSite, Org } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
-
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 describe('reading conversations, labels and the vocabulary', () => {
   let t: TestApp;

@@ -1,16 +1,15 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { SeedService } from '../../src/conversations/seed/seed.service';
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
 import type { CountPlan } from '../../src/search/postgres/listing-plans';
 import { cellsCountSql } from '../../src/search/postgres/listing-sql';
 import { type SearchTuning, tuned } from '../../src/search/postgres/listing-tuning';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { listConversations } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { Org, seededOrganization } from '../factories/organizations';
 import type { QueryValues } from '../factories/query-string';
 import { steerListing } from '../support/engine-steering';
-import { testAppPerSuite } from '../setup/app-per-suite';
+import { postgresAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
 /**
@@ -20,8 +19,6 @@ import { OWN_BUDGET, type TestApp } from '../setup/test-app';
  * forces, and the figures the plan read are those of the filter's own columns, agent and tokens
  * (their bounds recomputed here from plain SQL counts).
  */
-type Org = Awaited<ReturnType<typeof createOrganization>>;
-
 const RESOLVED = 'resolution:resolved';
 const UNRESOLVED = 'resolution:unresolved';
 const FRUSTRATED = 'visitor_frustrated:true';
@@ -34,21 +31,10 @@ describe('counts of stacked column filters from their joint densities', () => {
   let db: DataSource;
   let engine: PostgresConversationSearch;
   let agents: string[];
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    { redisKeyPrefixSuffix: 'count-joint:' },
-  );
+  postgresAppPerSuite((app) => (t = app), 'count-joint:', OWN_BUDGET);
 
   beforeAll(async () => {
-    org = await createOrganization(t.app);
-    await t.app.get(SeedService).seed({
-      siteId: org.site.id,
-      organizationId: org.organization.id,
-      conversations: 3000,
-      days: 10,
-      labeledShare: 0.8,
-    });
+    org = await seededOrganization(t.app, { conversations: 3000, days: 10, labeledShare: 0.8 });
     db = t.app.get(DataSource);
     engine = t.app.get(PostgresConversationSearch);
     agents = (

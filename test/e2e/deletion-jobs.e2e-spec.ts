@@ -2,8 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { DELETION_LANES, DeletionWorker } from '../../src/deletions/deletion-worker';
 import { DELETION_BATCH } from '../../src/deletions/deletions.repository';
 import { insertManyConversations } from '../factories/bulk-conversations';
-import { ago, label, listConversations, recordConversation } from '../factories/conversations';
+import { ago, getStats, label, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
+import { createView } from '../factories/views';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
@@ -32,6 +33,15 @@ describe('deletion jobs', () => {
     (await listConversations(t, org, { limit: '100' }).expect(200)).body.data.map(
       (c: { id: string }) => c.id,
     );
+  /** A new organization whose site holds `n` conversations with messages, and the job (202) deleting them all. */
+  const deletingAll = async (n: number) => {
+    const org = await createOrganization(t.app);
+    await insertManyConversations(t.app, { id: org.site.id, organizationId: org.organization.id }, n, {
+      messages: true,
+    });
+    const job = (await post(org, { all: true }).expect(202)).body.data;
+    return { org, job };
+  };
 
   it('POST → 202 queued with matched; the worker deletes exactly the matching set; GET follows it', async () => {
     const org = await createOrganization(t.app);
@@ -124,14 +134,7 @@ describe('deletion jobs', () => {
     const webFr = await recordConversation(t, org, { channel: 'web', language: 'fr' });
     const webEn = await recordConversation(t, org, { channel: 'web', language: 'en' });
     const hostedFr = await recordConversation(t, org, { channel: 'hosted', language: 'fr' });
-    const view = (
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/views`)
-        .set(org.auth)
-        .send({ name: 'Web', filters: { channel: 'web' } })
-        .expect(201)
-    ).body.data;
+    const view = await createView(t, org, 'Web', { channel: 'web' });
     // A view alone is a filter: no `filters` needed.
     const alone = await post(org, { view: view.id, filters: { language: 'en' } }).expect(202);
     expect(alone.body.data).toMatchObject({ filters: { channel: 'web', language: 'en' }, matched: 1 });
@@ -169,11 +172,7 @@ describe('deletion jobs', () => {
     await t.app.get(DeletionWorker).runAll();
     expect(await ids(org)).toEqual([]);
     expect(await ids(other)).toEqual([kept.id]);
-    const stats = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/stats`)
-      .set(org.auth)
-      .expect(200);
+    const stats = await getStats(t, org).expect(200);
     expect(stats.body.data.total).toBe(0);
   });
 
@@ -218,11 +217,8 @@ describe('deletion jobs', () => {
   });
 
   it('a worker whose Postgres connections are killed mid-way: the job resumes and completes, nothing half-done', async () => {
-    const org = await createOrganization(t.app);
-    const site = { id: org.site.id, organizationId: org.organization.id };
     // Three batches: when the first commits, the second is in flight or the third still waits.
-    await insertManyConversations(t.app, site, 3 * DELETION_BATCH, { messages: true });
-    const job = (await post(org, { all: true }).expect(202)).body.data;
+    const { org, job } = await deletingAll(3 * DELETION_BATCH);
     expect(job.matched).toBe(3 * DELETION_BATCH);
     const worker = t.app.get(DeletionWorker);
     const running = worker.runAll().catch((error: Error) => error);
@@ -270,10 +266,7 @@ describe('deletion jobs', () => {
   }, 120_000);
 
   it('a job runs DELETION_LANES batches at once; a batch held elsewhere is skipped and the job completes only after it', async () => {
-    const org = await createOrganization(t.app);
-    const site = { id: org.site.id, organizationId: org.organization.id };
-    await insertManyConversations(t.app, site, 4 * DELETION_BATCH, { messages: true });
-    const job = (await post(org, { all: true }).expect(202)).body.data;
+    const { org, job } = await deletingAll(4 * DELETION_BATCH);
     expect(job.matched).toBe(4 * DELETION_BATCH);
     const batches = (await t.db.query(
       `SELECT batch, conversation_ids AS ids FROM deletion_batches WHERE deletion_id = $1 ORDER BY batch`,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { SeedService } from '../../src/conversations/seed/seed.service';
 import { ConversationRemovalRepository } from '../../src/conversations/conversation-removal.repository';
 import {
   BIN_EDGES,
@@ -11,7 +10,7 @@ import {
 } from '../../src/database/migrations/1763830000000-ConversationPostings';
 import { DeletionWorker } from '../../src/deletions/deletion-worker';
 import { DELETION_BATCH } from '../../src/deletions/deletions.repository';
-import { createOrganization } from '../factories/organizations';
+import { Org, seededOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
@@ -24,7 +23,6 @@ import { OWN_BUDGET, type TestApp } from '../setup/test-app';
  * the rows left, the title postings equal those recomputed from the rows left, and no child row
  * of a deleted conversation is left while every child of a kept one is.
  */
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 const CHILD_TABLES = ['messages', 'label_records', 'conversation_transcripts', 'label_reviews'] as const;
 
 describe('set-based deletion of several hundred conversations in one batch', () => {
@@ -35,15 +33,7 @@ describe('set-based deletion of several hundred conversations in one batch', () 
   });
 
   async function seededSite(conversations: number, randomSeed: string): Promise<Org> {
-    const org = await createOrganization(t.app);
-    await t.app.get(SeedService).seed({
-      siteId: org.site.id,
-      organizationId: org.organization.id,
-      conversations,
-      days: 3,
-      labeledShare: 0.8,
-      randomSeed,
-    });
+    const org = await seededOrganization(t.app, { conversations, days: 3, labeledShare: 0.8, randomSeed });
     // Reviews of some labeled conversations: a child row the deletion must take too.
     await t.db.query(
       `INSERT INTO label_reviews (id, organization_id, site_id, conversation_id, label_id, reviewer, created_at, updated_at)

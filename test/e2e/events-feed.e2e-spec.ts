@@ -1,13 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { ERROR_CODES } from '../../src/common/errors/error-codes';
+import type { ErrorCode } from '../../src/common/errors/error-codes';
 import type { EventType } from '../../src/events/event-types';
 import { EventsWriter } from '../../src/events/events.writer';
 import { FeedEvent, getEvents, readFeed } from '../factories/events';
-import { createOrganization, createSite } from '../factories/organizations';
+import { createOrganization, createSite, Org } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
-
-type Org = Awaited<ReturnType<typeof createOrganization>>;
+import { expectProblemOf } from '../support/problem-documents';
 
 /** analytics-v1 §3: GET /api/v1/events, its parameters, answer and errors. */
 describe('GET /api/v1/events', () => {
@@ -36,15 +35,9 @@ describe('GET /api/v1/events', () => {
       return names;
     });
   const names = (events: FeedEvent[]) => events.map((e) => e.data.object.id);
-  const expectProblem = (
-    res: { status: number; body: Record<string, unknown> },
-    code: keyof typeof ERROR_CODES,
-    parameter?: string,
-  ) => {
-    expect(res.status).toBe(ERROR_CODES[code].status);
-    expect(res.body).toMatchObject({ code, title: ERROR_CODES[code].title });
-    if (parameter) expect(res.body.errors).toEqual([expect.objectContaining({ parameter })]);
-  };
+  /** The problem document of `code`; with `parameter`, its one error names that query parameter. */
+  const expectProblem = (res: Parameters<typeof expectProblemOf>[0], code: ErrorCode, parameter?: string) =>
+    expectProblemOf(res, code, parameter ? [expect.objectContaining({ parameter })] : undefined);
 
   describe('answer: { data: [event], meta: { nextCursor } }, nextCursor never null', () => {
     it('an organization without events gets an empty page and a cursor to poll with', async () => {

@@ -50,6 +50,12 @@ describe('events: commit order, every event exactly once', () => {
       siteId: org.site.id,
       object: { id: name },
     });
+  /** One marker event in a transaction of its own, committed. */
+  const appendCommitted = async (org: Org, name: string) => {
+    const runner = await begin();
+    await append(runner, org, name);
+    await end(runner, true);
+  };
   const names = (events: FeedEvent[]) => events.map((e) => e.data.object.id);
 
   describe('a transaction that started first but commits last is not skipped', () => {
@@ -84,9 +90,7 @@ describe('events: commit order, every event exactly once', () => {
       let cursor = (await readFeed(t, org)).cursor;
       const seen: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const runner = await begin();
-        await append(runner, org, `young-${i}`);
-        await end(runner, true);
+        await appendCommitted(org, `young-${i}`);
         const read = await readFeed(t, org, { cursor, limit: 2 });
         seen.push(...names(read.events));
         cursor = read.cursor;
@@ -114,9 +118,7 @@ describe('events: commit order, every event exactly once', () => {
     it('its events come in the order they were written, after the transaction committed before it and before the one committed after it, and none is left waiting', async () => {
       const org = await createOrganization(t.app);
       const { cursor } = await readFeed(t, org);
-      const before = await begin();
-      await append(before, org, 'before');
-      await end(before, true);
+      await appendCommitted(org, 'before');
       const big = await begin();
       // 6,000 events in one statement, as a deletion batch writes its conversation.deleted events.
       await big.query(
@@ -127,9 +129,7 @@ describe('events: commit order, every event exactly once', () => {
       );
       await append(big, org, 'big-last');
       await end(big, true);
-      const after = await begin();
-      await append(after, org, 'after');
-      await end(after, true);
+      await appendCommitted(org, 'after');
 
       const read = await readFeed(t, org, { cursor, limit: 1000 });
       expect(names(read.events)).toEqual([
@@ -153,9 +153,7 @@ describe('events: commit order, every event exactly once', () => {
     it('the first read after the commit returns it, no background job needed', async () => {
       const org = await createOrganization(t.app);
       const { cursor } = await readFeed(t, org);
-      const runner = await begin();
-      await append(runner, org, 'now');
-      await end(runner, true);
+      await appendCommitted(org, 'now');
       const res = await getEvents(t, org, { cursor }).expect(200);
       expect(names(res.body.data)).toEqual(['now']);
     });

@@ -4,6 +4,7 @@ import { LabelWriter } from '../../src/labeling/label-writer.service';
 import { PageImportsRepository } from '../../src/pages/page-imports.repository';
 import { PagesRepository } from '../../src/pages/pages.repository';
 import {
+  appendMessages,
   conversationBody,
   label,
   labeledOutcome,
@@ -11,12 +12,10 @@ import {
   recordConversation,
 } from '../factories/conversations';
 import { FeedEvent, readFeed } from '../factories/events';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org } from '../factories/organizations';
 import { createRunningImport } from '../factories/page-imports';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
-
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 /**
  * analytics-v1 §3: events are written in the same transaction as the change they describe,
@@ -68,12 +67,9 @@ describe('events: written with the change they describe', () => {
     it('appending messages writes conversation.updated with the conversation after the append', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      await t
-        .http()
-        .post(conv(org, c.id, '/messages'))
-        .set(org.auth)
-        .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'Thanks!' }] }] })
-        .expect(201);
+      await appendMessages(t, org, c.id, [
+        { role: 'shopper', blocks: [{ type: 'text', text: 'Thanks!' }] },
+      ]).expect(201);
       const events = await feed(org);
       expect(types(events)).toEqual(['conversation.created', 'conversation.updated']);
       expect(events[1].data.object).toMatchObject({ id: c.id, messageCount: 3 });

@@ -10,7 +10,13 @@ import { ExportSweep } from '../../src/exports/export-sweep';
 import { EXPORT_QUEUE } from '../../src/exports/export-queue';
 import { CSV_COLUMNS } from '../../src/exports/export-rows';
 import { insertManyConversations } from '../factories/bulk-conversations';
-import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
+import {
+  getStats,
+  label,
+  labeledOutcome,
+  listConversations,
+  recordConversation,
+} from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import {
   createExport,
@@ -252,6 +258,9 @@ describe("filters: the listing's rules, faults located by pointer", () => {
     org = await createOrganization(t.app);
   });
   const post = (body: unknown) => postExport(t, org, body);
+  /** The [pointer, code] of each error of a 400, in order. */
+  const faults = (res: { body: { errors: Array<{ pointer: string; code: string }> } }) =>
+    res.body.errors.map((e) => [e.pointer, e.code]);
 
   it('an unknown label token is invalid_filter pointing at the array element (/filters/labels.all/1)', async () => {
     const res = await post({
@@ -265,51 +274,62 @@ describe("filters: the listing's rules, faults located by pointer", () => {
     ]);
   });
 
-  it('limit, cursor and count are not filters: 400 naming each with unknown_field', async () => {
-    const res = await post({ format: 'csv', filters: { limit: 10, cursor: 'x', count: true } });
+  it.each([
+    [
+      'limit, cursor and count are not filters: 400 naming each with unknown_field',
+      { format: 'csv', filters: { limit: 10, cursor: 'x', count: true } },
+      [
+        ['/filters/limit', 'unknown_field'],
+        ['/filters/cursor', 'unknown_field'],
+        ['/filters/count', 'unknown_field'],
+      ],
+    ],
+    [
+      'repeatable parameters are arrays of strings, bounds JSON numbers, dates strings',
+      {
+        format: 'csv',
+        filters: {
+          keywords: 'shoes',
+          'labels.none': ['flag:x:true', 3],
+          'quality.min': '0.5',
+          from: 20260101,
+        },
+      },
+      [
+        ['/filters/keywords', 'invalid_type'],
+        ['/filters/labels.none/1', 'invalid_type'],
+        ['/filters/quality.min', 'invalid_type'],
+        ['/filters/from', 'invalid_type'],
+      ],
+    ],
+  ])('%s', async (_rule, body, expected) => {
+    const res = await post(body);
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_request');
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
-      ['/filters/limit', 'unknown_field'],
-      ['/filters/cursor', 'unknown_field'],
-      ['/filters/count', 'unknown_field'],
-    ]);
+    expect(faults(res)).toEqual(expected);
   });
 
-  it('repeatable parameters are arrays of strings, bounds JSON numbers, dates strings', async () => {
-    const res = await post({
-      format: 'csv',
-      filters: { keywords: 'shoes', 'labels.none': ['flag:x:true', 3], 'quality.min': '0.5', from: 20260101 },
-    });
+  it.each([
+    [
+      'every item of a list that is not a string is named at its index',
+      { format: 'ndjson', filters: { 'labels.all': ['resolution:unresolved', 3, true] } },
+      [
+        ['/filters/labels.all/1', 'invalid_type'],
+        ['/filters/labels.all/2', 'invalid_type'],
+      ],
+    ],
+    [
+      'a bad value is located at its element, with the listing code (invalid_value)',
+      { format: 'csv', filters: { keywords: ['ok', '!!!'], 'quality.max': 1.5 } },
+      [
+        ['/filters/keywords/1', 'invalid_value'],
+        ['/filters/quality.max', 'invalid_value'],
+      ],
+    ],
+  ])('%s', async (_rule, body, expected) => {
+    const res = await post(body);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe('invalid_request');
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
-      ['/filters/keywords', 'invalid_type'],
-      ['/filters/labels.none/1', 'invalid_type'],
-      ['/filters/quality.min', 'invalid_type'],
-      ['/filters/from', 'invalid_type'],
-    ]);
-  });
-
-  it('every item of a list that is not a string is named at its index', async () => {
-    const res = await post({
-      format: 'ndjson',
-      filters: { 'labels.all': ['resolution:unresolved', 3, true] },
-    });
-    expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
-      ['/filters/labels.all/1', 'invalid_type'],
-      ['/filters/labels.all/2', 'invalid_type'],
-    ]);
-  });
-
-  it('a bad value is located at its element, with the listing code (invalid_value)', async () => {
-    const res = await post({ format: 'csv', filters: { keywords: ['ok', '!!!'], 'quality.max': 1.5 } });
-    expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
-      ['/filters/keywords/1', 'invalid_value'],
-      ['/filters/quality.max', 'invalid_value'],
-    ]);
+    expect(faults(res)).toEqual(expected);
   });
 
   it('the listing rules spanning parameters hold (labelStatus=pending with a score filter)', async () => {
@@ -322,7 +342,7 @@ describe("filters: the listing's rules, faults located by pointer", () => {
   it('include: ["messages"] is allowed with ndjson only; format is required; unknown fields are named', async () => {
     const res = await post({ format: 'csv', include: ['messages'], extra: 1 });
     expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code])).toEqual([
+    expect(faults(res)).toEqual([
       ['/extra', 'unknown_field'],
       ['/include/0', 'invalid_value'],
     ]);
@@ -473,7 +493,7 @@ describe('one consistent snapshot: the rows that matched at asOf, whatever is wr
     const org = await createOrganization(t.app);
     const site = { id: org.site.id, organizationId: org.organization.id };
     await insertManyConversations(t.app, site, 6000, { messages: true });
-    const before = await t.http().get(`/api/v1/sites/${org.site.id}/conversations/stats`).set(org.auth);
+    const before = await getStats(t, org);
     expect(before.body.data.total).toBe(6000);
     // Batches of 7 rows with transcripts: the export takes a while, and reads the oldest rows last.
     const e = await createExport(t, org, { format: 'ndjson', include: ['messages'] });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { MAX_JSON_DEPTH } from '../../src/common/http/body-parsing';
-import { conversationBody, recordConversation } from '../factories/conversations';
+import { conversationBody, postConversation, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 
@@ -116,11 +116,7 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
       const before = await count('conversations');
       let metadata: unknown = {};
       for (let i = 0; i < MAX_JSON_DEPTH; i++) metadata = { x: metadata };
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations`)
-        .set(org.auth)
-        .send(conversationBody({ channel: 'playground', metadata }));
+      const res = await postConversation(t, org, { channel: 'playground', metadata });
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual([expect.objectContaining({ code: 'too_deep', pointer: '' })]);
       expect(await count('conversations')).toBe(before);
@@ -130,11 +126,7 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
       let metadata: unknown = 'leaf';
       // The body object is level 1 and metadata level 2: MAX - 1 more objects reach the bound.
       for (let i = 0; i < MAX_JSON_DEPTH - 1; i++) metadata = { x: metadata };
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations`)
-        .set(org.auth)
-        .send(conversationBody({ channel: 'playground', metadata }));
+      const res = await postConversation(t, org, { channel: 'playground', metadata });
       expect(res.status).toBe(201);
     });
   });
@@ -192,11 +184,7 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
   describe('a message that is not an object is a 400 on create and append, not a 500', () => {
     it.each([[[]], [[1]], ['text'], [null], [42]])('messages: [%j]', async (item) => {
       const before = await count('conversations');
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations`)
-        .set(org.auth)
-        .send(conversationBody({ messages: [item] }));
+      const res = await postConversation(t, org, { messages: [item] });
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual(
         expect.arrayContaining([expect.objectContaining({ code: 'invalid_type', pointer: '/messages/0' })]),
@@ -216,15 +204,9 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
     });
 
     it('blocks and products that are not objects are 400 too', async () => {
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations`)
-        .set(org.auth)
-        .send(
-          conversationBody({
-            messages: [{ role: 'agent', blocks: [[], { type: 'product_cards', products: [[], 'x'] }] }],
-          }),
-        );
+      const res = await postConversation(t, org, {
+        messages: [{ role: 'agent', blocks: [[], { type: 'product_cards', products: [[], 'x'] }] }],
+      });
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual(
         expect.arrayContaining([

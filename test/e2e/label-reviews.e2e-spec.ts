@@ -1,14 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/webhook-event-types';
-import { label, labeledOutcome, listConversations, recordConversation } from '../factories/conversations';
+import {
+  getStats as stats,
+  label,
+  labeledOutcome,
+  listConversations,
+  recordConversation,
+} from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createExport, downloadedRecords, finishedExport } from '../factories/exports';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
-import { exportingAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
+import { exportingAppPerSuite, postgresAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
-import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
-import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
+import { suiteEngines } from '../setup/opensearch-suites';
 
 /**
  * Label reviews (workflows-v1 §2), each rule in the spec's words. What concerns the readers of
@@ -16,15 +21,9 @@ import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
  * OPENSEARCH_URL is set (synced before each request, no Postgres fallback); the resource, its
  * errors, events, exports, agreement and samples run on Postgres.
  */
-type Org = Awaited<ReturnType<typeof createOrganization>>;
-
-const OPENSEARCH_URL = testOpenSearchUrl();
-const NAMES = OPENSEARCH_URL ? testIndexNames('reviews') : undefined;
-const ENGINES = bothEngines(NAMES);
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'label-reviews:' });
-
-indexBuiltBeforeAll(NAMES, appOn, 'label review rules ran on Postgres only');
+const ENGINES = suiteEngines('reviews', appOn, 'label review rules ran on Postgres only');
 
 const reviewPath = (org: Org, id: string) => `/api/v1/sites/${org.site.id}/conversations/${id}/review`;
 const putReview = (t: TestApp, org: Org, id: string, body: unknown, headers: Record<string, string> = {}) =>
@@ -33,11 +32,6 @@ const putReview = (t: TestApp, org: Org, id: string, body: unknown, headers: Rec
     .put(reviewPath(org, id))
     .set({ ...org.auth, ...headers })
     .send(body as object);
-const stats = (t: TestApp, org: Org, query: QueryValues) =>
-  t
-    .http()
-    .get(`/api/v1/sites/${org.site.id}/conversations/stats${queryString(query)}`)
-    .set(org.auth);
 
 describe.each(ENGINES)('a review changes every reader of labels at once, on $name', ({ env }) => {
   let t: TestApp;
@@ -142,13 +136,7 @@ describe.each(ENGINES)('a review changes every reader of labels at once, on $nam
 describe('the review resource', () => {
   let t: TestApp;
   let org: Org;
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    {
-      redisKeyPrefixSuffix: 'label-reviews-resource:',
-    },
-  );
+  postgresAppPerSuite((app) => (t = app), 'label-reviews-resource:', OWN_BUDGET);
   beforeAll(async () => {
     org = await createOrganization(t.app);
   });
@@ -329,13 +317,7 @@ describe('the review resource', () => {
 describe('agreement=true on statistics', () => {
   let t: TestApp;
   let org: Org;
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    {
-      redisKeyPrefixSuffix: 'label-reviews-agreement:',
-    },
-  );
+  postgresAppPerSuite((app) => (t = app), 'label-reviews-agreement:', OWN_BUDGET);
 
   it("agreement, Cohen's kappa and confusion per field, score differences: a hand-computed case", async () => {
     org = await createOrganization(t.app);
@@ -411,13 +393,7 @@ describe('GET …/conversations/review-sample', () => {
   let t: TestApp;
   let org: Org;
   const candidates: string[] = [];
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    {
-      redisKeyPrefixSuffix: 'label-reviews-sample:',
-    },
-  );
+  postgresAppPerSuite((app) => (t = app), 'label-reviews-sample:', OWN_BUDGET);
   const sample = (query: QueryValues) =>
     t
       .http()

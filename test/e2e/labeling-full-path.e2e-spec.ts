@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { recordConversation } from '../factories/conversations';
+import { appendMessages, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { eventually } from '../setup/isolated-database';
 import { testAppPerSuite } from '../setup/app-per-suite';
@@ -135,12 +135,9 @@ describe('record → quiet → labeled → listed by labels.all and score filter
     const first = await settled(conv.id, 'labeled');
     expect(first.resolution).toBe('resolved');
 
-    const appended = await t
-      .http()
-      .post(`/api/v1/sites/${org.site.id}/conversations/${conv.id}/messages`)
-      .set(org.auth)
-      .send({ messages: [{ role: 'shopper', blocks: text('You idiot, it is out of stock!') }] })
-      .expect(201);
+    const appended = await appendMessages(t, org, conv.id, [
+      { role: 'shopper', blocks: text('You idiot, it is out of stock!') },
+    ]).expect(201);
     expect(appended.body.data.conversation).toMatchObject({ labelStatus: 'pending', labelSummary: null });
     expect(await listIds('labels.all=resolution:resolved')).not.toContain(conv.id);
 

@@ -16,7 +16,7 @@ import { createOpenSearchClient, indexNames } from '../../src/search/opensearch/
 import { ReindexService, ReindexSummary } from '../../src/search/reindex.service';
 import { CONVERSATION_STATS } from '../../src/search/stats/conversation-stats';
 import { REUSE_REFRESH_MS } from '../../src/search/stats/conversation-stats.provider';
-import { label, recordConversation } from '../factories/conversations';
+import { everyPage, label, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { servedByOpenSearch } from '../setup/test-opensearch';
@@ -260,27 +260,8 @@ describe('the search mirror on a three-node OpenSearch cluster', () => {
 
   /** Every page of a site's listing (count=true), each answer's time kept. */
   async function listing(t: TestApp, siteId: string) {
-    const ids: string[] = [];
     const times: number[] = [];
-    let count: unknown;
-    let cursor: string | null = null;
-    do {
-      const started = Date.now();
-      const res: {
-        status: number;
-        body: { data: Array<{ id: string }>; meta: { nextCursor: string | null; count?: unknown } };
-      } = await t
-        .http()
-        .get(
-          `/api/v1/sites/${siteId}/conversations?limit=50&count=true${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-        )
-        .set(org.auth);
-      times.push(Date.now() - started);
-      expect(res.status).toBe(200);
-      count ??= res.body.meta.count;
-      ids.push(...res.body.data.map((c) => c.id));
-      cursor = res.body.meta.nextCursor;
-    } while (cursor);
+    const { ids, count } = await everyPage(t, org, { limit: 50, siteId, times });
     return { ids, count, ms: Math.max(...times) };
   }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { conversationBody, listConversations, recordConversation } from '../factories/conversations';
+import {
+  appendMessages,
+  conversationBody,
+  listConversations,
+  recordConversation,
+} from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
@@ -160,12 +165,9 @@ describe('redaction', () => {
         messages: [{ role: 'shopper', blocks: text('IBAN DE89 3704 0044 0532 0130 00 please') }],
       });
       expect(c.title).toBe('From [redacted]');
-      const appended = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-        .set(org.auth)
-        .send({ messages: [{ role: 'shopper', blocks: text('also carol@shop.example') }] })
-        .expect(201);
+      const appended = await appendMessages(t, org, c.id, [
+        { role: 'shopper', blocks: text('also carol@shop.example') },
+      ]).expect(201);
       expect(appended.body.data.messages[0].blocks).toEqual(text('also [redacted]'));
       expect(appended.body.data.messages[0].redactedAt).toEqual(expect.any(String));
       const stored = await t.db.query(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { DeletionWorker } from '../../src/deletions/deletion-worker';
 import { RetentionSweep } from '../../src/deletions/retention-sweep';
-import { ago, listConversations, recordConversation } from '../factories/conversations';
+import { ago, appendMessages, listConversations, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
@@ -49,12 +49,9 @@ describe('retention', () => {
     const recent = await recordAt(org, 10);
     // Created long ago but active since: its updatedAt is recent, so it is kept.
     const revived = await recordAt(org, 90);
-    await t
-      .http()
-      .post(`/api/v1/sites/${org.site.id}/conversations/${revived.id}/messages`)
-      .set(org.auth)
-      .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'back' }] }] })
-      .expect(201);
+    await appendMessages(t, org, revived.id, [
+      { role: 'shopper', blocks: [{ type: 'text', text: 'back' }] },
+    ]).expect(201);
     await setRetention(org, 30);
     const created = await sweepAndRun();
     expect(created).toHaveLength(1);
@@ -103,12 +100,9 @@ describe('retention', () => {
     const c = await recordAt(org, 60);
     await setRetention(org, 30);
     await t.app.get(RetentionSweep).sweep();
-    await t
-      .http()
-      .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-      .set(org.auth)
-      .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: 'still here' }] }] })
-      .expect(201);
+    await appendMessages(t, org, c.id, [
+      { role: 'shopper', blocks: [{ type: 'text', text: 'still here' }] },
+    ]).expect(201);
     await t.app.get(DeletionWorker).runAll();
     expect(await ids(org)).toEqual([c.id]);
   });

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { SeedService } from '../../src/conversations/seed/seed.service';
 import { parseReviewSampleQuery } from '../../src/reviews/dto/review-sample-query';
 import { ReviewSampler, SampleStrategy } from '../../src/reviews/review-sample';
 import { label, listConversations } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org, seededOrganization } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
+import { createView } from '../factories/views';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { TestApp } from '../setup/test-app';
 
@@ -17,7 +17,6 @@ import { TestApp } from '../setup/test-app';
  * locate each candidate, walk every candidate: docs/label-reviews.md); each rule is checked on
  * all three. Uniformity and reproducibility on the small site: label-reviews.e2e-spec.ts.
  */
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 
 const STRATEGIES: SampleStrategy[] = ['draw', 'locate', 'walk'];
 
@@ -52,14 +51,7 @@ describe('review samples on a seeded site', () => {
       .value as number;
 
   beforeAll(async () => {
-    org = await createOrganization(t.app);
-    await t.app.get(SeedService).seed({
-      siteId: org.site.id,
-      organizationId: org.organization.id,
-      conversations: 3000,
-      days: 5,
-      labeledShare: 0.8,
-    });
+    org = await seededOrganization(t.app, { conversations: 3000, days: 5, labeledShare: 0.8 });
     const db = t.app.get(DataSource);
     // Reviews on 24 labeled conversations, most of them in the newest hours (where draws land
     // first), three of which the judge then labels again: outdated, candidates again.
@@ -168,17 +160,11 @@ describe('review samples on a seeded site', () => {
   });
 
   describe("view=: the view's filters AND the request's own (workflows-v1 §4)", () => {
-    const createView = (filters: Record<string, unknown>) =>
-      t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/views`)
-        .set(org.auth)
-        .send({ name: 'sample view', filters })
-        .expect(201)
-        .then((res) => res.body.data.id as string);
+    const viewOf = async (filters: Record<string, unknown>) =>
+      (await createView(t, org, 'sample view', filters)).id;
 
     it("a view sampled alone is its filters; with the request's own filters, both apply", async () => {
-      const web = await createView({ channel: 'web', 'labels.all': ['resolution:resolved'] });
+      const web = await viewOf({ channel: 'web', 'labels.all': ['resolution:resolved'] });
       const alone = await sample({ view: web, size: 20, seed: 'v' }).expect(200);
       const direct = await sample({
         channel: 'web',
@@ -212,7 +198,7 @@ describe('review samples on a seeded site', () => {
     });
 
     it('a single-valued filter in both is 400 invalid_filter naming it, even with the same value', async () => {
-      const view = await createView({ channel: 'web', reviewStatus: 'unreviewed' });
+      const view = await viewOf({ channel: 'web', reviewStatus: 'unreviewed' });
       for (const [name, value] of [
         ['channel', 'web'],
         ['reviewStatus', 'unreviewed'],
@@ -227,13 +213,8 @@ describe('review samples on a seeded site', () => {
 
     it('an unknown view, or one of another site, is 404 not_found', async () => {
       const other = await createOrganization(t.app);
-      const theirs = await t
-        .http()
-        .post(`/api/v1/sites/${other.site.id}/views`)
-        .set(other.auth)
-        .send({ name: 'theirs', filters: {} })
-        .expect(201);
-      for (const view of ['view_Unknown000000000000000', theirs.body.data.id, 'not-a-view']) {
+      const theirs = await createView(t, other, 'theirs', {});
+      for (const view of ['view_Unknown000000000000000', theirs.id, 'not-a-view']) {
         const res = await sample({ view, size: 5, seed: 'x' }).expect(404);
         expect(res.body.code).toBe('not_found');
       }

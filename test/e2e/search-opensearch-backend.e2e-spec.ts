@@ -5,19 +5,17 @@ import type { AddressInfo } from 'node:net';
 import { FallbackConversationSearch } from '../../src/search/fallback-conversation-search';
 import { CONVERSATION_SEARCH } from '../../src/search/listing/conversation-search';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
-import type { IndexNames } from '../../src/search/opensearch/opensearch-client';
 import { ReindexService } from '../../src/search/reindex.service';
 import { recordConversation, recordParcels } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { syntheticDocument } from '../factories/search-documents';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import { servedByOpenSearch, testOpenSearchUrl } from '../setup/test-opensearch';
 import {
-  testIndexNames,
-  testOpenSearchClient,
-  testOpenSearchUrl,
-  servedByOpenSearch,
-} from '../setup/test-opensearch';
-import { describeOnOpenSearch } from '../setup/opensearch-suites';
+  describeOnOpenSearch,
+  servedByOpenSearchPerSuite,
+  suiteIndexNames,
+} from '../setup/opensearch-suites';
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 interface Listing {
@@ -49,7 +47,7 @@ const OPENSEARCH_URL = testOpenSearchUrl();
 const describeReal = describeOnOpenSearch('OpenSearch listing backend suite');
 
 describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () => {
-  const names = OPENSEARCH_URL ? testIndexNames('listing') : ({} as IndexNames);
+  const names = suiteIndexNames('listing');
   let admin: Client;
   let t: TestApp;
   let index: string;
@@ -57,27 +55,18 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
   let org: Org;
   let convs: Array<{ id: string; createdAt: string }>;
 
-  beforeAll(async () => {
-    admin = testOpenSearchClient();
-    t = await createTestApp(
-      {
-        ...OWN_BUDGET,
-        ...servedByOpenSearch(OPENSEARCH_URL!, names.alias),
-        OPENSEARCH_SHARDS: '3',
-        OPENSEARCH_TIMEOUT_MS: '5000',
-        OPENSEARCH_BULK_TIMEOUT_MS: '10000',
-      },
-      { redisKeyPrefixSuffix: 'search-backend:', ownDatabase: true },
-    );
-    index = (await t.app.get(ReindexService).reindex()).index;
-    search = t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch;
-    org = await createOrganization(t.app);
-    convs = await recordParcels(t, org);
-    await mirror(org.site.id);
-  }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await admin?.close();
+  servedByOpenSearchPerSuite(names, {
+    env: { OPENSEARCH_SHARDS: '3', OPENSEARCH_TIMEOUT_MS: '5000', OPENSEARCH_BULK_TIMEOUT_MS: '10000' },
+    redisKeyPrefixSuffix: 'search-backend:',
+    ready: async (suite) => {
+      ({ t, admin } = suite);
+      index = (await t.app.get(ReindexService).reindex()).index;
+      search = t.app.get(CONVERSATION_SEARCH) as FallbackConversationSearch;
+      org = await createOrganization(t.app);
+      convs = await recordParcels(t, org);
+      await mirror(org.site.id);
+    },
+    timeoutMs: 60_000,
   });
   beforeEach(() => search.breaker.reset());
 
@@ -88,6 +77,17 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     do result = await indexer.drain(20, siteId);
     while (result.taken > 0);
     await admin.indices.refresh({ index: names.alias });
+  };
+  /** A new organization with three conversations (1, 2 and 3 October 2026), mirrored. */
+  const threeMirrored = async () => {
+    const own = await createOrganization(t.app);
+    const mine = [];
+    for (let i = 0; i < 3; i++)
+      mine.push(
+        await recordConversation(t, own, { createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString() }),
+      );
+    await mirror(own.site.id);
+    return { own, mine };
   };
   /** Documents of a site that exist only in OpenSearch, made searchable. */
   const indexSynthetic = async (
@@ -162,13 +162,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     });
 
     it('a hit whose conversation is gone from Postgres is left out', async () => {
-      const own = await createOrganization(t.app);
-      const mine = [];
-      for (let i = 0; i < 3; i++)
-        mine.push(
-          await recordConversation(t, own, { createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString() }),
-        );
-      await mirror(own.site.id);
+      const { own, mine } = await threeMirrored();
       // Deleted in Postgres, still in the mirror (not drained).
       await t.db.query(`DELETE FROM conversations WHERE id = $1`, [mine[2].id]);
       const res = await onOpenSearch(() => list(own));
@@ -303,13 +297,7 @@ describeReal('listing with SEARCH_BACKEND=opensearch, on a real OpenSearch', () 
     });
 
     it("a site's page and count do not see its document put on another shard", async () => {
-      const own = await createOrganization(t.app);
-      const mine = [];
-      for (let i = 0; i < 3; i++)
-        mine.push(
-          await recordConversation(t, own, { createdAt: new Date(Date.UTC(2026, 9, 1 + i)).toISOString() }),
-        );
-      await mirror(own.site.id);
+      const { own, mine } = await threeMirrored();
       let elsewhere = '';
       for (let i = 0; !elsewhere; i++)
         if ((await shardOf(`r${i}`)) !== (await shardOf(own.site.id))) elsewhere = `r${i}`;

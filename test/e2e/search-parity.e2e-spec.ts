@@ -4,7 +4,7 @@ import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
-import { label, labeledOutcome, recordConversation } from '../factories/conversations';
+import { everyPage, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { syntheticDocument } from '../factories/search-documents';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
@@ -114,27 +114,8 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
     await os?.close();
   });
 
-  async function all(t: TestApp, query: string) {
-    const ids: string[] = [];
-    let cursor: string | null = null;
-    let count: unknown;
-    do {
-      const res: {
-        status: number;
-        body: { data: Array<{ id: string }>; meta: { nextCursor: string | null; count?: unknown } };
-      } = await t
-        .http()
-        .get(
-          `/api/v1/sites/${org.site.id}/conversations?limit=7&count=true${query ? `&${query}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-        )
-        .set(org.auth);
-      expect(res.status).toBe(200);
-      count ??= res.body.meta.count;
-      ids.push(...res.body.data.map((c: { id: string }) => c.id));
-      cursor = res.body.meta.nextCursor;
-    } while (cursor);
-    return { ids, count };
-  }
+  /** Every page of the site's listing for `query`, 7 a page: its ids in order and its count. */
+  const all = (t: TestApp, query: string) => everyPage(t, org, { limit: 7, query });
 
   const QUERIES = [
     '',

@@ -3,8 +3,8 @@ import { PostgresConversationStats } from '../../src/search/stats/postgres/postg
 import type { StatsTuning } from '../../src/search/stats/postgres/stats-plan';
 import { parseStatsRequest } from '../../src/stats/dto/stats-request';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
-import { testAppPerSuite } from '../setup/app-per-suite';
+import { createOrganization, Org } from '../factories/organizations';
+import { postgresAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
 
 /*
@@ -46,15 +46,11 @@ const FILTERS: Array<Record<string, string | string[]>> = [
 describe('statistics of dense label filters (the complement plan)', () => {
   let t: TestApp;
   let engine: PostgresConversationStats;
-  let org: Awaited<ReturnType<typeof createOrganization>>;
-  testAppPerSuite(
-    (app) => {
-      t = app;
-      engine = app.app.get(PostgresConversationStats);
-    },
-    { SEARCH_BACKEND: 'postgres' },
-    { redisKeyPrefixSuffix: 'stats-dense-labels:' },
-  );
+  let org: Org;
+  postgresAppPerSuite((app) => {
+    t = app;
+    engine = app.app.get(PostgresConversationStats);
+  }, 'stats-dense-labels:');
 
   beforeAll(async () => {
     org = await createOrganization(t.app);

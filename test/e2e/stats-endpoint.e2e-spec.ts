@@ -5,14 +5,13 @@ import { PostgresConversationStats } from '../../src/search/stats/postgres/postg
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
 import { StatsScanHelpers } from '../../src/search/stats/postgres/stats-scan-helpers';
 import { getStats as stats, label, labeledOutcome, recordConversation } from '../factories/conversations';
-import { createOrganization, createSite } from '../factories/organizations';
-import { testAppPerSuite } from '../setup/app-per-suite';
+import { createOrganization, createSite, Org } from '../factories/organizations';
+import { postgresAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
 import { steerStats, withStatsPlans } from '../support/engine-steering';
 import { TEST_RUN_ENV } from '../setup/test-run';
 import type { TestApp } from '../setup/test-app';
 import { roundMeans } from '../support/round-means';
 
-type Org = Awaited<ReturnType<typeof createOrganization>>;
 type Query = Record<string, string | string[]>;
 
 const rated = (rating: 'positive' | 'negative') => [
@@ -32,14 +31,10 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
     {},
     { redisKeyPrefixSuffix: 'stats-endpoint:' },
   );
-  testAppPerSuite(
-    (app) => {
-      pg = app;
-      engine = app.app.get(PostgresConversationStats);
-    },
-    { SEARCH_BACKEND: 'postgres' },
-    { redisKeyPrefixSuffix: 'stats-endpoint:' },
-  );
+  postgresAppPerSuite((app) => {
+    pg = app;
+    engine = app.app.get(PostgresConversationStats);
+  }, 'stats-endpoint:');
 
   describe('the route: `stats` reaches the statistics, not the conversation route', () => {
     it('answers 200 {data: {total}, meta: {asOf}} for an empty site', async () => {

@@ -9,7 +9,7 @@ import { FallbackConversationStats } from '../../src/search/stats/opensearch/fal
 import { MirrorWatermark } from '../../src/search/stats/opensearch/mirror-watermark';
 import { OpenSearchConversationStats } from '../../src/search/stats/opensearch/opensearch-conversation-stats';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
-import { recordConversation } from '../factories/conversations';
+import { getStats, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { statsQuery as query } from '../factories/stats-queries';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
@@ -116,11 +116,7 @@ describe('OpenSearch stats engine, faults (loopback stand-in)', () => {
       try {
         os.searchHandler = () => totalOnly(2);
         const before = os.searches.length;
-        const res = await served
-          .http()
-          .get(`/api/v1/sites/${org.site.id}/conversations/stats`)
-          .set(org.auth)
-          .expect(200);
+        const res = await getStats(served, org).expect(200);
         expect(res.body.data.total).toBe(2);
         expect(os.searches.length - before).toBe(1);
         // OPENSEARCH_TIMEOUT_MS is 300 here: OpenSearch stops at 240 ms, before the client gives up.

@@ -4,8 +4,8 @@ import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-roll
 import type { ConversationStats } from '../../src/search/stats/conversation-stats';
 import { parseStatsRequest } from '../../src/stats/dto/stats-request';
 import { label, labeledOutcome, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
-import { testAppPerSuite } from '../setup/app-per-suite';
+import { createOrganization, Org } from '../factories/organizations';
+import { postgresAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
 import { roundMeans } from '../support/round-means';
 
@@ -71,16 +71,12 @@ const REQUESTS: Array<Record<string, string | string[]>> = [
 describe('statistics series in zones with quarter- and half-hour offsets (quarter-hour rollup)', () => {
   let t: TestApp;
   let engine: PostgresConversationStats;
-  let org: Awaited<ReturnType<typeof createOrganization>>;
+  let org: Org;
   const ids: string[] = [];
-  testAppPerSuite(
-    (app) => {
-      t = app;
-      engine = app.app.get(PostgresConversationStats);
-    },
-    { SEARCH_BACKEND: 'postgres' },
-    { redisKeyPrefixSuffix: 'stats-time-zones:' },
-  );
+  postgresAppPerSuite((app) => {
+    t = app;
+    engine = app.app.get(PostgresConversationStats);
+  }, 'stats-time-zones:');
 
   beforeAll(async () => {
     org = await createOrganization(t.app);

@@ -1,26 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Client } from '@opensearch-project/opensearch';
 import { emptyFilter, Language } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { bulkBodies } from '../../src/search/opensearch/bulk-body';
 import { conversationIndexBody } from '../../src/search/opensearch/conversation-index';
-import { IndexNames, mappingVersionOf } from '../../src/search/opensearch/opensearch-client';
+import { mappingVersionOf } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
 import { ReindexService } from '../../src/search/reindex.service';
 import type { TextQuery } from '../../src/search/text-query/text-query';
 import { isTextQueryFault, parseTextQuery } from '../../src/search/text-query/text-query-parser';
-import { recordConversation } from '../factories/conversations';
+import { appendMessages, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
+import type { TestApp } from '../setup/test-app';
 import {
-  testIndexNames,
-  testOpenSearchClient,
-  testOpenSearchUrl,
-  servedByOpenSearch,
-} from '../setup/test-opensearch';
-import { describeOnOpenSearch } from '../setup/opensearch-suites';
+  describeOnOpenSearch,
+  servedByOpenSearchPerSuite,
+  suiteIndexNames,
+} from '../setup/opensearch-suites';
 
-const OPENSEARCH_URL = testOpenSearchUrl();
 const describeReal = describeOnOpenSearch('transcript search on OpenSearch');
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
@@ -37,7 +34,7 @@ const say = (role: Msg['role'], text: string): Msg => ({ role, blocks: [{ type: 
  * alias and database; the mirror is drained by hand.
  */
 describeReal('transcript search (q) on OpenSearch', () => {
-  const names: IndexNames = OPENSEARCH_URL ? testIndexNames('transcript') : ({} as IndexNames);
+  const names = suiteIndexNames('transcript');
   let admin: Client;
   let t: TestApp;
   let org: Org;
@@ -72,27 +69,19 @@ describeReal('transcript search (q) on OpenSearch', () => {
     return page.items.map((i) => i.id).filter((id) => among.includes(id));
   };
 
-  beforeAll(async () => {
-    admin = testOpenSearchClient();
-    t = await createTestApp(
-      {
-        ...OWN_BUDGET,
-        ...servedByOpenSearch(OPENSEARCH_URL!, names.alias),
-        OPENSEARCH_SHARDS: '1',
-        OPENSEARCH_REPLICAS: '0',
-        OPENSEARCH_TIMEOUT_MS: '10000',
-      },
-      { redisKeyPrefixSuffix: 'transcript-os:', ownDatabase: true },
-    );
-    await t.app.get(ReindexService).reindex();
-    engine = new OpenSearchConversationSearch(admin, names.alias);
-    org = await createOrganization(t.app);
-  }, 120_000);
-
-  afterAll(async () => {
-    await admin?.indices.delete({ index: `${names.alias}_v*` }).catch(() => undefined);
-    await t?.close();
-    await admin?.close();
+  servedByOpenSearchPerSuite(names, {
+    env: { OPENSEARCH_SHARDS: '1', OPENSEARCH_REPLICAS: '0', OPENSEARCH_TIMEOUT_MS: '10000' },
+    redisKeyPrefixSuffix: 'transcript-os:',
+    ready: async (suite) => {
+      ({ t, admin } = suite);
+      await t.app.get(ReindexService).reindex();
+      engine = new OpenSearchConversationSearch(admin, names.alias);
+      org = await createOrganization(t.app);
+    },
+    beforeClose: async () => {
+      await admin.indices.delete({ index: `${names.alias}_v*` }).catch(() => undefined);
+    },
+    timeoutMs: 120_000,
   });
 
   describe("each word matches its inflected forms in the conversation's own language (Snowball)", () => {
@@ -232,12 +221,7 @@ describeReal('transcript search (q) on OpenSearch', () => {
       await sync();
       expect(await found('hello', [id])).toEqual([id]);
       expect(await found('umbrella', [id])).toEqual([]);
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${id}/messages`)
-        .set(org.auth)
-        .send({ messages: [say('agent', 'Your umbrellas are packed')] })
-        .expect(201);
+      await appendMessages(t, org, id, [say('agent', 'Your umbrellas are packed')]).expect(201);
       await sync();
       expect(await found('umbrella', [id])).toEqual([id]);
       expect(await found('umbrella', [id], { scope: 'shopper' })).toEqual([]);

@@ -7,7 +7,7 @@ import { PostgresConversationSearch } from '../../src/search/postgres/postgres-c
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
 import { TextQuery } from '../../src/search/text-query/text-query';
 import { phrase, textQuery as query, word } from '../factories/text-queries';
-import { recordConversation } from '../factories/conversations';
+import { appendMessages, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
@@ -154,11 +154,9 @@ describe('transcript search on Postgres', () => {
     it('makes appended messages searchable in the same request', async () => {
       const id = await record('en', 'Append', [{ role: 'shopper', text: 'hello' }]);
       expect(await ids(query([[word('wombat')]]))).toEqual([]);
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${id}/messages`)
-        .set(org.auth)
-        .send({ messages: [{ role: 'agent', blocks: [{ type: 'text', text: 'A wombat answers' }] }] });
+      const res = await appendMessages(t, org, id, [
+        { role: 'agent', blocks: [{ type: 'text', text: 'A wombat answers' }] },
+      ]);
       expect(res.status).toBe(201);
       expect(await ids(query([[word('wombat')]], [], 'agent'))).toEqual([id]);
     });

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { getStats, listConversations, recordConversation } from '../factories/conversations';
 import { createExport, downloadedRecords, finishedExport, postExport } from '../factories/exports';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, Org } from '../factories/organizations';
 import { QueryValues } from '../factories/query-string';
-import { exportingAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
+import { exportingAppPerSuite, postgresAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
-import { testIndexNames, testOpenSearchUrl } from '../setup/test-opensearch';
-import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
+import { suiteEngines } from '../setup/opensearch-suites';
 
 /**
  * Transcript search (workflows-v1 §1): the `q` filter, `q.in` and `highlight=true`, each rule in
@@ -15,15 +14,9 @@ import { bothEngines, indexBuiltBeforeAll } from '../setup/opensearch-suites';
  * OPENSEARCH_URL is set (on an alias of this suite's own, synced before each request, without a
  * Postgres fallback that could hide a difference), else reported as skipped.
  */
-type Org = Awaited<ReturnType<typeof createOrganization>>;
-
-const OPENSEARCH_URL = testOpenSearchUrl();
-const NAMES = OPENSEARCH_URL ? testIndexNames('transcripts') : undefined;
-const ENGINES = bothEngines(NAMES);
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'transcript-search:' });
-
-indexBuiltBeforeAll(NAMES, appOn, 'transcript search rules ran on Postgres only');
+const ENGINES = suiteEngines('transcripts', appOn, 'transcript search rules ran on Postgres only');
 
 const text = (t: string) => [{ type: 'text', text: t }];
 const said = (role: 'shopper' | 'agent' | 'system', t: string) => ({ role, blocks: text(t) });
@@ -309,13 +302,7 @@ describe.each(ENGINES)('transcript search on $name', ({ env }) => {
 describe('parameter rules of q, q.in and highlight (the shared parser)', () => {
   let t: TestApp;
   let org: Org;
-  testAppPerSuite(
-    (app) => (t = app),
-    { ...OWN_BUDGET, SEARCH_BACKEND: 'postgres' },
-    {
-      redisKeyPrefixSuffix: 'transcript-search:',
-    },
-  );
+  postgresAppPerSuite((app) => (t = app), 'transcript-search:', OWN_BUDGET);
   beforeAll(async () => {
     org = await createOrganization(t.app);
     for (let i = 0; i < 3; i++)

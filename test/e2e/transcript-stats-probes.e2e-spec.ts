@@ -6,7 +6,7 @@ import { PostgresConversationStats } from '../../src/search/stats/postgres/postg
 import { scanSettings, scanStatement } from '../../src/search/stats/postgres/stats-scan-executor';
 import { TextQuery } from '../../src/search/text-query/text-query';
 import { phrase, textQuery as query, word } from '../factories/text-queries';
-import { label, labeledOutcome, recordConversation } from '../factories/conversations';
+import { getStats, label, labeledOutcome, recordConversation } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
@@ -198,11 +198,7 @@ describe('statistics with q: the matches probed in the covering index', () => {
       sql.params.values,
     );
     expect(days.length).toBeGreaterThan(3);
-    const response = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/stats`)
-      .query({ q: 'parcel', from, to, interval: 'day' })
-      .set(org.auth);
+    const response = await getStats(t, org, { q: 'parcel', from, to, interval: 'day' });
     expect(response.status).toBe(200);
     const series = response.body.data.series as Array<{ start: string; count: number }>;
     const byDay = new Map(days.map((d) => [d.day, d.n]));

@@ -1,31 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
-import { ERROR_CODES } from '../../src/common/errors/error-codes';
+import type { ErrorCode } from '../../src/common/errors/error-codes';
 import type { EventType } from '../../src/events/event-types';
 import { EventsWriter } from '../../src/events/events.writer';
 import { WebhookDeliveryWorker } from '../../src/webhooks/webhook-delivery.worker';
 import { conversationBody } from '../factories/conversations';
 import { getEvents, readFeed } from '../factories/events';
-import { createOrganization, createSite } from '../factories/organizations';
+import { createOrganization, createSite, Org } from '../factories/organizations';
 import { answer, hang, WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { createTestApp } from '../setup/test-app';
+import { expectProblemOf } from '../support/problem-documents';
 
-type Org = Awaited<ReturnType<typeof createOrganization>>;
-
-const expectProblem = (
-  res: { status: number; body: Record<string, unknown> },
-  code: keyof typeof ERROR_CODES,
-  pointer?: string,
-) => {
-  expect(res.status).toBe(ERROR_CODES[code].status);
-  expect(res.body).toMatchObject({ code, title: ERROR_CODES[code].title });
-  if (pointer)
-    expect(res.body.errors).toEqual(
-      expect.arrayContaining([expect.objectContaining({ pointer: expect.stringMatching(`^${pointer}`) })]),
-    );
-};
+/** The problem document of `code`; with `pointer`, one of its errors points at or below it. */
+const expectProblem = (res: Parameters<typeof expectProblemOf>[0], code: ErrorCode, pointer?: string) =>
+  expectProblemOf(
+    res,
+    code,
+    pointer
+      ? expect.arrayContaining([expect.objectContaining({ pointer: expect.stringMatching(`^${pointer}`) })])
+      : undefined,
+  );
 
 /** An app running the delivery workers on a database of its own, and helpers around it. */
 async function startWebhookApp(env: Record<string, string>, suffix: string) {

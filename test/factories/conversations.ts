@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import type { INestApplicationContext } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { CriterionResult, CRITERIA, FLAGS } from '../../src/labels/taxonomy';
@@ -28,6 +29,14 @@ export function conversationBody(overrides: Record<string, unknown> = {}): Recor
   };
 }
 
+/** POST …/conversations of a recording body (`conversationBody(overrides)`); the caller checks the answer. */
+export const postConversation = (
+  t: TestApp,
+  org: { site: { id: string }; auth: Record<string, string> },
+  overrides: Record<string, unknown> = {},
+  siteId = org.site.id,
+) => t.http().post(`/api/v1/sites/${siteId}/conversations`).set(org.auth).send(conversationBody(overrides));
+
 /** Records a conversation through the API and returns its public representation. */
 export async function recordConversation(
   t: TestApp,
@@ -35,14 +44,19 @@ export async function recordConversation(
   overrides: Record<string, unknown> = {},
   siteId = org.site.id,
 ) {
-  const res = await t
-    .http()
-    .post(`/api/v1/sites/${siteId}/conversations`)
-    .set(org.auth)
-    .send(conversationBody(overrides));
+  const res = await postConversation(t, org, overrides, siteId);
   if (res.status !== 201) throw new Error(`recording failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: string; createdAt: string; [key: string]: unknown };
 }
+
+/** POST …/conversations/{id}/messages: appends `messages` to the conversation (the caller checks the answer). */
+export const appendMessages = (
+  t: TestApp,
+  org: { site: { id: string }; auth: Record<string, string> },
+  id: string,
+  messages: object[],
+) =>
+  t.http().post(`/api/v1/sites/${org.site.id}/conversations/${id}/messages`).set(org.auth).send({ messages });
 
 /**
  * Records three conversations titled `Parcel 0`, `Parcel 1` and `Parcel 2`, created on 1, 2 and
@@ -115,6 +129,40 @@ export const listConversations = (t: TestApp, org: SiteOrg, query: QueryValues =
 /** GET the statistics (…/conversations/stats) with a query object. */
 export const getStats = (t: TestApp, org: SiteOrg, query: QueryValues = {}, siteId = org.site.id) =>
   getConversations(t, org, '/stats', query, siteId);
+
+/**
+ * Every page of a site's listing (`o.siteId`, default the organization's), `o.limit` a page with
+ * count=true and the raw query `o.query` (e.g. 'channel=hosted'), following nextCursor; each page
+ * must answer 200, and its time is pushed onto `o.times` when given. Returns the ids in order and
+ * the first page's count.
+ */
+export async function everyPage(
+  t: TestApp,
+  org: SiteOrg,
+  o: { limit: number; query?: string; siteId?: string; times?: number[] },
+): Promise<{ ids: string[]; count: unknown }> {
+  const ids: string[] = [];
+  let count: unknown;
+  let cursor: string | null = null;
+  do {
+    const started = Date.now();
+    const res: {
+      status: number;
+      body: { data: Array<{ id: string }>; meta: { nextCursor: string | null; count?: unknown } };
+    } = await t
+      .http()
+      .get(
+        `/api/v1/sites/${o.siteId ?? org.site.id}/conversations?limit=${o.limit}&count=true${o.query ? `&${o.query}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )
+      .set(org.auth);
+    o.times?.push(Date.now() - started);
+    expect(res.status).toBe(200);
+    count ??= res.body.meta.count;
+    ids.push(...res.body.data.map((c) => c.id));
+    cursor = res.body.meta.nextCursor;
+  } while (cursor);
+  return { ids, count };
+}
 
 /** A time `minutesAgo` minutes before now, ISO 8601 UTC with milliseconds. */
 export function ago(minutes: number): string {

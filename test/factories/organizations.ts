@@ -1,14 +1,18 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { ApiKeysService } from '../../src/auth/api-keys.service';
+import { SeedOptions, SeedService } from '../../src/conversations/seed/seed.service';
 import { CreatedOrganization, OrganizationsService } from '../../src/organizations/organizations.service';
 import { SitesService } from '../../src/sites/sites.service';
+
+/** An organization as a test holds it: created, with the Authorization header of its API key. */
+export type Org = CreatedOrganization & { auth: { Authorization: string } };
 
 /** A fresh organization with one site and one API key; tests never share organizations. */
 export async function createOrganization(
   app: INestApplicationContext,
   overrides: { origin?: string } = {},
-): Promise<CreatedOrganization & { auth: { Authorization: string } }> {
+): Promise<Org> {
   const suffix = randomBytes(3).toString('hex');
   const created = await app.get(OrganizationsService).create({
     name: `Org ${suffix}`,
@@ -16,6 +20,16 @@ export async function createOrganization(
     origin: overrides.origin ?? `https://shop-${suffix}.example`,
   });
   return { ...created, auth: { Authorization: `Bearer ${created.apiKey.secret}` } };
+}
+
+/** A fresh organization whose site holds the conversations SeedService writes with `seed`. */
+export async function seededOrganization(
+  app: INestApplicationContext,
+  seed: Omit<SeedOptions, 'siteId' | 'organizationId'>,
+): Promise<Org> {
+  const org = await createOrganization(app);
+  await app.get(SeedService).seed({ siteId: org.site.id, organizationId: org.organization.id, ...seed });
+  return org;
 }
 
 export async function createSite(

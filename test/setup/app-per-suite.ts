@@ -23,6 +23,19 @@ export function testAppPerSuite(
 }
 
 /**
+ * As testAppPerSuite, for a describe whose rules are those of the Postgres engines
+ * (SEARCH_BACKEND=postgres, whatever engine the run is on), with `env` and Redis counters of its
+ * own (`redisKeyPrefixSuffix`).
+ */
+export function postgresAppPerSuite(
+  use: (app: TestApp) => void,
+  redisKeyPrefixSuffix: string,
+  env: Record<string, string> = {},
+): void {
+  testAppPerSuite(use, { ...env, SEARCH_BACKEND: 'postgres' }, { redisKeyPrefixSuffix });
+}
+
+/**
  * As testAppPerSuite, for a describe whose exports run: the app runs the background workers
  * (WORKERS=on) on a database of its own, the Postgres engines, OWN_BUDGET, and writes its files
  * into a directory of its own, removed after the tests.

@@ -1,8 +1,15 @@
-import { beforeAll, describe } from '@jest/globals';
+import { afterAll, beforeAll, describe } from '@jest/globals';
+import type { Client } from '@opensearch-project/opensearch';
 import type { IndexNames } from '../../src/search/opensearch/opensearch-client';
 import { ReindexService } from '../../src/search/reindex.service';
-import type { TestApp } from './test-app';
-import { onTestOpenSearch, testOpenSearchUrl } from './test-opensearch';
+import { createTestApp, OWN_BUDGET, type TestApp } from './test-app';
+import {
+  onTestOpenSearch,
+  servedByOpenSearch,
+  testIndexNames,
+  testOpenSearchClient,
+  testOpenSearchUrl,
+} from './test-opensearch';
 
 /**
  * `describe` when the run has an OpenSearch (OPENSEARCH_URL), else `describe.skip` after a notice
@@ -13,6 +20,55 @@ export function describeOnOpenSearch(suite: string): (name: string, tests: () =>
   if (testOpenSearchUrl()) return describe;
   process.stderr.write(`\nNOTICE: ${suite} SKIPPED: no OpenSearch (OPENSEARCH_URL=none).\n`);
   return describe.skip;
+}
+
+/**
+ * The alias of a suite of its own on the run's OpenSearch (`suffix`), or no names when the run has
+ * none (the suite's describe is then skipped, and its hooks never read them).
+ */
+export function suiteIndexNames(suffix: string): IndexNames {
+  return testOpenSearchUrl() ? testIndexNames(suffix) : ({} as IndexNames);
+}
+
+/** What a suite served by the run's OpenSearch holds: its app and a client on the node. */
+export interface OpenSearchSuite {
+  t: TestApp;
+  admin: Client;
+}
+
+/**
+ * Before the calling describe's tests: an admin client on the run's OpenSearch and an app whose
+ * listing and statistics that node serves under `names.alias` (as in production, servedByOpenSearch),
+ * on a database of its own with OWN_BUDGET and `o.env`; `o.ready` then receives both (to set the
+ * describe's variables and arrange its data). After the tests, `o.beforeClose` (if given), then
+ * the app and the client are closed.
+ */
+export function servedByOpenSearchPerSuite(
+  names: IndexNames,
+  o: {
+    env: Record<string, string>;
+    redisKeyPrefixSuffix: string;
+    ready: (suite: OpenSearchSuite) => Promise<void>;
+    beforeClose?: (suite: OpenSearchSuite) => Promise<void>;
+    timeoutMs: number;
+  },
+): void {
+  let admin: Client | undefined;
+  let suite: OpenSearchSuite | undefined;
+  beforeAll(async () => {
+    admin = testOpenSearchClient();
+    const t = await createTestApp(
+      { ...OWN_BUDGET, ...servedByOpenSearch(testOpenSearchUrl()!, names.alias), ...o.env },
+      { redisKeyPrefixSuffix: o.redisKeyPrefixSuffix, ownDatabase: true },
+    );
+    suite = { t, admin };
+    await o.ready(suite);
+  }, o.timeoutMs);
+  afterAll(async () => {
+    if (suite) await o.beforeClose?.(suite);
+    await suite?.t.close();
+    await admin?.close();
+  });
 }
 
 /** An engine a suite runs its rules on, for `describe.each(...)('… on $name', ({ env }) => …)`. */
@@ -32,6 +88,21 @@ export function bothEngines(names: IndexNames | undefined): Engine[] {
     { name: 'Postgres', env: { SEARCH_BACKEND: 'postgres' } },
     ...(names && testOpenSearchUrl() ? [{ name: 'OpenSearch', env: onTestOpenSearch(names) }] : []),
   ];
+}
+
+/**
+ * The engines a file runs its rules on (bothEngines), OpenSearch on an alias of the file's own
+ * (`suffix`) whose first index is built before the file's tests in an app `start` gives
+ * (indexBuiltBeforeAll; `without`: the notice when the run has no OpenSearch).
+ */
+export function suiteEngines(
+  suffix: string,
+  start: (env: Record<string, string>) => Promise<TestApp>,
+  without: string,
+): Engine[] {
+  const names = testOpenSearchUrl() ? testIndexNames(suffix) : undefined;
+  indexBuiltBeforeAll(names, start, without);
+  return bothEngines(names);
 }
 
 /**
