@@ -13,7 +13,7 @@ import { newId } from '../../src/common/ids/ids';
 import { KeysetPaging } from '../../src/common/paging/keyset-page';
 import { AppConfig } from '../../src/config/app-config';
 import { listItemsJson } from '../../src/conversations/conversation.presenter';
-import { conversationList } from '../../src/conversations/conversations.service';
+import { conversationList } from '../../src/conversations/conversation-listing.service';
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
 import { LISTED_TEXT_COLUMNS, ListedText, TEXT_PARSERS } from '../../src/database/records/conversation-text';
 import { CounterCheck, RedisCountersStorage } from '../../src/rate-limit/counters';

@@ -1,3 +1,4 @@
+import { COUNT_CAP } from '../../src/conversations/conversation-listing.service';
 import type { DataSource } from 'typeorm';
 import { ConversationsRepository } from '../../src/conversations/conversations.repository';
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
@@ -172,8 +173,8 @@ export async function plansOf(
   return `${page.plan.strategy} / count ${count.plan.strategy}`;
 }
 
-/** meta.count's cap (contract, paging rule 8). */
-export const COUNT_CAP = 10_000;
+// meta.count's cap (contract, paging rule 8) is the service's own.
+export { COUNT_CAP };
 
 /** EXPLAIN (ANALYZE, BUFFERS) of a recorded statement, under the same SET LOCAL settings. */
 export async function explain(dataSource: DataSource, statement: RecordedStatement): Promise<string> {

@@ -32,13 +32,17 @@ import {
   presentReview,
   presentMessage,
 } from './conversation.presenter';
+import { ConversationListing } from './conversation-listing.service';
 import { ConversationsService, RecordingRequest } from './conversations.service';
 import { AppendMessagesDto, CreateConversationDto, EngagementDto, RateMessageDto } from './dto/recording.dto';
 import { parseListingQuery } from './dto/listing-query';
 
 @SiteResourceController('Conversations', 'conversations')
 export class ConversationsController {
-  constructor(private readonly conversations: ConversationsService) {}
+  constructor(
+    private readonly conversations: ConversationsService,
+    private readonly listing: ConversationListing,
+  ) {}
 
   @Get()
   // The answer is written as JSON text here (listItemsJson), not serialised from an object.
@@ -52,7 +56,7 @@ export class ConversationsController {
     @Param('siteId') siteId: string,
     @Query() query: Record<string, unknown>,
   ): Promise<string> {
-    const page = await this.conversations.list(auth.organizationId, siteId, parseListingQuery(query));
+    const page = await this.listing.list(auth.organizationId, siteId, parseListingQuery(query));
     const meta = { nextCursor: page.nextCursor, ...(page.count ? { count: page.count } : {}) };
     return `{"data":${listItemsJson(siteId, page.items, page.highlights)},"meta":${JSON.stringify(meta)}}`;
   }

@@ -10,6 +10,7 @@ import { ConversationLifecycle } from './conversation-lifecycle';
 import { ConversationRemovalModule } from './conversation-removal.module';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
+import { ConversationListing } from './conversation-listing.service';
 import { ConversationsService } from './conversations.service';
 import { SeedModule } from './seed/seed.module';
 import { TranscriptTextsRepository } from './transcript-texts.repository';
@@ -34,6 +35,7 @@ import { TranscriptTextsRepository } from './transcript-texts.repository';
   providers: [
     ConversationsRepository,
     ConversationsService,
+    ConversationListing,
     ConversationLifecycle,
     TranscriptTextsRepository,
   ],

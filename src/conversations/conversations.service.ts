@@ -1,17 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotentTransaction } from '../common/idempotency/idempotent-transaction';
 import { isId, newId } from '../common/ids/ids';
-import { KeysetPage, KeysetPaging, newestFirst } from '../common/paging/keyset-page';
 import { SitesService } from '../sites/sites.service';
 import type {
   ConversationRecord,
-  ListedConversation,
   LabelRecordRow,
   MessageRecord,
 } from '../database/records/conversation.records';
-import type { ListedText } from '../database/records/conversation-text';
 import { LabelRecordsRepository, ReviewRecord } from '../labels/label-records.repository';
 import { ConversationEvents } from './conversation-events';
 import { ConversationsRepository, NewMessage } from './conversations.repository';
@@ -23,38 +20,12 @@ import {
   RateMessageDto,
 } from './dto/recording.dto';
 import { sanitizePageUrl } from './page-url';
-import type { ListingQuery } from './dto/listing-query';
-import { canonicalFilterText, ConversationFilter } from '../search/listing/conversation-filter';
-import { CONVERSATION_SEARCH, ConversationSearch, SearchCount } from '../search/listing/conversation-search';
-import { Highlight, highlightsOf } from '../search/text-query/highlights';
-import { LexemeLookup, postgresLexemes } from '../search/text-query/lexeme-lookup';
-import { combineWithView } from '../views/view-combination';
-import { ViewsService } from '../views/views.service';
-import { TranscriptTextsRepository } from './transcript-texts.repository';
 import type { RedactionRequest } from '../redaction/dto/redact-request';
 import { redactText, RedactionPattern } from '../redaction/redaction-patterns';
 import { redactBlocks } from '../redaction/transcript-redaction';
 import { AuditLog } from '../audit/audit-log';
 import { auditOf, type WriteActor } from '../audit/write-actor';
 import { ConversationLifecycle } from './conversation-lifecycle';
-
-/** meta.count stops counting here (contract paging rule 8). */
-export const COUNT_CAP = 10_000;
-
-const CONVERSATION_ORDER = newestFirst('createdAt', 'conv');
-
-/** A site's conversations as a keyset list: what its cursors are bound to, and their order. */
-export const conversationList = (siteId: string, filter: ConversationFilter) => ({
-  binding: { resource: 'conversations', scope: siteId, filters: canonicalFilterText(filter) },
-  order: CONVERSATION_ORDER,
-});
-
-/** A listing page: its items, next cursor, capped count and highlights (when asked). */
-export interface ListingPage extends KeysetPage<ListedConversation | ListedText> {
-  count?: SearchCount;
-  /** With highlight=true: each listed conversation's highlights, by id. */
-  highlights?: Map<string, Highlight[]>;
-}
 
 /** Who records, where. */
 export interface RecordingRequest {
@@ -65,81 +36,21 @@ export interface RecordingRequest {
 }
 
 @Injectable()
+/**
+ * One conversation: reading it, recording it and its messages, ratings and engagements, deleting
+ * it. The listing is ConversationListing's.
+ */
 export class ConversationsService {
-  private readonly lexemes: LexemeLookup;
-
   constructor(
     private readonly sites: SitesService,
     private readonly conversations: ConversationsRepository,
     private readonly transaction: IdempotentTransaction,
     private readonly labels: LabelRecordsRepository,
-    private readonly paging: KeysetPaging,
-    @Inject(CONVERSATION_SEARCH) private readonly search: ConversationSearch,
     private readonly events: ConversationEvents,
     private readonly dataSource: DataSource,
-    private readonly views: ViewsService,
-    // Highlights read the stored texts and stem with Postgres whatever engine listed the page.
-    private readonly transcriptTexts: TranscriptTextsRepository,
     private readonly lifecycle: ConversationLifecycle,
     private readonly audit: AuditLog,
-  ) {
-    this.lexemes = postgresLexemes(dataSource);
-  }
-
-  // ---- Listing -------------------------------------------------------------------------
-
-  /**
-   * A page of the site's conversations matching the filter, newest first, with the capped count
-   * and the highlights of `q` when asked.
-   */
-  async list(organizationId: string, siteId: string, query: ListingQuery): Promise<ListingPage> {
-    await this.sites.assertOwned(organizationId, siteId);
-    // With a view: its filters AND the request's; cursors bind to the view's filters as they are.
-    const combined = query.view
-      ? combineWithView(await this.views.resolve(siteId, query.view), query.filter)
-      : undefined;
-    const filter = combined?.filter ?? query.filter;
-    const list = combined
-      ? {
-          ...conversationList(siteId, filter),
-          binding: { resource: 'conversations', scope: siteId, filters: combined.cursorFilters },
-        }
-      : conversationList(siteId, filter);
-    const after = this.paging.after(list, query.cursor);
-    // Page and count from one engine (a fallback answers both).
-    const { page: found, count } = await this.search.list(siteId, filter, {
-      limit: query.limit,
-      after,
-      countCap: query.count ? COUNT_CAP : undefined,
-    });
-    const { nextCursor } = this.paging.pageOf(list, found.items, found.hasMore);
-    // The rows the engine read as text, or the records loaded by id (listItemsJson writes both).
-    const items: Array<ListedConversation | ListedText> =
-      found.rows ??
-      (await this.conversations.findManyInSite(
-        siteId,
-        found.items.map((i) => i.id),
-      ));
-    const highlights = query.highlight
-      ? await this.highlights(
-          siteId,
-          found.items.map((i) => i.id),
-          filter,
-        )
-      : undefined;
-    return { items, nextCursor, ...(count ? { count } : {}), ...(highlights ? { highlights } : {}) };
-  }
-
-  /** The highlights of `filter.text` in the listed conversations (none without q). */
-  private async highlights(
-    siteId: string,
-    ids: string[],
-    filter: ConversationFilter,
-  ): Promise<Map<string, Highlight[]>> {
-    if (!filter.text) return new Map(ids.map((id) => [id, []]));
-    const texts = await this.transcriptTexts.ofPage(siteId, ids, filter.text.scope);
-    return highlightsOf(texts, filter.text, this.lexemes);
-  }
+  ) {}
 
   // ---- Reading ----------------------------------------------------------------------------
 
