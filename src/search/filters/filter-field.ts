@@ -181,3 +181,13 @@ export function publicValue<K extends FilterKey>(key: K, parameter: string) {
   return (filter: ConversationFilter): Record<string, unknown> =>
     filter[key] !== undefined ? { [parameter]: filter[key] } : {};
 }
+
+/** Characters as the filters count them: code points (an emoji or a CJK extension character once). */
+export function codePoints(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+}
+
+/** The values, each once, in their first order. */
+export const dedupe = (values: string[]): string[] => [...new Set(values)];

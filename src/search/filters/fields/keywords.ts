@@ -1,5 +1,5 @@
 import { ParamFault } from '../../../common/query/query-params';
-import { defineField } from '../filter-field';
+import { codePoints, dedupe, defineField } from '../filter-field';
 import { MAX_KEYWORD_LENGTH, MAX_KEYWORDS } from '../filter-values';
 
 /*
@@ -7,12 +7,6 @@ import { MAX_KEYWORD_LENGTH, MAX_KEYWORDS } from '../filter-values';
  * Walked, the title's tsvector is read from the heap (it is not in the covering index); in the
  * GIN form, the site-scoped title terms (SiteScopedTitleTerms migration).
  */
-
-function codePoints(value: string): number {
-  let n = 0;
-  for (const _ of value) n++;
-  return n;
-}
 
 function keyword(value: string): string | ParamFault {
   // Characters are code points: an emoji or a CJK extension character counts once, not twice.
@@ -22,8 +16,6 @@ function keyword(value: string): string | ParamFault {
   if (!/[\p{L}\p{N}]/u.test(trimmed)) return new ParamFault('must contain at least one word.');
   return trimmed;
 }
-
-const dedupe = (values: string[]) => [...new Set(values)];
 
 export const keywordsField = defineField({
   key: 'keywords',

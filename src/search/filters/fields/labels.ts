@@ -1,7 +1,7 @@
 import type { ProblemEntry } from '../../../common/errors/api-error';
 import type { SqlParams } from '../../../database/sql-statement';
 import { isTaxonomyToken, isTrueFlagToken, TAXONOMY_TOKENS } from '../../../labels/taxonomy';
-import { defineField, FilterParam, ReadContext } from '../filter-field';
+import { dedupe, defineField, FilterParam, ReadContext } from '../filter-field';
 import type { ConversationFilter } from '../filter-values';
 
 /*
@@ -52,10 +52,6 @@ export function labelBitsConditions(filter: ConversationFilter, params: SqlParam
     ...labelsAnyConditions(filter, params),
     ...labelsNoneCondition(filter, params),
   ];
-}
-
-function dedupe(values: string[]): string[] {
-  return [...new Set(values)];
 }
 
 /** Tokens as quoted in an error detail: an empty one shown as "", long ones and long lists cut. */

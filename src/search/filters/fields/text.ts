@@ -9,7 +9,7 @@ import {
   MAX_TEXT_TERMS,
   parseTextQuery,
 } from '../../text-query/text-query-parser';
-import { defineField } from '../filter-field';
+import { codePoints, defineField } from '../filter-field';
 
 /*
  * Transcript search (`q` with its `q.in`, workflows-v1 §1): the title and the messages' text,
@@ -17,12 +17,6 @@ import { defineField } from '../filter-field';
  * `q` searches. On Postgres a probe of the conversation's transcript row (text-query-sql.ts);
  * its own plans are the listing's (the transcript planner).
  */
-
-function codePoints(value: string): number {
-  let n = 0;
-  for (const _ of value) n++;
-  return n;
-}
 
 /** `q` as sent, 1 to 500 code points; its grammar is checked with `q.in` (read). */
 function textQuery(value: string): string | ParamFault {
