@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { Global, Logger, Module } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DataSource } from 'typeorm';
+import { NoDatabase } from '../../../test/setup/no-database';
 import type { AppConfig } from '../../config/app-config';
 import { loadConfig } from '../../config/config';
 import { ConfigModule } from '../../config/config.module';
@@ -10,16 +10,6 @@ import { SearchModule } from '../search.module';
 import { StatsEnginesModule } from '../stats/stats-engines.module';
 import { OpenSearchClients } from './opensearch-clients';
 import { OPENSEARCH_BULK_CLIENT } from './opensearch.providers';
-
-/** A DataSource that is never connected (nothing here reads Postgres). */
-const dataSource = {
-  options: { type: 'postgres', poolSize: 2 },
-  query: async () => [],
-} as unknown as DataSource;
-
-@Global()
-@Module({ providers: [{ provide: DataSource, useValue: dataSource }], exports: [DataSource] })
-class NoDatabase {}
 
 const configOf = (env: Record<string, string>) => loadConfig({ NODE_ENV: 'test', ...env }) as AppConfig;
 

@@ -1,21 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Global, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DataSource } from 'typeorm';
+import { NoDatabase, unconnectedDataSource as dataSource } from '../../../test/setup/no-database';
 import { emptyFilter } from '../listing/conversation-filter';
 import { LISTING_QUERIES, ListingPools, ListingQueries, PlanShape } from './listing-pools';
 import { PostgresConversationSearch } from './postgres-conversation-search';
 import { PostgresListingModule } from './postgres-listing.module';
-
-/** A DataSource that is never connected: the pools open connections on first use only. */
-const dataSource = {
-  options: { type: 'postgres', poolSize: 2 },
-  query: async () => [],
-} as unknown as DataSource;
-
-@Global()
-@Module({ providers: [{ provide: DataSource, useValue: dataSource }], exports: [DataSource] })
-class NoDatabase {}
 
 /** Records each statement and its plan shape, and answers no rows. */
 function recording(): ListingQueries & { seen: Array<{ shape: PlanShape; text: string }> } {
