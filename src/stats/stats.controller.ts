@@ -9,7 +9,8 @@ import {
   SiteResourceController,
 } from '../docs/openapi';
 import { SCORE_NAMES } from '../search/listing/conversation-filter';
-import { STATS_FACETS, STATS_INTERVALS } from '../search/stats/conversation-stats';
+import { GROUP_BY, MAX_GROUPS } from '../search/stats/conversation-groups';
+import { PERCENTILE_FIELDS, STATS_FACETS, STATS_INTERVALS } from '../search/stats/conversation-stats';
 import { parseStatsRequest } from './dto/stats-request';
 import { ConversationStatsSchema, STATS_EXTRA_MODELS } from './stats.schema';
 import { StatsService } from './stats.service';
@@ -27,7 +28,7 @@ export class StatsController {
     summary:
       'Exact totals, facets, score histograms and a time series of the conversations matching the filters',
     description:
-      'Takes every filter of the listing with the same rules and errors (limit, cursor and count are not parameters here). Answers `{data: {total, facets?, scores?, series?, agreement?}, meta: {asOf}}`: every count is exact, never capped or sampled, for the data as of meta.asOf. See docs/statistics.md.',
+      'Takes every filter of the listing with the same rules and errors (limit, cursor and count are not parameters here). Answers `{data: {total, facets?, scores?, series?, agreement?, percentiles?, previous?, change?, groups?}, meta: {asOf}}`: every count is exact, never capped or sampled, for the data as of meta.asOf. See docs/statistics.md.',
   })
   @ApiConversationFilters()
   @ApiExtraModels(...STATS_EXTRA_MODELS)
@@ -95,7 +96,36 @@ export class StatsController {
   @ApiQuery({
     name: 'timezone',
     required: false,
-    description: 'IANA zone name where series buckets start (local midnight, Monday, the 1st), default UTC.',
+    description:
+      'IANA zone name where series buckets start (local midnight, Monday, the 1st) and the zone of the previous window of compare=previous, default UTC.',
+  })
+  @ApiQuery({
+    name: 'compare',
+    required: false,
+    enum: ['previous'],
+    description:
+      "previous adds previous {from, to, total, facets?, scores?}: the same filters over the window of equal length in the zone's local time that ends at from (to defaults to the request time), and change {total, scores?}: absolute = now − previous, relative a fraction, null when previous is 0 or null. Needs from (400 invalid_request naming from).",
+  })
+  @ApiQuery({
+    name: 'percentiles',
+    required: false,
+    isArray: true,
+    enum: PERCENTILE_FIELDS,
+    description:
+      'Repeatable (a repeated value is 400 naming percentiles): adds percentiles.<field> {p50, p90, p95, p99}, nearest rank over the matching conversations having the field, exact on both engines (read from PostgreSQL).',
+  })
+  @ApiQuery({
+    name: 'by',
+    required: false,
+    enum: GROUP_BY,
+    description: `Adds groups: at most ${MAX_GROUPS} values of the dimension, total descending then value ascending, each {value, total, scores?} with the means of the asked scores.`,
+  })
+  @ApiQuery({
+    name: 'baseline',
+    required: false,
+    type: String,
+    description:
+      "A value of by (needs by: 400 invalid_filter naming baseline). Adds vsBaseline to every other group: per asked score, group − baseline with Welch's 95 % interval (ci95) and two-sided pValue; null when either side has fewer than 2 conversations having the score, and every entry null when no matching conversation has the baseline value.",
   })
   async get(
     @Auth() auth: AuthContext,

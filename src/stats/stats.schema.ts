@@ -97,6 +97,104 @@ class AgreementSchema {
   scores!: Record<string, ScoreAgreementSchema>;
 }
 
+@ApiSchema({
+  name: 'Percentiles',
+  description:
+    'Nearest rank: the smallest value v such that at least p % of the matching conversations having the field have a value ≤ v. Exact; each null when no matching conversation has the field.',
+})
+class PercentilesSchema {
+  @ApiProperty({ type: 'number', nullable: true }) p50!: number | null;
+  @ApiProperty({ type: 'number', nullable: true }) p90!: number | null;
+  @ApiProperty({ type: 'number', nullable: true }) p95!: number | null;
+  @ApiProperty({ type: 'number', nullable: true }) p99!: number | null;
+}
+
+@ApiSchema({
+  name: 'PreviousStats',
+  description:
+    "compare=previous: the same filters over the window of equal local length that ends at from; from and to in the request's zone.",
+})
+class PreviousStatsSchema {
+  @ApiProperty({ format: 'date-time', example: '2026-10-19T00:00:00.000+02:00' }) from!: string;
+  @ApiProperty({ format: 'date-time', example: '2026-10-26T00:00:00.000+01:00' }) to!: string;
+  @ApiProperty({ type: 'integer' }) total!: number;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/Facet' },
+    description: 'With facets.',
+  })
+  facets?: Record<string, FacetSchema>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/ScoreSummary' },
+    description: 'With scores.',
+  })
+  scores?: Record<string, ScoreSummarySchema>;
+}
+
+@ApiSchema({
+  name: 'Change',
+  description:
+    'absolute = now − previous; relative = absolute ÷ previous (0.25 for +25 %), null when previous is 0 or null.',
+})
+class ChangeSchema {
+  @ApiProperty({ type: 'number', nullable: true }) absolute!: number | null;
+  @ApiProperty({ type: 'number', nullable: true }) relative!: number | null;
+}
+
+@ApiSchema({
+  name: 'StatsChange',
+  description: 'compare=previous: the change of the total and of each asked score mean.',
+})
+class StatsChangeSchema {
+  @ApiProperty({ type: () => ChangeSchema }) total!: ChangeSchema;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/Change' },
+    description: 'With scores: the change of each mean.',
+  })
+  scores?: Record<string, ChangeSchema>;
+}
+
+@ApiSchema({
+  name: 'BaselineDifference',
+  description:
+    "group − baseline, two-sided at 95 %: for a score mean, Welch's t interval and test; for a rate, Newcombe's interval and the two-proportion z-test. pValue null when the standard error is 0.",
+})
+class BaselineDifferenceSchema {
+  @ApiProperty() difference!: number;
+  @ApiProperty({ type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 }) ci95!: [
+    number,
+    number,
+  ];
+  @ApiProperty({ type: 'number', nullable: true }) pValue!: number | null;
+}
+
+@ApiSchema({
+  name: 'StatsGroup',
+  description: 'by: one value of the dimension over the matching conversations.',
+})
+class StatsGroupSchema {
+  @ApiProperty() value!: string;
+  @ApiProperty({ type: 'integer' }) total!: number;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'number', nullable: true },
+    description: 'With scores: each mean, null when no conversation of the group has the score.',
+  })
+  scores?: Record<string, number | null>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: {
+      nullable: true,
+      allOf: [{ $ref: '#/components/schemas/BaselineDifference' }],
+    },
+    description:
+      'With baseline, on every group but the baseline: one entry per asked score, null when either side has fewer than 2 conversations having the score, or no matching conversation has the baseline value.',
+  })
+  vsBaseline?: Record<string, BaselineDifferenceSchema | null>;
+}
+
 @ApiSchema({ name: 'ConversationStats', description: 'Every count is exact for the filters at meta.asOf.' })
 export class ConversationStatsSchema {
   @ApiProperty({ type: 'integer', description: 'Matching conversations, never capped.' }) total!: number;
@@ -119,6 +217,21 @@ export class ConversationStatsSchema {
   series?: SeriesBucketSchema[];
   @ApiPropertyOptional({ type: () => AgreementSchema, description: 'With agreement=true.' })
   agreement?: AgreementSchema;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/Percentiles' },
+    description: 'With percentiles: one entry per field asked for.',
+  })
+  percentiles?: Record<string, PercentilesSchema>;
+  @ApiPropertyOptional({ type: () => PreviousStatsSchema, description: 'With compare=previous.' })
+  previous?: PreviousStatsSchema;
+  @ApiPropertyOptional({ type: () => StatsChangeSchema, description: 'With compare=previous.' })
+  change?: StatsChangeSchema;
+  @ApiPropertyOptional({
+    type: () => [StatsGroupSchema],
+    description: 'With by: at most 100 groups, total descending, then value ascending.',
+  })
+  groups?: StatsGroupSchema[];
 }
 
 /** Models referenced only through additionalProperties, registered with ApiExtraModels. */
@@ -127,4 +240,7 @@ export const STATS_EXTRA_MODELS = [
   ScoreSummarySchema,
   FieldAgreementSchema,
   ScoreAgreementSchema,
+  PercentilesSchema,
+  ChangeSchema,
+  BaselineDifferenceSchema,
 ];

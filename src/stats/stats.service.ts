@@ -1,27 +1,35 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SitesService } from '../sites/sites.service';
-import { CONVERSATION_STATS, ConversationStatsEngine } from '../search/stats/conversation-stats';
+import { CONVERSATION_GROUPS, ConversationGroups } from '../search/stats/conversation-groups';
+import { CONVERSATION_STATS, ConversationStatsEngine, StatsQuery } from '../search/stats/conversation-stats';
+import { formatInZone, previousWindow } from '../search/stats/series-buckets';
 import { combineWithView } from '../views/view-combination';
 import { ViewsService } from '../views/views.service';
 import { AgreementStats } from './agreement';
+import { changeBetween, groupAnswer } from './comparison/comparison';
 import type { StatsRequest } from './dto/stats-request';
 
 /**
  * `GET …/conversations/stats`: the site must be the caller's; the configured engine aggregates.
  * `agreement` (agreement=true) is computed in Postgres whatever the engine (AgreementStats).
+ * The comparisons (outcomes-v1.md §5, docs/statistics.md) reuse the same machinery:
+ * `compare=previous` runs the same StatsQuery over the previous window, so every figure of a
+ * StatsQuery answer is in `previous` as well; `by` reads the groups in one grouped statement
+ * (ConversationGroups), whose figures `vsBaseline` compares.
  */
 @Injectable()
 export class StatsService {
   constructor(
     private readonly sites: SitesService,
     @Inject(CONVERSATION_STATS) private readonly engine: ConversationStatsEngine,
+    @Inject(CONVERSATION_GROUPS) private readonly grouped: ConversationGroups,
     private readonly agreements: AgreementStats,
     private readonly views: ViewsService,
   ) {}
 
   async stats(organizationId: string, siteId: string, request: StatsRequest) {
     await this.sites.getOwned(organizationId, siteId);
-    const { agreement: withAgreement, view, ...own } = request;
+    const { agreement: withAgreement, view, compare, by, baseline, ...own } = request;
     // With a view: its filters AND the request's. A series starts at the request's own `from`
     // (required with interval); it ends at the view's `to` when the view has one.
     const filter = view
@@ -31,11 +39,53 @@ export class StatsService {
       own.series && filter.to !== undefined && own.filter.to === undefined
         ? { ...own.series, to: new Date(filter.to) }
         : own.series;
-    const query = { ...own, filter, ...(series ? { series } : {}) };
-    const [{ asOf, ...data }, agreement] = await Promise.all([
+    const query: StatsQuery = { ...own, filter, ...(series ? { series } : {}) };
+
+    // compare=previous (from is required): the window of equal length ending at from, in the zone.
+    const window =
+      compare && filter.from !== undefined
+        ? previousWindow(
+            new Date(filter.from),
+            filter.to !== undefined ? new Date(filter.to) : compare.now,
+            compare.timezone,
+          )
+        : undefined;
+    const previousQuery: StatsQuery | undefined = window && {
+      filter: { ...filter, from: window.from.toISOString(), to: window.to.toISOString() },
+      facets: query.facets,
+      scores: query.scores,
+      bins: query.bins,
+    };
+
+    const [{ asOf, ...data }, agreement, previous, groups] = await Promise.all([
       this.engine.stats(siteId, query),
       withAgreement ? this.agreements.agreement(siteId, query.filter) : undefined,
+      previousQuery ? this.engine.stats(siteId, previousQuery) : undefined,
+      by
+        ? this.grouped.groups(siteId, {
+            filter,
+            by,
+            scores: query.scores,
+            ...(baseline !== undefined ? { baseline } : {}),
+          })
+        : undefined,
     ]);
-    return { data: agreement ? { ...data, agreement } : data, meta: { asOf: asOf.toISOString() } };
+    const answer: Record<string, unknown> = { ...data };
+    if (agreement) answer.agreement = agreement;
+    if (previous && window) {
+      const { asOf: _asOf, ...figures } = previous;
+      answer.previous = {
+        from: formatInZone(window.from.getTime(), compare!.timezone),
+        to: formatInZone(window.to.getTime(), compare!.timezone),
+        ...figures,
+      };
+      answer.change = changeBetween(data, previous, query.scores);
+    }
+    if (groups) {
+      const against =
+        baseline !== undefined ? { value: baseline, figures: groups.baseline ?? null } : undefined;
+      answer.groups = groups.groups.map((g) => groupAnswer(g, query.scores, against));
+    }
+    return { data: answer, meta: { asOf: asOf.toISOString() } };
   }
 }

@@ -5,16 +5,24 @@ import { AppConfig } from '../../config/app-config';
 import { loadConfig } from '../../config/config';
 import { OpenSearchClients } from '../opensearch/opensearch-clients';
 import { SearchSyncForTests } from '../testing/search-sync-for-tests';
-import { CONVERSATION_STATS, ConversationStats, ConversationStatsEngine } from './conversation-stats';
+import {
+  CONVERSATION_STATS,
+  ConversationStats,
+  ConversationStatsEngine,
+  ExactPercentiles,
+} from './conversation-stats';
 import { conversationStatsProvider } from './conversation-stats.provider';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from './opensearch/mirror-watermark';
 import { OpenSearchConversationStats } from './opensearch/opensearch-conversation-stats';
 
 /** Stands for the Postgres engine's class: the provider only needs its injection token. */
-class PostgresEngine implements ConversationStatsEngine {
+class PostgresEngine implements ConversationStatsEngine, ExactPercentiles {
   async stats(): Promise<ConversationStats> {
     return { total: 0, asOf: new Date(0) };
+  }
+  async percentiles() {
+    return {};
   }
 }
 

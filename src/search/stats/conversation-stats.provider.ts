@@ -3,7 +3,7 @@ import { AppConfig } from '../../config/app-config';
 import { serverTimeoutMs } from '../conversation-search.provider';
 import { OpenSearchClients } from '../opensearch/opensearch-clients';
 import { SearchSyncForTests } from '../testing/search-sync-for-tests';
-import { CONVERSATION_STATS, ConversationStatsEngine } from './conversation-stats';
+import { CONVERSATION_STATS, ConversationStatsEngine, ExactPercentiles } from './conversation-stats';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from './opensearch/mirror-watermark';
 import { OpenSearchConversationStats } from './opensearch/opensearch-conversation-stats';
@@ -17,16 +17,20 @@ export const REUSE_REFRESH_MS = 1000;
  * SEARCH_SYNC_FOR_TESTS, OpenSearch alone, synced before each request
  * (../testing/search-sync-for-tests.ts). The client is the application's (OpenSearchClients).
  *
+ * The OpenSearch engine reads exact percentiles from the Postgres engine.
+ *
  * `postgresEngine` is the Postgres engine's class (PostgresConversationStats), registered as a
  * provider of the same module: `providers: [PostgresConversationStats,
  * conversationStatsProvider(PostgresConversationStats)]`.
  */
-export const conversationStatsProvider = (postgresEngine: Type<ConversationStatsEngine>): Provider => ({
+export const conversationStatsProvider = (
+  postgresEngine: Type<ConversationStatsEngine & ExactPercentiles>,
+): Provider => ({
   provide: CONVERSATION_STATS,
   inject: [AppConfig, postgresEngine, MirrorWatermark, OpenSearchClients, SearchSyncForTests],
   useFactory: (
     config: AppConfig,
-    postgres: ConversationStatsEngine,
+    postgres: ConversationStatsEngine & ExactPercentiles,
     watermark: MirrorWatermark,
     clients: OpenSearchClients,
     syncForTests: SearchSyncForTests,
@@ -39,6 +43,9 @@ export const conversationStatsProvider = (postgresEngine: Type<ConversationStats
         watermark,
         alias,
         syncForTests.siteSync({ refresh: false }),
+        0,
+        0,
+        postgres,
       );
     new Logger('ConversationStats').log(
       `stats served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,
@@ -51,6 +58,7 @@ export const conversationStatsProvider = (postgresEngine: Type<ConversationStats
         undefined,
         REUSE_REFRESH_MS,
         serverTimeoutMs(config.search.timeoutMs),
+        postgres,
       ),
       postgres,
     );

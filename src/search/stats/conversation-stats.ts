@@ -7,6 +7,18 @@ export type StatsFacet = (typeof STATS_FACETS)[number];
 export const STATS_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type StatsInterval = (typeof STATS_INTERVALS)[number];
 
+/** The fields `percentiles` may ask for (outcomes-v1.md §5). */
+export const PERCENTILE_FIELDS = ['durationMs', 'messageCount', 'quality', 'service', 'trust'] as const;
+export type PercentileField = (typeof PERCENTILE_FIELDS)[number];
+
+/** Nearest-rank percentiles of one field over the matching conversations having it (null: none has it). */
+export interface Percentiles {
+  p50: number | null;
+  p90: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
 /** At most this many values per facet; the rest are summed in `other`. */
 export const MAX_FACET_VALUES = 1000;
 
@@ -27,6 +39,8 @@ export interface StatsQuery {
   /** Histogram bins over [0, 1], 1–100. */
   bins: number;
   series?: StatsSeriesRequest;
+  /** Exact nearest-rank percentiles of these fields (none when absent). */
+  percentiles?: PercentileField[];
 }
 
 export interface FacetCounts {
@@ -60,6 +74,7 @@ export interface ConversationStats {
   facets?: Partial<Record<StatsFacet, FacetCounts>>;
   scores?: Partial<Record<ScoreName, ScoreSummary>>;
   series?: SeriesBucket[];
+  percentiles?: Partial<Record<PercentileField, Percentiles>>;
   /** The data is complete up to this instant (Postgres: the read; OpenSearch: the mirror's watermark). */
   asOf: Date;
 }
@@ -70,6 +85,18 @@ export interface ConversationStats {
  */
 export interface ConversationStatsEngine {
   stats(siteId: string, query: StatsQuery): Promise<ConversationStats>;
+}
+
+/**
+ * Exact nearest-rank percentiles over the matching conversations, read from PostgreSQL: what an
+ * engine that cannot compute them exactly (OpenSearch's are estimates) hands over.
+ */
+export interface ExactPercentiles {
+  percentiles(
+    siteId: string,
+    filter: ConversationFilter,
+    fields: PercentileField[],
+  ): Promise<Partial<Record<PercentileField, Percentiles>>>;
 }
 
 /** Injection token of the configured ConversationStatsEngine. */

@@ -177,3 +177,17 @@ export function seriesBuckets(
     start: formatInZone(t, zone),
   }));
 }
+
+/**
+ * The window of equal length in `zone`'s local time that ends at `from` (`compare=previous`):
+ * it starts at the local wall time of `from` minus the local duration from `from` to `to`, so a
+ * local week before a local week starts at the same local hour even across a DST change (the
+ * two windows then differ by the shift, e.g. 169 and 168 hours). A window that does not exist
+ * (`to` ≤ `from`) has an empty previous window at `from`.
+ */
+export function previousWindow(from: Date, to: Date, zone: string): { from: Date; to: Date } {
+  const start = from.getTime();
+  const length = Math.max(0, wallOf(to.getTime(), zone) - wallOf(start, zone));
+  const previousStart = length === 0 ? start : instantOf(wallOf(start, zone) - length, zone);
+  return { from: new Date(Math.min(previousStart, start)), to: new Date(start) };
+}

@@ -6,13 +6,17 @@ import {
   filterFaultsError,
   SCORE_NAMES,
 } from '../../search/listing/conversation-filter';
+import { GROUP_BY, GroupBy } from '../../search/stats/conversation-groups';
 import {
+  PERCENTILE_FIELDS,
   STATS_FACETS,
   STATS_INTERVALS,
   StatsQuery,
   StatsSeriesRequest,
 } from '../../search/stats/conversation-stats';
 import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBuckets } from '../../search/stats/series-buckets';
+
+const MAX_BASELINE_LENGTH = 200;
 
 /** The parameters stats adds to the listing's filters (analytics-v1.md §1). */
 export const STATS_PARAMS = {
@@ -21,6 +25,16 @@ export const STATS_PARAMS = {
   bins: params.integer(1, 100),
   interval: params.oneOf(STATS_INTERVALS),
   agreement: params.boolean(),
+  /** outcomes-v1.md §5: the same statistics over the window of equal length before `from`. */
+  compare: params.oneOf(['previous'] as const),
+  percentiles: { repeatable: true as const, parse: params.oneOf(PERCENTILE_FIELDS).parse },
+  by: params.oneOf(GROUP_BY),
+  baseline: {
+    parse: (v: string) =>
+      v.length >= 1 && v.length <= MAX_BASELINE_LENGTH
+        ? v
+        : new ParamFault(`must be a value of by, 1 to ${MAX_BASELINE_LENGTH} characters.`),
+  },
   /** A saved view whose filters are combined with the request's (resolved by the service). */
   view: { parse: (v: string) => v },
   timezone: {
@@ -34,15 +48,30 @@ const LISTING_ONLY = new Set(['limit', 'cursor', 'count']);
 
 export const DEFAULT_BINS = 10;
 
-/** A statistics request: what the engine computes, and whether to add `agreement` (workflows-v1 §2). */
-export type StatsRequest = StatsQuery & { agreement: boolean; view?: string };
+/** `compare=previous`: the zone the previous window's edges are in, and the default end of the window. */
+export interface CompareRequest {
+  timezone: string;
+  now: Date;
+}
+
+/**
+ * A statistics request: what the engine computes, whether to add `agreement` (workflows-v1 §2),
+ * and the comparisons (outcomes-v1 §5): `compare` (the previous window), `by` and `baseline`.
+ */
+export type StatsRequest = StatsQuery & {
+  agreement: boolean;
+  view?: string;
+  compare?: CompareRequest;
+  by?: GroupBy;
+  baseline?: string;
+};
 
 /**
  * Parses the query string of `GET …/conversations/stats`. The filter parameters go through the
  * listing's filter parser and error builder (buildFilter, filterFaultsError: same names, rules,
  * entry codes and invalid_filter / invalid_request choice); `limit`, `cursor` and `count` are
  * unknown here. Every fault of the request is reported together, the stats ones first.
- * `now` is the default end of a series.
+ * `now` is the default end of a series and of the window compare=previous mirrors.
  */
 export function parseStatsRequest(query: Record<string, unknown>, now: Date): StatsRequest {
   const own: Record<string, unknown> = {};
@@ -94,7 +123,33 @@ export function parseStatsRequest(query: Record<string, unknown>, now: Date): St
     }
   }
 
-  const error = filterFaultsError([...faults, ...requestFaults], built.filterFaults);
+  const percentiles = v.percentiles ?? [];
+  const repeated = percentiles.find((f, i) => percentiles.indexOf(f) !== i);
+  if (repeated !== undefined)
+    faults.push({
+      code: 'duplicate_value',
+      detail: `percentiles lists ${repeated} more than once.`,
+      parameter: 'percentiles',
+    });
+  if (v.compare !== undefined && query.from === undefined)
+    faults.push({
+      code: 'required',
+      detail:
+        'from is required with compare=previous: the previous window is the one of equal length ending at from.',
+      parameter: 'from',
+    });
+  const comparisonFaults: ProblemEntry[] = [];
+  if (v.baseline !== undefined && query.by === undefined)
+    comparisonFaults.push({
+      code: 'invalid_filter',
+      detail: 'baseline needs by: it is the value of by the other groups are compared with.',
+      parameter: 'baseline',
+    });
+
+  const error = filterFaultsError(
+    [...faults, ...requestFaults],
+    [...comparisonFaults, ...built.filterFaults],
+  );
   if (error) throw error;
 
   return {
@@ -103,7 +158,11 @@ export function parseStatsRequest(query: Record<string, unknown>, now: Date): St
     scores: [...new Set(v.scores ?? [])],
     bins: v.bins ?? DEFAULT_BINS,
     ...(series ? { series } : {}),
+    ...(percentiles.length ? { percentiles } : {}),
     agreement: v.agreement ?? false,
+    ...(v.compare ? { compare: { timezone: v.timezone ?? 'UTC', now } } : {}),
+    ...(v.by !== undefined ? { by: v.by } : {}),
+    ...(v.baseline !== undefined ? { baseline: v.baseline } : {}),
     ...(v.view !== undefined ? { view: v.view } : {}),
   };
 }

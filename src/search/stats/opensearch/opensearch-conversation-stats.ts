@@ -2,6 +2,7 @@ import type { Client } from '@opensearch-project/opensearch';
 import type {
   ConversationStats,
   ConversationStatsEngine,
+  ExactPercentiles,
   StatsQuery,
   StatsSeriesRequest,
 } from '../conversation-stats';
@@ -16,6 +17,8 @@ import { buildStatsBody, parseStatsResponse } from './stats-query';
  * as the listing's searches are. `asOf` is the mirror's watermark for the site
  * (mirror-watermark.ts), read before an index refresh, so every conversation state written up
  * to the watermark is counted.
+ *
+ * `percentiles` are read from PostgreSQL (ExactPercentiles), exact, beside the search.
  *
  * Failures (transport, timeout after OPENSEARCH_TIMEOUT_MS, error answers, an answer that timed
  * out or that some shard failed, an answer that would not be exact) are thrown;
@@ -39,11 +42,25 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
     private readonly reuseRefreshMs = 0,
     /** Sent as the search's `timeout`, so that OpenSearch stops a slow aggregation itself. */
     private readonly serverTimeoutMs = 0,
+    /**
+     * Where `percentiles` are read (PostgreSQL, exact): OpenSearch's percentiles aggregation is
+     * an estimate (t-digest), never presented as exact. Without it a request for percentiles
+     * fails here (and the fallback asks Postgres).
+     */
+    private readonly exactPercentiles?: ExactPercentiles,
   ) {}
 
   async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
     await this.beforeStats?.(siteId);
     const asOf = await this.visibleUpTo(siteId);
+    const fields = query.percentiles ?? [];
+    if (fields.length && !this.exactPercentiles)
+      throw new Error('percentiles need the exact reader (PostgreSQL); OpenSearch only estimates them');
+    const percentiles = fields.length
+      ? this.exactPercentiles!.percentiles(siteId, query.filter, fields)
+      : undefined;
+    // Settled here so that a failed search does not leave the reader's rejection unhandled.
+    percentiles?.catch(() => undefined);
     const { body } = await this.client.search({
       index: this.index,
       // A site's documents are all on the shard its id routes to: the search reads that one.
@@ -53,12 +70,14 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
         ...(this.serverTimeoutMs ? { timeout: `${this.serverTimeoutMs}ms` } : {}),
       } as never,
     });
-    return parseStatsResponse(
+    const result = parseStatsResponse(
       wholeAnswer(body),
       query,
       asOf,
       query.series ? seriesBuckets(query.series) : undefined,
     );
+    if (percentiles) result.percentiles = await percentiles;
+    return result;
   }
 
   /**

@@ -1,11 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
-import type { ConversationStats, ConversationStatsEngine, StatsQuery } from '../conversation-stats';
+import type { ConversationFilter } from '../../filters/filter-values';
+import type {
+  ConversationStats,
+  ConversationStatsEngine,
+  ExactPercentiles,
+  PercentileField,
+  Percentiles,
+  StatsQuery,
+} from '../conversation-stats';
 import { seriesBuckets } from '../series-buckets';
 import { runComplement } from './stats-complement-executor';
 import { finish, merge, negate, StatsPart } from './stats-parts';
 import { DEFAULT_STATS_TUNING, StatsPlan, StatsTuning } from './stats-plan';
+import { readPercentiles } from './stats-percentiles';
 import { planStats } from './stats-planner';
 import { rows } from './stats-reads';
 import { daysRange, readAgent, readCells, readRollup } from './stats-rollup-executor';
@@ -25,7 +34,7 @@ const TIMEOUT_RETRY_AFTER_SECONDS = 5;
  * Each answer comes with the plan it ran (statsWithPlan); the tuning is an explicit argument.
  */
 @Injectable()
-export class PostgresConversationStats implements ConversationStatsEngine {
+export class PostgresConversationStats implements ConversationStatsEngine, ExactPercentiles {
   constructor(
     private readonly dataSource: DataSource,
     /** The connections a split scan reads its second slice on (stats-scan-helpers.ts). */
@@ -48,6 +57,22 @@ export class PostgresConversationStats implements ConversationStatsEngine {
 
   async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
     return (await this.statsWithPlan(siteId, query)).result;
+  }
+
+  /**
+   * Exact percentiles in a read-only transaction of their own: the OpenSearch engine's
+   * percentiles (its own are estimates).
+   */
+  percentiles(
+    siteId: string,
+    filter: ConversationFilter,
+    fields: PercentileField[],
+  ): Promise<Partial<Record<PercentileField, Percentiles>>> {
+    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
+      await m.query(`SET TRANSACTION READ ONLY`);
+      await m.query(`SET LOCAL statement_timeout = ${DEFAULT_STATS_TUNING.statementTimeoutMs}`);
+      return readPercentiles(...percentileReads(m), siteId, filter, fields);
+    });
   }
 
   /** The statistics and the plan that computed them, as it ran. */
@@ -102,7 +127,16 @@ export class PostgresConversationStats implements ConversationStatsEngine {
     const startDates = starts.length ? [...starts.map((s) => s.at), starts[starts.length - 1].end] : [];
     const planned = await planStats((statement) => rows(m, statement), siteId, query, startDates, tuning);
     const { parts, plan } = await this.execute(m, siteId, query, planned, startDates, tuning);
-    return { result: finish(query, merge(query, parts, starts.length), starts, asOf), plan };
+    const result = finish(query, merge(query, parts, starts.length), starts, asOf);
+    // Percentiles from the rows themselves, in the same snapshot (no rollup holds them).
+    if (query.percentiles?.length)
+      result.percentiles = await readPercentiles(
+        ...percentileReads(m),
+        siteId,
+        query.filter,
+        query.percentiles,
+      );
+    return { result, plan };
   }
 
   /** Reads the parts of a plan; returns them with the plan as it ran. */
@@ -136,4 +170,15 @@ export class PostgresConversationStats implements ConversationStatsEngine {
       }
     }
   }
+}
+
+/** How stats-percentiles.ts reads in a transaction: its rows, and settings for this transaction only. */
+function percentileReads(m: EntityManager) {
+  return [
+    (statement: { text: string; values: unknown[] }) => rows(m, statement),
+    async (settings: Record<string, string>) => {
+      for (const [name, value] of Object.entries(settings))
+        await m.query(`SELECT set_config($1, $2, true)`, [name, value]);
+    },
+  ] as const;
 }

@@ -1,0 +1,122 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { SqlParams, Statement } from '../../../database/sql-statement';
+import type { ScoreName } from '../../filters/filter-values';
+import { SCORE_COLUMN } from '../../filter-sql/conversation-filter-sql';
+import type {
+  ConversationGroups,
+  GroupBy,
+  GroupFigures,
+  GroupsAnswer,
+  GroupsQuery,
+} from '../conversation-groups';
+import { MAX_GROUPS } from '../conversation-groups';
+import { DEFAULT_STATS_TUNING } from './stats-plan';
+import { filterOver, probesMatches } from './stats-scan-sql';
+
+/** The column each `by` groups on. */
+const GROUP_COLUMN: Record<GroupBy, string> = {
+  agentId: 'agent_id',
+  agentVersionId: 'agent_version_id',
+  channel: 'channel',
+  language: 'language',
+};
+
+/**
+ * A figure of every group: its aggregates in the grouped statement and how a row becomes the
+ * figure. A new figure (e.g. a metric) is one more entry; the groups, the baseline and the
+ * comparisons read it with no other change.
+ */
+interface GroupFigure {
+  select(query: GroupsQuery, p: SqlParams): string[];
+  read(query: GroupsQuery, row: Record<string, unknown>, into: GroupFigures): void;
+}
+
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+const SCORE_FIGURE: GroupFigure = {
+  select: (query) =>
+    query.scores.flatMap((name: ScoreName) => {
+      const c = `r.${SCORE_COLUMN[name]}`;
+      return [
+        `count(${c})::bigint AS ${name}_n`,
+        `sum(${c}) AS ${name}_sum`,
+        `var_samp(${c}) AS ${name}_var`,
+      ];
+    }),
+  read: (query, row, into) => {
+    for (const name of query.scores) {
+      const count = Number(row[`${name}_n`]);
+      into.scores[name] = {
+        count,
+        // As the engines' means: the exact sum over the count.
+        mean: count ? Number(row[`${name}_sum`]) / count : null,
+        variance: count > 1 ? num(row[`${name}_var`]) : null,
+      };
+    }
+  },
+};
+
+/** Every figure of a group besides its total. */
+const GROUP_FIGURES: GroupFigure[] = [SCORE_FIGURE];
+
+/** The grouped statement: every group of the matching conversations, total descending, value ascending. */
+export function groupsSql(siteId: string, query: GroupsQuery): { statement: Statement; nestedLoop: boolean } {
+  const { filter } = query;
+  const sql = filterOver(siteId, filter, { from: filter.from, to: filter.to }, false);
+  const column = GROUP_COLUMN[query.by];
+  const select = [
+    `r.${column}::text AS value`,
+    'count(*)::bigint AS total',
+    ...GROUP_FIGURES.flatMap((f) => f.select(query, sql.params)),
+  ];
+  return {
+    statement: {
+      text: `SELECT ${select.join(', ')}
+        FROM (SELECT * FROM ${sql.from ?? 'conversations'} WHERE ${[...sql.range, ...sql.rows].join(' AND ')}) r
+        GROUP BY 1 ORDER BY count(*) DESC, r.${column}::text COLLATE "C"`,
+      values: sql.params.values,
+    },
+    nestedLoop: probesMatches(filter, false),
+  };
+}
+
+/** The first MAX_GROUPS groups and the baseline's, from the grouped statement's rows. */
+export function groupsOf(query: GroupsQuery, rows: Array<Record<string, unknown>>): GroupsAnswer {
+  const all = rows.map((row) => {
+    const g: GroupFigures = { value: String(row.value), total: Number(row.total), scores: {} };
+    for (const figure of GROUP_FIGURES) figure.read(query, row, g);
+    return g;
+  });
+  return {
+    groups: all.slice(0, MAX_GROUPS),
+    ...(query.baseline !== undefined
+      ? { baseline: all.find((g) => g.value === query.baseline) ?? null }
+      : {}),
+  };
+}
+
+/** ConversationGroups on PostgreSQL: one grouped statement in a read-only transaction. */
+@Injectable()
+export class PostgresConversationGroups implements ConversationGroups {
+  constructor(private readonly dataSource: DataSource) {}
+
+  groups(siteId: string, query: GroupsQuery): Promise<GroupsAnswer> {
+    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
+      await m.query(`SET TRANSACTION READ ONLY`);
+      await m.query(`SET LOCAL statement_timeout = ${DEFAULT_STATS_TUNING.statementTimeoutMs}`);
+      await m.query(
+        `SELECT set_config('max_parallel_workers_per_gather', '0', true), set_config('work_mem', '64MB', true)`,
+      );
+      const { statement, nestedLoop } = groupsSql(siteId, query);
+      if (nestedLoop)
+        await m.query(
+          `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`,
+        );
+      return groupsOf(
+        query,
+        (await m.query(statement.text, statement.values)) as Array<Record<string, unknown>>,
+      );
+    });
+  }
+}
