@@ -50,11 +50,12 @@ export class StatsService {
             compare.timezone,
           )
         : undefined;
+    // The same StatsQuery over the previous window, less what `previous` does not hold (the
+    // series and the percentiles): a figure added to StatsQuery is in `previous` too.
+    const { series: _series, percentiles: _percentiles, ...comparable } = query;
     const previousQuery: StatsQuery | undefined = window && {
+      ...comparable,
       filter: { ...filter, from: window.from.toISOString(), to: window.to.toISOString() },
-      facets: query.facets,
-      scores: query.scores,
-      bins: query.bins,
     };
 
     const [{ asOf, ...data }, agreement, previous, groups] = await Promise.all([

@@ -273,6 +273,8 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
       { from: '2026-10-01T00:10:00Z', to: '2026-10-01T00:40:00Z' },
       { 'quality.min': '0.5' },
       { language: 'de' },
+      { q: 'message 5' },
+      { keywords: 'question' },
     ];
 
     it.each(FILTERS.map((f) => [JSON.stringify(f), f]))(

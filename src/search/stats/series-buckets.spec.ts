@@ -1,5 +1,11 @@
 import { binOf, histogramBins, innerEdges } from './histogram-bins';
-import { canonicalTimezone, MAX_SERIES_BUCKETS, seriesBuckets } from './series-buckets';
+import {
+  canonicalTimezone,
+  formatInZone,
+  MAX_SERIES_BUCKETS,
+  previousWindow,
+  seriesBuckets,
+} from './series-buckets';
 
 const starts = (interval: 'hour' | 'day' | 'week' | 'month', timezone: string, from: string, to: string) =>
   seriesBuckets({ interval, timezone, from: new Date(from), to: new Date(to) })?.map((b) => b.start);
@@ -91,5 +97,50 @@ describe('histogram bins are [k/bins, (k+1)/bins), the last including 1', () => 
       { from: 0.75, to: 1 },
     ]);
     expect(innerEdges(4)).toEqual([0.25, 0.5, 0.75]);
+  });
+});
+
+describe('compare=previous: the window of equal local length that ends at from, in the zone', () => {
+  const previous = (from: string, to: string, zone: string) => {
+    const w = previousWindow(new Date(from), new Date(to), zone);
+    return [formatInZone(w.from.getTime(), zone), formatInZone(w.to.getTime(), zone)];
+  };
+
+  it('a local week after the end of summer time: the week before starts at local midnight (169 hours)', () => {
+    expect(previous('2026-10-26T00:00:00+01:00', '2026-11-02T00:00:00+01:00', 'Europe/Paris')).toEqual([
+      '2026-10-19T00:00:00.000+02:00',
+      '2026-10-26T00:00:00.000+01:00',
+    ]);
+  });
+
+  it('a local day after the start of summer time (America/New_York, 8 March 2026): the day before lasts 23 hours', () => {
+    const w = previousWindow(
+      new Date('2026-03-09T00:00:00-04:00'),
+      new Date('2026-03-10T00:00:00-04:00'),
+      'America/New_York',
+    );
+    expect(formatInZone(w.from.getTime(), 'America/New_York')).toBe('2026-03-08T00:00:00.000-05:00');
+    expect(w.to.getTime() - w.from.getTime()).toBe(23 * 3_600_000);
+  });
+
+  it('a start on a local time that does not exist moves forward by the gap (02:30 on 29 March 2026 in Paris)', () => {
+    expect(previous('2026-03-30T02:30:00+02:00', '2026-03-31T02:30:00+02:00', 'Europe/Paris')[0]).toBe(
+      '2026-03-29T03:30:00.000+02:00',
+    );
+  });
+
+  it('in UTC and fixed-offset zones the previous window has the same number of milliseconds', () => {
+    const w = previousWindow(new Date('2026-10-26T00:00:00Z'), new Date('2026-10-29T06:00:00.250Z'), 'UTC');
+    expect(w).toEqual({ from: new Date('2026-10-22T17:59:59.750Z'), to: new Date('2026-10-26T00:00:00Z') });
+    expect(previous('2026-10-26T00:00:00+05:30', '2026-10-27T00:00:00+05:30', 'Asia/Kolkata')).toEqual([
+      '2026-10-25T00:00:00.000+05:30',
+      '2026-10-26T00:00:00.000+05:30',
+    ]);
+  });
+
+  it('an empty or reversed window has an empty previous window at from', () => {
+    const from = new Date('2026-10-26T00:00:00Z');
+    expect(previousWindow(from, from, 'UTC')).toEqual({ from, to: from });
+    expect(previousWindow(from, new Date('2026-10-25T00:00:00Z'), 'UTC')).toEqual({ from, to: from });
   });
 });
