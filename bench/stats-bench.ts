@@ -36,7 +36,7 @@ export interface StatsRequest {
 }
 
 /** Local midnight in Europe/Paris `days` days before `t`, with its offset (a dashboard's window start). */
-function parisMidnight(t: Date, days: number): string {
+export function parisMidnight(t: Date, days: number): string {
   const day = new Date(t.getTime() - days * DAY);
   const local = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', dateStyle: 'short' }).format(
     day,

@@ -20,12 +20,20 @@ const FIELD_SQL: Record<PercentileField, string> = {
   trust: SCORE_COLUMN.trust,
 };
 
+/** The nearest rank of p % among n values, ceil(p·n/100), in integers (n below 2^53 / 100). */
+export function nearestRank(percent: number, n: number): number {
+  return Math.floor((percent * n + 99) / 100);
+}
+
 /**
  * One statement reading the exact nearest-rank percentiles of the asked fields over the
- * matching conversations having them: each field's values sorted (an ordered array_agg), the
- * value at rank ceil(p·n/100) taken in SQL in integers (`(p·n + 99) / 100`: a float product such
- * as 0.9 × 110 = 99.00000000000001 would ceil one rank too far); an empty field gives nulls.
- * The rows are the filter's, as a statistics scan reads them (filterOver, walk form).
+ * matching conversations having them, in one pass over the rows: each field's values counted
+ * (hashed grouping sets, one per field), the distinct values ordered with their running count,
+ * and only the values at some rank ceil(p·n/100) returned. The rank is an integer
+ * (`(p·n + 99) / 100`: a float product such as 0.9 × 110 = 99.00000000000001 would ceil one rank
+ * too far). Sorting the distinct values, not the rows, keeps it cheap when values repeat (scores,
+ * message counts). The rows are the filter's, as a statistics scan reads them (filterOver, walk
+ * form).
  */
 export function percentilesSql(
   siteId: string,
@@ -34,17 +42,23 @@ export function percentilesSql(
 ): { statement: Statement; nestedLoop: boolean } {
   const sql = filterOver(siteId, filter, { from: filter.from, to: filter.to }, false);
   const inner = fields.map((f, i) => `${FIELD_SQL[f]} AS v${i}`);
-  const aggregates = fields.flatMap((_, i) => [
-    `count(v${i})::bigint AS n${i}`,
-    `array_agg(v${i} ORDER BY v${i}) FILTER (WHERE v${i} IS NOT NULL) AS a${i}`,
-  ]);
-  const picks = fields.flatMap((_, i) =>
-    PERCENTS.map((p) => `a${i}[((${p} * n${i} + 99) / 100)::int] AS f${i}_p${p}`),
-  );
+  const field = `CASE ${fields.map((_, i) => `WHEN GROUPING(v${i}) = 0 THEN ${i}`).join(' ')} END`;
+  const value = `CASE ${fields.map((_, i) => `WHEN GROUPING(v${i}) = 0 THEN v${i}`).join(' ')} END`;
+  const atRank = PERCENTS.map((p) => {
+    const rank = `((${p} * w.n + 99) / 100)`;
+    return `(w.cum >= ${rank} AND w.cum - w.c < ${rank})`;
+  });
   return {
     statement: {
-      text: `SELECT ${picks.join(', ')} FROM (SELECT ${aggregates.join(', ')}
-        FROM (SELECT ${inner.join(', ')} FROM ${sql.from ?? 'conversations'} WHERE ${[...sql.range, ...sql.rows].join(' AND ')}) r) s`,
+      text: `SELECT w.k, w.v, w.c, w.cum, w.n FROM (
+          SELECT g.k, g.v, g.c, sum(g.c) OVER (PARTITION BY g.k ORDER BY g.v)::bigint AS cum,
+            sum(g.c) OVER (PARTITION BY g.k)::bigint AS n
+          FROM (SELECT ${field} AS k, ${value} AS v, count(*)::bigint AS c
+            FROM (SELECT ${inner.join(', ')} FROM ${sql.from ?? 'conversations'}
+              WHERE ${[...sql.range, ...sql.rows].join(' AND ')}) r
+            GROUP BY GROUPING SETS (${fields.map((_, i) => `(v${i})`).join(', ')})) g
+          WHERE g.v IS NOT NULL) w
+        WHERE ${atRank.join(' OR ')}`,
       values: sql.params.values,
     },
     nestedLoop: probesMatches(filter, false),
@@ -62,17 +76,22 @@ export async function readPercentiles(
   if (!fields.length) return {};
   const { statement, nestedLoop } = percentilesSql(siteId, filter, fields);
   if (nestedLoop) await setLocal({ enable_hashjoin: 'off', enable_mergejoin: 'off' });
-  const [row] = await read(statement);
-  const value = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  const rows = (await read(statement)).map((r) => ({
+    k: Number(r.k),
+    v: Number(r.v),
+    c: Number(r.c),
+    cum: Number(r.cum),
+    n: Number(r.n),
+  }));
+  const at = (i: number, percent: number): number | null => {
+    const row = rows.find((r) => {
+      if (r.k !== i) return false;
+      const rank = nearestRank(percent, r.n);
+      return r.cum >= rank && r.cum - r.c < rank;
+    });
+    return row ? row.v : null;
+  };
   return Object.fromEntries(
-    fields.map((f, i) => [
-      f,
-      {
-        p50: value(row[`f${i}_p50`]),
-        p90: value(row[`f${i}_p90`]),
-        p95: value(row[`f${i}_p95`]),
-        p99: value(row[`f${i}_p99`]),
-      },
-    ]),
+    fields.map((f, i) => [f, { p50: at(i, 50), p90: at(i, 90), p95: at(i, 95), p99: at(i, 99) }]),
   );
 }
