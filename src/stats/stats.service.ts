@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { ApiError } from '../common/errors/api-error';
 import { SitesService } from '../sites/sites.service';
 import { CONVERSATION_GROUPS, ConversationGroups } from '../search/stats/conversation-groups';
 import { CONVERSATION_STATS, ConversationStatsEngine, StatsQuery } from '../search/stats/conversation-stats';
@@ -50,6 +51,15 @@ export class StatsService {
             compare.timezone,
           )
         : undefined;
+    if (window === null)
+      throw ApiError.invalidRequest([
+        {
+          code: 'invalid_value',
+          detail:
+            'with compare=previous, the previous window (as long as from to to, ending at from) would start before 0001-01-01; use a later from or an earlier to.',
+          parameter: 'from',
+        },
+      ]);
     // The same StatsQuery over the previous window, less what `previous` does not hold (the
     // series and the percentiles): a figure added to StatsQuery is in `previous` too.
     const { series: _series, percentiles: _percentiles, ...comparable } = query;

@@ -114,6 +114,14 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
         code: 'duplicate_parameter',
       });
     });
+    it('compare=previous whose previous window would start before year 1 → 400 invalid_request naming from', () =>
+      fault(
+        { compare: 'previous', from: '0500-01-01T00:00:00Z', to: '2026-01-01T00:00:00Z' },
+        'invalid_request',
+        {
+          parameter: 'from',
+        },
+      ));
     it('percentiles: an unknown field and a repeated value → 400 invalid_request naming percentiles', async () => {
       await fault({ percentiles: 'latency' }, 'invalid_request', { parameter: 'percentiles' });
       await fault({ percentiles: ['quality', 'trust', 'quality'] }, 'invalid_request', {

@@ -102,7 +102,7 @@ describe('histogram bins are [k/bins, (k+1)/bins), the last including 1', () => 
 
 describe('compare=previous: the window of equal local length that ends at from, in the zone', () => {
   const previous = (from: string, to: string, zone: string) => {
-    const w = previousWindow(new Date(from), new Date(to), zone);
+    const w = previousWindow(new Date(from), new Date(to), zone)!;
     return [formatInZone(w.from.getTime(), zone), formatInZone(w.to.getTime(), zone)];
   };
 
@@ -118,7 +118,7 @@ describe('compare=previous: the window of equal local length that ends at from, 
       new Date('2026-03-09T00:00:00-04:00'),
       new Date('2026-03-10T00:00:00-04:00'),
       'America/New_York',
-    );
+    )!;
     expect(formatInZone(w.from.getTime(), 'America/New_York')).toBe('2026-03-08T00:00:00.000-05:00');
     expect(w.to.getTime() - w.from.getTime()).toBe(23 * 3_600_000);
   });
@@ -130,12 +130,21 @@ describe('compare=previous: the window of equal local length that ends at from, 
   });
 
   it('in UTC and fixed-offset zones the previous window has the same number of milliseconds', () => {
-    const w = previousWindow(new Date('2026-10-26T00:00:00Z'), new Date('2026-10-29T06:00:00.250Z'), 'UTC');
+    const w = previousWindow(new Date('2026-10-26T00:00:00Z'), new Date('2026-10-29T06:00:00.250Z'), 'UTC')!;
     expect(w).toEqual({ from: new Date('2026-10-22T17:59:59.750Z'), to: new Date('2026-10-26T00:00:00Z') });
     expect(previous('2026-10-26T00:00:00+05:30', '2026-10-27T00:00:00+05:30', 'Asia/Kolkata')).toEqual([
       '2026-10-25T00:00:00.000+05:30',
       '2026-10-26T00:00:00.000+05:30',
     ]);
+  });
+
+  it('null when the previous window would start before year 1', () => {
+    const to = new Date('2026-01-01T00:00:00Z');
+    expect(previousWindow(new Date('0001-01-01T00:00:00Z'), to, 'Europe/Paris')).toBeNull();
+    expect(previousWindow(new Date('1013-01-01T00:00:00Z'), to, 'UTC')).toBeNull();
+    expect(
+      previousWindow(new Date('1020-01-01T00:00:00Z'), to, 'UTC')!.from.getUTCFullYear(),
+    ).toBeGreaterThan(10);
   });
 
   it('an empty or reversed window has an empty previous window at from', () => {

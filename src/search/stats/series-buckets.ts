@@ -178,16 +178,23 @@ export function seriesBuckets(
   }));
 }
 
+/** The earliest instant a previous window may start at: timestamps start at year 1. */
+export const EARLIEST_WINDOW_START = new Date('0001-01-01T00:00:00Z').getTime();
+
 /**
  * The window of equal length in `zone`'s local time that ends at `from` (`compare=previous`):
  * it starts at the local wall time of `from` minus the local duration from `from` to `to`, so a
  * local week before a local week starts at the same local hour even across a DST change (the
  * two windows then differ by the shift, e.g. 169 and 168 hours). A window that does not exist
- * (`to` ≤ `from`) has an empty previous window at `from`.
+ * (`to` ≤ `from`) has an empty previous window at `from`. Null when the previous window would
+ * start before year 1 (no timestamp names such an instant).
  */
-export function previousWindow(from: Date, to: Date, zone: string): { from: Date; to: Date } {
+export function previousWindow(from: Date, to: Date, zone: string): { from: Date; to: Date } | null {
   const start = from.getTime();
   const length = Math.max(0, wallOf(to.getTime(), zone) - wallOf(start, zone));
-  const previousStart = length === 0 ? start : instantOf(wallOf(start, zone) - length, zone);
-  return { from: new Date(Math.min(previousStart, start)), to: new Date(start) };
+  if (length === 0) return { from: new Date(start), to: new Date(start) };
+  const wall = wallOf(start, zone) - length;
+  // A day of margin: no zone is a day off UTC, and the zone's calendar is not read before year 1.
+  if (wall < EARLIEST_WINDOW_START + DAY_MS) return null;
+  return { from: new Date(Math.min(instantOf(wall, zone), start)), to: new Date(start) };
 }
