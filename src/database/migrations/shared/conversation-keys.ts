@@ -44,3 +44,7 @@ export const rollupKeyRows = (indent: number): string =>
     '',
     indent,
   );
+
+/** The columns the listing's covering indexes carry (the filters and scores a page reads). */
+export const LISTING_COVER_INCLUDE =
+  'INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)';
