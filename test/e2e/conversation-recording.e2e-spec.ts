@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { ago, conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
+import {
+  ago,
+  conversationBody,
+  label,
+  labeledOutcome,
+  recordConversation,
+  shownMessage,
+} from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
@@ -95,20 +102,8 @@ describe('recording conversations (product.md §2)', () => {
         labelStatus: 'pending',
         labelSummary: null,
         messages: [
-          {
-            id: expect.stringMatching(/^msg_/),
-            role: 'shopper',
-            createdAt: '2026-11-01T10:00:05.000Z',
-            rating: null,
-            blocks: [{ type: 'text', text: 'Hi' }],
-          },
-          {
-            id: expect.stringMatching(/^msg_/),
-            role: 'agent',
-            createdAt: '2026-11-01T10:00:09.250Z',
-            rating: 'positive',
-            blocks: [productCards],
-          },
+          shownMessage('shopper', '2026-11-01T10:00:05.000Z', null, { type: 'text', text: 'Hi' }),
+          shownMessage('agent', '2026-11-01T10:00:09.250Z', 'positive', productCards),
         ],
         metadata: { scenario: 'smoke' },
       });
@@ -437,13 +432,7 @@ describe('recording conversations (product.md §2)', () => {
         })
         .expect(201);
       expect(res.body.data.messages).toEqual([
-        {
-          id: expect.stringMatching(/^msg_/),
-          role: 'agent',
-          createdAt: expect.any(String),
-          rating: 'negative',
-          blocks: [{ type: 'text', text: 'sorry' }],
-        },
+        shownMessage('agent', expect.any(String), 'negative', { type: 'text', text: 'sorry' }),
       ]);
       const conv = res.body.data.conversation;
       expect(conv.messageCount).toBe(3);
