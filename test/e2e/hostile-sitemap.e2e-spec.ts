@@ -102,6 +102,13 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
     expect(watched.rssGrowthMiB).toBeLessThan(RSS_GROWTH_BOUND_MIB);
   }
 
+  /** The one sitemap was unreadable: the import closed failed no_sitemap_readable; the service answered. */
+  function expectUnreadableSitemap(watched: Watched): void {
+    expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
+    expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
+    expectServiceAnswered(watched);
+  }
+
   describe('depth: elements nested deeper than 16 levels are refused early', () => {
     it('100,000 nested levels (a few hundred bytes gzipped) close failed no_sitemap_readable, unreadable', async () => {
       const levels = 100_000;
@@ -111,9 +118,7 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
       const watched = await importWatched('100k nesting', (s) =>
         s.serve('/sitemap.xml', gzipped, { type: 'application/gzip' }),
       );
-      expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
-      expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
-      expectServiceAnswered(watched);
+      expectUnreadableSitemap(watched);
     });
 
     it('pages listed before the deep nesting are kept, and the document counts as read', async () => {
@@ -143,9 +148,7 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
         Buffer.from('><loc>https://x.example/a</loc></url></urlset>'),
       ]);
       const watched = await importWatched('2M attributes', (s) => s.serve('/sitemap.xml', doc));
-      expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
-      expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
-      expectServiceAnswered(watched);
+      expectUnreadableSitemap(watched);
     });
   });
 
@@ -155,9 +158,7 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
       ['an external entity', externalEntity('http://169.254.169.254/latest/meta-data/')],
     ])('%s closes failed no_sitemap_readable', async (name, doc) => {
       const watched = await importWatched(name, (s) => s.serve('/sitemap.xml', doc));
-      expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
-      expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
-      expectServiceAnswered(watched);
+      expectUnreadableSitemap(watched);
     });
   });
 
@@ -214,9 +215,7 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
     ])('%s', async (name, build) => {
       const doc = `<urlset xmlns="${SITEMAP_NS}">${build('x'.repeat(5 * MiB))}</urlset>`;
       const watched = await importWatched(name, (s) => s.serve('/sitemap.xml', doc));
-      expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
-      expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
-      expectServiceAnswered(watched);
+      expectUnreadableSitemap(watched);
     });
   });
 
