@@ -133,11 +133,11 @@ describe('Errors (contract "Errors")', () => {
     });
     it('a string holding the NUL character gives 400 invalid_request pointing at each such field, and stores nothing', async () => {
       const org = await createOrganization(t.app);
-      const site = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
-        .send({ name: 'a\u0000b', origin: 'https://nul.example', exclusions: ['/ok', '/x\u0000'] });
+      const site = await postSite(
+        'application/json',
+        JSON.stringify({ name: 'a\u0000b', origin: 'https://nul.example', exclusions: ['/ok', '/x\u0000'] }),
+        org.auth,
+      );
       expectProblem(site, 'invalid_request', '/api/v1/sites');
       expect(site.body.errors).toEqual([
         expect.objectContaining({ code: 'invalid_character', pointer: '/name' }),
