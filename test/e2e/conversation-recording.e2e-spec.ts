@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   ago,
+  appendMessages,
   conversationBody,
   label,
   labeledOutcome,
@@ -416,21 +417,14 @@ describe('recording conversations (product.md §2)', () => {
     it('appends after the existing messages, moves updatedAt and the counts', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org, { createdAt: ago(60) });
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-        .set(org.auth)
-        .send({
-          messages: [
-            {
-              role: 'agent',
-              rating: 'negative',
-              createdAt: ago(1),
-              blocks: [{ type: 'text', text: 'sorry' }],
-            },
-          ],
-        })
-        .expect(201);
+      const res = await appendMessages(t, org, c.id, [
+        {
+          role: 'agent',
+          rating: 'negative',
+          createdAt: ago(1),
+          blocks: [{ type: 'text', text: 'sorry' }],
+        },
+      ]).expect(201);
       expect(res.body.data.messages).toEqual([
         shownMessage('agent', expect.any(String), 'negative', { type: 'text', text: 'sorry' }),
       ]);
@@ -445,12 +439,7 @@ describe('recording conversations (product.md §2)', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       await label(t.app, c.id, labeledOutcome());
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-        .set(org.auth)
-        .send({ messages: [{ role: 'shopper', blocks: [] }] })
-        .expect(201);
+      await appendMessages(t, org, c.id, [{ role: 'shopper', blocks: [] }]).expect(201);
       const detail = await t
         .http()
         .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)

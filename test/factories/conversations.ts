@@ -54,7 +54,7 @@ export const appendMessages = (
   t: TestApp,
   org: { site: { id: string }; auth: Record<string, string> },
   id: string,
-  messages: object[],
+  messages: unknown[],
 ) =>
   t.http().post(`/api/v1/sites/${org.site.id}/conversations/${id}/messages`).set(org.auth).send({ messages });
 
