@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import type { PageImportRecord } from '../../src/pages/page-import.records';
@@ -6,6 +6,7 @@ import { createOrganization } from '../factories/organizations';
 import { runImport } from '../factories/page-imports';
 import { BILLION_LAUGHS, externalEntity, gzipBomb } from '../fixtures/hostile-documents';
 import { SITEMAP_NS, SitemapServer, urlset } from '../fixtures/sitemap-server';
+import { sitemapServersPerTest } from '../setup/sitemap-servers';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 const MiB = 1024 * 1024;
@@ -31,7 +32,7 @@ interface Watched {
 describe('hostile sitemaps: each import ends bounded and truthful while the service keeps answering', () => {
   let t: TestApp;
   let base: string;
-  const servers: SitemapServer[] = [];
+  const newServer = sitemapServersPerTest();
 
   beforeAll(async () => {
     t = await createTestApp({
@@ -42,13 +43,9 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
     base = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
   });
   afterAll(() => t.close());
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
-  });
 
   async function newSite(setup: (server: SitemapServer) => void) {
-    const server = await new SitemapServer().start();
-    servers.push(server);
+    const server = await newServer();
     setup(server);
     const org = await createOrganization(t.app, { origin: server.origin() });
     return { server, orgId: org.organization.id, site: org.site };

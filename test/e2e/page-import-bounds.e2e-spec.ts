@@ -1,27 +1,19 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { SitesService } from '../../src/sites/sites.service';
 import { createOrganization } from '../factories/organizations';
 import { runImport } from '../factories/page-imports';
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
 import { testAppPerSuite } from '../setup/app-per-suite';
+import { sitemapServersPerTest } from '../setup/sitemap-servers';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 /** Each bound of product.md, configured small, is reached and recorded in boundsReached. */
 describe('page import bounds (configurable), each recorded in boundsReached', () => {
-  const servers: SitemapServer[] = [];
-  async function newServer(): Promise<SitemapServer> {
-    const server = await new SitemapServer().start();
-    servers.push(server);
-    return server;
-  }
+  const newServer = sitemapServersPerTest();
   async function siteOn(t: TestApp, server: SitemapServer) {
     const org = await createOrganization(t.app, { origin: server.origin() });
     return { orgId: org.organization.id, site: org.site };
   }
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
-  });
-
   describe('documents, URLs, depth and bytes per document', () => {
     let t: TestApp;
     testAppPerSuite((app) => (t = app), {
