@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
@@ -19,25 +19,19 @@ import {
   RSS_FEED,
 } from '../fixtures/hostile-documents';
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
-import { sitemapServersPerTest } from '../setup/sitemap-servers';
+import { sitemapServerPerSuite, sitemapServersPerTest } from '../setup/sitemap-servers';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import { createTestApp, TestApp } from '../setup/test-app';
+import type { TestApp } from '../setup/test-app';
 
 describe('the worker holds an import by a lease it renews, saving progress as it goes', () => {
   let t: TestApp;
   let server: SitemapServer;
-  beforeAll(async () => {
-    t = await createTestApp({
-      IMPORT_ALLOW_LOOPBACK: 'true',
-      IMPORT_LEASE_MS: '1000',
-      IMPORT_REQUEST_TIMEOUT_MS: '20000',
-    });
-    server = await new SitemapServer().start();
+  testAppPerSuite((app) => (t = app), {
+    IMPORT_ALLOW_LOOPBACK: 'true',
+    IMPORT_LEASE_MS: '1000',
+    IMPORT_REQUEST_TIMEOUT_MS: '20000',
   });
-  afterAll(async () => {
-    await server.stop();
-    await t.close();
-  });
+  sitemapServerPerSuite((s) => (server = s));
 
   it('shows progress while running, and stops without overwriting when the import was closed under it', async () => {
     let sent = 0;
