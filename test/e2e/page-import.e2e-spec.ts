@@ -90,6 +90,12 @@ describe('page import: reading sitemaps and counting', () => {
     return { orgId: org.organization.id, site: org.site };
   }
 
+  /** A fresh fixture server and an organization whose site it is (see siteOn). */
+  async function siteOnNewServer(changes: Parameters<typeof siteOn>[1] = {}) {
+    const server = await newServer();
+    return { server, ...(await siteOn(server, changes)) };
+  }
+
   async function pagesOf(
     siteId: string,
   ): Promise<
@@ -112,8 +118,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('pages are created discovered, with type, language hint and lastmod', () => {
     it('reads a given sitemap and creates its pages', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server, { aliases: ['de.shop.test'] });
+      const { server, orgId, site } = await siteOnNewServer({ aliases: ['de.shop.test'] });
       server.serve(
         '/maps/main.xml',
         `<?xml version="1.0" encoding="UTF-8"?>
@@ -167,8 +172,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('createdByLanguageHint keeps the top 10 and sums the rest', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const langs = ['fr', 'de', 'it', 'es', 'nl', 'pt', 'pl', 'sv', 'da', 'fi', 'cs', 'hu'];
       const locs = langs.flatMap((lang, i) =>
         Array.from({ length: 13 - i }, (_, j) => server.url(`/${lang}/page-${j}`)),
@@ -184,8 +188,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('discovery without sitemapUrl: robots.txt, then the usual places', () => {
     it('reads Sitemap: lines of robots.txt that are on the site (others count as not_on_site)', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve(
         '/robots.txt',
         `User-agent: *\nDisallow: /cart\nSitemap: ${server.url('/s/one.xml')}\nsitemap:${server.url('/s/two.xml', 'localhost')}\n`,
@@ -201,8 +204,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('falls back to the usual places in order; a place that is not there is not a failed document', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/sitemap-index.xml', sitemapIndex([server.url('/child.xml')]));
       server.serve('/child.xml', urlset([server.url('/a'), server.url('/b')]));
       const result = await runImport(t.app, site, orgId);
@@ -218,16 +220,14 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('finds /sitemap.xml.gz and reads it as gzip', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serveGzip('/sitemap.xml.gz', urlset([server.url('/a'), server.url('/b'), server.url('/c')]));
       const result = await runImport(t.app, site, orgId);
       expect(result.counts).toMatchObject({ sitemapSource: 'well_known', documentsRead: 1, created: 3 });
     });
 
     it('closes failed no_sitemap_found when there is none', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { orgId, site } = await siteOnNewServer();
       const result = await runImport(t.app, site, orgId);
       expect(result).toMatchObject({ state: 'closed', outcome: 'failed', failureReason: 'no_sitemap_found' });
       expect(result.counts.sitemapSource).toBe('none');
@@ -235,8 +235,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('closes failed no_sitemap_readable when the sitemap answers but cannot be read', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/sitemap.xml', HTML_PAGE, { type: 'text/html' });
       const result = await runImport(t.app, site, orgId, server.url('/sitemap.xml'));
       expect(result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
@@ -246,8 +245,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('sitemap index recursion with a visited set', () => {
     it('reads children once each, gzip ones too, and never loops', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve(
         '/index.xml',
         sitemapIndex([
@@ -335,8 +333,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('refused <loc> values and hostile addresses', () => {
     it('counts each refusal reason and stores nothing for them', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const locs = [
         'javascript:alert(1)', // not_a_valid_address
         'data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;', // not_a_valid_address
@@ -379,8 +376,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('found, created, alreadyHeld, excluded and overCap', () => {
     it('a URL listed twice counts once in found (page identity ignores fragment, host case and default port)', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const upper = `http://127.0.0.1:${server.port}/Shoes`;
       server.serve(
         '/sitemap.xml',
@@ -391,8 +387,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('re-running never creates a page twice: the second import counts them alreadyHeld', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/sitemap.xml', urlset([server.url('/a'), server.url('/b'), server.url('/c')]));
       const first = await runImport(t.app, site, orgId);
       server.serve(
@@ -408,8 +403,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('excluded: pages matching the site exclusion globs are not created', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server, { exclusions: ['/account/*', '/checkout/**'] });
+      const { server, orgId, site } = await siteOnNewServer({ exclusions: ['/account/*', '/checkout/**'] });
       server.serve(
         '/sitemap.xml',
         urlset([
@@ -428,8 +422,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('overCap: valid new pages beyond the site page limit are not created', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server, { pageLimit: 3 });
+      const { server, orgId, site } = await siteOnNewServer({ pageLimit: 3 });
       server.serve('/sitemap.xml', urlset(['/1', '/2', '/3', '/4', '/5'].map((p) => server.url(p))));
       const result = await runImport(t.app, site, orgId);
       expect(result.counts).toMatchObject({ found: 5, created: 3, overCap: 2 });
@@ -439,8 +432,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('max_bytes: a gzip bomb is read up to the document bound', () => {
     it('stops at 50 MiB decompressed, records max_bytes and completes', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/bomb.xml.gz', await gzipBomb(256 * 1024 * 1024), { type: 'application/gzip' });
       const result = await runImport(t.app, site, orgId, server.url('/bomb.xml.gz'));
       expect(result.boundsReached).toEqual(['max_bytes']);
@@ -478,8 +470,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('a stale import whose job is still queued is left for a worker to resume', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const waiting = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
       await t.app
         .get(DataSource)
@@ -497,8 +488,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('a worker resumes an import whose holder went silent; pages the first attempt created still count as created', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/sitemap.xml', urlset(['/a', '/b', '/c', '/d'].map((p) => server.url(p))));
       const record = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
       const db = t.app.get(DataSource);
@@ -518,8 +508,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('an import held by a live worker is not run a second time', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const record = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
       await t.app
         .get(DataSource)
