@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { IntervalJob, IntervalJobOptions } from './interval-job';
+import { IntervalJob, IntervalJobOptions, jobLines, WorkerIntervalJob } from './interval-job';
 
 /** Records the job's log lines. */
 function recorder() {
@@ -181,5 +181,53 @@ describe('IntervalJob', () => {
       plain.stop();
       unref.stop();
     });
+  });
+});
+
+/** A worker job counting its runs, every second from its start. */
+class CountingWorkerJob extends WorkerIntervalJob {
+  runs = 0;
+
+  constructor(workers: boolean) {
+    super(workers, { name: 'counting', everyMs: 1000, immediately: true, ...jobLines('counting job') });
+  }
+
+  protected async runJob(): Promise<void> {
+    this.runs++;
+  }
+}
+
+describe('WorkerIntervalJob: scheduled with its module, on worker processes only', () => {
+  beforeEach(() => {
+    jest.useFakeTimers();
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  it('on a worker process it starts with the module and stops with it', async () => {
+    const worker = new CountingWorkerJob(true);
+    worker.onModuleInit();
+    await jest.advanceTimersByTimeAsync(2000);
+    expect(worker.runs).toBe(3);
+    worker.onModuleDestroy();
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(worker.runs).toBe(3);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('on any other process nothing is scheduled', async () => {
+    const other = new CountingWorkerJob(false);
+    other.onModuleInit();
+    expect(jest.getTimerCount()).toBe(0);
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(other.runs).toBe(0);
+    other.onModuleDestroy();
+  });
+
+  it('jobLines: "<what> failed: <error>" and "<what> runs again"', () => {
+    const lines = jobLines('retention sweep');
+    expect(lines.failure(new Error('connection refused'))).toBe('retention sweep failed: connection refused');
+    expect(lines.recovered).toBe('retention sweep runs again');
   });
 });

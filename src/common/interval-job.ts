@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 
 export interface IntervalJobOptions {
   /** Names the job in the logs (the logger's context). */
@@ -69,5 +69,42 @@ export class IntervalJob {
     } finally {
       this.running = false;
     }
+  }
+}
+
+/**
+ * The log lines of a job named `what` (`retention sweep`): "<what> failed: <error>" at the first
+ * failure of a series, "<what> runs again" when it is over.
+ */
+export function jobLines(what: string): Pick<IntervalJobOptions, 'failure' | 'recovered'> {
+  return { failure: (error) => `${what} failed: ${error.message}`, recovered: `${what} runs again` };
+}
+
+/**
+ * A provider whose periodic task runs on the worker processes only (WORKERS=on): its
+ * IntervalJob is started when the module starts and stopped when it stops; on any other process
+ * nothing is scheduled (tests and the HTTP-only processes call the task by hand). The subclass
+ * passes `workers` (AppConfig.workers) and the job's options to the constructor and implements
+ * `runJob`, one run.
+ */
+export abstract class WorkerIntervalJob implements OnModuleInit, OnModuleDestroy {
+  private job?: IntervalJob;
+
+  protected constructor(
+    private readonly workers: boolean,
+    private readonly jobOptions: IntervalJobOptions,
+  ) {}
+
+  /** One run of the task (its result is not used). */
+  protected abstract runJob(): Promise<unknown>;
+
+  onModuleInit(): void {
+    if (!this.workers) return;
+    this.job = new IntervalJob(this.jobOptions, () => this.runJob());
+    this.job.start();
+  }
+
+  onModuleDestroy(): void {
+    this.job?.stop();
   }
 }

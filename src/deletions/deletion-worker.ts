@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { randomBase62 } from '../common/ids/ids';
-import { IntervalJob } from '../common/interval-job';
+import { jobLines, WorkerIntervalJob } from '../common/interval-job';
 import { WORKER_ID } from '../common/process/worker-id';
 import { AppConfig } from '../config/app-config';
 import { ConversationRemovalRepository } from '../conversations/conversation-removal.repository';
@@ -45,35 +45,26 @@ class DeletionLost extends Error {}
  * survived, after DELETION_LEASE_MS when it died), so a job is never left half-done.
  */
 @Injectable()
-export class DeletionWorker implements OnModuleInit, OnModuleDestroy {
+export class DeletionWorker extends WorkerIntervalJob {
   private readonly logger = new Logger(DeletionWorker.name);
-  private job?: IntervalJob;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly deletions: DeletionsRepository,
     private readonly removal: ConversationRemovalRepository,
-    private readonly config: AppConfig,
-  ) {}
-
-  onModuleInit(): void {
-    if (!this.config.workers) return;
-    this.job = new IntervalJob(
-      {
-        name: DeletionWorker.name,
-        everyMs: POLL_MS,
-        immediately: true,
-        unref: true,
-        failure: (error) => `deletion worker failed: ${error.message}`,
-        recovered: 'deletion worker runs again',
-      },
-      () => this.runAll(),
-    );
-    this.job.start();
+    config: AppConfig,
+  ) {
+    super(config.workers, {
+      name: DeletionWorker.name,
+      everyMs: POLL_MS,
+      immediately: true,
+      unref: true,
+      ...jobLines('deletion worker'),
+    });
   }
 
-  onModuleDestroy(): void {
-    this.job?.stop();
+  protected runJob(): Promise<number> {
+    return this.runAll();
   }
 
   /** Runs jobs until none is left to take; returns how many it finished. */

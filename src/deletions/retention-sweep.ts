@@ -1,6 +1,6 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { IntervalJob } from '../common/interval-job';
+import { jobLines, WorkerIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { DeletionsRepository } from './deletions.repository';
 import { DeletionsService } from './deletions.service';
@@ -13,35 +13,26 @@ import { DeletionsService } from './deletions.service';
  * due. A conversation with activity after the cutoff is kept, even if it was in the job's set.
  */
 @Injectable()
-export class RetentionSweep implements OnModuleInit, OnModuleDestroy {
+export class RetentionSweep extends WorkerIntervalJob {
   private readonly logger = new Logger(RetentionSweep.name);
-  private job?: IntervalJob;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly deletions: DeletionsRepository,
     private readonly service: DeletionsService,
-    private readonly config: AppConfig,
-  ) {}
-
-  onModuleInit(): void {
-    if (!this.config.workers) return;
-    this.job = new IntervalJob(
-      {
-        name: RetentionSweep.name,
-        everyMs: this.config.retention.sweepIntervalSeconds * 1000,
-        immediately: true,
-        unref: true,
-        failure: (error) => `retention sweep failed: ${error.message}`,
-        recovered: 'retention sweep runs again',
-      },
-      () => this.sweep(),
-    );
-    this.job.start();
+    config: AppConfig,
+  ) {
+    super(config.workers, {
+      name: RetentionSweep.name,
+      everyMs: config.retention.sweepIntervalSeconds * 1000,
+      immediately: true,
+      unref: true,
+      ...jobLines('retention sweep'),
+    });
   }
 
-  onModuleDestroy(): void {
-    this.job?.stop();
+  protected runJob(): Promise<string[]> {
+    return this.sweep();
   }
 
   /** Creates the due retention jobs; returns their ids. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { labeledOutcome } from '../../test/factories/conversations';
+import { thrownBy } from '../../test/support/thrown';
 import {
   checkVerdict,
   failedCriteria,
@@ -10,15 +11,8 @@ import {
 } from './label-outcome';
 import { CRITERIA, FLAGS, SCORE_NAMES, TAXONOMY_TOKENS } from './taxonomy';
 
-function faultsOf(outcome: LabeledOutcome): string {
-  try {
-    validateLabeledOutcome(outcome);
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidLabelError);
-    return (error as Error).message;
-  }
-  throw new Error('the outcome was accepted');
-}
+const faultsOf = (outcome: LabeledOutcome): string =>
+  thrownBy(() => validateLabeledOutcome(outcome), InvalidLabelError, 'the outcome to be refused').message;
 
 describe('label outcome', () => {
   describe('a labeled outcome follows taxonomy v1.1 before it is stored', () => {

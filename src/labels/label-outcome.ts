@@ -217,14 +217,8 @@ export function failedCriteria(criteria: Record<string, CriterionResult>): strin
  * reader (filters, statistics, exports, events, both engines) reads those columns.
  */
 
-/** The label fields of a judge's labeled record. */
-export interface JudgeLabel {
-  resolution: string;
-  reviewReason: string;
-  flags: Record<string, boolean>;
-  criteria: Record<string, CriterionResult>;
-  scores: LabelScores;
-}
+/** The label fields of a judge's labeled record: its verdict but the rationale. */
+export type JudgeLabel = Omit<LabelVerdict, 'rationale'>;
 
 /** The label fields a review sets: each absent field is the judge's. */
 export interface ReviewFields {

@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { IntervalJob } from '../common/interval-job';
+import { WorkerIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { activeJobTrustedMs, mayBeResumed } from './lease-policy';
 import { within } from '../common/resilience';
@@ -16,33 +16,25 @@ import { PageImportsRepository } from './page-imports.repository';
  * worker processes.
  */
 @Injectable()
-export class ImportRecovery implements OnModuleInit, OnModuleDestroy {
+export class ImportRecovery extends WorkerIntervalJob {
   private readonly logger = new Logger(ImportRecovery.name);
-  private job?: IntervalJob;
 
   constructor(
     @InjectQueue(PAGE_IMPORT_QUEUE) private readonly queue: Queue<PageImportJob>,
     private readonly imports: PageImportsRepository,
     private readonly config: AppConfig,
-  ) {}
-
-  onModuleInit(): void {
-    if (!this.config.workers) return;
-    this.job = new IntervalJob(
-      {
-        name: ImportRecovery.name,
-        everyMs: this.config.imports.leaseMs,
-        unref: true,
-        failure: (error) => `import recovery sweep failed: ${error.message}`,
-        recovered: 'import recovery sweeps again',
-      },
-      () => this.sweep(),
-    );
-    this.job.start();
+  ) {
+    super(config.workers, {
+      name: ImportRecovery.name,
+      everyMs: config.imports.leaseMs,
+      unref: true,
+      failure: (error) => `import recovery sweep failed: ${error.message}`,
+      recovered: 'import recovery sweeps again',
+    });
   }
 
-  onModuleDestroy(): void {
-    this.job?.stop();
+  protected runJob(): Promise<string[]> {
+    return this.sweep();
   }
 
   /** Closes the stale imports nobody will resume; returns their ids. */

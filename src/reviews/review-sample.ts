@@ -105,6 +105,16 @@ function firstDrawn<T>(entries: T[], drawOf: (entry: T) => number, size: number)
     .map((e) => e.entry);
 }
 
+/** What one sample asks, read in one snapshot (`manager`); `filtered`: the filter narrows the candidates. */
+interface SampleAsk {
+  manager: EntityManager;
+  siteId: string;
+  filter: ConversationFilter;
+  filtered: boolean;
+  size: number;
+  seed: string;
+}
+
 export interface ReviewSample {
   population: number;
   conversations: ConversationRecord[];
@@ -130,7 +140,8 @@ export class ReviewSampler {
   ): Promise<ReviewSample> {
     return this.repository.inSnapshot(async (manager) => {
       const filtered = isNarrowed(filter) || filter.from !== undefined || filter.to !== undefined;
-      const walk = (why = 'forced') => this.walk(manager, siteId, filter, filtered, size, seed, why);
+      const ask: SampleAsk = { manager, siteId, filter, filtered, size, seed };
+      const walk = (why = 'forced') => this.walk(ask, why);
       if (options.strategy === 'walk') return walk();
       const hours = new CandidateHours(await this.repository.candidateHours(manager, siteId));
       const population = filtered ? await this.repository.population(manager, siteId, filter) : hours.total;
@@ -140,10 +151,8 @@ export class ReviewSampler {
         : planReviewSample(size, population, hours.total);
       let ids: string[] | undefined;
       if (plan.strategy === 'none') ids = [];
-      else if (plan.strategy === 'draw')
-        ids = await this.draw(manager, siteId, filter, filtered, size, seed, population, hours);
-      else if (plan.strategy === 'locate')
-        ids = await this.locate(manager, siteId, filter, size, seed, hours);
+      else if (plan.strategy === 'draw') ids = await this.draw(ask, population, hours);
+      else if (plan.strategy === 'locate') ids = await this.locate(ask, hours);
       else return walk(plan.why);
       if (ids === undefined) return this.mismatch(siteId, walk);
       return { population, conversations: await this.repository.records(manager, ids), plan };
@@ -160,12 +169,7 @@ export class ReviewSampler {
 
   /** The first ranks of the permutation, in batches, until `size` match (undefined: rollup mismatch). */
   private async draw(
-    manager: EntityManager,
-    siteId: string,
-    filter: ConversationFilter,
-    filtered: boolean,
-    size: number,
-    seed: string,
+    { manager, siteId, filter, filtered, size, seed }: SampleAsk,
     population: number,
     hours: CandidateHours,
   ): Promise<string[] | undefined> {
@@ -205,11 +209,7 @@ export class ReviewSampler {
 
   /** Each of the filter's candidates ranked through the rollup, then drawn (undefined: rollup mismatch). */
   private async locate(
-    manager: EntityManager,
-    siteId: string,
-    filter: ConversationFilter,
-    size: number,
-    seed: string,
+    { manager, siteId, filter, size, seed }: SampleAsk,
     hours: CandidateHours,
   ): Promise<string[] | undefined> {
     const rows = await this.repository.located(manager, siteId, filter);
@@ -227,12 +227,7 @@ export class ReviewSampler {
 
   /** One walk of the site's candidates: no rollup read. */
   private async walk(
-    manager: EntityManager,
-    siteId: string,
-    filter: ConversationFilter,
-    filtered: boolean,
-    size: number,
-    seed: string,
+    { manager, siteId, filter, filtered, size, seed }: SampleAsk,
     why: string,
   ): Promise<ReviewSample> {
     const plan: SamplePlan = { strategy: 'walk', why };

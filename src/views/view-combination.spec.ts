@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { thrownBy } from '../../test/support/thrown';
 import { ApiError } from '../common/errors/api-error';
 import { parseFilterObject } from '../search/listing/filter-object';
 import { emptyFilter } from '../search/listing/conversation-filter';
@@ -10,15 +11,7 @@ const view = (filters: Record<string, unknown>, id = 'view_A'): ViewFilter => ({
   filter: parsed(filters),
 });
 
-function refusal(run: () => unknown): ApiError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error('expected an ApiError');
-}
+const refusal = (run: () => unknown) => thrownBy(run, ApiError, 'an ApiError');
 
 describe("view=: the view's filters AND the request's own", () => {
   it('takes the filters of both sides', () => {

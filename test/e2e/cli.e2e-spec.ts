@@ -1,4 +1,4 @@
-import { cli } from '../setup/cli';
+import { cli, cliJson } from '../setup/cli';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { TestApp } from '../setup/test-app';
 
@@ -7,7 +7,7 @@ describe('Admin CLI (product.md §4)', () => {
   testAppPerSuite((app) => (t = app));
 
   it('org:create prints {organization, site, apiKey: {id, secret}} as JSON, and the key works', async () => {
-    const out = await cli(
+    const doc = await cliJson(
       'org:create',
       '--name',
       'Acme',
@@ -16,8 +16,6 @@ describe('Admin CLI (product.md §4)', () => {
       '--origin',
       'https://acme.example',
     );
-    expect(out.code).toBe(0);
-    const doc = JSON.parse(out.stdout);
     expect(doc).toMatchObject({
       organization: { id: expect.stringMatching(/^org_/), name: 'Acme' },
       site: { id: expect.stringMatching(/^site_/), origin: 'https://acme.example' },
@@ -35,9 +33,7 @@ describe('Admin CLI (product.md §4)', () => {
     const org = JSON.parse(
       (await cli('org:create', '--name', 'B', '--site-name', 'B', '--origin', 'https://b.example')).stdout,
     );
-    const created = await cli('key:create', '--org', org.organization.id, '--name', 'ci');
-    expect(created.code).toBe(0);
-    const key = JSON.parse(created.stdout);
+    const key = await cliJson('key:create', '--org', org.organization.id, '--name', 'ci');
     expect(Object.keys(key).sort()).toEqual(['id', 'secret']);
     await t.http().get('/api/v1/sites').set('Authorization', `Bearer ${key.secret}`).expect(200);
     const revoked = await cli('key:revoke', '--id', key.id);

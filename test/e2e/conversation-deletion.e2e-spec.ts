@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { ReindexService } from '../../src/search/reindex.service';
-import { label, listConversations, recordConversation } from '../factories/conversations';
+import { appendMessages, label, listConversations, recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createExport, downloadExport, finishedExport } from '../factories/exports';
 import { createOrganization } from '../factories/organizations';
@@ -158,11 +158,9 @@ describe('DELETE …/conversations/{id}', () => {
       for (let round = 0; round < 5; round++) {
         const c = await recordConversation(t, org);
         const append = () =>
-          t
-            .http()
-            .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-            .set(org.auth)
-            .send({ messages: [{ role: 'shopper', blocks: [{ type: 'text', text: `more ${round}` }] }] });
+          appendMessages(t, org, c.id, [
+            { role: 'shopper', blocks: [{ type: 'text', text: `more ${round}` }] },
+          ]);
         const answers = await Promise.all([append(), del(t, org, c.id), append(), append()]);
         expect(answers[1].status).toBe(204);
         for (const a of [answers[0], answers[2], answers[3]]) expect([201, 404]).toContain(a.status);

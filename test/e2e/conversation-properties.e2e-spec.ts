@@ -50,7 +50,8 @@ const spec = fc.record({
 });
 type Spec = typeof spec extends fc.Arbitrary<infer T> ? T : never;
 
-const allFilters = fc.record({
+/** The values each filter parameter is drawn from. */
+const FILTER_VALUES = {
   channel: fc.constantFrom('web', 'hosted'),
   language: fc.constantFrom('en', 'fr'),
   agentId: fc.constantFrom(...AGENTS.map((a) => a.id)),
@@ -75,28 +76,14 @@ const allFilters = fc.record({
   'quality.min': fc.constantFrom('0.2', '0.5', '0.8'),
   labelStatus: fc.constantFrom('pending', 'labeled'),
   fromMinutes: fc.integer({ min: 0, max: 200 }),
-});
+};
+const allFilters = fc.record(FILTER_VALUES);
 type FilterInput = Partial<typeof allFilters extends fc.Arbitrary<infer T> ? T : never>;
 /** Zero to two filters at a time, so that result sets are often several pages long. */
 const filterArb: fc.Arbitrary<FilterInput> = fc
   .tuple(
     allFilters,
-    fc.subarray(
-      [
-        'channel',
-        'language',
-        'agentId',
-        'feedback',
-        'keywords',
-        'labels.all',
-        'labels.any',
-        'labels.none',
-        'quality.min',
-        'labelStatus',
-        'fromMinutes',
-      ] as const,
-      { maxLength: 2 },
-    ),
+    fc.subarray(Object.keys(FILTER_VALUES) as Array<keyof typeof FILTER_VALUES>, { maxLength: 2 }),
   )
   .map(([all, keys]) => Object.fromEntries(keys.map((k) => [k, all[k]])) as FilterInput);
 

@@ -10,6 +10,7 @@ import {
   labeledOutcome,
   listConversations,
   recordConversation,
+  shownMessage,
 } from '../factories/conversations';
 import { createOrganization, createSite, Org } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
@@ -61,32 +62,12 @@ describe('reading conversations, labels and the vocabulary', () => {
       expect(fields).not.toHaveProperty('messages');
       expect(metadata).toEqual({ scenario: 'returns', tester: 'qa' });
       expect(messages).toEqual([
-        {
-          id: expect.stringMatching(/^msg_/),
-          role: 'shopper',
-          createdAt: '2026-11-01T10:00:01.000Z',
-          rating: null,
-          blocks: [{ type: 'text', text: 'first' }],
-        },
-        {
-          id: expect.stringMatching(/^msg_/),
-          role: 'agent',
-          createdAt: '2026-11-01T10:00:02.000Z',
-          rating: 'positive',
-          blocks: [{ type: 'text', text: 'second' }],
-        },
-        {
-          id: expect.stringMatching(/^msg_/),
-          role: 'system',
-          createdAt: '2026-11-01T10:00:03.000Z',
-          rating: null,
-          blocks: [
-            {
-              type: 'product_cards',
-              products: [{ productId: 'p1', name: 'Boot', url: 'https://shop.example/boot', price: null }],
-            },
-          ],
-        },
+        shownMessage('shopper', '2026-11-01T10:00:01.000Z', null, { type: 'text', text: 'first' }),
+        shownMessage('agent', '2026-11-01T10:00:02.000Z', 'positive', { type: 'text', text: 'second' }),
+        shownMessage('system', '2026-11-01T10:00:03.000Z', null, {
+          type: 'product_cards',
+          products: [{ productId: 'p1', name: 'Boot', url: 'https://shop.example/boot', price: null }],
+        }),
       ]);
     });
 

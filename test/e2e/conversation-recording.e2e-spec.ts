@@ -1,5 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { ago, conversationBody, label, labeledOutcome, recordConversation } from '../factories/conversations';
+import {
+  ago,
+  appendMessages,
+  conversationBody,
+  label,
+  labeledOutcome,
+  recordConversation,
+  shownMessage,
+} from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
@@ -95,20 +103,8 @@ describe('recording conversations (product.md §2)', () => {
         labelStatus: 'pending',
         labelSummary: null,
         messages: [
-          {
-            id: expect.stringMatching(/^msg_/),
-            role: 'shopper',
-            createdAt: '2026-11-01T10:00:05.000Z',
-            rating: null,
-            blocks: [{ type: 'text', text: 'Hi' }],
-          },
-          {
-            id: expect.stringMatching(/^msg_/),
-            role: 'agent',
-            createdAt: '2026-11-01T10:00:09.250Z',
-            rating: 'positive',
-            blocks: [productCards],
-          },
+          shownMessage('shopper', '2026-11-01T10:00:05.000Z', null, { type: 'text', text: 'Hi' }),
+          shownMessage('agent', '2026-11-01T10:00:09.250Z', 'positive', productCards),
         ],
         metadata: { scenario: 'smoke' },
       });
@@ -421,29 +417,16 @@ describe('recording conversations (product.md §2)', () => {
     it('appends after the existing messages, moves updatedAt and the counts', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org, { createdAt: ago(60) });
-      const res = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-        .set(org.auth)
-        .send({
-          messages: [
-            {
-              role: 'agent',
-              rating: 'negative',
-              createdAt: ago(1),
-              blocks: [{ type: 'text', text: 'sorry' }],
-            },
-          ],
-        })
-        .expect(201);
-      expect(res.body.data.messages).toEqual([
+      const res = await appendMessages(t, org, c.id, [
         {
-          id: expect.stringMatching(/^msg_/),
           role: 'agent',
-          createdAt: expect.any(String),
           rating: 'negative',
+          createdAt: ago(1),
           blocks: [{ type: 'text', text: 'sorry' }],
         },
+      ]).expect(201);
+      expect(res.body.data.messages).toEqual([
+        shownMessage('agent', expect.any(String), 'negative', { type: 'text', text: 'sorry' }),
       ]);
       const conv = res.body.data.conversation;
       expect(conv.messageCount).toBe(3);
@@ -456,12 +439,7 @@ describe('recording conversations (product.md §2)', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       await label(t.app, c.id, labeledOutcome());
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-        .set(org.auth)
-        .send({ messages: [{ role: 'shopper', blocks: [] }] })
-        .expect(201);
+      await appendMessages(t, org, c.id, [{ role: 'shopper', blocks: [] }]).expect(201);
       const detail = await t
         .http()
         .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)

@@ -133,11 +133,11 @@ describe('Errors (contract "Errors")', () => {
     });
     it('a string holding the NUL character gives 400 invalid_request pointing at each such field, and stores nothing', async () => {
       const org = await createOrganization(t.app);
-      const site = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
-        .send({ name: 'a\u0000b', origin: 'https://nul.example', exclusions: ['/ok', '/x\u0000'] });
+      const site = await postSite(
+        'application/json',
+        JSON.stringify({ name: 'a\u0000b', origin: 'https://nul.example', exclusions: ['/ok', '/x\u0000'] }),
+        org.auth,
+      );
       expectProblem(site, 'invalid_request', '/api/v1/sites');
       expect(site.body.errors).toEqual([
         expect.objectContaining({ code: 'invalid_character', pointer: '/name' }),
@@ -183,36 +183,17 @@ describe('Errors (contract "Errors")', () => {
     });
 
     it('a 405 does not read the body: a malformed, oversized or non-JSON body still gets the plain 405', async () => {
-      const malformed = await t
-        .http()
-        .put('/api/v1/sites')
-        .set(auth)
-        .set('Content-Type', 'application/json')
-        .send('{"name": ');
+      // A raw body of `type` sent to /api/v1/sites with `method`.
+      const sites = (method: 'put' | 'patch' | 'post', type: string, body: string) =>
+        t.http()[method]('/api/v1/sites').set(auth).set('Content-Type', type).send(body);
+      const malformed = await sites('put', 'application/json', '{"name": ');
       expect(malformed.status).toBe(405);
       expect(malformed.headers.allow).toBe('GET, HEAD, POST');
-      const notJson = await t
-        .http()
-        .patch('/api/v1/sites')
-        .set(auth)
-        .set('Content-Type', 'text/plain')
-        .send('hello');
-      expect(notJson.status).toBe(405);
-      const tooLarge = await t
-        .http()
-        .put('/api/v1/sites')
-        .set(auth)
-        .set('Content-Type', 'application/json')
-        .send(JSON.stringify({ pad: 'x'.repeat(1_100_000) }));
+      expect((await sites('patch', 'text/plain', 'hello')).status).toBe(405);
+      const tooLarge = await sites('put', 'application/json', JSON.stringify({ pad: 'x'.repeat(1_100_000) }));
       expect(tooLarge.status).toBe(405);
       // The same malformed body on a method the path serves is still the 400 of a malformed body.
-      const served = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(auth)
-        .set('Content-Type', 'application/json')
-        .send('{"name": ');
-      expect(served.status).toBe(400);
+      expect((await sites('post', 'application/json', '{"name": ')).status).toBe(400);
     });
 
     it('405 on a path with a parameter lists the methods of that path', async () => {

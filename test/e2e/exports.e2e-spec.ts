@@ -23,6 +23,7 @@ import {
   deleteExport,
   downloadedRecords,
   downloadExport,
+  downloadRequest,
   exportsPath,
   finishedExport,
   getExport,
@@ -556,10 +557,7 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
   });
 
   it('an unsatisfiable Range is a 416 problem with Content-Range: bytes */size', async () => {
-    const res = await t
-      .http()
-      .get(`${exportsPath(org)}/${done.id}/download`)
-      .set({ ...org.auth, Range: `bytes=${done.bytes + 10}-` });
+    const res = await downloadRequest(t, org, done.id, { Range: `bytes=${done.bytes + 10}-` });
     expect(res.status).toBe(416);
     expect(res.body.code).toBe('range_not_satisfiable');
     expect(res.headers['content-range']).toBe(`bytes */${done.bytes}`);
@@ -570,10 +568,7 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
     await queue.pause(true);
     try {
       const e = await createExport(t, org, { format: 'ndjson' });
-      const res = await t
-        .http()
-        .get(`${exportsPath(org)}/${e.id}/download`)
-        .set(org.auth);
+      const res = await downloadRequest(t, org, e.id);
       expect(res.status).toBe(409);
       expect(res.body.code).toBe('export_not_ready');
       expect(res.body.title).toBe('Export not ready');
@@ -587,10 +582,7 @@ describe('download: streamed, ETag the quoted sha256, Range honoured', () => {
     const file = join(exportDir, org.site.id, `${e.id}.ndjson`);
     expect(existsSync(file)).toBe(true);
     await t.db.query(`UPDATE exports SET expires_at = now() - interval '1 second' WHERE id = $1`, [e.id]);
-    const res = await t
-      .http()
-      .get(`${exportsPath(org)}/${e.id}/download`)
-      .set(org.auth);
+    const res = await downloadRequest(t, org, e.id);
     expect(res.status).toBe(410);
     expect(res.body.code).toBe('export_expired');
     const swept = await t.app.get(ExportSweep).sweep();
@@ -634,14 +626,7 @@ describe('list, get and delete', () => {
     expect(res.status).toBe(204);
     expect(existsSync(file)).toBe(false);
     expect((await getExport(t, org, e.id)).status).toBe(404);
-    expect(
-      (
-        await t
-          .http()
-          .get(`${exportsPath(org)}/${e.id}/download`)
-          .set(org.auth)
-      ).status,
-    ).toBe(404);
+    expect((await downloadRequest(t, org, e.id)).status).toBe(404);
     expect((await deleteExport(t, org, e.id)).status).toBe(404);
   });
 

@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { MAX_JSON_DEPTH } from '../../src/common/http/body-parsing';
-import { conversationBody, postConversation, recordConversation } from '../factories/conversations';
+import {
+  appendMessages,
+  conversationBody,
+  postConversation,
+  recordConversation,
+} from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 
@@ -192,11 +197,7 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
       expect(await count('conversations')).toBe(before);
 
       const conv = await recordConversation(t, org);
-      const append = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${conv.id}/messages`)
-        .set(org.auth)
-        .send({ messages: [item] });
+      const append = await appendMessages(t, org, conv.id, [item]);
       expect(append.status).toBe(400);
       expect(append.body.errors).toEqual(
         expect.arrayContaining([expect.objectContaining({ code: 'invalid_type', pointer: '/messages/0' })]),

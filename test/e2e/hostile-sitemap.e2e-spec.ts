@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import type { PageImportRecord } from '../../src/pages/page-import.records';
@@ -6,6 +6,7 @@ import { createOrganization } from '../factories/organizations';
 import { runImport } from '../factories/page-imports';
 import { BILLION_LAUGHS, externalEntity, gzipBomb } from '../fixtures/hostile-documents';
 import { SITEMAP_NS, SitemapServer, urlset } from '../fixtures/sitemap-server';
+import { sitemapServersPerTest } from '../setup/sitemap-servers';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 const MiB = 1024 * 1024;
@@ -31,7 +32,7 @@ interface Watched {
 describe('hostile sitemaps: each import ends bounded and truthful while the service keeps answering', () => {
   let t: TestApp;
   let base: string;
-  const servers: SitemapServer[] = [];
+  const newServer = sitemapServersPerTest();
 
   beforeAll(async () => {
     t = await createTestApp({
@@ -42,13 +43,9 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
     base = (await t.app.getUrl()).replace('[::1]', '127.0.0.1');
   });
   afterAll(() => t.close());
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
-  });
 
   async function newSite(setup: (server: SitemapServer) => void) {
-    const server = await new SitemapServer().start();
-    servers.push(server);
+    const server = await newServer();
     setup(server);
     const org = await createOrganization(t.app, { origin: server.origin() });
     return { server, orgId: org.organization.id, site: org.site };
@@ -102,6 +99,13 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
     expect(watched.rssGrowthMiB).toBeLessThan(RSS_GROWTH_BOUND_MIB);
   }
 
+  /** The one sitemap was unreadable: the import closed failed no_sitemap_readable; the service answered. */
+  function expectUnreadableSitemap(watched: Watched): void {
+    expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
+    expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
+    expectServiceAnswered(watched);
+  }
+
   describe('depth: elements nested deeper than 16 levels are refused early', () => {
     it('100,000 nested levels (a few hundred bytes gzipped) close failed no_sitemap_readable, unreadable', async () => {
       const levels = 100_000;
@@ -111,9 +115,7 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
       const watched = await importWatched('100k nesting', (s) =>
         s.serve('/sitemap.xml', gzipped, { type: 'application/gzip' }),
       );
-      expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
-      expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
-      expectServiceAnswered(watched);
+      expectUnreadableSitemap(watched);
     });
 
     it('pages listed before the deep nesting are kept, and the document counts as read', async () => {
@@ -143,9 +145,7 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
         Buffer.from('><loc>https://x.example/a</loc></url></urlset>'),
       ]);
       const watched = await importWatched('2M attributes', (s) => s.serve('/sitemap.xml', doc));
-      expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
-      expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
-      expectServiceAnswered(watched);
+      expectUnreadableSitemap(watched);
     });
   });
 
@@ -155,9 +155,7 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
       ['an external entity', externalEntity('http://169.254.169.254/latest/meta-data/')],
     ])('%s closes failed no_sitemap_readable', async (name, doc) => {
       const watched = await importWatched(name, (s) => s.serve('/sitemap.xml', doc));
-      expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
-      expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
-      expectServiceAnswered(watched);
+      expectUnreadableSitemap(watched);
     });
   });
 
@@ -214,9 +212,7 @@ describe('hostile sitemaps: each import ends bounded and truthful while the serv
     ])('%s', async (name, build) => {
       const doc = `<urlset xmlns="${SITEMAP_NS}">${build('x'.repeat(5 * MiB))}</urlset>`;
       const watched = await importWatched(name, (s) => s.serve('/sitemap.xml', doc));
-      expect(watched.result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
-      expect(watched.result.counts.documentsFailed.unreadable).toBe(1);
-      expectServiceAnswered(watched);
+      expectUnreadableSitemap(watched);
     });
   });
 

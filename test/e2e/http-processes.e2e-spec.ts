@@ -63,16 +63,32 @@ async function bothReady(service: ReturnType<typeof start>, port: number): Promi
   return pids;
 }
 
+/**
+ * Starts the service `name` (its own database) on a free port and waits until both HTTP
+ * processes listen; runs `test`; then kills whatever is left and drops the database.
+ */
+async function withCluster(
+  name: string,
+  test: (service: ReturnType<typeof start>, port: number, pids: number[]) => Promise<void>,
+): Promise<void> {
+  const port = await freePort();
+  const service = start(name, port);
+  let pids: number[] = [];
+  try {
+    pids = await bothReady(service, port);
+    await test(service, port, pids);
+  } finally {
+    for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    service.child.kill('SIGKILL');
+    await dropDatabase(databaseUrl(name));
+  }
+}
+
 describe('HTTP_PROCESSES=2: two HTTP processes on one port', () => {
   it(
     'serves from both, /metrics reports the whole service, background workers run in one, SIGTERM drains all',
-    async () => {
-      const port = await freePort();
-      const service = start('cluster', port);
-      let pids: number[] = [];
-      try {
-        pids = await bothReady(service, port);
-
+    () =>
+      withCluster('cluster', async (service, port, pids) => {
         // Each request on its own connection: the connections alternate between the processes.
         const requests = 20;
         for (let i = 0; i < requests; i++) {
@@ -122,36 +138,21 @@ describe('HTTP_PROCESSES=2: two HTTP processes on one port', () => {
         const lines = jsonLines(service.output());
         // The primary and both HTTP processes saw the signal and shut down.
         expect(lines.filter((line) => line.msg === 'SIGTERM received: shutting down')).toHaveLength(3);
-      } finally {
-        for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-        service.child.kill('SIGKILL');
-        await dropDatabase(databaseUrl('cluster'));
-      }
-    },
+      }),
     SPAWN_MS,
   );
 
   it(
     'one process dying stops the service with status 1 (the supervisor restarts it whole)',
-    async () => {
-      const port = await freePort();
-      const service = start('cluster_crash', port);
-      let pids: number[] = [];
-      try {
-        pids = await bothReady(service, port);
-
+    () =>
+      withCluster('cluster_crash', async (service, _port, pids) => {
         process.kill(pids[1], 'SIGKILL');
         expect(await service.exited).toEqual({ code: 1, signal: null });
         expect(pids.filter(isAlive)).toEqual([]);
         expect(jsonLines(service.output()).some((line) => /exited unexpectedly/.test(String(line.msg)))).toBe(
           true,
         );
-      } finally {
-        for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-        service.child.kill('SIGKILL');
-        await dropDatabase(databaseUrl('cluster_crash'));
-      }
-    },
+      }),
     SPAWN_MS,
   );
 });

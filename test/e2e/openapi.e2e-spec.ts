@@ -5,7 +5,7 @@ import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import { LISTING_PARAMS } from '../../src/conversations/dto/listing-query';
 import { ApiProblems, servedRoutes, ServedRoute } from '../../src/docs/openapi';
 import { conversationBody, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, postSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { CONTRACT_FILTER_PARAMETERS } from '../factories/contract-filters';
 import { Exchange, ResponseContract } from '../support/response-contract';
@@ -511,11 +511,7 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
 
     it('POST /api/v1/sites answers 201, as documented', async () => {
       const org = await createOrganization(t.app);
-      const res = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
-        .send({ name: 'Docs shop', origin: 'https://docs-shop.example' });
+      const res = await postSite(t, org).send({ name: 'Docs shop', origin: 'https://docs-shop.example' });
       expect(res.status).toBe(201);
       expect(documented('POST', '/api/v1/sites')).toEqual([res.status]);
     });
@@ -551,10 +547,7 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
       const list = await t.http().get(`/api/v1/sites/${org.site.id}/conversations`).set(org.auth);
       expect(list.status).toBe(200);
       expect(documented('GET', LISTING)).toEqual([list.status]);
-      const other = await t
-        .http()
-        .post('/api/v1/sites')
-        .set(org.auth)
+      const other = await postSite(t, org)
         .send({ name: 'To delete', origin: 'https://to-delete.example' })
         .expect(201);
       const deleted = await t.http().delete(`/api/v1/sites/${other.body.data.id}`).set(org.auth);

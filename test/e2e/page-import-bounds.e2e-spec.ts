@@ -1,27 +1,21 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { SitesService } from '../../src/sites/sites.service';
 import { createOrganization } from '../factories/organizations';
 import { runImport } from '../factories/page-imports';
-import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
+import { sitemapIndex, urlset } from '../fixtures/sitemap-server';
 import { testAppPerSuite } from '../setup/app-per-suite';
+import { sitemapServersPerTest } from '../setup/sitemap-servers';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 /** Each bound of product.md, configured small, is reached and recorded in boundsReached. */
 describe('page import bounds (configurable), each recorded in boundsReached', () => {
-  const servers: SitemapServer[] = [];
-  async function newServer(): Promise<SitemapServer> {
-    const server = await new SitemapServer().start();
-    servers.push(server);
-    return server;
-  }
-  async function siteOn(t: TestApp, server: SitemapServer) {
+  const newServer = sitemapServersPerTest();
+  /** A fresh fixture server and an organization of `t` whose site it is. */
+  async function siteOnNewServer(t: TestApp) {
+    const server = await newServer();
     const org = await createOrganization(t.app, { origin: server.origin() });
-    return { orgId: org.organization.id, site: org.site };
+    return { server, orgId: org.organization.id, site: org.site };
   }
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
-  });
-
   describe('documents, URLs, depth and bytes per document', () => {
     let t: TestApp;
     testAppPerSuite((app) => (t = app), {
@@ -33,8 +27,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
     });
 
     it('max_documents: stops fetching after the document bound', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(t, server);
+      const { server, orgId, site } = await siteOnNewServer(t);
       const children = [1, 2, 3, 4, 5].map((i) => server.url(`/c${i}.xml`));
       server.serve('/index.xml', sitemapIndex(children));
       for (let i = 1; i <= 5; i++) server.serve(`/c${i}.xml`, urlset([server.url(`/p${i}`)]));
@@ -46,8 +39,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
     });
 
     it('max_urls: stops reading after the URL bound', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(t, server);
+      const { server, orgId, site } = await siteOnNewServer(t);
       server.serve('/s.xml', urlset(Array.from({ length: 25 }, (_, i) => server.url(`/${i}`))));
       const result = await runImport(t.app, site, orgId, server.url('/s.xml'));
       expect(result.boundsReached).toEqual(['max_urls']);
@@ -55,8 +47,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
     });
 
     it('max_urls is not reached by a sitemap of exactly that many URLs', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(t, server);
+      const { server, orgId, site } = await siteOnNewServer(t);
       server.serve('/s.xml', urlset(Array.from({ length: 10 }, (_, i) => server.url(`/${i}`))));
       const result = await runImport(t.app, site, orgId, server.url('/s.xml'));
       expect(result.boundsReached).toEqual([]);
@@ -64,8 +55,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
     });
 
     it('max_depth: an index nested deeper than the bound is not followed', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(t, server);
+      const { server, orgId, site } = await siteOnNewServer(t);
       server.serve('/level1.xml', sitemapIndex([server.url('/level2.xml')]));
       server.serve('/level2.xml', sitemapIndex([server.url('/level3.xml')]));
       server.serve('/level3.xml', urlset([server.url('/deep')]));
@@ -76,8 +66,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
     });
 
     it('max_bytes: a document over the byte bound is read up to it', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(t, server);
+      const { server, orgId, site } = await siteOnNewServer(t);
       server.serve('/big.xml', urlset([1, 2, 3, 4, 5].map((i) => server.url(`/${String(i).repeat(600)}`))));
       const result = await runImport(t.app, site, orgId, server.url('/big.xml'));
       expect(result.boundsReached).toEqual(['max_bytes']);
@@ -92,8 +81,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
     testAppPerSuite((app) => (t = app), { IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_MAX_TOTAL_BYTES: '3000' });
 
     it('max_total_bytes: stops when the import has read its byte bound', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(t, server);
+      const { server, orgId, site } = await siteOnNewServer(t);
       server.serve(
         '/index.xml',
         sitemapIndex([server.url('/a.xml'), server.url('/b.xml'), server.url('/c.xml')]),
@@ -115,8 +103,7 @@ describe('page import bounds (configurable), each recorded in boundsReached', ()
     testAppPerSuite((app) => (t = app), { IMPORT_ALLOW_LOOPBACK: 'true', IMPORT_MAX_DURATION_MS: '400' });
 
     it('time_limit: an import over its time bound is closed failed with max_duration, keeping the pages it created', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(t, server);
+      const { server, orgId, site } = await siteOnNewServer(t);
       const children = Array.from({ length: 20 }, (_, i) => server.url(`/slow${i}.xml`));
       server.serve('/index.xml', sitemapIndex(children));
       children.forEach((_, i) =>

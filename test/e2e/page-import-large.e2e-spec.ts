@@ -1,11 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createOrganization } from '../factories/organizations';
 import { runImport } from '../factories/page-imports';
 import { SITEMAP_NS, SitemapServer } from '../fixtures/sitemap-server';
-import { createTestApp, TestApp } from '../setup/test-app';
+import { testAppPerSuite } from '../setup/app-per-suite';
+import { sitemapServerPerSuite } from '../setup/sitemap-servers';
+import type { TestApp } from '../setup/test-app';
 
 const MiB = 1024 * 1024;
 
@@ -48,23 +50,19 @@ describe('memory stays flat on a 50 MiB sitemap (streaming parse, batched insert
   let t: TestApp;
   let server: SitemapServer;
   let urlCount = 0;
-  beforeAll(async () => {
-    t = await createTestApp({
-      IMPORT_ALLOW_LOOPBACK: 'true',
-      IMPORT_REQUEST_TIMEOUT_MS: '600000',
-      IMPORT_MAX_DURATION_MS: '600000',
-    });
-    server = await new SitemapServer().start();
+  testAppPerSuite((app) => (t = app), {
+    IMPORT_ALLOW_LOOPBACK: 'true',
+    IMPORT_REQUEST_TIMEOUT_MS: '600000',
+    IMPORT_MAX_DURATION_MS: '600000',
+  });
+  sitemapServerPerSuite((s) => (server = s));
+  beforeAll(() => {
     server.route('/sitemap.xml', (_req, res) => {
       const { stream, urls } = generatedSitemap(server.origin(), 50 * MiB - 1024);
       res.writeHead(200, { 'content-type': 'application/xml' });
       stream.on('end', () => (urlCount = urls()));
       stream.pipe(res);
     });
-  });
-  afterAll(async () => {
-    await server.stop();
-    await t.close();
   });
 
   it('reads every URL of a 50 MiB sitemap without holding it in memory', async () => {

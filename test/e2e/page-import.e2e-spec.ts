@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
@@ -19,25 +19,19 @@ import {
   RSS_FEED,
 } from '../fixtures/hostile-documents';
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
-import { sitemapServersPerTest } from '../setup/sitemap-servers';
+import { sitemapServerPerSuite, sitemapServersPerTest } from '../setup/sitemap-servers';
 import { testAppPerSuite } from '../setup/app-per-suite';
-import { createTestApp, TestApp } from '../setup/test-app';
+import type { TestApp } from '../setup/test-app';
 
 describe('the worker holds an import by a lease it renews, saving progress as it goes', () => {
   let t: TestApp;
   let server: SitemapServer;
-  beforeAll(async () => {
-    t = await createTestApp({
-      IMPORT_ALLOW_LOOPBACK: 'true',
-      IMPORT_LEASE_MS: '1000',
-      IMPORT_REQUEST_TIMEOUT_MS: '20000',
-    });
-    server = await new SitemapServer().start();
+  testAppPerSuite((app) => (t = app), {
+    IMPORT_ALLOW_LOOPBACK: 'true',
+    IMPORT_LEASE_MS: '1000',
+    IMPORT_REQUEST_TIMEOUT_MS: '20000',
   });
-  afterAll(async () => {
-    await server.stop();
-    await t.close();
-  });
+  sitemapServerPerSuite((s) => (server = s));
 
   it('shows progress while running, and stops without overwriting when the import was closed under it', async () => {
     let sent = 0;
@@ -96,6 +90,12 @@ describe('page import: reading sitemaps and counting', () => {
     return { orgId: org.organization.id, site: org.site };
   }
 
+  /** A fresh fixture server and an organization whose site it is (see siteOn). */
+  async function siteOnNewServer(changes: Parameters<typeof siteOn>[1] = {}) {
+    const server = await newServer();
+    return { server, ...(await siteOn(server, changes)) };
+  }
+
   async function pagesOf(
     siteId: string,
   ): Promise<
@@ -118,8 +118,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('pages are created discovered, with type, language hint and lastmod', () => {
     it('reads a given sitemap and creates its pages', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server, { aliases: ['de.shop.test'] });
+      const { server, orgId, site } = await siteOnNewServer({ aliases: ['de.shop.test'] });
       server.serve(
         '/maps/main.xml',
         `<?xml version="1.0" encoding="UTF-8"?>
@@ -173,8 +172,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('createdByLanguageHint keeps the top 10 and sums the rest', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const langs = ['fr', 'de', 'it', 'es', 'nl', 'pt', 'pl', 'sv', 'da', 'fi', 'cs', 'hu'];
       const locs = langs.flatMap((lang, i) =>
         Array.from({ length: 13 - i }, (_, j) => server.url(`/${lang}/page-${j}`)),
@@ -190,8 +188,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('discovery without sitemapUrl: robots.txt, then the usual places', () => {
     it('reads Sitemap: lines of robots.txt that are on the site (others count as not_on_site)', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve(
         '/robots.txt',
         `User-agent: *\nDisallow: /cart\nSitemap: ${server.url('/s/one.xml')}\nsitemap:${server.url('/s/two.xml', 'localhost')}\n`,
@@ -207,8 +204,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('falls back to the usual places in order; a place that is not there is not a failed document', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/sitemap-index.xml', sitemapIndex([server.url('/child.xml')]));
       server.serve('/child.xml', urlset([server.url('/a'), server.url('/b')]));
       const result = await runImport(t.app, site, orgId);
@@ -224,16 +220,14 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('finds /sitemap.xml.gz and reads it as gzip', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serveGzip('/sitemap.xml.gz', urlset([server.url('/a'), server.url('/b'), server.url('/c')]));
       const result = await runImport(t.app, site, orgId);
       expect(result.counts).toMatchObject({ sitemapSource: 'well_known', documentsRead: 1, created: 3 });
     });
 
     it('closes failed no_sitemap_found when there is none', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { orgId, site } = await siteOnNewServer();
       const result = await runImport(t.app, site, orgId);
       expect(result).toMatchObject({ state: 'closed', outcome: 'failed', failureReason: 'no_sitemap_found' });
       expect(result.counts.sitemapSource).toBe('none');
@@ -241,8 +235,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('closes failed no_sitemap_readable when the sitemap answers but cannot be read', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/sitemap.xml', HTML_PAGE, { type: 'text/html' });
       const result = await runImport(t.app, site, orgId, server.url('/sitemap.xml'));
       expect(result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
@@ -252,8 +245,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('sitemap index recursion with a visited set', () => {
     it('reads children once each, gzip ones too, and never loops', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve(
         '/index.xml',
         sitemapIndex([
@@ -341,8 +333,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('refused <loc> values and hostile addresses', () => {
     it('counts each refusal reason and stores nothing for them', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const locs = [
         'javascript:alert(1)', // not_a_valid_address
         'data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;', // not_a_valid_address
@@ -385,8 +376,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('found, created, alreadyHeld, excluded and overCap', () => {
     it('a URL listed twice counts once in found (page identity ignores fragment, host case and default port)', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const upper = `http://127.0.0.1:${server.port}/Shoes`;
       server.serve(
         '/sitemap.xml',
@@ -397,8 +387,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('re-running never creates a page twice: the second import counts them alreadyHeld', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/sitemap.xml', urlset([server.url('/a'), server.url('/b'), server.url('/c')]));
       const first = await runImport(t.app, site, orgId);
       server.serve(
@@ -414,8 +403,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('excluded: pages matching the site exclusion globs are not created', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server, { exclusions: ['/account/*', '/checkout/**'] });
+      const { server, orgId, site } = await siteOnNewServer({ exclusions: ['/account/*', '/checkout/**'] });
       server.serve(
         '/sitemap.xml',
         urlset([
@@ -434,8 +422,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('overCap: valid new pages beyond the site page limit are not created', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server, { pageLimit: 3 });
+      const { server, orgId, site } = await siteOnNewServer({ pageLimit: 3 });
       server.serve('/sitemap.xml', urlset(['/1', '/2', '/3', '/4', '/5'].map((p) => server.url(p))));
       const result = await runImport(t.app, site, orgId);
       expect(result.counts).toMatchObject({ found: 5, created: 3, overCap: 2 });
@@ -445,8 +432,7 @@ describe('page import: reading sitemaps and counting', () => {
 
   describe('max_bytes: a gzip bomb is read up to the document bound', () => {
     it('stops at 50 MiB decompressed, records max_bytes and completes', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/bomb.xml.gz', await gzipBomb(256 * 1024 * 1024), { type: 'application/gzip' });
       const result = await runImport(t.app, site, orgId, server.url('/bomb.xml.gz'));
       expect(result.boundsReached).toEqual(['max_bytes']);
@@ -484,8 +470,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('a stale import whose job is still queued is left for a worker to resume', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const waiting = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
       await t.app
         .get(DataSource)
@@ -503,8 +488,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('a worker resumes an import whose holder went silent; pages the first attempt created still count as created', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       server.serve('/sitemap.xml', urlset(['/a', '/b', '/c', '/d'].map((p) => server.url(p))));
       const record = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
       const db = t.app.get(DataSource);
@@ -524,8 +508,7 @@ describe('page import: reading sitemaps and counting', () => {
     });
 
     it('an import held by a live worker is not run a second time', async () => {
-      const server = await newServer();
-      const { orgId, site } = await siteOn(server);
+      const { server, orgId, site } = await siteOnNewServer();
       const record = await createRunningImport(t.app, site, orgId, server.url('/sitemap.xml'));
       await t.app
         .get(DataSource)

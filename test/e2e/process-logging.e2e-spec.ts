@@ -189,38 +189,25 @@ describe('every line the service prints is JSON, start-up warnings and fatal err
        ${body}`,
     ];
 
-    it(
-      'a thrown exception',
-      async () => {
-        const run = spawnProcess(
-          process.execPath,
-          script(`setTimeout(() => { throw new Error('boom'); });`),
-          {},
-        );
+    it.each([
+      [
+        'a thrown exception',
+        `setTimeout(() => { throw new Error('boom'); });`,
+        'uncaught exception: boom',
+        'uncaughtException',
+      ],
+      [
+        'a rejected promise nobody awaited',
+        `Promise.reject(new Error('lost'));`,
+        'unhandled rejection: lost',
+        'unhandledRejection',
+      ],
+    ])(
+      '%s',
+      async (_name, body, msg, origin) => {
+        const run = spawnProcess(process.execPath, script(body), {});
         expect((await run.exited).code).toBe(1);
-        expect(jsonLines(run.output())).toEqual([
-          expect.objectContaining({
-            level: 60,
-            msg: 'uncaught exception: boom',
-            origin: 'uncaughtException',
-          }),
-        ]);
-      },
-      SPAWN_MS,
-    );
-
-    it(
-      'a rejected promise nobody awaited',
-      async () => {
-        const run = spawnProcess(process.execPath, script(`Promise.reject(new Error('lost'));`), {});
-        expect((await run.exited).code).toBe(1);
-        expect(jsonLines(run.output())).toEqual([
-          expect.objectContaining({
-            level: 60,
-            msg: 'unhandled rejection: lost',
-            origin: 'unhandledRejection',
-          }),
-        ]);
+        expect(jsonLines(run.output())).toEqual([expect.objectContaining({ level: 60, msg, origin })]);
       },
       SPAWN_MS,
     );

@@ -198,23 +198,11 @@ describe('redaction', () => {
         )
         .expect(201);
       const c = recorded.body.data;
-      const appended = await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-        .set(org.auth)
-        .send({
-          messages: [
-            { role: 'shopper', blocks: text('mail erin@auditcanary.test') },
-            { role: 'agent', blocks: text('ok') },
-          ],
-        })
-        .expect(201);
-      await t
-        .http()
-        .post(`/api/v1/sites/${org.site.id}/conversations/${c.id}/messages`)
-        .set(org.auth)
-        .send({ messages: [{ role: 'shopper', blocks: text('nothing to erase') }] })
-        .expect(201);
+      const appended = await appendMessages(t, org, c.id, [
+        { role: 'shopper', blocks: text('mail erin@auditcanary.test') },
+        { role: 'agent', blocks: text('ok') },
+      ]).expect(201);
+      await appendMessages(t, org, c.id, [{ role: 'shopper', blocks: text('nothing to erase') }]).expect(201);
       const rows = await t.db.query(
         `SELECT actor_type, actor_id, action, target_type, target_id, request_id, details FROM audit_events
          WHERE target_id = $1 ORDER BY created_at, id`,

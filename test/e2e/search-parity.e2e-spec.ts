@@ -43,6 +43,48 @@ describeParity('the listing e2e suite, on the OpenSearch backend', () => {
   require('./conversation-listing.e2e-spec');
 });
 
+/**
+ * The i-th conversation of a parity seed, created at `createdAt` by `agentId`: titles, channels
+ * and languages in turn, a shopper's rated greeting, then `more` messages and the agent's reply.
+ */
+const parityConversation = (
+  i: number,
+  createdAt: string,
+  agentId: string,
+  versionId: string,
+  ...more: Array<Record<string, unknown>>
+) => ({
+  title: TITLES[i % TITLES.length],
+  channel: ['web', 'hosted', 'playground'][i % 3],
+  language: ['en', 'fr', 'de', 'it', 'es', 'nl'][i % 6],
+  agent: { id: agentId, name: 'Parity', version: 1, versionId },
+  createdAt,
+  messages: [
+    {
+      role: 'shopper',
+      createdAt,
+      rating: i % 7 === 0 ? 'negative' : i % 5 === 0 ? 'positive' : null,
+      blocks: [{ type: 'text', text: 'hello' }],
+    },
+    ...more,
+    { role: 'agent', createdAt, blocks: [{ type: 'text', text: 'hi' }] },
+  ],
+});
+
+/**
+ * The outcome of the i-th labeled conversation of a parity seed: the four resolutions in turn,
+ * grounding failed when i % 4 is `groundedAt` (else on_brand every fifth), a raised flag every
+ * sixth, quality and service scores on the edges of 10 and 6 bins (service absent every ninth),
+ * and the trust score given.
+ */
+const parityOutcome = (i: number, groundedAt: number, trust: number) =>
+  labeledOutcome({
+    resolution: ['resolved', 'unresolved', 'abandoned', 'partially_resolved'][i % 4],
+    failing: i % 4 === groundedAt ? ['grounded'] : i % 5 === 0 ? ['on_brand'] : [],
+    raised: i % 6 === 1 ? ['visitor_frustrated'] : [],
+    scores: { quality: (i % 11) / 10, service: i % 9 === 0 ? null : (i % 7) / 6, trust },
+  });
+
 const TITLES = [
   'Where is my order?',
   'ORDER arrived late',
@@ -73,40 +115,13 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
       const createdAt = new Date(
         base + Math.floor(i / 2) * (i % 5 === 0 ? 0 : 1) * 3_600_000 + (i % 10 === 0 ? 0 : i * 60_000),
       ).toISOString();
-      const c = await recordConversation(pg, org, {
-        title: TITLES[i % TITLES.length],
-        channel: ['web', 'hosted', 'playground'][i % 3],
-        language: ['en', 'fr', 'de', 'it', 'es', 'nl'][i % 6],
-        agent: {
-          id: i % 4 === 0 ? 'agt_ParityB' : 'agt_ParityA',
-          name: 'Parity',
-          version: 1,
-          versionId: 'agtv_Parity1',
-        },
-        createdAt,
-        messages: [
-          {
-            role: 'shopper',
-            createdAt,
-            rating: i % 7 === 0 ? 'negative' : i % 5 === 0 ? 'positive' : null,
-            blocks: [{ type: 'text', text: 'hello' }],
-          },
-          { role: 'agent', createdAt, blocks: [{ type: 'text', text: 'hi' }] },
-        ],
-      });
+      const c = await recordConversation(
+        pg,
+        org,
+        parityConversation(i, createdAt, i % 4 === 0 ? 'agt_ParityB' : 'agt_ParityA', 'agtv_Parity1'),
+      );
       recorded.push(c);
-      if (i % 3 !== 0) {
-        await label(
-          pg.app,
-          c.id,
-          labeledOutcome({
-            resolution: ['resolved', 'unresolved', 'abandoned', 'partially_resolved'][i % 4],
-            failing: i % 4 === 0 ? ['grounded'] : i % 5 === 0 ? ['on_brand'] : [],
-            raised: i % 6 === 1 ? ['visitor_frustrated'] : [],
-            scores: { quality: (i % 11) / 10, service: i % 9 === 0 ? null : (i % 7) / 6, trust: (i % 5) / 4 },
-          }),
-        );
-      }
+      if (i % 3 !== 0) await label(pg.app, c.id, parityOutcome(i, 0, (i % 5) / 4));
     }
   }, 120_000);
   afterAll(async () => {
@@ -349,50 +364,19 @@ describeParity('the OpenSearch stats engine counts exactly what the Postgres eng
       '2026-09-06T04:30:00.000Z',
     );
     for (const [i, createdAt] of instants.entries()) {
-      const c = await recordConversation(pg, org, {
-        title: TITLES[i % TITLES.length],
-        channel: ['web', 'hosted', 'playground'][i % 3],
-        language: ['en', 'fr', 'de', 'it', 'es', 'nl'][i % 6],
-        agent: {
-          id: ['agt_StatsA', 'agt_StatsB', 'agt_StatsC'][i % 3 === 0 ? 0 : i % 5 === 0 ? 1 : 2],
-          name: 'Parity',
-          version: 1,
-          versionId: 'agtv_Stats1',
-        },
-        createdAt,
-        messages: [
-          {
-            role: 'shopper',
-            createdAt,
-            rating: i % 7 === 0 ? 'negative' : i % 5 === 0 ? 'positive' : null,
-            blocks: [{ type: 'text', text: 'hello' }],
-          },
-          {
-            role: 'shopper',
-            createdAt,
-            rating: i % 10 === 0 ? 'positive' : null,
-            blocks: [{ type: 'text', text: 'again' }],
-          },
-          { role: 'agent', createdAt, blocks: [{ type: 'text', text: 'hi' }] },
-        ],
-      });
-      if (i % 4 !== 0) {
-        await label(
-          pg.app,
-          c.id,
-          labeledOutcome({
-            resolution: ['resolved', 'unresolved', 'abandoned', 'partially_resolved'][i % 4],
-            failing: i % 4 === 1 ? ['grounded'] : i % 5 === 0 ? ['on_brand'] : [],
-            raised: i % 6 === 1 ? ['visitor_frustrated'] : [],
-            // Values on the bin edges of 10, 6, 3 and 100 bins, 0 and 1 included.
-            scores: {
-              quality: (i % 11) / 10,
-              service: i % 9 === 0 ? null : (i % 7) / 6,
-              trust: i % 13 === 0 ? 1 : (i % 100) / 100,
-            },
-          }),
-        );
-      }
+      const agent = ['agt_StatsA', 'agt_StatsB', 'agt_StatsC'][i % 3 === 0 ? 0 : i % 5 === 0 ? 1 : 2];
+      const c = await recordConversation(
+        pg,
+        org,
+        parityConversation(i, createdAt, agent, 'agtv_Stats1', {
+          role: 'shopper',
+          createdAt,
+          rating: i % 10 === 0 ? 'positive' : null,
+          blocks: [{ type: 'text', text: 'again' }],
+        }),
+      );
+      // Scores on the bin edges of 10, 6, 3 and 100 bins, 0 and 1 included.
+      if (i % 4 !== 0) await label(pg.app, c.id, parityOutcome(i, 1, i % 13 === 0 ? 1 : (i % 100) / 100));
     }
     lastWriteAt = Date.now();
   }, 180_000);

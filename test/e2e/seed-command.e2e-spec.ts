@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { listConversations } from '../factories/conversations';
 import { createOrganization } from '../factories/organizations';
-import { cli } from '../setup/cli';
+import { cli, cliJson } from '../setup/cli';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { TestApp } from '../setup/test-app';
 
@@ -40,7 +40,7 @@ describe('seed --site ID --conversations N [--days D] [--labeled-share F] [--ran
           )) as Array<{ vacuums: number; analyzes: number }>
       )[0];
     const before = await maintenance();
-    const out = await cli(
+    const summary = await cliJson(
       'seed',
       '--site',
       org.site.id,
@@ -51,8 +51,6 @@ describe('seed --site ID --conversations N [--days D] [--labeled-share F] [--ran
       '--labeled-share',
       '0.5',
     );
-    expect(out.code).toBe(0);
-    const summary = JSON.parse(out.stdout);
     expect(summary).toMatchObject({ siteId: org.site.id, conversations: 400 });
     const after = await maintenance();
     expect(after.vacuums).toBeGreaterThan(before.vacuums);

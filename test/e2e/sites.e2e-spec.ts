@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { createOrganization, createSite } from '../factories/organizations';
+import { createOrganization, createSite, postSite } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { TestApp } from '../setup/test-app';
 
@@ -8,15 +8,13 @@ describe('Sites (product.md "Sites and pages")', () => {
   testAppPerSuite((app) => (t = app));
 
   type Org = Awaited<ReturnType<typeof createOrganization>>;
-  /** POST /api/v1/sites as the organization, ready for `.send(body)`. */
-  const postSite = (org: Org) => t.http().post('/api/v1/sites').set(org.auth);
   /** PATCH the organization's own site, ready for `.send(body)`. */
   const patchOwnSite = (org: Org) => t.http().patch(`/api/v1/sites/${org.site.id}`).set(org.auth);
 
   describe('POST /api/v1/sites', () => {
     it('creates a site and returns it as { data } with normalised origin and aliases', async () => {
       const org = await createOrganization(t.app);
-      const res = await postSite(org)
+      const res = await postSite(t, org)
         .send({
           name: ' Second shop ',
           origin: 'HTTPS://Second.Example:443',
@@ -42,13 +40,13 @@ describe('Sites (product.md "Sites and pages")', () => {
 
     it('defaults: no aliases, no exclusions, a page limit of 10,000', async () => {
       const org = await createOrganization(t.app);
-      const res = await postSite(org).send({ name: 'S', origin: 'http://plain.example' }).expect(201);
+      const res = await postSite(t, org).send({ name: 'S', origin: 'http://plain.example' }).expect(201);
       expect(res.body.data).toMatchObject({ aliases: [], exclusions: [], pageLimit: 10000 });
     });
 
     it('validation errors list every field at fault and store nothing', async () => {
       const org = await createOrganization(t.app);
-      const res = await postSite(org)
+      const res = await postSite(t, org)
         .send({
           origin: 'https://shop.example/path?q=1',
           aliases: ['not a host'],
@@ -73,7 +71,7 @@ describe('Sites (product.md "Sites and pages")', () => {
       const refusedLists = async (lists: { aliases?: unknown[]; exclusions?: unknown[] }) => {
         const org = await createOrganization(t.app);
         const site = { name: 'S', origin: 'https://items.example', ...lists };
-        return (await postSite(org).send(site).expect(400)).body.errors;
+        return (await postSite(t, org).send(site).expect(400)).body.errors;
       };
 
       it('aliases: /aliases/1 for the second alias, not a host name', async () => {
@@ -99,7 +97,7 @@ describe('Sites (product.md "Sites and pages")', () => {
 
     it('refuses null for an optional field instead of taking it as left out', async () => {
       const org = await createOrganization(t.app);
-      const res = await postSite(org)
+      const res = await postSite(t, org)
         .send({
           name: 'S',
           origin: 'https://nulls.example',
@@ -125,7 +123,7 @@ describe('Sites (product.md "Sites and pages")', () => {
       ['https://shop.example/#x'],
     ])('refuses the origin %s', async (origin) => {
       const org = await createOrganization(t.app);
-      const res = await postSite(org).send({ name: 'S', origin }).expect(400);
+      const res = await postSite(t, org).send({ name: 'S', origin }).expect(400);
       expect(res.body.errors).toEqual([expect.objectContaining({ pointer: '/origin' })]);
     });
   });

@@ -76,6 +76,10 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
     await receiver?.stop();
   });
 
+  /** POST …/webhooks/{id}/replay from `from` (an event id or a time). */
+  const replayFrom = (org: Org, hook: { id: string }, from: unknown) =>
+    http().post(`/api/v1/webhooks/${hook.id}/replay`).set(org.auth).send({ from });
+
   const create = (org: Org, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
     http()
       .post('/api/v1/webhooks')
@@ -492,11 +496,7 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
       const start = new Date(Date.now() - 1000).toISOString();
       const ids = [await w.appendEvent(org), await w.appendEvent(org), await w.appendEvent(org)];
       await received('/replay', 3);
-      const fromEvent = await http()
-        .post(`/api/v1/webhooks/${hook.id}/replay`)
-        .set(org.auth)
-        .send({ from: ids[0] })
-        .expect(202);
+      const fromEvent = await replayFrom(org, hook, ids[0]).expect(202);
       expect(fromEvent.body.data).toEqual({ enqueued: 2, lastEventId: ids[2], hasMore: false });
       const five = await received('/replay', 5);
       expect(
@@ -506,11 +506,7 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
           .sort(),
       ).toEqual([ids[1], ids[2]].sort());
 
-      const fromTime = await http()
-        .post(`/api/v1/webhooks/${hook.id}/replay`)
-        .set(org.auth)
-        .send({ from: start })
-        .expect(202);
+      const fromTime = await replayFrom(org, hook, start).expect(202);
       expect(fromTime.body.data.enqueued).toBe(3);
       const eight = await received('/replay', 8);
       expect(
@@ -520,11 +516,7 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
           .sort(),
       ).toEqual([...ids].sort());
       const later = new Date(Date.now() + 60_000).toISOString();
-      const none = await http()
-        .post(`/api/v1/webhooks/${hook.id}/replay`)
-        .set(org.auth)
-        .send({ from: later })
-        .expect(202);
+      const none = await replayFrom(org, hook, later).expect(202);
       expect(none.body.data).toEqual({ enqueued: 0, lastEventId: null, hasMore: false });
     });
 
@@ -570,11 +562,7 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
       expect(feed[1].data.object).toEqual({ id: deleted.id, siteId: org.site.id });
       expect(JSON.stringify(feed)).not.toMatch(/canary/);
 
-      const replay = await http()
-        .post(`/api/v1/webhooks/${hook.id}/replay`)
-        .set(org.auth)
-        .send({ from: start })
-        .expect(202);
+      const replay = await replayFrom(org, hook, start).expect(202);
       expect(replay.body.data.enqueued).toBe(4);
       const all = await received('/erased', 8);
       const replayed = all.slice(4).map((r) => JSON.parse(r.body) as { data: { object: unknown } });
@@ -594,8 +582,7 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
     it('refuses a from that is neither a time nor an evt_ id (400 /from); an unknown event is 404', async () => {
       const org = await createOrganization(w.t.app);
       const hook = (await create(org, { url: receiver.url('/replay-bad') }).expect(201)).body.data;
-      const replay = (from: unknown) =>
-        http().post(`/api/v1/webhooks/${hook.id}/replay`).set(org.auth).send({ from });
+      const replay = (from: unknown) => replayFrom(org, hook, from);
       expectProblem(await replay('yesterday'), 'invalid_request', '/from');
       expectProblem(await replay('2026-11-20'), 'invalid_request', '/from');
       expectProblem(await replay(42), 'invalid_request', '/from');
@@ -687,13 +674,7 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
       await new Promise((r) => setTimeout(r, 1500));
       expect(receiver.on('/down')).toHaveLength(seen);
       // Replay needs it enabled again.
-      expectProblem(
-        await http()
-          .post(`/api/v1/webhooks/${hook.id}/replay`)
-          .set(org.auth)
-          .send({ from: '2020-01-01T00:00:00Z' }),
-        'conflict',
-      );
+      expectProblem(await replayFrom(org, hook, '2020-01-01T00:00:00Z'), 'conflict');
     });
 
     it('a failing endpoint that is not yet 5 days into failing stays enabled', async () => {

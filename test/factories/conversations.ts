@@ -54,7 +54,7 @@ export const appendMessages = (
   t: TestApp,
   org: { site: { id: string }; auth: Record<string, string> },
   id: string,
-  messages: object[],
+  messages: unknown[],
 ) =>
   t.http().post(`/api/v1/sites/${org.site.id}/conversations/${id}/messages`).set(org.auth).send({ messages });
 
@@ -62,6 +62,20 @@ export const appendMessages = (
  * Records three conversations titled `Parcel 0`, `Parcel 1` and `Parcel 2`, created on 1, 2 and
  * 3 October 2026 (UTC), in that order; returns them in that order.
  */
+/** A message as the API shows it (its id any msg_ id): its role, time, rating and blocks. */
+export const shownMessage = (
+  role: string,
+  createdAt: unknown,
+  rating: string | null,
+  ...blocks: unknown[]
+) => ({
+  id: expect.stringMatching(/^msg_/),
+  role,
+  createdAt,
+  rating,
+  blocks,
+});
+
 export async function recordParcels(t: TestApp, org: Parameters<typeof recordConversation>[1]) {
   const parcels = [];
   for (let i = 0; i < 3; i++)

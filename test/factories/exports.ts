@@ -48,14 +48,17 @@ export function asBytes(req: Test): Test {
   });
 }
 
+/** GET …/exports/{id}/download, its answer parsed as any (a problem document is JSON). */
+export function downloadRequest(t: TestApp, org: SiteOrg, id: string, headers: Record<string, string> = {}) {
+  return t
+    .http()
+    .get(`${exportsPath(org)}/${id}/download`)
+    .set({ ...org.auth, ...headers });
+}
+
 /** GET …/exports/{id}/download, the body as bytes. */
 export function downloadExport(t: TestApp, org: SiteOrg, id: string, headers: Record<string, string> = {}) {
-  return asBytes(
-    t
-      .http()
-      .get(`${exportsPath(org)}/${id}/download`)
-      .set({ ...org.auth, ...headers }),
-  );
+  return asBytes(downloadRequest(t, org, id, headers));
 }
 
 /**

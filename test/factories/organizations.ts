@@ -4,6 +4,7 @@ import { ApiKeysService } from '../../src/auth/api-keys.service';
 import { SeedOptions, SeedService } from '../../src/conversations/seed/seed.service';
 import { CreatedOrganization, OrganizationsService } from '../../src/organizations/organizations.service';
 import { SitesService } from '../../src/sites/sites.service';
+import type { TestApp } from '../setup/test-app';
 
 /** An organization as a test holds it: created, with the Authorization header of its API key. */
 export type Org = CreatedOrganization & { auth: { Authorization: string } };
@@ -31,6 +32,9 @@ export async function seededOrganization(
   await app.get(SeedService).seed({ siteId: org.site.id, organizationId: org.organization.id, ...seed });
   return org;
 }
+
+/** POST /api/v1/sites with the organization's API key, ready for `.send(body)`. */
+export const postSite = (t: TestApp, org: Org) => t.http().post('/api/v1/sites').set(org.auth);
 
 export async function createSite(
   app: INestApplicationContext,

@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 import { runCli } from '../../src/cli/run-cli';
 import { TEST_RUN_ENV } from './test-run';
 
@@ -17,4 +18,11 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
     },
   });
   return { code, stdout, stderr };
+}
+
+/** Runs one admin command that must succeed (exit code 0) and print JSON; returns that JSON. */
+export async function cliJson(...args: string[]) {
+  const out = await cli(...args);
+  expect(out.code).toBe(0);
+  return JSON.parse(out.stdout);
 }

@@ -1,4 +1,4 @@
-import { afterEach } from '@jest/globals';
+import { afterAll, afterEach, beforeAll } from '@jest/globals';
 import { SitemapServer } from '../fixtures/sitemap-server';
 
 /**
@@ -15,4 +15,19 @@ export function sitemapServersPerTest(): () => Promise<SitemapServer> {
     servers.push(server);
     return server;
   };
+}
+
+/**
+ * One loopback sitemap server for the tests of a `describe`, started before them and stopped
+ * after them; `use` receives it (to set the describe's `server`).
+ */
+export function sitemapServerPerSuite(use: (server: SitemapServer) => void): void {
+  let server: SitemapServer | undefined;
+  beforeAll(async () => {
+    server = await new SitemapServer().start();
+    use(server);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
 }

@@ -1,6 +1,6 @@
-import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { IntervalJob } from '../interval-job';
+import { jobLines, WorkerIntervalJob } from '../interval-job';
 import { EXPIRED_KEYS_BATCH, IdempotencyKeysRepository } from './idempotency-keys.repository';
 
 /** Time between two sweeps of expired keys on a worker process. */
@@ -12,32 +12,22 @@ export const IDEMPOTENCY_SWEEP_MS = 10 * 60_000;
  * stored answer outlives its key's use by at most one sweep, whether or not the key comes back.
  */
 @Injectable()
-export class IdempotencyKeySweep implements OnModuleInit, OnModuleDestroy {
-  private job?: IntervalJob;
-
+export class IdempotencyKeySweep extends WorkerIntervalJob {
   constructor(
     private readonly keys: IdempotencyKeysRepository,
-    private readonly config: AppConfig,
-  ) {}
-
-  onModuleInit(): void {
-    if (!this.config.workers) return;
-    this.job = new IntervalJob(
-      {
-        name: IdempotencyKeySweep.name,
-        everyMs: IDEMPOTENCY_SWEEP_MS,
-        immediately: true,
-        unref: true,
-        failure: (error) => `idempotency key sweep failed: ${error.message}`,
-        recovered: 'idempotency key sweep runs again',
-      },
-      () => this.sweep(),
-    );
-    this.job.start();
+    config: AppConfig,
+  ) {
+    super(config.workers, {
+      name: IdempotencyKeySweep.name,
+      everyMs: IDEMPOTENCY_SWEEP_MS,
+      immediately: true,
+      unref: true,
+      ...jobLines('idempotency key sweep'),
+    });
   }
 
-  onModuleDestroy(): void {
-    this.job?.stop();
+  protected runJob(): Promise<number> {
+    return this.sweep();
   }
 
   /** Removes every expired key now; the number removed. */

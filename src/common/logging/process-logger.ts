@@ -30,23 +30,17 @@ export class NestProcessLogger implements LoggerService {
     return this.logger;
   }
 
-  log(message: unknown, ...params: unknown[]): void {
-    this.write('info', message, params);
-  }
-  error(message: unknown, ...params: unknown[]): void {
-    this.write('error', message, params);
-  }
-  warn(message: unknown, ...params: unknown[]): void {
-    this.write('warn', message, params);
-  }
-  debug(message: unknown, ...params: unknown[]): void {
-    this.write('debug', message, params);
-  }
-  verbose(message: unknown, ...params: unknown[]): void {
-    this.write('trace', message, params);
-  }
-  fatal(message: unknown, ...params: unknown[]): void {
-    this.write('fatal', message, params);
+  // Nest's levels, each written at pino's of the same name (verbose at trace).
+  readonly log = this.at('info');
+  readonly error = this.at('error');
+  readonly warn = this.at('warn');
+  readonly debug = this.at('debug');
+  readonly verbose = this.at('trace');
+  readonly fatal = this.at('fatal');
+
+  /** A LoggerService method writing at `level`. */
+  private at(level: Level): (message: unknown, ...params: unknown[]) => void {
+    return (message, ...params) => this.write(level, message, params);
   }
 
   // Nest passes the context name last, and for errors (message, stack, context).

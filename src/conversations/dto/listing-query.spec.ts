@@ -1,17 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
+import { thrownBy } from '../../../test/support/thrown';
 import { ApiError } from '../../common/errors/api-error';
 import { canonicalFilterText } from '../../search/listing/conversation-filter';
 import { parseListingQuery } from './listing-query';
 
-function fault(query: Record<string, unknown>): ApiError {
-  try {
-    parseListingQuery(query);
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error('expected the query to be refused');
-}
+const fault = (query: Record<string, unknown>) =>
+  thrownBy(() => parseListingQuery(query), ApiError, 'the query to be refused');
 
 describe('parseListingQuery', () => {
   it('parses every filter into the typed filter object', () => {

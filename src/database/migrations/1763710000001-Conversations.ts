@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { searchTermList } from './shared/conversation-keys';
 
 /**
  * Conversations, their messages, label records (history, one current per conversation) and
@@ -52,15 +53,7 @@ export class Conversations1763710000001 implements MigrationInterface {
         search_terms text[] GENERATED ALWAYS AS (
           array_remove(ARRAY[
             'site:' || site_id,
-            'channel:' || channel,
-            'language:' || language,
-            'agent:' || agent_id,
-            'status:' || label_status,
-            CASE WHEN feedback_positive > 0 THEN 'feedback:positive' END,
-            CASE WHEN feedback_negative > 0 THEN 'feedback:negative' END,
-            'qb:' || floor(score_quality * 20)::int,
-            'sb:' || floor(score_service * 20)::int,
-            'tb:' || floor(score_trust * 20)::int
+            ${searchTermList(12)}
           ], NULL) || label_tokens
         ) STORED
       )`);

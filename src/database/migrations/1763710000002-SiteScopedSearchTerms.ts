@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { searchTermList } from './shared/conversation-keys';
 
 /**
  * Search terms scoped to their site (`<site_id>|channel:web`, `<site_id>|grounded:fail`, …)
@@ -19,15 +20,7 @@ export class SiteScopedSearchTerms1763710000002 implements MigrationInterface {
     await q.query(`
       ALTER TABLE conversations ADD COLUMN search_terms text[] GENERATED ALWAYS AS (
         conversation_search_terms(site_id, array_remove(ARRAY[
-          'channel:' || channel,
-          'language:' || language,
-          'agent:' || agent_id,
-          'status:' || label_status,
-          CASE WHEN feedback_positive > 0 THEN 'feedback:positive' END,
-          CASE WHEN feedback_negative > 0 THEN 'feedback:negative' END,
-          'qb:' || floor(score_quality * 20)::int,
-          'sb:' || floor(score_service * 20)::int,
-          'tb:' || floor(score_trust * 20)::int
+          ${searchTermList(10)}
         ], NULL) || label_tokens)
       ) STORED`);
     await q.query(

@@ -4,6 +4,7 @@ import {
   createConversationStatementTriggers,
   rollupTriggerFunction,
 } from './shared/triggers';
+import { rollupKeyRows } from './shared/conversation-keys';
 
 /** Bits of `label_bits` the rollups count, as of this migration: the tokens of taxonomy v1.1. */
 const LABEL_BITS = 32;
@@ -21,13 +22,7 @@ export function contributions(changed: string): string {
     SELECT c.sign, c.site_id, (c.created_at AT TIME ZONE 'UTC')::date AS day, k.kind, k.key
     FROM (${changed}) c
     CROSS JOIN LATERAL (
-      SELECT 0::smallint, ''::text
-      UNION ALL SELECT 1, c.channel
-      UNION ALL SELECT 2, c.language
-      UNION ALL SELECT 3, c.agent_id
-      UNION ALL SELECT 4, c.label_status
-      UNION ALL SELECT 5, 'positive' WHERE c.feedback_positive > 0
-      UNION ALL SELECT 5, 'negative' WHERE c.feedback_negative > 0
+      ${rollupKeyRows(6)}
       UNION ALL SELECT 6, b::text FROM generate_series(0, ${LABEL_BITS - 1}) b
         WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
       UNION ALL SELECT 7, (width_bucket(c.score_quality, ${BIN_EDGES}))::text WHERE c.score_quality IS NOT NULL

@@ -1,7 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-
-const INCLUDE =
-  'INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)';
+import { LISTING_COVER_INCLUDE } from './shared/conversation-keys';
 
 /**
  * The listing's id tie-break in byte order (`id COLLATE "C"`), whatever the database collation:
@@ -18,7 +16,7 @@ export class ByteOrderListingIndex1763790000001 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(
-      `CREATE INDEX IF NOT EXISTS conversations_site_created_bytes_idx ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) ${INCLUDE}`,
+      `CREATE INDEX IF NOT EXISTS conversations_site_created_bytes_idx ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) ${LISTING_COVER_INCLUDE}`,
     );
     await q.query(`DROP INDEX conversations_site_created_cover_idx`);
     await q.query(
@@ -28,7 +26,7 @@ export class ByteOrderListingIndex1763790000001 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(
-      `CREATE INDEX conversations_site_created_db_idx ON conversations (site_id, created_at DESC, id DESC) ${INCLUDE}`,
+      `CREATE INDEX conversations_site_created_db_idx ON conversations (site_id, created_at DESC, id DESC) ${LISTING_COVER_INCLUDE}`,
     );
     await q.query(`DROP INDEX conversations_site_created_cover_idx`);
     await q.query(

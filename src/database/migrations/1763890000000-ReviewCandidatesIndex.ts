@@ -1,7 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-
-const INCLUDE =
-  'INCLUDE (channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits)';
+import { LISTING_COVER_INCLUDE } from './shared/conversation-keys';
 
 /**
  * Review samples drawn by rank (src/reviews/review-sample.ts; docs/label-reviews.md): the
@@ -22,7 +20,7 @@ export class ReviewCandidatesIndex1763890000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(
       `CREATE INDEX IF NOT EXISTS conversations_review_candidates_idx
-       ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) ${INCLUDE}
+       ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) ${LISTING_COVER_INCLUDE}
        WHERE label_status = 'labeled' AND review_state IS DISTINCT FROM 'current'`,
     );
     await q.query(`DROP INDEX IF EXISTS conversations_review_sample_idx`);

@@ -3,6 +3,7 @@ import { AGENT_DIMENSIONS, agentAppend } from './1763810000001-AgentStatsRollup'
 import { BIN_EDGES, CELL_BIN_EDGES, CHANGED } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
 import { rollupTriggerFunction } from './shared/triggers';
+import { rollupKeyRows } from './shared/conversation-keys';
 
 /** Bits of `label_bits` the rollups count, as of this migration. */
 const LABEL_BITS = 32;
@@ -54,13 +55,7 @@ export function dailyByCounts(changed: string, labelValues = false): string {
       SELECT site_id, day, kind, key, sum(n)::int AS n FROM (
         SELECT c.site_id, (c.created_at AT TIME ZONE 'UTC')::date AS day, k.kind, k.key, c.sign AS n
         FROM c CROSS JOIN LATERAL (
-          SELECT 0::smallint, ''::text
-          UNION ALL SELECT 1, c.channel
-          UNION ALL SELECT 2, c.language
-          UNION ALL SELECT 3, c.agent_id
-          UNION ALL SELECT 4, c.label_status
-          UNION ALL SELECT 5, 'positive' WHERE c.feedback_positive > 0
-          UNION ALL SELECT 5, 'negative' WHERE c.feedback_negative > 0
+          ${rollupKeyRows(10)}
           ${scoreBins(BIN_EDGES, false)}
         ) k(kind, key)
         UNION ALL ${labelTokenCounts({ site_id: 'site_id', day: `(created_at AT TIME ZONE 'UTC')::date` })}
