@@ -24,7 +24,9 @@ import { OrdersService } from './orders.service';
 export class OrdersController {
   constructor(private readonly orders: OrdersService) {}
 
-  @Put(':externalId')
+  // One path template with GET and DELETE …/orders/{orderId} (OpenAPI holds two templates that
+  // differ only in a parameter's name to be one path): for PUT the segment is the externalId.
+  @Put(':orderId')
   @HttpCode(200)
   @ApiOperation({
     summary: 'Create (201) or replace (200) the order the shop knows by externalId, credited as it is stored',
@@ -32,8 +34,9 @@ export class OrdersController {
       "What a relay of the shop's order webhooks calls for created, updated, cancelled and refunded alike. Every fault is reported at once with its pointer and nothing is stored; a body identical to the stored order answers 200 and changes nothing.",
   })
   @ApiParam({
-    name: 'externalId',
-    description: "The shop's id of the order: 1–128 characters of A–Z a–z 0–9 . _ : -",
+    name: 'orderId',
+    description:
+      "For PUT, the shop's externalId of the order: 1–128 characters of A–Z a–z 0–9 . _ : - (a fault names the parameter externalId).",
     schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$', example: 'SHOP-10045' },
   })
   @ApiBody({ type: PutOrderDto })
@@ -43,7 +46,7 @@ export class OrdersController {
   async put(
     @Writer() actor: WriteActor,
     @Param('siteId') siteId: string,
-    @Param('externalId') externalId: string,
+    @Param('orderId') externalId: string,
     @Body() body: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
