@@ -28,6 +28,8 @@ export const convertedField = defineField({
   combine: singleValued('converted', 'converted'),
   answeredBy: {},
   sql: {
+    // Not a column of the covering index: a walk reads the heap for it.
+    needsHeap: true,
     rows: (f, p) => (f.converted !== undefined ? [`converted = ${p.add(f.converted)}`] : []),
   },
   openSearch: (f) => ({
