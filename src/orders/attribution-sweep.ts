@@ -48,8 +48,9 @@ export class AttributionSweep implements OnApplicationBootstrap, OnApplicationSh
 
   /** Re-credits the orders of every marked site; returns how many orders it went through. */
   async sweep(): Promise<number> {
-    const sites: Array<{ id: string; since: Date }> = await this.dataSource.query(
-      `SELECT id, attribution_stale_since AS since FROM sites WHERE attribution_stale_since IS NOT NULL`,
+    // The mark as text, to the microsecond: the mark is cleared only if no change came since.
+    const sites: Array<{ id: string; since: string }> = await this.dataSource.query(
+      `SELECT id, attribution_stale_since::text AS since FROM sites WHERE attribution_stale_since IS NOT NULL`,
     );
     let total = 0;
     for (const site of sites) {
@@ -83,7 +84,7 @@ export class AttributionSweep implements OnApplicationBootstrap, OnApplicationSh
         after = batch[batch.length - 1].id;
       }
       await this.dataSource.query(
-        `UPDATE sites SET attribution_stale_since = NULL WHERE id = $1 AND attribution_stale_since <= $2`,
+        `UPDATE sites SET attribution_stale_since = NULL WHERE id = $1 AND attribution_stale_since <= $2::timestamptz`,
         [site.id, site.since],
       );
     }
