@@ -15,6 +15,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   condition and the search outbox gets a row when it flips, by the conversations trigger).
  * - `sites.attribution_window_hours` (1–720, default 168) and `attribution_stale_since`: set when
  *   the window changes; the workers' sweep re-credits the site's orders and clears it.
+ * - alerts take the metric `conversion`.
  */
 export class Orders1763960000000 implements MigrationInterface {
   name = 'Orders1763960000000';
@@ -65,12 +66,22 @@ export class Orders1763960000000 implements MigrationInterface {
     await q.query(`
       CREATE INDEX orders_visitor_idx ON orders (site_id, visitor_hash, placed_at)
       WHERE visitor_hash IS NOT NULL`);
+    // Alerts on the conversion rate (outcomes-v1 §3).
+    await q.query(`ALTER TABLE alerts DROP CONSTRAINT alerts_metric_check`);
+    await q.query(`
+      ALTER TABLE alerts ADD CONSTRAINT alerts_metric_check
+        CHECK (metric IN ('count', 'share', 'mean', 'conversion'))`);
     // Order events of one order (cut to { id, siteId } when it is deleted).
     await q.query(`CREATE INDEX events_order_idx ON events ((object->>'id')) WHERE type LIKE 'order.%'`);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX events_order_idx`);
+    await q.query(`DELETE FROM alerts WHERE metric = 'conversion'`);
+    await q.query(`ALTER TABLE alerts DROP CONSTRAINT alerts_metric_check`);
+    await q.query(
+      `ALTER TABLE alerts ADD CONSTRAINT alerts_metric_check CHECK (metric IN ('count', 'share', 'mean'))`,
+    );
     await q.query(`DROP TABLE orders`);
     await q.query(`DROP INDEX conversations_visitor_idx`);
     await q.query(`ALTER TABLE conversations DROP COLUMN converted, DROP COLUMN visitor_hash`);
