@@ -111,6 +111,7 @@ describe('recording conversations (product.md §2)', () => {
           },
         ],
         metadata: { scenario: 'smoke' },
+        outcome: { orders: 0, revenue: [] },
       });
     });
 
