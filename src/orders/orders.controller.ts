@@ -1,4 +1,4 @@
-import { Body, HttpCode, Param, Put, Query, Res } from '@nestjs/common';
+import { Body, Get, HttpCode, Param, Put, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Writer, WriteActor } from '../audit/write-actor';
@@ -15,6 +15,8 @@ import {
   SiteResourceController,
 } from '../docs/openapi';
 import { ORDER_STATUSES, parseOrderBody, parseOrderListQuery, PutOrderDto } from './dto/order-request';
+import { parseOrderStatsRequest } from './dto/order-stats-request';
+import { OrderStatsSchema } from './dto/order-stats.schema';
 import { OrderSchema } from './dto/order.schema';
 import { presentOrder } from './order.presenter';
 import { OrdersService } from './orders.service';
@@ -89,6 +91,47 @@ export class OrdersController {
   ) {
     const { filter, page } = parseOrderListQuery(query);
     return pageAnswer(await this.orders.list(auth.organizationId, siteId, filter, page), presentOrder);
+  }
+
+  // Before GET …/orders/{orderId}, which would otherwise take `stats` for an order id.
+  @Get('stats')
+  @ApiOperation({
+    summary: "The store's orders and the assistant's share: counts and net per currency, with a series",
+    description:
+      'Over the orders placed in [from, to) and not cancelled. interval needs from; timezone is where the buckets start (the statistics rules of analytics-v1). Exact after any write.',
+  })
+  @ApiQuery({
+    name: 'from',
+    required: false,
+    description: 'placedAt ≥ from.',
+    schema: { type: 'string', format: 'date-time' },
+  })
+  @ApiQuery({
+    name: 'to',
+    required: false,
+    description: 'placedAt < to.',
+    schema: { type: 'string', format: 'date-time' },
+  })
+  @ApiQuery({
+    name: 'interval',
+    required: false,
+    schema: { type: 'string', enum: ['hour', 'day', 'week', 'month'] },
+  })
+  @ApiQuery({
+    name: 'timezone',
+    required: false,
+    description: 'IANA zone name, default UTC.',
+    schema: { type: 'string' },
+  })
+  @ApiDataResponse(200, OrderStatsSchema)
+  @ApiProblems('invalid_request', 'not_found')
+  async stats(
+    @Auth() auth: AuthContext,
+    @Param('siteId') siteId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const request = parseOrderStatsRequest(query, new Date());
+    return { data: await this.orders.stats(auth.organizationId, siteId, request) };
   }
 
   @GetOneRoute({

@@ -163,6 +163,45 @@ export class OrdersRepository {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * The figures of GET …/orders/stats: the site's orders placed in [from, to) and not cancelled,
+   * per currency and (with `starts`, the series' bucket starts then its end) per bucket: bucket 0
+   * is before the first start, `starts.length` at or after the end.
+   */
+  async stats(
+    siteId: string,
+    window: { from?: Date; to?: Date },
+    starts?: Date[],
+  ): Promise<
+    Array<{
+      bucket: number;
+      currency: string;
+      orders: number;
+      attributed: number;
+      direct: number;
+      net: number;
+      attributedNet: number;
+      directNet: number;
+    }>
+  > {
+    const values: unknown[] = [siteId, window.from ?? null, window.to ?? null];
+    const bucket = starts ? `width_bucket(placed_at, $4::timestamptz[])` : '0';
+    if (starts) values.push(starts);
+    return this.dataSource.query(
+      `SELECT ${bucket} AS bucket, currency, count(*)::int AS orders,
+         count(credited_conversation_id)::int AS attributed,
+         (count(*) FILTER (WHERE credit_kind = 'direct'))::int AS direct,
+         sum(net)::float8 AS net,
+         coalesce(sum(net) FILTER (WHERE credited_conversation_id IS NOT NULL), 0)::float8 AS "attributedNet",
+         coalesce(sum(net) FILTER (WHERE credit_kind = 'direct'), 0)::float8 AS "directNet"
+       FROM orders
+       WHERE site_id = $1 AND status <> 'cancelled'
+         AND ($2::timestamptz IS NULL OR placed_at >= $2) AND ($3::timestamptz IS NULL OR placed_at < $3)
+       GROUP BY 1, 2`,
+      values,
+    );
+  }
+
   /** The outcome of a conversation: its credited orders not cancelled, by currency. */
   async outcomeOf(
     conversationId: string,

@@ -9,7 +9,9 @@ import { isId, newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { EventsWriter } from '../events/events.writer';
 import { SitesService } from '../sites/sites.service';
+import { seriesBuckets } from '../search/stats/series-buckets';
 import { OrderInput, OrderListFilter, orderFilterText } from './dto/order-request';
+import type { OrderStatsRequest } from './dto/order-stats-request';
 import { OrderAttribution } from './order-attribution';
 import type { OrderRecord } from './order.records';
 import { OrderRow, OrdersRepository, StoredOrder } from './orders.repository';
@@ -110,6 +112,56 @@ export class OrdersService {
       order: ORDER_ORDER,
     };
     return this.paging.page(list, request, (limit, after) => this.orders.list(siteId, filter, limit, after));
+  }
+
+  /**
+   * GET …/orders/stats (outcomes-v1 §4): the orders placed in the window and not cancelled, the
+   * credited and direct ones among them, net per currency (alphabetical), and the series. One
+   * statement over orders_placed_idx: exact after any write.
+   */
+  async stats(organizationId: string, siteId: string, request: OrderStatsRequest) {
+    await this.sites.assertOwned(organizationId, siteId);
+    const buckets = request.series ? seriesBuckets(request.series)! : undefined;
+    const starts = buckets
+      ? [...buckets.map((b) => b.at), ...(buckets.length ? [buckets.at(-1)!.end] : [])]
+      : undefined;
+    const rows = await this.orders.stats(siteId, { from: request.from, to: request.to }, starts);
+    const figures = (of: typeof rows) => {
+      const byCurrency = new Map<
+        string,
+        { currency: string; net: number; attributedNet: number; directNet: number }
+      >();
+      let orders = 0;
+      let attributed = 0;
+      let direct = 0;
+      for (const r of of) {
+        orders += r.orders;
+        attributed += r.attributed;
+        direct += r.direct;
+        const entry = byCurrency.get(r.currency) ?? {
+          currency: r.currency,
+          net: 0,
+          attributedNet: 0,
+          directNet: 0,
+        };
+        entry.net += r.net;
+        entry.attributedNet += r.attributedNet;
+        entry.directNet += r.directNet;
+        byCurrency.set(r.currency, entry);
+      }
+      const revenue = [...byCurrency.values()].sort((a, b) => (a.currency < b.currency ? -1 : 1));
+      return { orders, attributed, direct, revenue };
+    };
+    const data: Record<string, unknown> = figures(rows);
+    if (buckets)
+      // width_bucket: 1 is the first bucket (placed at or after its start, before the next).
+      data.series = buckets.map((b, i) => ({
+        start: b.start,
+        ...figures(rows.filter((r) => r.bucket === i + 1)),
+      }));
+    return data as ReturnType<typeof figures> & {
+      series?: Array<ReturnType<typeof figures> & { start: string }>;
+    };
   }
 
   /** Deletes the order (404 when absent): gone from every figure at once, `order.deleted`, an audit row. */
