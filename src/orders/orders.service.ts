@@ -58,40 +58,42 @@ export class OrdersService {
       conversationIds: input.conversationIds,
       visitorHash: input.visitorId === null ? null : this.visitors.hash(input.visitorId),
     };
-    return this.dataSource.transaction(async (manager) => {
-      await this.sites.assertOwned(actor.organizationId, siteId, manager);
-      for (let attempt = 1; ; attempt++) {
-        const seen = await this.orders.findByExternalId(manager, siteId, externalId);
-        const keys = await this.attribution.orderKeys(manager, siteId, {
-          ...stored,
-          creditedConversationId: seen?.creditedConversationId,
-        });
-        await this.attribution.lock(manager, keys);
-        const existing = await this.orders.findByExternalId(manager, siteId, externalId, true);
-        // Credited elsewhere while this waited: that conversation's key is not held yet.
-        if (existing?.creditedConversationId !== seen?.creditedConversationId && attempt < LOCK_ATTEMPTS)
-          continue;
-        if (existing) {
-          if (sameOrder(existing, stored)) return { order: existing, created: false };
-          await this.orders.replace(manager, existing.id, stored);
-          // Its net may have changed: its credited conversation's `converted` with it.
-          const touched = existing.creditedConversationId ? [existing.creditedConversationId] : [];
-          const [order] = await this.attribution.recredit(manager, siteId, [existing.id], touched);
-          return { order, created: false };
+    return retryOnDeadlock(() =>
+      this.dataSource.transaction(async (manager) => {
+        await this.sites.assertOwned(actor.organizationId, siteId, manager);
+        for (let attempt = 1; ; attempt++) {
+          const seen = await this.orders.findByExternalId(manager, siteId, externalId);
+          const keys = await this.attribution.orderKeys(manager, siteId, {
+            ...stored,
+            creditedConversationId: seen?.creditedConversationId,
+          });
+          await this.attribution.lock(manager, keys);
+          const existing = await this.orders.findByExternalId(manager, siteId, externalId, true);
+          // Credited elsewhere while this waited: that conversation's key is not held yet.
+          if (existing?.creditedConversationId !== seen?.creditedConversationId && attempt < LOCK_ATTEMPTS)
+            continue;
+          if (existing) {
+            if (sameOrder(existing, stored)) return { order: existing, created: false };
+            await this.orders.replace(manager, existing.id, stored);
+            // Its net may have changed: its credited conversation's `converted` with it.
+            const touched = existing.creditedConversationId ? [existing.creditedConversationId] : [];
+            const [order] = await this.attribution.recredit(manager, siteId, [existing.id], touched);
+            return { order, created: false };
+          }
+          const inserted = await this.orders.insert(manager, {
+            ...stored,
+            id: newId(ORDER_ID),
+            organizationId: actor.organizationId,
+            siteId,
+            externalId,
+          });
+          // A concurrent first PUT of the same externalId stored it first: replace that one.
+          if (!inserted) continue;
+          const [order] = await this.attribution.recredit(manager, siteId, [inserted.id]);
+          return { order, created: true };
         }
-        const inserted = await this.orders.insert(manager, {
-          ...stored,
-          id: newId(ORDER_ID),
-          organizationId: actor.organizationId,
-          siteId,
-          externalId,
-        });
-        // A concurrent first PUT of the same externalId stored it first: replace that one.
-        if (!inserted) continue;
-        const [order] = await this.attribution.recredit(manager, siteId, [inserted.id]);
-        return { order, created: true };
-      }
-    });
+      }),
+    );
   }
 
   async get(organizationId: string, siteId: string, orderId: string): Promise<OrderRecord> {
@@ -211,6 +213,26 @@ export class OrdersService {
       removed.flatMap((o) => (o.creditedConversationId ? [o.creditedConversationId] : [])),
     );
     return removed.length;
+  }
+}
+
+/** Times a PUT runs again after PostgreSQL broke a deadlock by aborting it. */
+const DEADLOCK_ATTEMPTS = 3;
+
+/**
+ * Runs `write` again when PostgreSQL aborted it to break a deadlock (40P01): the attribution
+ * keys are taken before any row lock, but a write elsewhere that holds a conversation's row
+ * (labeling, engagement) without its key can still meet a PUT's update of `converted`. A PUT is
+ * idempotent, so running it again is safe.
+ */
+async function retryOnDeadlock<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      const code = (error as { driverError?: { code?: string }; code?: string }).driverError?.code;
+      if (code !== '40P01' || attempt >= DEADLOCK_ATTEMPTS) throw error;
+    }
   }
 }
 

@@ -209,6 +209,24 @@ describe('re-crediting: replaced orders, deleted conversations (§6), events onc
   });
 });
 
+describe('concurrency: an order and a chat of its visitor written at once are credited as if one came after the other', () => {
+  it('in 12 races of a recording and a PUT, the order is credited to the chat every time', async () => {
+    const org = await createOrganization(t.app);
+    const misses: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const visitorId = `visitor-race-${i}-${Date.now()}`;
+      const [recorded, put] = await Promise.all([
+        recordConversation(t, org, { createdAt: at(9), messages: [], visitorId }),
+        putOrder(t, org, `RACE-${i}`, orderBody({ placedAt: at(10), visitorId })),
+      ]);
+      expect(put.status).toBe(201);
+      const got = await credit(org, put.body.data.id);
+      if (got.conversationId !== recorded.id) misses.push(`race ${i}`);
+    }
+    expect(misses).toEqual([]);
+  });
+});
+
 describe('converted and the outcome of the single conversation', () => {
   const listIds = async (org: Org, query: string) =>
     (

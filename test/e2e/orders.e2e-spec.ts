@@ -106,6 +106,24 @@ describe('PUT …/orders/{externalId}: 201 on create, 200 on replace, the order 
     expect(row.updated_at.toISOString()).toBe(first.body.data.updatedAt);
   });
 
+  it('concurrent first PUTs of one externalId make one order: one 201, the others 200', async () => {
+    const org = await createOrganization(t.app);
+    const c = await recordConversation(t, org, {
+      createdAt: '2026-11-20T09:00:00.000Z',
+      visitorId: 'visitor-race-1',
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        putOrder(t, org, 'RACE', orderBody({ visitorId: 'visitor-race-1', total: 1000 + i })),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(await orderCount(org)).toBe(1);
+    expect(new Set(answers.map((a) => a.body.data.attribution.conversationId))).toEqual(new Set([c.id]));
+    const events = (await readFeed(t, org, { types: ['order.attributed'] })).events;
+    expect(events).toHaveLength(1);
+  });
+
   it('the same externalId on two sites is two orders', async () => {
     const org = await createOrganization(t.app);
     const other = await createSite(t.app, org.organization.id);
