@@ -30,6 +30,7 @@ import { StatsModule, StatsRollupJobsModule } from './stats/stats.module';
 import { WebhookDeliveryModule, WebhooksModule } from './webhooks/webhooks.module';
 import { AlertEvaluationModule, AlertsRoutesModule } from './alerts/alerts.module';
 import { ViewsRoutesModule } from './views/views.module';
+import { OrderWorkModule, OrdersRoutesModule } from './orders/orders.module';
 
 /** Infrastructure every process (HTTP server, worker, CLI) shares. */
 export function infrastructureModules(config: AppConfig) {
@@ -58,6 +59,7 @@ export function backgroundModules(config: AppConfig) {
     ExportWorkModule.register(config),
     WebhookDeliveryModule.register(config),
     AlertEvaluationModule.register(config),
+    OrderWorkModule.register(config),
     // The deletion worker and the retention sweep start their timers only when WORKERS=on.
     DeletionsModule,
   ];
@@ -92,6 +94,7 @@ export class AppModule {
         WebhooksModule,
         ViewsRoutesModule,
         AlertsRoutesModule,
+        OrdersRoutesModule,
         PagesRoutesModule,
         ...backgroundModules(config),
       ],

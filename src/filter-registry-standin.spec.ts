@@ -5,55 +5,55 @@ import type { ConversationFilter } from './search/filters/filter-values';
 
 /*
  * Adding a filter is one registry entry plus its SQL and clause. This spec adds a stand-in field,
- * `converted` (outcomes-v1 §3: `converted=true|false`, a boolean in JSON bodies), to the
+ * `escalated` (`escalated=true|false`, a boolean in JSON bodies; no such filter exists), to the
  * service's registry and nowhere else, then reads it through every consumer: the listing's,
  * statistics' and review samples' query parsing, JSON filters (exports, deletion jobs, views,
  * alerts), the public form, a view's combination, the cursor's text, both engines' conditions, the
  * OpenAPI parameters and the planners, which must take it as a condition no summary answers.
  */
 
-type Filter = ConversationFilter & { converted?: boolean };
+type Filter = ConversationFilter & { escalated?: boolean };
 
 jest.mock('./search/filters/filter-registry', () => {
   const actual = jest.requireActual<typeof import('./search/filters/filter-registry')>(
     './search/filters/filter-registry',
   );
-  const converted: FilterField = {
-    key: 'converted' as never,
-    example: { converted: 'true' },
+  const escalated: FilterField = {
+    key: 'escalated' as never,
+    example: { escalated: 'true' },
     params: {
-      converted: {
+      escalated: {
         parse: (v: string) =>
           v === 'true' ? true : v === 'false' ? false : new ParamFault('must be true or false.'),
         json: 'boolean',
         doc: {
-          description: 'At least one order credited to the conversation has net > 0.',
+          description: 'The conversation was handed to a person.',
           schema: { type: 'boolean' },
         },
       },
     },
-    read: (v) => v.converted as never,
-    isSet: (f) => (f as Filter).converted !== undefined,
-    canonical: (f) => (f as Filter).converted,
-    publicForm: (f) => ((f as Filter).converted !== undefined ? { converted: (f as Filter).converted } : {}),
+    read: (v) => v.escalated as never,
+    isSet: (f) => (f as Filter).escalated !== undefined,
+    canonical: (f) => (f as Filter).escalated,
+    publicForm: (f) => ((f as Filter).escalated !== undefined ? { escalated: (f as Filter).escalated } : {}),
     combine: {
       conflicts: (a, b) =>
-        (a as Filter).converted !== undefined && (b as Filter).converted !== undefined ? ['converted'] : [],
-      merge: (a, b) => ((b as Filter).converted ?? (a as Filter).converted) as never,
+        (a as Filter).escalated !== undefined && (b as Filter).escalated !== undefined ? ['escalated'] : [],
+      merge: (a, b) => ((b as Filter).escalated ?? (a as Filter).escalated) as never,
     },
     answeredBy: {},
     sql: {
       rows: (f, p) =>
-        (f as Filter).converted !== undefined ? [`converted = ${p.add((f as Filter).converted)}`] : [],
+        (f as Filter).escalated !== undefined ? [`escalated = ${p.add((f as Filter).escalated)}`] : [],
     },
     openSearch: (f) => ({
-      filter: (f as Filter).converted !== undefined ? [{ term: { converted: (f as Filter).converted } }] : [],
+      filter: (f as Filter).escalated !== undefined ? [{ term: { escalated: (f as Filter).escalated } }] : [],
       mustNot: [],
     }),
   };
   return {
     ...actual,
-    ...actual.registryExports(new actual.FilterRegistry([...actual.FILTER_FIELDS, converted])),
+    ...actual.registryExports(new actual.FilterRegistry([...actual.FILTER_FIELDS, escalated])),
   };
 });
 
@@ -88,52 +88,52 @@ const { complementCells } =
 const { facetOf } = require('./alerts/evaluation-plan') as typeof import('./alerts/evaluation-plan');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-const converted = (filter: ConversationFilter) => (filter as Filter).converted;
+const escalated = (filter: ConversationFilter) => (filter as Filter).escalated;
 
-describe('a field added to the registry alone reaches every consumer (stand-in: converted)', () => {
+describe('a field added to the registry alone reaches every consumer (stand-in: escalated)', () => {
   it('the listing, statistics and review samples parse it from the query string, and refuse a bad value naming it', () => {
-    expect(converted(parseListingQuery({ converted: 'true' }).filter)).toBe(true);
-    expect(converted(parseStatsRequest({ converted: 'false' }, new Date()).filter)).toBe(false);
-    expect(converted(parseReviewSampleQuery({ converted: 'true', size: '5', seed: 'a' }).filter)).toBe(true);
-    expect(() => parseListingQuery({ converted: 'yes' })).toThrow(
+    expect(escalated(parseListingQuery({ escalated: 'true' }).filter)).toBe(true);
+    expect(escalated(parseStatsRequest({ escalated: 'false' }, new Date()).filter)).toBe(false);
+    expect(escalated(parseReviewSampleQuery({ escalated: 'true', size: '5', seed: 'a' }).filter)).toBe(true);
+    expect(() => parseListingQuery({ escalated: 'yes' })).toThrow(
       expect.objectContaining({ code: 'invalid_request' }) as unknown as Error,
     );
   });
 
   it('JSON filters take it as a boolean, point at it when it is not, and the public form gives it back', () => {
-    const filter = parseFilterObject({ converted: true, channel: 'web' });
-    expect(converted(filter)).toBe(true);
-    expect(publicFilters(filter)).toEqual({ channel: 'web', converted: true });
-    expect(() => parseFilterObject({ converted: 'true' })).toThrow(
+    const filter = parseFilterObject({ escalated: true, channel: 'web' });
+    expect(escalated(filter)).toBe(true);
+    expect(publicFilters(filter)).toEqual({ channel: 'web', escalated: true });
+    expect(() => parseFilterObject({ escalated: 'true' })).toThrow(
       expect.objectContaining({ code: 'invalid_request' }) as unknown as Error,
     );
   });
 
   it('is part of the cursor, and single-valued in a view combination', () => {
-    const filter = { ...emptyFilter(), converted: true } as Filter;
+    const filter = { ...emptyFilter(), escalated: true } as Filter;
     expect(canonicalFilterText(filter)).not.toBe(canonicalFilterText(emptyFilter()));
-    expect(converted(combineWithView({ id: 'view_a', filter }, emptyFilter()).filter)).toBe(true);
+    expect(escalated(combineWithView({ id: 'view_a', filter }, emptyFilter()).filter)).toBe(true);
     expect(() => combineWithView({ id: 'view_a', filter }, filter)).toThrow(
       expect.objectContaining({ code: 'invalid_filter' }) as unknown as Error,
     );
   });
 
   it('both engines render its condition, in both Postgres plan forms', () => {
-    const filter = { ...emptyFilter(), converted: true } as Filter;
+    const filter = { ...emptyFilter(), escalated: true } as Filter;
     for (const forIndex of [false, true]) {
       const sql = buildFilterSql('site_x', filter, undefined, { forIndex });
-      expect(whereAll(sql)).toMatch(/converted = \$\d+/);
+      expect(whereAll(sql)).toMatch(/escalated = \$\d+/);
       expect(sql.params.values).toContain(true);
     }
-    expect(buildFilterQuery('site_x', filter).bool.filter).toContainEqual({ term: { converted: true } });
+    expect(buildFilterQuery('site_x', filter).bool.filter).toContainEqual({ term: { escalated: true } });
   });
 
   it('the OpenAPI document lists it', () => {
-    expect(FILTER_PARAM_DOCS).toHaveProperty('converted.schema.type', 'boolean');
+    expect(FILTER_PARAM_DOCS).toHaveProperty('escalated.schema.type', 'boolean');
   });
 
   it('the planners take it as a condition no summary answers', () => {
-    const alone = { ...emptyFilter(), converted: true } as Filter;
+    const alone = { ...emptyFilter(), escalated: true } as Filter;
     const withChannel = { ...alone, channel: 'web' } as Filter;
     expect(isNarrowed(alone)).toBe(true);
     expect(statsStrategy(withChannel, { series: false, useRollups: true })).toBe('scan');

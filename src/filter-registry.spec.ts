@@ -33,6 +33,7 @@ const KEYS: Record<FilterKey, true> = {
   labelStatus: true,
   reviewStatus: true,
   text: true,
+  converted: true,
 };
 
 /** A field's example, parsed as a query string and built; throws on any fault. */

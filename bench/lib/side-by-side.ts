@@ -49,6 +49,7 @@ export function serviceEnvironment(
     DATABASE_URL: o.databaseUrl,
     CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
     WEBHOOK_SECRET_KEY: 'bench-webhook-secret-0123456789abcdef0123456789',
+    VISITOR_ID_KEY: 'bench-visitor-id-key-0123456789abcdef0123456789',
     REDIS_KEY_PREFIX: o.redisPrefix,
     RATE_LIMIT_IP_MAX: '100000000',
     RATE_LIMIT_KEY_MAX: '100000000',

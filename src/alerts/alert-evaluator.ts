@@ -124,12 +124,12 @@ export class AlertEvaluator {
     const steady: AlertOutcomeRow[] = [];
     const changes: Array<AlertOutcomeRow & { previous: AlertState }> = [];
     let failed = 0;
-    for (const { alert, matching, all } of plan.alerts) {
-      if (!matching.measure || (all && !all.measure)) {
+    for (const { alert, matching, all, converted } of plan.alerts) {
+      if (!matching.measure || (all && !all.measure) || (converted && !converted.measure)) {
         failed++;
         continue;
       }
-      const outcome = decideAlert(alert, matching.measure, all?.measure);
+      const outcome = decideAlert(alert, matching.measure, all?.measure, converted?.measure);
       const row = {
         id: alert.id,
         version: alert.version,

@@ -38,6 +38,31 @@ describe('alert values over the window (workflows-v1 §4)', () => {
     });
   });
 
+  it('conversion (outcomes-v1 §3) is the share of matching conversations that converted; fewer than minConversations matching → insufficient_data', () => {
+    const alert = { ...base, metric: 'conversion' as const, threshold: 0.1, comparison: 'below' as const };
+    expect(decideAlert(alert, { total: 40, scores: {} }, undefined, { total: 2, scores: {} })).toEqual({
+      state: 'firing',
+      value: 0.05,
+    });
+    expect(decideAlert(alert, { total: 40, scores: {} }, undefined, { total: 8, scores: {} })).toEqual({
+      state: 'ok',
+      value: 0.2,
+    });
+    expect(decideAlert(alert, { total: 19, scores: {} }, undefined, { total: 1, scores: {} })).toEqual({
+      state: 'insufficient_data',
+      value: 1 / 19,
+    });
+    // A filter with converted=false plans no converted request: none of its matches converted.
+    expect(decideAlert(alert, { total: 40, scores: {} }, undefined, undefined)).toEqual({
+      state: 'firing',
+      value: 0,
+    });
+    expect(decideAlert({ ...alert, minConversations: 0 }, { total: 0, scores: {} }, undefined)).toEqual({
+      state: 'insufficient_data',
+      value: null,
+    });
+  });
+
   it('mean is over the matching conversations with the score; fewer than minConversations with it → insufficient_data', () => {
     const alert = {
       ...base,

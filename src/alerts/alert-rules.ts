@@ -32,14 +32,16 @@ export function windowFilter(filter: ConversationFilter, window: AlertWindow, no
  * The state and value of an alert from the measures of its window (workflows-v1 §4): `count` is
  * the number matching; `share` matching ÷ all the site's conversations in the window; `mean` the
  * mean of `score` over matching conversations that have it. Fewer than `minConversations` in the
- * denominator (share) or with the score (mean) → insufficient_data, the value still given when it
- * exists; a count alert never is. Otherwise firing when the value is strictly above (below) the
- * threshold, else ok.
+ * denominator (share, conversion) or with the score (mean) → insufficient_data, the value still
+ * given when it exists; a count alert never is. `conversion` (outcomes-v1 §3) is the share of
+ * matching conversations that converted: `converted` is the measure of the matching ones that did.
+ * Otherwise firing when the value is strictly above (below) the threshold, else ok.
  */
 export function decideAlert(
   alert: Pick<AlertDefinition, 'metric' | 'score' | 'comparison' | 'threshold' | 'minConversations'>,
   matching: WindowMeasure,
   all: WindowMeasure | undefined,
+  converted?: WindowMeasure,
 ): AlertOutcome {
   let value: number | null;
   let sample: number;
@@ -52,6 +54,11 @@ export function decideAlert(
       const denominator = all?.total ?? 0;
       value = denominator > 0 ? matching.total / denominator : null;
       sample = denominator;
+      break;
+    }
+    case 'conversion': {
+      value = matching.total > 0 ? (converted?.total ?? 0) / matching.total : null;
+      sample = matching.total;
       break;
     }
     case 'mean': {

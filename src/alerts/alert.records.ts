@@ -4,7 +4,7 @@ import type { ConversationFilter } from '../search/listing/conversation-filter';
 /** At most this many alerts per site (workflows-v1 §4): 409 conflict beyond. */
 export const MAX_ALERTS_PER_SITE = 100;
 
-export const ALERT_METRICS = ['count', 'share', 'mean'] as const;
+export const ALERT_METRICS = ['count', 'share', 'mean', 'conversion'] as const;
 export const ALERT_WINDOWS = ['15m', '1h', '6h', '24h'] as const;
 export const ALERT_COMPARISONS = ['above', 'below'] as const;
 export const ALERT_STATES = ['ok', 'firing', 'insufficient_data'] as const;

@@ -139,3 +139,26 @@ describe('readFacet: a listed value’s count; 0 when unlisted and nothing is in
     expect(readFacet({ total: 1, asOf: now }, 'channel', 'web')).toBeUndefined();
   });
 });
+
+describe('planEvaluation of a conversion alert: the matching conversations and those of them that converted', () => {
+  it('requests the filter and the filter with converted=true; none when the filter has converted=false', () => {
+    const plan = planEvaluation(
+      [
+        alert({ filter: filter({ channel: 'web' }), metric: 'conversion', threshold: 0.1 }),
+        alert({
+          siteId: 'site_2',
+          filter: filter({ converted: false }),
+          metric: 'conversion',
+          threshold: 0.1,
+        }),
+      ],
+      now,
+      true,
+    );
+    const [web, unconverted] = plan.alerts;
+    expect(web.converted?.filter).toMatchObject({ channel: 'web', converted: true });
+    expect(web.matching.filter).toMatchObject({ channel: 'web' });
+    expect(web.matching.filter.converted).toBeUndefined();
+    expect(unconverted.converted).toBeUndefined();
+  });
+});

@@ -28,11 +28,16 @@ export interface StatsRequestGroup {
   measure?: WindowMeasure;
 }
 
-/** An alert and the groups whose measures decide it (`all`: the share's denominator). */
+/**
+ * An alert and the groups whose measures decide it (`all`: the share's denominator; `converted`:
+ * the matching conversations that converted, for a conversion alert whose filter does not
+ * already exclude them).
+ */
 export interface PlannedAlert {
   alert: AlertRecord;
   matching: StatsRequestGroup;
   all?: StatsRequestGroup;
+  converted?: StatsRequestGroup;
 }
 
 export interface EvaluationPlan {
@@ -76,7 +81,12 @@ export function planEvaluation(alerts: AlertRecord[], now: Date, viaFacets: bool
       alert.metric === 'share'
         ? groupOf(alert.siteId, windowFilter(emptyFilter(), alert.window, now))
         : undefined;
-    return { alert, matching, all };
+    // converted=false in the filter: none of the matching converted (no request needed).
+    const converted =
+      alert.metric === 'conversion' && alert.filter.converted !== false
+        ? groupOf(alert.siteId, windowFilter({ ...alert.filter, converted: true }, alert.window, now))
+        : undefined;
+    return { alert, matching, all, converted };
   });
   if (viaFacets) {
     for (const { alert, matching } of planned) {

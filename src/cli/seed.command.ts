@@ -29,8 +29,8 @@ function seedText(value: string): string {
 }
 
 /**
- * `seed --site ID --conversations N [--days D] [--labeled-share F] [--random-seed S]`: synthetic
- * conversations.
+ * `seed --site ID --conversations N [--days D] [--labeled-share F] [--orders-share F] [--random-seed S]`:
+ * synthetic conversations, and orders with `--orders-share`.
  */
 export function addSeedCommand(program: Command, run: (action: CliRun) => Promise<void>): void {
   program
@@ -43,6 +43,12 @@ export function addSeedCommand(program: Command, run: (action: CliRun) => Promis
     .option('--days <d>', 'spread creation times over the last D days', days, 90)
     .option('--labeled-share <f>', 'share of labeled conversations (0 to 1)', share, 0.8)
     .option(
+      '--orders-share <f>',
+      'share of conversations that lead to an order (0 to 1), with visitors and the rest of the store’s orders (docs/outcomes.md)',
+      share,
+      0,
+    )
+    .option(
       '--random-seed <text>',
       'seed of the generated texts and draws: the same seed and options write the same titles and transcripts',
       seedText,
@@ -54,6 +60,7 @@ export function addSeedCommand(program: Command, run: (action: CliRun) => Promis
         conversations: number;
         days: number;
         labeledShare: number;
+        ordersShare: number;
         randomSeed: string;
       }) =>
         run(async (app) => {
@@ -73,6 +80,7 @@ export function addSeedCommand(program: Command, run: (action: CliRun) => Promis
             conversations: opts.conversations,
             days: opts.days,
             labeledShare: opts.labeledShare,
+            ordersShare: opts.ordersShare,
             randomSeed: opts.randomSeed,
             progress: (written) => process.stderr.write(`seeded ${written}/${opts.conversations}\n`),
           });

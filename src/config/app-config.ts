@@ -52,6 +52,11 @@ export abstract class AppConfig {
   abstract readonly webhooks: WebhookSettings;
   /** Alert evaluation on the workers (src/alerts/). */
   abstract readonly alerts: { readonly evaluationIntervalSeconds: number };
+  /** Orders' attribution (src/orders/): the visitor id hash key, the window sweep's interval. */
+  abstract readonly attribution: {
+    readonly visitorIdKey: string;
+    readonly sweepIntervalSeconds: number;
+  };
   /** Retention sweeps on the workers (src/deletions/). */
   abstract readonly retention: { readonly sweepIntervalSeconds: number };
   abstract readonly workers: boolean;

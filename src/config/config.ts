@@ -13,6 +13,7 @@ export class ConfigError extends Error {
 
 const DEV_CURSOR_SECRET = 'development-only-cursor-secret-do-not-use-in-production';
 const DEV_WEBHOOK_SECRET_KEY = 'development-only-webhook-secret-key-do-not-use-in-production';
+const DEV_VISITOR_ID_KEY = 'development-only-visitor-id-key-do-not-use-in-production';
 
 function parseTrustProxy(raw: string): false | number | string[] | undefined {
   const value = raw.trim();
@@ -35,7 +36,13 @@ function parseTrustProxy(raw: string): false | number | string[] | undefined {
 }
 
 /** Variables whose values are never echoed, even in a boot error. */
-const SECRETS = new Set(['CURSOR_SECRET', 'CURSOR_SECRET_PREVIOUS', 'METRICS_TOKEN', 'WEBHOOK_SECRET_KEY']);
+const SECRETS = new Set([
+  'CURSOR_SECRET',
+  'CURSOR_SECRET_PREVIOUS',
+  'METRICS_TOKEN',
+  'WEBHOOK_SECRET_KEY',
+  'VISITOR_ID_KEY',
+]);
 
 function describe(errors: ValidationError[]): string[] {
   return errors.map(
@@ -71,6 +78,7 @@ export function loadConfig(
     'EXPORT_S3_REGION',
     'METRICS_TOKEN',
     'WEBHOOK_SECRET_KEY',
+    'VISITOR_ID_KEY',
   ]) {
     const value = source[key];
     if (value !== undefined && value !== '') raw[key] = value;
@@ -92,6 +100,8 @@ export function loadConfig(
     problems.push(
       'WEBHOOK_SECRET_KEY: is required when NODE_ENV=production (it encrypts webhook secrets at rest)',
     );
+  if (production && !env.VISITOR_ID_KEY)
+    problems.push('VISITOR_ID_KEY: is required when NODE_ENV=production (it keys the visitor id hash)');
   if (production && env.WEBHOOK_ALLOW_HTTP)
     problems.push('WEBHOOK_ALLOW_HTTP: must not be true when NODE_ENV=production');
   if (production && env.WEBHOOK_ALLOW_LOOPBACK)
@@ -120,6 +130,9 @@ export function loadConfig(
   }
   if (!env.WEBHOOK_SECRET_KEY && env.NODE_ENV === 'development') {
     warn('WEBHOOK_SECRET_KEY is not set: webhook secrets are encrypted with a development-only key.');
+  }
+  if (!env.VISITOR_ID_KEY && env.NODE_ENV === 'development') {
+    warn('VISITOR_ID_KEY is not set: visitor ids are hashed with a development-only key.');
   }
   const cursorSecrets = [env.CURSOR_SECRET ?? DEV_CURSOR_SECRET, env.CURSOR_SECRET_PREVIOUS].filter(
     (s): s is string => Boolean(s),
@@ -205,6 +218,10 @@ export function loadConfig(
       concurrencyPerEndpoint: env.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
     }),
     alerts: Object.freeze({ evaluationIntervalSeconds: env.ALERT_EVALUATION_INTERVAL_SECONDS }),
+    attribution: Object.freeze({
+      visitorIdKey: env.VISITOR_ID_KEY ?? DEV_VISITOR_ID_KEY,
+      sweepIntervalSeconds: env.ATTRIBUTION_SWEEP_INTERVAL_SECONDS,
+    }),
     retention: Object.freeze({ sweepIntervalSeconds: env.RETENTION_SWEEP_INTERVAL_SECONDS }),
     workers: env.WORKERS === 'on',
     httpProcesses: env.HTTP_PROCESSES,

@@ -252,6 +252,18 @@ export class EnvDto {
   @OptionalSecret()
   WEBHOOK_SECRET_KEY?: string;
 
+  /**
+   * Key of the visitor id hash (HMAC-SHA-256): conversations and orders store only the hash of
+   * the `visitorId` they are given (outcomes-v1 §1). Required in production; elsewhere a
+   * development-only key is used. Changing it detaches every stored visitor id from new ones.
+   */
+  @OptionalSecret()
+  VISITOR_ID_KEY?: string;
+
+  /** How often the workers re-credit the orders of sites whose attribution window changed (outcomes-v1 §2; 1 for tests). */
+  @IntSetting({ min: 1, max: 600 })
+  ATTRIBUTION_SWEEP_INTERVAL_SECONDS: number = 600;
+
   /** Webhook URLs may be plain http:// (refused in production). */
   @FlagSetting()
   WEBHOOK_ALLOW_HTTP: boolean = false;

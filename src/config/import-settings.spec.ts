@@ -7,8 +7,12 @@ describe('IMPORT_ALLOW_LOOPBACK: test-only, off by default, refused in productio
   it('is off by default', () => {
     expect(loadConfig({ NODE_ENV: 'development' }).importAllowLoopback).toBe(false);
     expect(
-      loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: SECRET, WEBHOOK_SECRET_KEY: SECRET })
-        .importAllowLoopback,
+      loadConfig({
+        NODE_ENV: 'production',
+        CURSOR_SECRET: SECRET,
+        WEBHOOK_SECRET_KEY: SECRET,
+        VISITOR_ID_KEY: SECRET,
+      }).importAllowLoopback,
     ).toBe(false);
   });
 
@@ -18,6 +22,7 @@ describe('IMPORT_ALLOW_LOOPBACK: test-only, off by default, refused in productio
         NODE_ENV: 'production',
         CURSOR_SECRET: SECRET,
         WEBHOOK_SECRET_KEY: SECRET,
+        VISITOR_ID_KEY: SECRET,
         IMPORT_ALLOW_LOOPBACK: 'true',
       }),
     ).toThrow(ConfigError);
@@ -26,6 +31,7 @@ describe('IMPORT_ALLOW_LOOPBACK: test-only, off by default, refused in productio
         NODE_ENV: 'production',
         CURSOR_SECRET: SECRET,
         WEBHOOK_SECRET_KEY: SECRET,
+        VISITOR_ID_KEY: SECRET,
         IMPORT_ALLOW_LOOPBACK: '1',
       }),
     ).toThrow(/IMPORT_ALLOW_LOOPBACK/);

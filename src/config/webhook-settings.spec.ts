@@ -1,7 +1,12 @@
 import { loadConfig } from './config';
 
 const SECRET = 'a-production-secret-of-sufficient-length-0123';
-const production = { NODE_ENV: 'production', CURSOR_SECRET: SECRET, WEBHOOK_SECRET_KEY: SECRET };
+const production = {
+  NODE_ENV: 'production',
+  CURSOR_SECRET: SECRET,
+  WEBHOOK_SECRET_KEY: SECRET,
+  VISITOR_ID_KEY: SECRET,
+};
 
 describe('webhook settings: WEBHOOK_SECRET_KEY required in production, test-only settings refused there', () => {
   it('has the spec defaults: 10 s per attempt, https only, no loopback, the production schedule', () => {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { newId } from '../common/ids/ids';
+import { OrderAttribution } from '../orders/order-attribution';
 
 /** A conversation deleted: what its `conversation.deleted` event names. */
 export interface RemovedConversation {
@@ -12,6 +13,8 @@ export interface RemovedConversation {
 /** The set-based deletion of conversations, for the single DELETE and the deletion jobs. */
 @Injectable()
 export class ConversationRemovalRepository {
+  constructor(private readonly attribution: OrderAttribution) {}
+
   /**
    * Deletes conversations of one site and appends a `conversation.deleted` event for each, in the
    * caller's transaction (the single DELETE, a deletion job's batch), set-based: three statements
@@ -29,6 +32,9 @@ export class ConversationRemovalRepository {
    *    title postings and the search outbox follow by statement-level triggers in the same
    *    transaction (migrations AppendOnlyStatsRollups, SetBasedDeletion).
    *
+   * 4. The orders credited to them are credited again (outcomes-v1 §6: the next candidate takes
+   *    each, or none), their attribution keys locked before any conversation row (OrderAttribution).
+   *
    * `updatedBefore` (retention) keeps a conversation that had activity since its cutoff.
    * Conversations already gone are skipped: the answer lists only those this call deleted.
    */
@@ -39,6 +45,7 @@ export class ConversationRemovalRepository {
     options: { organizationId?: string; updatedBefore?: Date | null } = {},
   ): Promise<RemovedConversation[]> {
     if (ids.length === 0) return [];
+    await this.attribution.lock(manager, await this.attribution.keysForConversations(manager, siteId, ids));
     const locked: Array<{ id: string }> = await manager.query(
       `SELECT id FROM conversations
        WHERE id = ANY($1::text[]) AND site_id = $2
@@ -77,6 +84,11 @@ export class ConversationRemovalRepository {
        FROM numbered
        RETURNING object->>'id' AS id, organization_id AS "organizationId"`,
       [lockedIds, siteId, eventIds],
+    );
+    await this.attribution.conversationsRemoved(
+      manager,
+      siteId,
+      rows.map((row) => row.id),
     );
     return rows.map((row) => ({ id: row.id, siteId, organizationId: row.organizationId }));
   }

@@ -103,8 +103,20 @@ export function presentMetadata(c: ConversationRecord): Record<string, unknown> 
 }
 
 /** The single conversation: all fields plus the transcript (oldest first) and metadata. */
-export function presentConversationDetail(c: ConversationRecord, messages: MessageRecord[]) {
-  return { ...presentConversation(c), messages: messages.map(presentMessage), metadata: presentMetadata(c) };
+export function presentConversationDetail(
+  c: ConversationRecord,
+  messages: MessageRecord[],
+  outcome: { orders: number; revenue: Array<{ currency: string; net: number }> },
+) {
+  return {
+    ...presentConversation(c),
+    messages: messages.map(presentMessage),
+    metadata: presentMetadata(c),
+    outcome: {
+      orders: outcome.orders,
+      revenue: outcome.revenue.map((r) => ({ currency: r.currency, net: r.net })),
+    },
+  };
 }
 
 /** A label review (workflows-v1 §2): `changes` against the judge's record it reviewed. */

@@ -75,8 +75,11 @@ export class ConversationsController {
     @ValidBody() body: CreateConversationDto,
   ) {
     // The same representation as GET of the conversation (messages and metadata included).
-    const { conversation, messages } = await this.conversations.create(recording(actor, siteId, actor), body);
-    return { data: presentConversationDetail(conversation, messages) };
+    const { conversation, messages, outcome } = await this.conversations.create(
+      recording(actor, siteId, actor),
+      body,
+    );
+    return { data: presentConversationDetail(conversation, messages, outcome) };
   }
 
   @GetOneRoute({
@@ -85,8 +88,8 @@ export class ConversationsController {
     schema: ConversationDetailSchema,
   })
   async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
-    const { conversation, messages } = await this.conversations.get(auth.organizationId, siteId, id);
-    return { data: presentConversationDetail(conversation, messages) };
+    const { conversation, messages, outcome } = await this.conversations.get(auth.organizationId, siteId, id);
+    return { data: presentConversationDetail(conversation, messages, outcome) };
   }
 
   @GetOneRoute({
@@ -141,8 +144,8 @@ export class ConversationsController {
     @ValidBody() body: RedactConversationDto,
   ) {
     const request = redactionRequest(body);
-    const { conversation, messages } = await this.conversations.redact(actor, siteId, id, request);
-    return { data: presentConversationDetail(conversation, messages) };
+    const { conversation, messages, outcome } = await this.conversations.redact(actor, siteId, id, request);
+    return { data: presentConversationDetail(conversation, messages, outcome) };
   }
 
   @Post(':id/messages')

@@ -5,6 +5,7 @@ import { SearchModule } from '../search/search.module';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
 import { AuditModule } from '../audit/audit-log';
+import { AttributionModule } from '../orders/orders.module';
 import { ConversationEventsModule } from './conversation-events.module';
 import { ConversationLifecycle } from './conversation-lifecycle';
 import { ConversationRemovalModule } from './conversation-removal.module';
@@ -30,6 +31,7 @@ import { TranscriptTextsRepository } from './transcript-texts.repository';
     SeedModule,
     AuditModule,
     ConversationRemovalModule,
+    AttributionModule,
   ],
   controllers: [ConversationsController],
   providers: [

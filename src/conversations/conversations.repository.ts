@@ -34,6 +34,8 @@ export interface NewConversation extends Pick<
   metadata: object | null;
   impressions: number;
   clicks: number;
+  /** The keyed hash of the visitor id (VisitorIdHasher), when one was recorded. */
+  visitorHash?: Buffer | null;
 }
 
 export interface NewMessage extends Pick<MessageRecord, 'id' | 'createdAt' | 'rating' | 'blocks'> {
@@ -59,8 +61,8 @@ export class ConversationsRepository {
     const insert = `
       INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
         agent_version_id, entry_widget, has_page_context, page_type, page_product_id, page_category_name, page_url, metadata,
-        created_at, updated_at, impressions, clicks)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19, $20)`;
+        created_at, updated_at, impressions, clicks, visitor_hash)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19, $20, $21)`;
     await manager.query(
       options.transcript === false
         ? insert
@@ -88,6 +90,7 @@ export class ConversationsRepository {
         c.createdAt,
         c.impressions,
         c.clicks,
+        c.visitorHash ?? null,
       ],
     );
   }

@@ -26,6 +26,22 @@ import { redactBlocks } from '../redaction/transcript-redaction';
 import { AuditLog } from '../audit/audit-log';
 import { auditOf, type WriteActor } from '../audit/write-actor';
 import { ConversationLifecycle } from './conversation-lifecycle';
+import { OrderAttribution } from '../orders/order-attribution';
+import { OrdersRepository } from '../orders/orders.repository';
+import { VisitorIdHasher } from '../orders/visitor-id';
+
+/** What the single conversation shows of the orders credited to it (outcomes-v1 §3). */
+export interface ConversationOutcome {
+  orders: number;
+  revenue: Array<{ currency: string; net: number }>;
+}
+
+/** One conversation as GET answers it: the row, its messages, its outcome. */
+export interface ConversationDetail {
+  conversation: ConversationRecord;
+  messages: MessageRecord[];
+  outcome: ConversationOutcome;
+}
 
 /** Who records, where. */
 export interface RecordingRequest {
@@ -50,17 +66,20 @@ export class ConversationsService {
     private readonly dataSource: DataSource,
     private readonly lifecycle: ConversationLifecycle,
     private readonly audit: AuditLog,
+    private readonly attribution: OrderAttribution,
+    private readonly visitors: VisitorIdHasher,
+    private readonly orders: OrdersRepository,
   ) {}
 
   // ---- Reading ----------------------------------------------------------------------------
 
-  async get(
-    organizationId: string,
-    siteId: string,
-    id: string,
-  ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
+  async get(organizationId: string, siteId: string, id: string): Promise<ConversationDetail> {
     const conversation = await this.owned(organizationId, siteId, id);
-    return { conversation, messages: await this.conversations.messages(conversation.id) };
+    return {
+      conversation,
+      messages: await this.conversations.messages(conversation.id),
+      outcome: await this.orders.outcomeOf(conversation.id),
+    };
   }
 
   async labelRecord(
@@ -84,12 +103,15 @@ export class ConversationsService {
   // Each write runs in IdempotentTransaction: under an Idempotency-Key, the transaction that
   // holds the key, so every query goes through its manager.
 
-  /** The recorded conversation with its messages: the create answers what GET shows. */
-  async create(
-    req: RecordingRequest,
-    dto: CreateConversationDto,
-  ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
+  /**
+   * The recorded conversation with its messages: the create answers what GET shows. The orders
+   * it can be credited with (its visitor's, placed since) are credited again in its transaction.
+   */
+  async create(req: RecordingRequest, dto: CreateConversationDto): Promise<ConversationDetail> {
+    const visitorHash = dto.visitorId === undefined ? null : this.visitors.hash(dto.visitorId);
     return this.transaction.run(async (manager) => {
+      if (visitorHash)
+        await this.attribution.lock(manager, [this.attribution.visitorKey(req.siteId, visitorHash)]);
       const { redactionPatterns } = await this.sites.recordingSettings(
         req.organizationId,
         req.siteId,
@@ -128,6 +150,7 @@ export class ConversationsService {
           createdAt,
           impressions: dto.productEngagement?.impressions ?? 0,
           clicks: dto.productEngagement?.clicks ?? 0,
+          visitorHash,
         },
         manager,
         // Appending the messages writes the whole transcript.
@@ -144,9 +167,11 @@ export class ConversationsService {
         manager,
       );
       await this.events.append(manager, 'conversation.created', id);
+      if (visitorHash) await this.attribution.conversationChanged(manager, req.siteId, id);
       return {
         conversation: await this.reload(req, id, manager),
         messages: await this.conversations.messages(id, manager),
+        outcome: await this.orders.outcomeOf(id, manager),
       };
     });
   }
@@ -157,7 +182,7 @@ export class ConversationsService {
     id: string,
     dto: AppendMessagesDto,
   ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
-    return this.writeToOwned(req, id, async (manager, redactionPatterns) => {
+    return this.writeToOwned(req, id, { attribution: true }, async (manager, redactionPatterns) => {
       const written = redactAtWrite(toNewMessages(dto.messages, new Date()), redactionPatterns);
       const messages = written.all;
       await this.conversations.appendMessages(id, messages, manager);
@@ -165,6 +190,8 @@ export class ConversationsService {
       await this.auditRedactionAtWrite(req, id, redactionPatterns, written.redacted, false, manager);
       if (messages.length > 0) await this.labels.returnToPending(manager, id);
       if (messages.length > 0) await this.events.append(manager, 'conversation.updated', id);
+      // Its last activity and its product cards moved: the orders it could be credited with.
+      if (messages.length > 0) await this.attribution.conversationChanged(manager, req.siteId, id);
       const conversation = await this.reload(req, id, manager);
       const byId = new Set(messages.map((m) => m.id));
       const appended = (await this.conversations.messages(id, manager)).filter((m) => byId.has(m.id));
@@ -179,7 +206,7 @@ export class ConversationsService {
     messageId: string,
     dto: RateMessageDto,
   ): Promise<MessageRecord> {
-    return this.writeToOwned(req, id, async (manager) => {
+    return this.writeToOwned(req, id, {}, async (manager) => {
       const message = isId('msg', messageId)
         ? await this.conversations.findMessage(id, messageId, manager)
         : undefined;
@@ -195,7 +222,7 @@ export class ConversationsService {
   }
 
   async addEngagement(req: RecordingRequest, id: string, dto: EngagementDto): Promise<ConversationRecord> {
-    return this.writeToOwned(req, id, async (manager) => {
+    return this.writeToOwned(req, id, {}, async (manager) => {
       if (dto.impressions > 0 || dto.clicks > 0) {
         await this.conversations.addEngagement(id, dto.impressions, dto.clicks, new Date(), manager);
         await this.labels.returnToPending(manager, id);
@@ -242,11 +269,14 @@ export class ConversationsService {
 
   /**
    * Runs `write` in the recording transaction on the site's conversation, locked (404 when
-   * absent), with the site's write-time redaction patterns.
+   * absent), with the site's write-time redaction patterns. With `attribution`, the write can
+   * move orders' credit: their attribution keys are locked first, before the conversation's row
+   * (OrderAttribution's lock order).
    */
   private writeToOwned<T>(
     req: RecordingRequest,
     id: string,
+    options: { attribution?: boolean },
     write: (manager: EntityManager, redactionPatterns: RedactionPattern[]) => Promise<T>,
   ): Promise<T> {
     return this.transaction.run(async (manager) => {
@@ -255,6 +285,11 @@ export class ConversationsService {
         req.siteId,
         manager,
       );
+      if (options.attribution && isId('conv', id))
+        await this.attribution.lock(
+          manager,
+          await this.attribution.keysForConversations(manager, req.siteId, [id]),
+        );
       await this.find(req, id, manager, true);
       return write(manager, redactionPatterns);
     });
@@ -267,14 +302,15 @@ export class ConversationsService {
     return this.lifecycle.delete(actor, siteId, id);
   }
 
-  /** Redacts the conversation; returns it as GET shows it. */
-  redact(
+  /** Redacts the conversation (its orders untouched); returns it as GET shows it. */
+  async redact(
     actor: WriteActor,
     siteId: string,
     id: string,
     request: RedactionRequest,
-  ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
-    return this.lifecycle.redact(actor, siteId, id, request);
+  ): Promise<ConversationDetail> {
+    const redacted = await this.lifecycle.redact(actor, siteId, id, request);
+    return { ...redacted, outcome: await this.orders.outcomeOf(id) };
   }
 
   private async owned(organizationId: string, siteId: string, id: string): Promise<ConversationRecord> {

@@ -1,5 +1,5 @@
 /**
- * Every type of event the feed carries (analytics-v1 §3, workflows-v1 §4), in the order the docs
+ * Every type of event the feed carries (analytics-v1 §3, workflows-v1 §4, outcomes-v1 §2), in the order the docs
  * list them.
  */
 export const EVENT_TYPES = [
@@ -17,6 +17,9 @@ export const EVENT_TYPES = [
   'alert.firing',
   'alert.resolved',
   'alert.insufficient_data',
+  'order.attributed',
+  'order.unattributed',
+  'order.deleted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -122,7 +122,10 @@ function recordOf(r: RawRow): ConversationRecord {
 }
 
 /** The CSV cells of the list item, column by column (README, "CSV columns"). */
-function referenceCsvCells(c: ConversationRecord): string[] {
+function referenceCsvCells(
+  c: ConversationRecord,
+  outcome: { orders: number; revenue: Array<{ currency: string; net: number }> },
+): string[] {
   const item = presentConversation(c);
   const labeled = item.labelSummary;
   const values: Record<(typeof CSV_COLUMNS)[number], unknown> = {
@@ -155,6 +158,8 @@ function referenceCsvCells(c: ConversationRecord): string[] {
     trust: labeled?.scores.trust ?? null,
     failedCriteria: labeled ? labeled.failedCriteria : null,
     labelTokens: c.labelStatus === 'labeled' ? c.labelTokens : null,
+    orders: outcome.orders,
+    revenue: outcome.revenue.map((e) => `${e.currency}:${e.net}`).join(';'),
   };
   return CSV_COLUMNS.map((column) => csvCell(values[column]));
 }
@@ -235,6 +240,37 @@ const pgFloat = fc
 
 const nullable = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null, freq: 4 });
 
+/** The outcome column as exportSelect's subquery writes it: `<orders>|<currency>:<net>;…`. */
+const outcomeOf = fc
+  .uniqueArray(fc.stringMatching(/^[A-Z]{3}$/), { maxLength: 3 })
+  .chain((currencies) =>
+    fc.tuple(
+      fc.constant([...currencies].sort()),
+      fc.array(fc.integer({ min: 0, max: 1_000_000_000_000 }), {
+        minLength: currencies.length,
+        maxLength: currencies.length,
+      }),
+      fc.integer({ min: 0, max: 3 }),
+    ),
+  )
+  .map(([currencies, nets, extra]) => ({
+    orders: currencies.length + extra * (currencies.length ? 1 : 0),
+    revenue: currencies.map((currency, i) => ({ currency, net: nets[i] })),
+  }));
+const outcomeText = outcomeOf.map(
+  (o) => `${o.orders}|${o.revenue.map((r) => `${r.currency}:${r.net}`).join(';')}`,
+);
+/** The outcome a row's text stands for, read independently of outcomeJson. */
+const outcomeOfRow = (r: RawRow) => {
+  const [orders, revenue] = r[r.length - 1]!.split('|');
+  return {
+    orders: Number(orders),
+    revenue: revenue
+      ? revenue.split(';').map((entry) => ({ currency: entry.slice(0, 3), net: Number(entry.slice(4)) }))
+      : [],
+  };
+};
+
 const rawRow: fc.Arbitrary<RawRow> = fc
   .record({
     id: fc.stringMatching(/^conv_[a-z0-9]{1,22}$/),
@@ -274,6 +310,7 @@ const rawRow: fc.Arbitrary<RawRow> = fc
     failedCriteria: fc.array(nullable(pgText), { maxLength: 4 }).map(pgArray),
     reviewState: nullable(fc.constantFrom('current', 'outdated')),
     labelTokens: fc.array(pgText, { maxLength: 6 }).map(pgArray),
+    outcome: outcomeText,
   })
   .map((o) => Object.values(o));
 
@@ -282,7 +319,9 @@ describe("export lines are exactly the listing's representation of the same rows
     const siteIdJson = JSON.stringify(SITE_ID);
     fc.assert(
       fc.property(rawRow, (r) => {
-        expect(ndjsonLine(r, siteIdJson)).toBe(`${JSON.stringify(presentConversation(recordOf(r)))}\n`);
+        expect(ndjsonLine(r, siteIdJson)).toBe(
+          `${JSON.stringify({ ...presentConversation(recordOf(r)), outcome: outcomeOfRow(r) })}\n`,
+        );
       }),
       { numRuns: 3000 },
     );
@@ -295,7 +334,9 @@ describe("export lines are exactly the listing's representation of the same rows
     fc.assert(
       fc.property(rawRow, (r) => {
         const line = ndjsonLine(r, JSON.stringify(SITE_ID), JSON.stringify(messages));
-        expect(line).toBe(`${JSON.stringify({ ...presentConversation(recordOf(r)), messages })}\n`);
+        expect(line).toBe(
+          `${JSON.stringify({ ...presentConversation(recordOf(r)), outcome: outcomeOfRow(r), messages })}\n`,
+        );
       }),
       { numRuns: 300 },
     );
@@ -304,8 +345,9 @@ describe("export lines are exactly the listing's representation of the same rows
   it("a CSV record holds the list item's fields in the documented columns, quoted by csv-stringify", () => {
     fc.assert(
       fc.property(rawRow, (r) => {
-        expect(csvCells(r)).toEqual(referenceCsvCells(recordOf(r)));
-        expect(csvRecord(csvCells(r))).toBe(csvText([referenceCsvCells(recordOf(r))]));
+        const reference = referenceCsvCells(recordOf(r), outcomeOfRow(r));
+        expect(csvCells(r)).toEqual(reference);
+        expect(csvRecord(csvCells(r))).toBe(csvText([reference]));
       }),
       { numRuns: 3000 },
     );

@@ -52,6 +52,8 @@ export const CSV_COLUMNS = [
   'trust',
   'failedCriteria',
   'labelTokens',
+  'orders',
+  'revenue',
 ] as const;
 
 /**
@@ -61,7 +63,39 @@ export const CSV_COLUMNS = [
  * `TimeZone = 'UTC'` (another zone is still right, only slower).
  */
 export function exportSelect(format: 'ndjson' | 'csv'): string {
-  return `${LISTED_TEXT_COLUMNS}, ${format === 'csv' ? 'label_tokens' : 'NULL'}`;
+  return `${LISTED_TEXT_COLUMNS}, ${format === 'csv' ? 'label_tokens' : 'NULL'}, ${OUTCOME_COLUMN}`;
+}
+
+/** Where the outcome's text is in an export's row: after the label tokens. */
+export const OUTCOME = C.labelTokens + 1;
+
+/**
+ * The outcome of the row's conversation (outcomes-v1 §3) as one text: `<orders>|<currency>:<net>;…`
+ * over the orders credited to it that are not cancelled, currencies in byte order (ISO codes are
+ * capitals: alphabetical). One probe of orders_credited_idx per row.
+ */
+const OUTCOME_COLUMN = `(SELECT coalesce(sum(x.n), 0)::text || '|' ||
+    coalesce(string_agg(x.currency || ':' || x.net::text, ';' ORDER BY x.currency COLLATE "C"), '')
+  FROM (SELECT o.currency, count(*) AS n, sum(o.net) AS net FROM orders o
+        WHERE o.credited_conversation_id = conversations.id AND o.status <> 'cancelled'
+        GROUP BY o.currency) x)`;
+
+/** The outcome text of a row (OUTCOME) as its order count and its revenue text (`EUR:1990;USD:500`). */
+function outcomeParts(r: RawRow): { orders: string; revenue: string } {
+  const text = r[OUTCOME] ?? '0|';
+  const bar = text.indexOf('|');
+  return { orders: text.slice(0, bar), revenue: text.slice(bar + 1) };
+}
+
+/** The NDJSON `outcome` of a row: `{"orders":n,"revenue":[{"currency","net"}…]}`, as the single conversation shows it. */
+export function outcomeJson(r: RawRow): string {
+  const { orders, revenue } = outcomeParts(r);
+  const entries = revenue === '' ? [] : revenue.split(';');
+  const items = entries.map((entry) => {
+    const [currency, net] = entry.split(':');
+    return `{"currency":${JSON.stringify(currency)},"net":${Number(net)}}`;
+  });
+  return `{"orders":${Number(orders)},"revenue":[${items.join(',')}]}`;
 }
 
 /**
@@ -81,9 +115,15 @@ export function exportRowsSql(
   };
 }
 
-/** The list item of a row as one NDJSON line (JSON.stringify(presentConversation(row)) + '\n'). */
-export const ndjsonLine = (r: RawRow, siteIdJson: string, messagesJson?: string): string =>
-  `${listItemJson(r, siteIdJson, messagesJson)}\n`;
+/**
+ * The list item of a row as one NDJSON line (JSON.stringify(presentConversation(row)) + '\n'),
+ * with its `outcome` (outcomes-v1 §3) after the list item's fields, then its messages if asked.
+ */
+export const ndjsonLine = (r: RawRow, siteIdJson: string, messagesJson?: string): string => {
+  const item = listItemJson(r, siteIdJson);
+  const messages = messagesJson === undefined ? '' : `,"messages":${messagesJson}`;
+  return `${item.slice(0, -1)},"outcome":${outcomeJson(r)}${messages}}\n`;
+};
 
 /** A cell that spreadsheets would run as a formula: starts with =, +, -, @, tab or carriage return. */
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -159,5 +199,7 @@ export function csvCells(r: RawRow): string[] {
     labeled ? floatCell(r[C.trust]) : '',
     labeled ? csvCell(textArray(r[C.failedCriteria])) : '',
     labeled ? csvCell(textArray(r[C.labelTokens])) : '',
+    outcomeParts(r).orders,
+    outcomeParts(r).revenue,
   ];
 }

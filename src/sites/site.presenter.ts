@@ -27,6 +27,14 @@ export class SiteResponse {
     description: 'Days a conversation is kept after its updatedAt; null: forever.',
   })
   retentionDays!: number | null;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    maximum: 720,
+    description:
+      "Hours before an order in which a visitor's conversation may be credited with it (outcomes-v1 §2).",
+  })
+  attributionWindowHours!: number;
   @ApiProperty({ type: () => SiteRedactionResponse }) redaction!: SiteRedactionResponse;
   @ApiProperty({ example: '2026-11-20T10:00:00.000Z' }) createdAt!: string;
 }
@@ -41,6 +49,7 @@ export function presentSite(site: SiteRecord): SiteResponse {
     pageLimit: site.pageLimit,
     exclusions: site.exclusions,
     retentionDays: site.retentionDays,
+    attributionWindowHours: site.attributionWindowHours,
     redaction: { patterns: site.redactionPatterns },
     createdAt: site.createdAt.toISOString(),
   };

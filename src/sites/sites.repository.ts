@@ -15,6 +15,8 @@ export interface SiteRecord {
   exclusions: string[];
   /** Days conversations are kept after their updatedAt; null: forever. */
   retentionDays: number | null;
+  /** Hours of attribution rule 2's window (outcomes-v1 §2). */
+  attributionWindowHours: number;
   /** Patterns erased when conversations are recorded or appended to. */
   redactionPatterns: RedactionPattern[];
   createdAt: Date;
@@ -27,7 +29,8 @@ export interface RecordingSettings {
 }
 
 const COLUMNS = `id, organization_id AS "organizationId", name, origin, aliases, page_limit AS "pageLimit",
-  exclusions, retention_days AS "retentionDays", redaction_patterns AS "redactionPatterns", created_at AS "createdAt"`;
+  exclusions, retention_days AS "retentionDays",
+  attribution_window_hours AS "attributionWindowHours", redaction_patterns AS "redactionPatterns", created_at AS "createdAt"`;
 
 /** An organization's live sites. */
 const SITES = new ScopedTable<SiteRecord, 'createdAt'>({
@@ -86,8 +89,9 @@ export class SitesRepository {
     manager: EntityManager = this.dataSource.manager,
   ): Promise<SiteRecord> {
     const rows = await manager.query(
-      `INSERT INTO sites (id, organization_id, name, origin, aliases, page_limit, exclusions, retention_days, redaction_patterns)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+      `INSERT INTO sites (id, organization_id, name, origin, aliases, page_limit, exclusions, retention_days, redaction_patterns,
+         attribution_window_hours)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       [
         site.id,
         site.organizationId,
@@ -98,6 +102,7 @@ export class SitesRepository {
         site.exclusions,
         site.retentionDays,
         site.redactionPatterns,
+        site.attributionWindowHours,
       ],
     );
     return rows[0];
@@ -109,13 +114,24 @@ export class SitesRepository {
     changes: Partial<
       Pick<
         SiteRecord,
-        'name' | 'origin' | 'aliases' | 'pageLimit' | 'exclusions' | 'retentionDays' | 'redactionPatterns'
+        | 'name'
+        | 'origin'
+        | 'aliases'
+        | 'pageLimit'
+        | 'exclusions'
+        | 'retentionDays'
+        | 'redactionPatterns'
+        | 'attributionWindowHours'
       >
     >,
   ): Promise<SiteRecord | undefined> {
-    // retentionDays: undefined leaves it, null clears it (kept forever).
+    // retentionDays: undefined leaves it, null clears it (kept forever). A new attribution window
+    // marks the site for the workers' sweep (AttributionSweep), which re-credits its orders.
     const rows = await this.dataSource.query(
       `UPDATE sites SET
+         attribution_stale_since = CASE WHEN COALESCE($11, attribution_window_hours) <> attribution_window_hours
+           THEN clock_timestamp() ELSE attribution_stale_since END,
+         attribution_window_hours = COALESCE($11, attribution_window_hours),
          name = COALESCE($3, name), origin = COALESCE($4, origin), aliases = COALESCE($5, aliases),
          page_limit = COALESCE($6, page_limit), exclusions = COALESCE($7, exclusions),
          retention_days = CASE WHEN $8 THEN $9::integer ELSE retention_days END,
@@ -132,6 +148,7 @@ export class SitesRepository {
         changes.retentionDays !== undefined,
         changes.retentionDays ?? null,
         changes.redactionPatterns ?? null,
+        changes.attributionWindowHours ?? null,
       ],
     );
     const [records] = rows as [SiteRecord[], number]; // UPDATE … RETURNING gives [rows, count]

@@ -5,7 +5,12 @@ import { newId } from '../common/ids/ids';
 import { KeysetPage, KeysetPaging, newestFirst, PageRequest } from '../common/paging/keyset-page';
 import { CacheInvalidation } from '../auth/cache-invalidation';
 import { FreshCache } from '../auth/fresh-cache';
-import { CreateSiteDto, DEFAULT_PAGE_LIMIT, UpdateSiteDto } from './dto/site.dto';
+import {
+  CreateSiteDto,
+  DEFAULT_ATTRIBUTION_WINDOW_HOURS,
+  DEFAULT_PAGE_LIMIT,
+  UpdateSiteDto,
+} from './dto/site.dto';
 import { normalizeHost, normalizeOrigin } from './site-address';
 import { RecordingSettings, SiteRecord, SitesRepository } from './sites.repository';
 
@@ -82,6 +87,7 @@ export class SitesService {
         pageLimit: input.pageLimit ?? DEFAULT_PAGE_LIMIT,
         exclusions: [...new Set(input.exclusions ?? [])],
         retentionDays: input.retentionDays ?? null,
+        attributionWindowHours: input.attributionWindowHours ?? DEFAULT_ATTRIBUTION_WINDOW_HOURS,
         redactionPatterns: [...new Set(input.redaction?.patterns ?? [])],
       },
       manager,
@@ -96,6 +102,7 @@ export class SitesService {
       pageLimit: input.pageLimit,
       exclusions: input.exclusions === undefined ? undefined : [...new Set(input.exclusions)],
       retentionDays: input.retentionDays,
+      attributionWindowHours: input.attributionWindowHours,
       redactionPatterns: input.redaction === undefined ? undefined : [...new Set(input.redaction.patterns)],
     });
     if (!site) throw ApiError.notFound('site');

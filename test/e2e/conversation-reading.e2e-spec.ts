@@ -101,8 +101,9 @@ describe('reading conversations, labels and the vocabulary', () => {
         ],
       });
       await label(t.app, c.id, labeledOutcome({ failing: ['safe_response'], raised: ['abusive_visitor'] }));
-      const { messages, metadata, ...item } = (await read(org, c.id).expect(200)).body.data;
+      const { messages, metadata, outcome, ...item } = (await read(org, c.id).expect(200)).body.data;
       expect(messages).toHaveLength(2);
+      expect(outcome).toEqual({ orders: 0, revenue: [] });
       expect(metadata).toEqual({ scenario: 'list-vs-detail' });
       expect(item.labelSummary.failedCriteria).toEqual(['safe_response']);
       // No filter (the creation-time walk), column filters (the bounded walk), a keyword and a

@@ -107,6 +107,7 @@ describe('recording conversations (product.md §2)', () => {
           shownMessage('agent', '2026-11-01T10:00:09.250Z', 'positive', productCards),
         ],
         metadata: { scenario: 'smoke' },
+        outcome: { orders: 0, revenue: [] },
       });
     });
 

@@ -379,7 +379,10 @@ describe('contents: exactly the matching conversations, newest first, as list it
     const lines = file.toString('utf8').split('\n');
     expect(lines.pop()).toBe('');
     const listed = await listConversations(t, org, { channel: 'web', limit: 100 });
-    expect(lines.map((l) => JSON.parse(l))).toEqual(listed.body.data);
+    // Each line is the list item plus the conversation's outcome (outcomes-v1 §3).
+    const parsed = lines.map((l) => JSON.parse(l));
+    expect(parsed.map(({ outcome: _o, ...item }) => item)).toEqual(listed.body.data);
+    expect(parsed.map((l) => l.outcome)).toEqual(parsed.map(() => ({ orders: 0, revenue: [] })));
     expect(done.rowCount).toBe(listed.body.data.length);
     expect(done.rowCount).toBe(8);
     expect(done.progress).toEqual({ rows: 8 });
@@ -402,6 +405,51 @@ describe('contents: exactly the matching conversations, newest first, as list it
       const { messages: _n, ...lineItem } = line;
       expect(lineItem).toEqual(item);
     }
+  });
+
+  it('the outcome (outcomes-v1 §3): NDJSON `outcome`, CSV `orders` and `revenue` (EUR:1990;USD:500), and the converted filter', async () => {
+    const own = await createOrganization(t.app);
+    const sold = await recordConversation(t, own, { createdAt: '2026-11-01T00:00:00.000Z' });
+    await recordConversation(t, own, { createdAt: '2026-11-01T00:00:00.000Z' });
+    const put = (externalId: string, body: Record<string, unknown>) =>
+      t
+        .http()
+        .put(`/api/v1/sites/${own.site.id}/orders/${externalId}`)
+        .set(own.auth)
+        .send({ placedAt: '2026-11-02T00:00:00Z', lines: [], conversationIds: [sold.id], ...body })
+        .expect(201);
+    await put('E1', { currency: 'USD', total: 500 });
+    await put('E2', { currency: 'EUR', total: 1990 });
+    await put('E3', { currency: 'EUR', total: 700, status: 'cancelled' });
+    const ndjson = await createExport(t, own, { format: 'ndjson', filters: { converted: true } });
+    await finishedExport(t, own, ndjson.id);
+    const lines = (await downloadedRecords(t, own, ndjson.id)).map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.id, l.outcome])).toEqual([
+      [
+        sold.id,
+        {
+          orders: 2,
+          revenue: [
+            { currency: 'EUR', net: 1990 },
+            { currency: 'USD', net: 500 },
+          ],
+        },
+      ],
+    ]);
+    const csv = await createExport(t, own, { format: 'csv' });
+    await finishedExport(t, own, csv.id);
+    const text = ((await downloadExport(t, own, csv.id)).body as Buffer).toString('utf8');
+    const records: string[][] = parse(text, { record_delimiter: '\r\n' });
+    const cells = (r: string[]) => [
+      r[0],
+      r[CSV_COLUMNS.indexOf('orders')],
+      r[CSV_COLUMNS.indexOf('revenue')],
+    ];
+    const rows = records.slice(1).map(cells);
+    expect(rows.find(([id]) => id === sold.id)).toEqual([sold.id, '2', 'EUR:1990;USD:500']);
+    expect(rows.filter(([id]) => id !== sold.id).map(([, orders, revenue]) => [orders, revenue])).toEqual([
+      ['0', ''],
+    ]);
   });
 
   it('CSV: a header row with the spec columns in order, CRLF line ends, RFC 4180 quoting', async () => {

@@ -31,6 +31,7 @@ describe('Sites (product.md "Sites and pages")', () => {
         pageLimit: 500,
         exclusions: ['/account/*'],
         retentionDays: null,
+        attributionWindowHours: 168,
         redaction: { patterns: [] },
         createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       });

@@ -4,7 +4,7 @@ import { emptyFilter, Language } from '../../src/search/listing/conversation-fil
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { bulkBodies } from '../../src/search/opensearch/bulk-body';
 import { conversationIndexBody } from '../../src/search/opensearch/conversation-index';
-import { mappingVersionOf } from '../../src/search/opensearch/opensearch-client';
+import { MAPPING_VERSION, mappingVersionOf } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
 import { ReindexService } from '../../src/search/reindex.service';
 import type { TextQuery } from '../../src/search/text-query/text-query';
@@ -248,7 +248,7 @@ describeReal('transcript search (q) on OpenSearch', () => {
       const id = await record('it', [say('agent', 'Le spedizioni partono domani')]);
       await sync();
       const summary = await t.app.get(ReindexService).reindex({ deletePrevious: true });
-      expect(mappingVersionOf(names, summary.index)).toBe(2);
+      expect(mappingVersionOf(names, summary.index)).toBe(MAPPING_VERSION);
       await admin.indices.refresh({ index: names.alias });
       expect(await found('spedizione', [id])).toEqual([id]);
     });
@@ -296,7 +296,7 @@ describeReal('transcript search (q) on OpenSearch', () => {
 
       const summary = await t.app.get(ReindexService).reindex();
       expect(summary.previousIndices).toEqual([v1]);
-      expect(mappingVersionOf(names, summary.index)).toBe(2);
+      expect(mappingVersionOf(names, summary.index)).toBe(MAPPING_VERSION);
       const { body } = await admin.indices.getAlias({ name: names.alias });
       expect(Object.keys(body as object)).toEqual([summary.index]);
       await admin.indices.refresh({ index: names.alias });

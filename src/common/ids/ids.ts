@@ -23,7 +23,8 @@ export type IdPrefix =
   | 'rev'
   | 'del'
   | 'view'
-  | 'alrt';
+  | 'alrt'
+  | 'ord';
 
 /** Random bytes drawn from the system 4 KiB at a time: one call per ~90 ids, not one per id. */
 const entropy = { bytes: Buffer.alloc(0), at: 0 };

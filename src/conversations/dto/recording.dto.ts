@@ -9,6 +9,7 @@ import {
   Max,
   MaxLength,
   Min,
+  MinLength,
   registerDecorator,
   ValidateIf,
   ValidationArguments,
@@ -30,6 +31,8 @@ export const RECORDING_LIMITS = {
   urlLength: 2048,
   metadataBytes: 16 * 1024,
   futureSkewMs: 5 * 60 * 1000,
+  visitorIdMin: 8,
+  visitorIdMax: 128,
 } as const;
 
 const L = RECORDING_LIMITS;
@@ -293,6 +296,17 @@ export class CreateConversationDto {
   @IsOptional()
   @NestedObject(() => EngagementDto)
   productEngagement?: EngagementDto;
+  @ApiPropertyOptional({
+    minLength: L.visitorIdMin,
+    maxLength: L.visitorIdMax,
+    description:
+      "The site tag's opaque visitor id, the one the shop's orders carry (outcomes-v1 §2, rule 2). Personal data: stored only as a keyed hash, never returned.",
+  })
+  @IsOptional()
+  @IsString()
+  @MinLength(L.visitorIdMin)
+  @MaxLength(L.visitorIdMax)
+  visitorId?: string;
 }
 
 export class AppendMessagesDto {

@@ -9,6 +9,7 @@ import {
   SEED_MESSAGES_SQL,
 } from './seed-transcripts';
 import { generator, SEED_LANGUAGES, seedHash, titleWords } from './seed-vocabulary';
+import { OrderSeeder } from '../../orders/order-seeder';
 
 export interface SeedOptions {
   siteId: string;
@@ -22,6 +23,11 @@ export interface SeedOptions {
   randomSeed?: string;
   /** Called after each batch with the number written so far. */
   progress?: (written: number) => void;
+  /**
+   * Share of the conversations that lead to an order (0 to 1; none when absent): visitors, orders
+   * and the rest of the store's orders, credited by the rules (OrderSeeder).
+   */
+  ordersShare?: number;
 }
 
 export interface SeedResult {
@@ -29,6 +35,9 @@ export interface SeedResult {
   conversations: number;
   messages: number;
   labelRecords: number;
+  /** With ordersShare: the site's orders, and how many are credited to a conversation. */
+  orders?: number;
+  attributedOrders?: number;
   seconds: number;
 }
 
@@ -109,7 +118,10 @@ function titles(
  */
 @Injectable()
 export class SeedService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly orders: OrderSeeder,
+  ) {}
 
   /** Rebuilds the indexes dropped for a bulk seed, as the migrations define them. */
   private async rebuildIndexes(indexes: Record<string, string>): Promise<void> {
@@ -213,6 +225,14 @@ export class SeedService {
     } finally {
       if (bulk) await this.rebuildIndexes(bulkIndexes);
     }
+    const orders = options.ordersShare
+      ? await this.orders.seed({
+          siteId: options.siteId,
+          organizationId: options.organizationId,
+          share: options.ordersShare,
+          randomSeed: options.randomSeed ?? DEFAULT_RANDOM_SEED,
+        })
+      : undefined;
     // Each batch appended its rollup deltas (docs/statistics.md); the workers would fold them
     // within seconds, but a seed may run while none do (WORKERS=off, the bench): fold them
     // now, so counts and statistics read the site's steady state, not thousands of deltas.
@@ -230,6 +250,7 @@ export class SeedService {
       await runner.query(`VACUUM (ANALYZE) conversation_transcripts`);
       await runner.query(`ANALYZE messages`);
       await runner.query(`ANALYZE label_records`);
+      if (orders) await runner.query(`VACUUM (ANALYZE) orders`);
       // The fold deleted every delta row: left to autovacuum, a count over the site's cells
       // stepped over 300,000 dead index entries (60 ms instead of 1 on a 3,000,000 site).
       for (const table of ROLLUP_TABLES) await runner.query(`VACUUM (ANALYZE) ${table}`);
@@ -242,6 +263,7 @@ export class SeedService {
       conversations: written,
       messages,
       labelRecords,
+      ...(orders ? { orders: orders.orders, attributedOrders: orders.attributed } : {}),
       seconds: Math.round((Date.now() - started) / 100) / 10,
     };
   }

@@ -183,6 +183,26 @@ export class MessageSchema {
 }
 
 @ApiSchema({ name: 'ConversationDetail', description: 'A conversation with its messages (oldest first).' })
+@ApiSchema({ name: 'OutcomeRevenue' })
+export class OutcomeRevenueSchema {
+  @ApiProperty({ example: 'EUR' }) currency!: string;
+  @ApiProperty({ type: 'integer', example: 1990, description: "Net in the currency's minor unit." })
+  net!: number;
+}
+
+@ApiSchema({
+  name: 'ConversationOutcome',
+  description: 'The orders credited to the conversation that are not cancelled (outcomes-v1 §3).',
+})
+export class ConversationOutcomeSchema {
+  @ApiProperty({ type: 'integer', example: 1 }) orders!: number;
+  @ApiProperty({
+    type: [OutcomeRevenueSchema],
+    description: 'One entry per currency, alphabetical; [] when none.',
+  })
+  revenue!: OutcomeRevenueSchema[];
+}
+
 export class ConversationDetailSchema extends ConversationSchema {
   @ApiProperty({ type: [MessageSchema] }) messages!: MessageSchema[];
   @ApiProperty({
@@ -192,6 +212,7 @@ export class ConversationDetailSchema extends ConversationSchema {
     description: 'Test context of a Playground conversation; null otherwise.',
   })
   metadata!: Record<string, unknown> | null;
+  @ApiProperty({ type: () => ConversationOutcomeSchema }) outcome!: ConversationOutcomeSchema;
 }
 
 @ApiSchema({ name: 'AppendedMessages' })

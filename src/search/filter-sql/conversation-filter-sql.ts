@@ -195,9 +195,14 @@ export function postingsFilterSql(
   terms: { driver: string; others: string[] },
   after?: ListingPosition,
 ): FilterSql {
-  // The postings carry the covering index's columns, not review_state: reviewStatus is probed
-  // on the conversation by primary key (its implied label status stays on the posting).
-  const onPostings: ConversationFilter = { ...filter, keywords: [], reviewStatus: undefined };
+  // The postings carry the covering index's columns, not review_state nor converted: those are
+  // probed on the conversation by primary key (the implied label status stays on the posting).
+  const onPostings: ConversationFilter = {
+    ...filter,
+    keywords: [],
+    reviewStatus: undefined,
+    converted: undefined,
+  };
   if (filter.reviewStatus) onPostings.labelStatus = 'labeled';
   const sql = buildFilterSql(siteId, onPostings, after);
   const p = sql.params;
@@ -207,6 +212,11 @@ export function postingsFilterSql(
     ...(filter.reviewStatus
       ? [
           `EXISTS (SELECT 1 FROM conversations r WHERE r.id = p.id AND ${reviewStatusSql(filter.reviewStatus, 'r.review_state')})`,
+        ]
+      : []),
+    ...(filter.converted !== undefined
+      ? [
+          `EXISTS (SELECT 1 FROM conversations r WHERE r.id = p.id AND r.converted = ${p.add(filter.converted)})`,
         ]
       : []),
     ...terms.others.map(

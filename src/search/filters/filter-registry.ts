@@ -13,6 +13,7 @@ import type {
   Summary,
 } from './filter-field';
 import type { ConversationFilter, FilterKey } from './filter-values';
+import { convertedField } from './fields/converted';
 import { agentField, channelField, feedbackField, labelStatusField, languageField } from './fields/columns';
 import { keywordsField } from './fields/keywords';
 import { labelsAllField, labelsAnyField, labelsNoneField } from './fields/labels';
@@ -220,6 +221,7 @@ export const FILTER_FIELDS = [
   labelsNoneField,
   keywordsField,
   reviewStatusField,
+  convertedField,
   textField,
 ] as const;
 

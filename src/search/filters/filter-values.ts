@@ -58,6 +58,8 @@ export interface ConversationFilter {
   reviewStatus?: ReviewStatus;
   /** Transcript search (`q` and `q.in`, workflows-v1 §1). */
   text?: TextQuery;
+  /** At least one order credited to it has net > 0 (outcomes-v1 §3). */
+  converted?: boolean;
 }
 
 export type FilterKey = keyof ConversationFilter;

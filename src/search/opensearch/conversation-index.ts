@@ -3,7 +3,7 @@ import { MessageText, transcriptAnalysis, transcriptEntry, transcriptProperties 
 const TRANSCRIPT_ANALYSIS = transcriptAnalysis();
 
 /**
- * Settings and mapping of the conversations index (mapping version 2, MAPPING_VERSION; the
+ * Settings and mapping of the conversations index (mapping version 3, MAPPING_VERSION; the
  * transcript fields of `q` are in transcript-fields.ts).
  *
  * Title keywords must match as the Postgres engine does: `title_tsv @@ phraseto_tsquery('simple',
@@ -71,6 +71,8 @@ export const CONVERSATION_INDEX_BODY = {
       score_quality: { type: 'double' },
       score_service: { type: 'double' },
       score_trust: { type: 'double' },
+      // Outcomes (mapping version 3): an order credited to it has net > 0 (outcomes-v1 §3).
+      converted: { type: 'boolean' },
       ...transcriptProperties(),
     },
   },
@@ -106,13 +108,15 @@ export interface ConversationSourceRow {
   score_quality: number | null;
   score_service: number | null;
   score_trust: number | null;
+  /** Absent in rows built by hand (not converted). */
+  converted?: boolean;
   search_version: string;
 }
 
 /** SELECT list giving a ConversationSourceRow from `conversations c`. */
 export const SOURCE_COLUMNS = `c.id, c.organization_id, c.site_id, c.title, c.channel, c.language, c.agent_id,
   c.agent_version_id, c.label_status, c.label_tokens, c.review_state, c.created_at, c.updated_at, c.message_count,
-  c.feedback_positive, c.feedback_negative, c.score_quality, c.score_service, c.score_trust, c.search_version`;
+  c.feedback_positive, c.feedback_negative, c.score_quality, c.score_service, c.score_trust, c.converted, c.search_version`;
 
 export type ConversationDocument = Omit<
   ConversationSourceRow,
@@ -151,15 +155,20 @@ export function toDocument(row: ConversationSourceRow, messages?: MessageText[])
     score_quality: row.score_quality,
     score_service: row.score_service,
     score_trust: row.score_trust,
+    converted: row.converted ?? false,
     ...(messages ? transcriptEntry(row.language, row.title, messages) : {}),
   };
 }
 
-/** The document an index of mapping `version` takes: version 1 has no transcript fields nor review_state. */
+/**
+ * The document an index of mapping `version` takes: version 1 has no transcript fields nor
+ * review_state, version 2 no `converted`.
+ */
 export function documentForVersion(doc: ConversationDocument, version: number): ConversationDocument {
-  if (version >= 2) return doc;
-  const v1: Record<string, unknown> = {};
+  if (version >= 3) return doc;
+  const older: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(doc))
-    if (!key.startsWith('transcript_') && key !== 'review_state') v1[key] = value;
-  return v1 as ConversationDocument;
+    if (key !== 'converted' && (version >= 2 || (!key.startsWith('transcript_') && key !== 'review_state')))
+      older[key] = value;
+  return older as ConversationDocument;
 }

@@ -4,10 +4,10 @@ import { Client } from '@opensearch-project/opensearch';
 export const CONVERSATIONS_ALIAS = 'conversations';
 /**
  * Mapping version of the conversations index (conversation-index.ts). 2: the transcript fields
- * (transcript-fields.ts). An index of an older version keeps being written (documents of its
+ * (transcript-fields.ts); 3: `converted` (outcomes-v1 §3). An index of an older version keeps being written (documents of its
  * version) and serving the listing until `search:reindex` builds one of this version.
  */
-export const MAPPING_VERSION = 2;
+export const MAPPING_VERSION = 3;
 
 /** The names the mirror uses in OpenSearch, all derived from the alias (OPENSEARCH_INDEX). */
 export interface IndexNames {

@@ -22,7 +22,7 @@ import { FILTERS } from '../filters/filter-registry';
 function walkColumns(sql: FilterSql): string {
   const covered =
     'id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, score_quality, score_service, score_trust, label_bits';
-  return sql.needsHeap ? `${covered}, title_tsv, review_state` : covered;
+  return sql.needsHeap ? `${covered}, title_tsv, review_state, converted` : covered;
 }
 
 /**

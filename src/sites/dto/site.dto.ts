@@ -47,6 +47,9 @@ function EachIsHostName(): PropertyDecorator {
 export const MAX_PAGE_LIMIT = 1_000_000;
 /** Longest retention a site may set, in days (workflows-v1 §3: about ten years). */
 export const MAX_RETENTION_DAYS = 3650;
+/** Longest attribution window a site may set, in hours (outcomes-v1 §2: 30 days). */
+export const MAX_ATTRIBUTION_WINDOW_HOURS = 720;
+export const DEFAULT_ATTRIBUTION_WINDOW_HOURS = 168;
 
 /** A site's automatic redaction (workflows-v1 §3). */
 export class SiteRedactionDto {
@@ -134,6 +137,21 @@ export class CreateSiteDto {
   @Max(MAX_RETENTION_DAYS)
   retentionDays?: number | null;
 
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_ATTRIBUTION_WINDOW_HOURS,
+    default: DEFAULT_ATTRIBUTION_WINDOW_HOURS,
+    example: 168,
+    description:
+      "Hours before an order in which a visitor's conversation may be credited with it (outcomes-v1 §2, rule 2). A change re-credits the site's orders within 10 minutes; null is refused.",
+  })
+  @Omittable()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_ATTRIBUTION_WINDOW_HOURS)
+  attributionWindowHours?: number;
+
   @ApiPropertyOptional({ type: () => SiteRedactionDto })
   @Omittable()
   @NestedObject(() => SiteRedactionDto)
@@ -142,7 +160,7 @@ export class CreateSiteDto {
 
 /**
  * Every field may be left out; none but retentionDays may be null (a site's name, origin, aliases,
- * page limit, exclusions and redaction are never null): `null` is refused like any other wrong
+ * page limit, exclusions, attribution window and redaction are never null): `null` is refused like any other wrong
  * type, not taken as "unchanged". `retentionDays: null` keeps conversations forever again.
  */
 export class UpdateSiteDto extends PartialType(CreateSiteDto, { skipNullProperties: false }) {}
