@@ -11,6 +11,8 @@ import { MirrorState, OutboxRow, SearchOutboxRepository } from './search-outbox.
 
 /** Outbox rows one drain transaction takes at most. */
 export const DRAIN_BATCH = 500;
+/** Drain transactions a drain runs at once (SearchIndexer.drain). */
+export const DRAIN_CONCURRENCY = 3;
 /**
  * First key of the transaction-level advisory locks on sites (the second is the site id's hash):
  * a drain holds them shared on the sites of the conversations it writes, from before it reads
@@ -84,17 +86,28 @@ export class SearchIndexer {
     return out.sort();
   }
 
-  /** Drains batches until no row is due or `maxBatches` were taken (only `siteId`'s rows when given). */
+  /**
+   * Drains batches until no row is due or `maxBatches` were taken (only `siteId`'s rows when
+   * given), DRAIN_CONCURRENCY transactions at a time: each takes other rows (SKIP LOCKED), so
+   * one's Postgres reads overlap another's bulk, and a one-shard index gets bulks on several
+   * write threads.
+   */
   async drain(maxBatches = 20, siteId?: string): Promise<DrainResult> {
     const total: DrainResult = { taken: 0, acknowledged: 0, postponed: 0, targets: [] };
-    for (let i = 0; i < maxBatches; i++) {
-      const result = await this.drainBatch(DRAIN_BATCH, siteId);
-      total.taken += result.taken;
-      total.acknowledged += result.acknowledged;
-      total.postponed += result.postponed;
-      total.targets = result.targets;
-      if (result.taken < DRAIN_BATCH || result.targets.length === 0) break;
-    }
+    let started = 0;
+    let done = false;
+    const run = async () => {
+      while (!done && started < maxBatches) {
+        started++;
+        const result = await this.drainBatch(DRAIN_BATCH, siteId);
+        total.taken += result.taken;
+        total.acknowledged += result.acknowledged;
+        total.postponed += result.postponed;
+        if (result.targets.length || !total.targets.length) total.targets = result.targets;
+        if (result.taken < DRAIN_BATCH || result.targets.length === 0) done = true;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DRAIN_CONCURRENCY, maxBatches) }, run));
     return total;
   }
 
