@@ -14,6 +14,7 @@ import {
   REINDEX_BATCH,
   REINDEX_CONCURRENCY,
   ReindexError,
+  ReindexPhases,
   ReindexProgress,
 } from './reindex-copy';
 
@@ -43,6 +44,8 @@ export interface ReindexSummary {
   newerAlready: number;
   batches: number;
   durationMs: number;
+  /** Where the copy's time went (ReindexPhases). */
+  phases: ReindexPhases;
 }
 
 /**
@@ -171,7 +174,12 @@ export class ReindexService {
       } as never,
     });
 
-    let copied: CopySummary = { documents: 0, newerAlready: 0, batches: 0 };
+    let copied: CopySummary = {
+      documents: 0,
+      newerAlready: 0,
+      batches: 0,
+      phases: { postgresReadMs: 0, documentBuildMs: 0, bulkMs: 0 },
+    };
     let purgedSites = 0;
     try {
       copied = await copyConversations(this.dataSource, this.client, index, {
@@ -186,6 +194,7 @@ export class ReindexService {
         body: { index: { refresh_interval: null, gc_deletes: null } } as never,
       });
       await this.client.indices.refresh({ index });
+      copied.phases.openSearchIndexingMs = await this.indexingMs(index);
       purgedSites = await this.purgeDeletedSites(index);
       // Still ours (a session holds its lock until it ends): no other build has begun, which
       // would have deleted this index as a dead build's.
@@ -220,7 +229,17 @@ export class ReindexService {
       newerAlready: copied.newerAlready,
       batches: copied.batches,
       durationMs: Date.now() - started,
+      phases: copied.phases,
     };
+  }
+
+  /** The time the index's primaries spent indexing (`indexing.index_time_in_millis`). */
+  private async indexingMs(index: string): Promise<number | undefined> {
+    const { body } = await this.client.indices.stats({ index, metric: 'indexing' });
+    const stats = body as {
+      indices?: Record<string, { primaries?: { indexing?: { index_time_in_millis?: number } } }>;
+    };
+    return stats.indices?.[index]?.primaries?.indexing?.index_time_in_millis;
   }
 
   /**
