@@ -85,7 +85,10 @@ describeFresh('a fresh deployment on OpenSearch', () => {
     beforeAll(async () => {
       // The database holds the conversations of the test above.
       alias = `${base().alias}_missing`;
-      served = await start({ SEARCH_BACKEND: 'opensearch', OPENSEARCH_INDEX: alias }, logs);
+      served = await start(
+        { SEARCH_BACKEND: 'opensearch', SEARCH_SYNC_FOR_TESTS: 'false', OPENSEARCH_INDEX: alias },
+        logs,
+      );
       org = await createOrganization(served.app);
       await recordConversation(served, org);
     });

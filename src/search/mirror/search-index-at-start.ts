@@ -4,7 +4,8 @@ import { DataSource } from 'typeorm';
 import { within } from '../../common/resilience';
 import { describeOpenSearchError, IndexNames } from '../opensearch/opensearch-client';
 import { OPENSEARCH_BULK_CLIENT, OPENSEARCH_INDEX_NAMES } from '../opensearch/opensearch.providers';
-import { ReindexError, ReindexService } from '../reindex.service';
+import { AppConfig } from '../../config/app-config';
+import { conversationIndexBody } from '../opensearch/conversation-index';
 
 /** Longest the start-up waits for OpenSearch before going on without the check. */
 const START_CHECK_MS = 10_000;
@@ -14,8 +15,8 @@ export type MirrorIndexState = 'ready' | 'missing' | 'unknown';
 
 /**
  * A fresh deployment's index. At start-up, when the alias has no index: over a database without
- * any conversation of a live site, the index is created at once (search:reindex, which copies
- * nothing, and moves the alias to it: the mirror then drains into it); over one with
+ * any conversation of a live site, the index is created at once with the alias (what
+ * search:reindex builds there, with nothing to copy), and the mirror drains into it; over one with
  * conversations, one log line says so and the index is left to `npm run cli -- search:reindex`
  * (minutes on a large database), the listing and statistics being served by Postgres meanwhile
  * (under SEARCH_SYNC_FOR_TESTS they answer 503 naming OpenSearch). Never fatal: OpenSearch down
@@ -27,7 +28,7 @@ export class SearchIndexAtStart {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly reindex: ReindexService,
+    private readonly config: AppConfig,
     @Inject(OPENSEARCH_BULK_CLIENT) private readonly client: Client,
     @Inject(OPENSEARCH_INDEX_NAMES) private readonly names: IndexNames,
   ) {}
@@ -55,13 +56,25 @@ export class SearchIndexAtStart {
       );
       return 'missing';
     }
-    try {
-      const summary = await this.reindex.reindex();
-      this.logger.log(`search mirror: created ${summary.index} behind the alias ${this.names.alias}`);
-    } catch (error) {
-      // Another process of the deployment is building it at this moment.
-      if (!(error instanceof ReindexError)) throw error;
-    }
+    // The index search:reindex would build over no conversation, created with its alias in one
+    // request: another process creating it at the same moment makes this one fail, harmlessly,
+    // and a search:reindex running meanwhile finds it and builds the next one.
+    const { body, statusCode } = await this.client.indices.create(
+      {
+        index: this.names.prefix,
+        body: {
+          ...conversationIndexBody(this.config.search.shards, this.config.search.replicas),
+          aliases: { [this.names.alias]: {} },
+        },
+      } as never,
+      { ignore: [400] },
+    );
+    if (statusCode === 400) {
+      const type = (body as { error?: { type?: string } }).error?.type;
+      if (type !== 'resource_already_exists_exception')
+        throw new Error(`creating ${this.names.prefix}: ${type}`);
+    } else
+      this.logger.log(`search mirror: created ${this.names.prefix} behind the alias ${this.names.alias}`);
     return 'ready';
   }
 }
