@@ -99,7 +99,10 @@ export class SearchIndexer {
     const run = async () => {
       while (!done && started < maxBatches) {
         started++;
-        const result = await this.drainBatch(DRAIN_BATCH, siteId);
+        const result = await this.drainBatch(DRAIN_BATCH, siteId).catch((error: unknown) => {
+          done = true;
+          throw error;
+        });
         total.taken += result.taken;
         total.acknowledged += result.acknowledged;
         total.postponed += result.postponed;
@@ -107,7 +110,12 @@ export class SearchIndexer {
         if (result.taken < DRAIN_BATCH || result.targets.length === 0) done = true;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(DRAIN_CONCURRENCY, maxBatches) }, run));
+    // Every transaction ended before answering, a failed one included: none is left running.
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: Math.min(DRAIN_CONCURRENCY, maxBatches) }, run),
+    );
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
     return total;
   }
 
