@@ -41,6 +41,7 @@ const STATEMENTS: Record<string, [up: string, down: string]> = {
   RedactedJobFilters1763920000000: ['3b2dcae88f9ea17d', 'cc1c81633e0d201d'],
   ErasableIdempotentAnswers1763930000000: ['b7eac83a8f220f1d', 'f6215328323df65b'],
   ScrubbedConversationEvents1763940000000: ['f96b59c6bcf729b5', '02b2a078ba6ceb86'],
+  SearchOutboxNotify1763950000000: ['8270e1db2db77db5', 'b1e76514851fdeab'],
   Orders1763960000000: ['c91773ae19b94219', '85547f2c66a5452a'],
 };
 

@@ -7,15 +7,18 @@ import { Public } from '../auth/public.decorator';
 import { ApiError } from '../common/errors/api-error';
 import { AppConfig } from '../config/app-config';
 import { REDIS, untilReady } from '../redis/redis.module';
+import { aliasExists, MirrorIndexState } from '../search/mirror/search-index-at-start';
 import { SearchOutboxRepository } from '../search/mirror/search-outbox.repository';
+import { OpenSearchClients } from '../search/opensearch/opensearch-clients';
 import { within } from '../common/resilience';
 
 const CHECK_TIMEOUT_MS = 1500;
 
 /**
  * Liveness (the process answers) and readiness (Postgres and Redis answer). With OPENSEARCH_URL
- * set, readiness details also carry the search mirror's lag (informative: a lagging mirror does
- * not make the service unready, the listing falls back to Postgres).
+ * set, readiness details also carry the search mirror's lag and whether its alias has an index
+ * (informative: a lagging or missing mirror does not make the service unready, the listing and
+ * statistics are served by Postgres).
  */
 @ApiExcludeController()
 @Public()
@@ -28,6 +31,7 @@ export class HealthController {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly config: AppConfig,
     private readonly searchOutbox: SearchOutboxRepository,
+    private readonly openSearch: OpenSearchClients,
   ) {}
 
   @Get('live')
@@ -59,16 +63,33 @@ export class HealthController {
 
   private async searchLag() {
     const indicator = this.indicators.check('searchMirror');
+    const index = await this.mirrorIndex();
     try {
       const lag = await within(this.searchOutbox.lag(), CHECK_TIMEOUT_MS);
       return indicator.up({
         outboxPending: lag.pending,
         oldestPendingAgeSeconds: lag.oldestAgeSeconds,
         failing: lag.failing,
+        ...index,
       });
     } catch (error) {
       // Postgres not answering is reported by the database check.
-      return indicator.up({ lag: 'unknown', message: (error as Error).message });
+      return indicator.up({ lag: 'unknown', message: (error as Error).message, ...index });
+    }
+  }
+
+  /** Whether the alias has an index behind it (`missing` until search:reindex builds one). */
+  private async mirrorIndex(): Promise<{ index: MirrorIndexState; indexMessage?: string }> {
+    const { alias } = this.openSearch.names;
+    try {
+      if (await within(aliasExists(this.openSearch.search(), this.openSearch.names), CHECK_TIMEOUT_MS))
+        return { index: 'ready' };
+      return {
+        index: 'missing',
+        indexMessage: `no index behind the alias ${alias} in OpenSearch: the listing and statistics are served by Postgres until \`npm run cli -- search:reindex\` builds it`,
+      };
+    } catch (error) {
+      return { index: 'unknown', indexMessage: `OpenSearch did not answer (${(error as Error).message})` };
     }
   }
 

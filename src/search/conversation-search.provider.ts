@@ -6,6 +6,7 @@ import { FallbackConversationSearch } from './fallback-conversation-search';
 import { OpenSearchClients } from './opensearch/opensearch-clients';
 import { OpenSearchConversationSearch } from './opensearch/opensearch-conversation-search';
 import { SearchSyncForTests } from './testing/search-sync-for-tests';
+import { SyncedConversationSearch } from './testing/synced-opensearch-problems';
 
 /**
  * The `timeout` sent with each listing search: below the client's request timeout, so that
@@ -34,10 +35,9 @@ export const conversationSearchProvider: Provider = {
     if (config.search.backend !== 'opensearch') return postgres;
     const { alias } = clients.names;
     if (syncForTests.enabled)
-      return new OpenSearchConversationSearch(
-        clients.search(),
+      return new SyncedConversationSearch(
+        new OpenSearchConversationSearch(clients.search(), alias, syncForTests.siteSync({ refresh: true })),
         alias,
-        syncForTests.siteSync({ refresh: true }),
       );
     new Logger('ConversationSearch').log(
       `listing served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,

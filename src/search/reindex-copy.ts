@@ -30,6 +30,23 @@ export interface CopySummary {
   /** Documents the indexer had already written with a newer version (kept). */
   newerAlready: number;
   batches: number;
+  /** Where the copy's time went (ReindexPhases). */
+  phases: ReindexPhases;
+}
+
+/**
+ * Where a copy's time went, in milliseconds summed over its batches (bulks overlap each other
+ * and the reads: sums, not shares of the wall time): reading the batches from Postgres (ids,
+ * rows, message blocks), building the documents (transcripts included), and the bulk requests
+ * (serializing them and OpenSearch's answer). `openSearchIndexingMs` is the new index's
+ * `indexing.index_time_in_millis` after the copy: the time its primaries spent analysing and
+ * indexing the documents.
+ */
+export interface ReindexPhases {
+  postgresReadMs: number;
+  documentBuildMs: number;
+  bulkMs: number;
+  openSearchIndexingMs?: number;
 }
 
 /**
@@ -113,17 +130,20 @@ export async function copyConversations(
   const [{ total }] = await dataSource.query(
     `SELECT count(*)::int AS total FROM conversations c JOIN sites s ON s.id = c.site_id AND s.deleted_at IS NULL`,
   );
-  const summary: CopySummary = { documents: 0, newerAlready: 0, batches: 0 };
+  const phases: ReindexPhases = { postgresReadMs: 0, documentBuildMs: 0, bulkMs: 0 };
+  const summary: CopySummary = { documents: 0, newerAlready: 0, batches: 0, phases };
   options.onProgress?.({ done: 0, total });
   const inFlight = new Set<Promise<void>>();
   let failure: unknown;
   let after = '';
   for (;;) {
+    const readStarted = Date.now();
     const { rows, last } = await readBatch(dataSource, after, options.batchSize);
+    phases.postgresReadMs += Date.now() - readStarted;
     if (last === undefined) break;
     after = last;
     if (rows.length === 0) continue;
-    const copy: Promise<void> = copyBatch(client, index, rows).then(
+    const copy: Promise<void> = copyBatch(client, index, rows, phases).then(
       (newer) => {
         summary.newerAlready += newer;
         summary.batches++;
@@ -151,11 +171,17 @@ export async function copyConversations(
  * returns how many were already newer. After a timed-out try a 409 is not counted: that try may
  * have written the document itself.
  */
-async function copyBatch(client: Client, index: string, rows: CopyRow[]): Promise<number> {
+async function copyBatch(
+  client: Client,
+  index: string,
+  rows: CopyRow[],
+  phases: ReindexPhases,
+): Promise<number> {
   let pending = rows;
   let newer = 0;
   let retried = false;
   for (let attempt = 0; pending.length > 0; attempt++) {
+    const buildStarted = Date.now();
     const operations: BulkOperation[] = pending.map((row) => [
       {
         index: {
@@ -168,11 +194,15 @@ async function copyBatch(client: Client, index: string, rows: CopyRow[]): Promis
       },
       toDocument(row, row.messages),
     ]);
+    phases.documentBuildMs += Date.now() - buildStarted;
     let items: Awaited<ReturnType<typeof bulkInBodies>>;
+    const bulkStarted = Date.now();
     try {
       // Several bodies when the documents are large (MAX_BULK_BYTES each).
       items = await bulkInBodies(client, operations);
+      phases.bulkMs += Date.now() - bulkStarted;
     } catch (error) {
+      phases.bulkMs += Date.now() - bulkStarted;
       if (!timedOut(error)) throw error;
       if (attempt >= REJECTED_RETRIES)
         throw new ReindexError(`OpenSearch kept timing out on bulk writes after ${REJECTED_RETRIES} retries`);

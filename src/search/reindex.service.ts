@@ -14,6 +14,7 @@ import {
   REINDEX_BATCH,
   REINDEX_CONCURRENCY,
   ReindexError,
+  ReindexPhases,
   ReindexProgress,
 } from './reindex-copy';
 
@@ -26,6 +27,8 @@ export const REINDEX_LOCK = 716_220_021;
 export const PURGE_ATTEMPTS = 5;
 /** First delay before another try of that delete-by-query (doubled at each try). */
 const PURGE_BACKOFF_MS = 250;
+/** Longest wait for the new index's replicas before the alias moves (awaitReplicas). */
+const REPLICAS_WAIT = '120s';
 /** Sites per page of the aggregation listing the sites the new index holds. */
 const SITES_PAGE = 1000;
 
@@ -43,6 +46,8 @@ export interface ReindexSummary {
   newerAlready: number;
   batches: number;
   durationMs: number;
+  /** Where the copy's time went (ReindexPhases). */
+  phases: ReindexPhases;
 }
 
 /**
@@ -157,7 +162,9 @@ export class ReindexService {
       existing[this.names.prefix] === undefined
         ? this.names.prefix
         : `${this.names.prefix}_${new Date().toISOString().replace(/\D/g, '').slice(0, 17)}`;
-    const indexBody = conversationIndexBody(this.config.search.shards, this.config.search.replicas);
+    // No replica while copying: a replica would analyse every document again; it is copied from
+    // the primary's segments once the copy is done (no analysis), before the alias moves.
+    const indexBody = conversationIndexBody(this.config.search.shards, 0);
     await this.client.indices.create({
       index,
       body: {
@@ -171,7 +178,12 @@ export class ReindexService {
       } as never,
     });
 
-    let copied: CopySummary = { documents: 0, newerAlready: 0, batches: 0 };
+    let copied: CopySummary = {
+      documents: 0,
+      newerAlready: 0,
+      batches: 0,
+      phases: { postgresReadMs: 0, documentBuildMs: 0, bulkMs: 0 },
+    };
     let purgedSites = 0;
     try {
       copied = await copyConversations(this.dataSource, this.client, index, {
@@ -180,12 +192,20 @@ export class ReindexService {
         onProgress: options.onProgress,
       });
 
-      // Copied: the index forgets tombstones and refreshes as the live one does.
+      // Copied: the index forgets tombstones, refreshes as the live one does and gets its replicas.
       await this.client.indices.putSettings({
         index,
-        body: { index: { refresh_interval: null, gc_deletes: null } } as never,
+        body: {
+          index: {
+            refresh_interval: null,
+            gc_deletes: null,
+            number_of_replicas: this.config.search.replicas,
+          },
+        } as never,
       });
       await this.client.indices.refresh({ index });
+      await this.awaitReplicas(index);
+      copied.phases.openSearchIndexingMs = await this.indexingMs(index);
       purgedSites = await this.purgeDeletedSites(index);
       // Still ours (a session holds its lock until it ends): no other build has begun, which
       // would have deleted this index as a dead build's.
@@ -220,7 +240,34 @@ export class ReindexService {
       newerAlready: copied.newerAlready,
       batches: copied.batches,
       durationMs: Date.now() - started,
+      phases: copied.phases,
     };
+  }
+
+  /**
+   * Waits (up to REPLICAS_WAIT) for the index's replicas to be allocated and copied, so that the
+   * alias moves to an index as redundant as the one it leaves. A cluster that cannot allocate them
+   * (no more data nodes than replicas) is not waited for: the index stays yellow, as one created
+   * with them would.
+   */
+  private async awaitReplicas(index: string): Promise<void> {
+    const replicas = this.config.search.replicas;
+    if (replicas === 0) return;
+    const { body } = await this.client.cluster.health({ index } as never);
+    if (((body as { number_of_data_nodes?: number }).number_of_data_nodes ?? 0) <= replicas) return;
+    await this.client.cluster.health({ index, wait_for_status: 'green', timeout: REPLICAS_WAIT } as never, {
+      ignore: [408],
+    });
+  }
+
+  /** The time the index's primaries spent indexing (`indexing.index_time_in_millis`). */
+  private async indexingMs(index: string): Promise<number | undefined> {
+    // A figure for the summary: a cluster that does not give it fails no build.
+    const answer = await this.client.indices.stats({ index, metric: 'indexing' }).catch(() => undefined);
+    const stats = answer?.body as
+      | { indices?: Record<string, { primaries?: { indexing?: { index_time_in_millis?: number } } }> }
+      | undefined;
+    return stats?.indices?.[index]?.primaries?.indexing?.index_time_in_millis;
   }
 
   /**

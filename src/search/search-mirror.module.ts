@@ -10,13 +10,20 @@ import { SearchOutboxRepository } from './mirror/search-outbox.repository';
 import { OpenSearchClientsModule } from './opensearch/opensearch-clients.module';
 import { openSearchClientProviders } from './opensearch/opensearch.providers';
 import { ReindexService } from './reindex.service';
+import { SearchIndexAtStart } from './mirror/search-index-at-start';
 
-/** Switches the outbox on when OpenSearch is configured (OpenSearchClients closes the clients at the end). */
+/**
+ * At start-up with OPENSEARCH_URL: switches the outbox on, and makes sure the alias has an index
+ * (SearchIndexAtStart). OpenSearchClients closes the clients at the end.
+ */
 @Injectable()
 class MirrorLifecycle implements OnApplicationBootstrap {
   private readonly logger = new Logger('SearchMirror');
 
-  constructor(private readonly outbox: SearchOutboxRepository) {}
+  constructor(
+    private readonly outbox: SearchOutboxRepository,
+    private readonly indexAtStart: SearchIndexAtStart,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     try {
@@ -26,6 +33,17 @@ class MirrorLifecycle implements OnApplicationBootstrap {
         `could not switch the search outbox on (${(error as Error).message}); search:reindex does it too`,
       );
     }
+    await this.indexAtStart.ensure();
+  }
+}
+
+/** In the CLI: the outbox switched on, as in the service; no index made. */
+@Injectable()
+class OutboxAtStart implements OnApplicationBootstrap {
+  constructor(private readonly outbox: SearchOutboxRepository) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.outbox.setMirrorEnabled(true).catch(() => undefined);
   }
 }
 
@@ -44,6 +62,8 @@ export class SearchMirrorModule {
     options: { processors?: boolean; controllers?: boolean } = {},
   ): DynamicModule {
     const processors = options.processors ?? config.workers;
+    // The CLI (no controllers) builds indices itself: no index is created at its start.
+    const service = options.controllers ?? true;
     const providers: Provider[] = [SearchMirrorMetrics];
     const exports: Array<Provider | string | symbol | typeof SearchOutboxModule> = [SearchOutboxModule];
     const imports: Array<DynamicModule | typeof SearchOutboxModule | typeof OpenSearchClientsModule> = [
@@ -51,7 +71,9 @@ export class SearchMirrorModule {
     ];
     if (config.search.opensearchUrl) {
       imports.push(OpenSearchClientsModule);
-      providers.push(...openSearchClientProviders(), MirrorLifecycle, SearchIndexer, ReindexService);
+      providers.push(...openSearchClientProviders(), SearchIndexer, ReindexService, SearchIndexAtStart);
+      if (service) providers.push(MirrorLifecycle);
+      else providers.push(OutboxAtStart);
       exports.push(SearchIndexer, ReindexService);
       if (processors) {
         imports.push(

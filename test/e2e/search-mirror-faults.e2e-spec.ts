@@ -346,12 +346,14 @@ describe('search mirror faults', () => {
     });
     afterAll(() => synced?.close());
 
-    it('an OpenSearch failure is not hidden by the Postgres fallback', async () => {
+    it('an OpenSearch failure is not hidden by the Postgres fallback: a 503 problem naming OpenSearch', async () => {
       const own = await createOrganization(synced.app);
       await recordConversation(synced, own);
       os.mode = { status: 503 };
       const res = await synced.http().get(`/api/v1/sites/${own.site.id}/conversations`).set(own.auth);
-      expect(res.status).toBe(500);
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ code: 'service_unavailable' });
+      expect(res.body.detail).toMatch(/^OpenSearch failed \(ResponseError: HTTP 503\)/);
     });
   });
 });

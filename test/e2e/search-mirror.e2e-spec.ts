@@ -4,7 +4,7 @@ import { createServer as createTcpServer, Server as TcpServer, Socket } from 'no
 import { DataSource } from 'typeorm';
 import { runCli } from '../../src/cli/run-cli';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
-import { DRAIN_INTERVAL_MS } from '../../src/search/mirror/search-mirror.scheduler';
+import { DRAIN_INTERVAL_MS, SearchMirrorScheduler } from '../../src/search/mirror/search-mirror.scheduler';
 import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.repository';
 import {
   conversationIndexBody,
@@ -1049,6 +1049,13 @@ describeMirror('search mirror', () => {
         previousIndices: [NAMES.prefix],
         deletedIndices: [NAMES.prefix],
         documents: await liveCount(),
+        // Where the copy's time went.
+        phases: {
+          postgresReadMs: expect.any(Number),
+          documentBuildMs: expect.any(Number),
+          bulkMs: expect.any(Number),
+          openSearchIndexingMs: expect.any(Number),
+        },
       });
       expect(await indicesWithAliases()).toEqual({ [summary.index]: [NAMES.alias] });
       expect(await holders(NAMES.building)).toEqual([]);
@@ -1138,6 +1145,22 @@ describeMirror('search mirror', () => {
         await new Promise((r) => setTimeout(r, 100));
       expect(await rowsFor(c.id)).toEqual([]);
       await expectCurrent(NAMES.alias, c.id, org.site.id, { title: 'Drained by the worker' });
+    });
+
+    it("drains are woken by the outbox's notification, without waiting for the timer", async () => {
+      // The timer stopped: only the notification of the commit can start a drain.
+      const scheduler = worker.app.get(SearchMirrorScheduler);
+      (scheduler as unknown as { job: { stop: () => void; start: () => void } }).job.stop();
+      try {
+        const org = await createOrganization(worker.app);
+        const c = await recordConversation(worker, org, { title: 'Woken by the outbox' });
+        for (let i = 0; i < 100 && (await rowsFor(c.id)).length > 0; i++)
+          await new Promise((r) => setTimeout(r, 50));
+        expect(await rowsFor(c.id)).toEqual([]);
+        await expectCurrent(NAMES.alias, c.id, org.site.id, { title: 'Woken by the outbox' });
+      } finally {
+        (scheduler as unknown as { job: { start: () => void } }).job.start();
+      }
     });
   });
 

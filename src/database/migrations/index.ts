@@ -31,6 +31,7 @@ import { LabelValueIndex1763910000000 } from './1763910000000-LabelValueIndex';
 import { RedactedJobFilters1763920000000 } from './1763920000000-RedactedJobFilters';
 import { ErasableIdempotentAnswers1763930000000 } from './1763930000000-ErasableIdempotentAnswers';
 import { ScrubbedConversationEvents1763940000000 } from './1763940000000-ScrubbedConversationEvents';
+import { SearchOutboxNotify1763950000000 } from './1763950000000-SearchOutboxNotify';
 import { Orders1763960000000 } from './1763960000000-Orders';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
@@ -66,5 +67,6 @@ export const MIGRATIONS = [
   RedactedJobFilters1763920000000,
   ErasableIdempotentAnswers1763930000000,
   ScrubbedConversationEvents1763940000000,
+  SearchOutboxNotify1763950000000,
   Orders1763960000000,
 ];

@@ -11,6 +11,15 @@ import { MirrorState, OutboxRow, SearchOutboxRepository } from './search-outbox.
 
 /** Outbox rows one drain transaction takes at most. */
 export const DRAIN_BATCH = 500;
+/** Drain transactions a drain runs at once (SearchIndexer.drain). */
+export const DRAIN_CONCURRENCY = 3;
+/**
+ * First key of the transaction-level advisory locks on sites (the second is the site id's hash):
+ * a drain holds them shared on the sites of the conversations it writes, from before it reads
+ * their state until its bulk is answered; a site's deletion holds it exclusive around its
+ * delete-by-query (ordering: docs/opensearch.md).
+ */
+export const MIRROR_SITE_LOCK = 716_220_022;
 
 export interface DrainResult {
   /** Outbox rows taken. */
@@ -77,17 +86,36 @@ export class SearchIndexer {
     return out.sort();
   }
 
-  /** Drains batches until no row is due or `maxBatches` were taken (only `siteId`'s rows when given). */
+  /**
+   * Drains batches until no row is due or `maxBatches` were taken (only `siteId`'s rows when
+   * given), DRAIN_CONCURRENCY transactions at a time: each takes other rows (SKIP LOCKED), so
+   * one's Postgres reads overlap another's bulk, and a one-shard index gets bulks on several
+   * write threads.
+   */
   async drain(maxBatches = 20, siteId?: string): Promise<DrainResult> {
     const total: DrainResult = { taken: 0, acknowledged: 0, postponed: 0, targets: [] };
-    for (let i = 0; i < maxBatches; i++) {
-      const result = await this.drainBatch(DRAIN_BATCH, siteId);
-      total.taken += result.taken;
-      total.acknowledged += result.acknowledged;
-      total.postponed += result.postponed;
-      total.targets = result.targets;
-      if (result.taken < DRAIN_BATCH || result.targets.length === 0) break;
-    }
+    let started = 0;
+    let done = false;
+    const run = async () => {
+      while (!done && started < maxBatches) {
+        started++;
+        const result = await this.drainBatch(DRAIN_BATCH, siteId).catch((error: unknown) => {
+          done = true;
+          throw error;
+        });
+        total.taken += result.taken;
+        total.acknowledged += result.acknowledged;
+        total.postponed += result.postponed;
+        if (result.targets.length || !total.targets.length) total.targets = result.targets;
+        if (result.taken < DRAIN_BATCH || result.targets.length === 0) done = true;
+      }
+    };
+    // Every transaction ended before answering, a failed one included: none is left running.
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: Math.min(DRAIN_CONCURRENCY, maxBatches) }, run),
+    );
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
     return total;
   }
 
@@ -96,6 +124,10 @@ export class SearchIndexer {
     return this.dataSource.transaction(async (manager) => {
       const taken = await this.outbox.lockDue(manager, limit, siteId);
       if (taken.length === 0) return { taken: 0, acknowledged: 0, postponed: 0, targets: [] };
+      // Before any state is read: a site's delete-by-query then runs only once every drain that
+      // may have read one of its conversations as live has had its bulk answered, and a drain
+      // that reads after the deletion committed finds the site deleted.
+      await lockSites(manager, taken);
       // Targets once the rows are locked (their changes committed): a reindex whose index exists
       // by now gets them written to it; one that creates its index later copies Postgres as it
       // is after these changes. Looked up before locking, a reindex could build and swap in
@@ -233,6 +265,24 @@ export class SearchIndexer {
 }
 
 /**
+ * Takes MIRROR_SITE_LOCK on the sites of `rows` for the transaction: exclusive on a site whose
+ * deletion is among them, shared on the others; in site order in one statement, so two drains
+ * never wait on each other in a cycle.
+ */
+async function lockSites(manager: EntityManager, rows: OutboxRow[]): Promise<void> {
+  const exclusive = new Map<string, boolean>();
+  for (const row of rows)
+    exclusive.set(row.site_id, (exclusive.get(row.site_id) ?? false) || row.conversation_id === null);
+  const sites = [...exclusive.keys()].sort();
+  await manager.query(
+    `SELECT (CASE WHEN u.exclusive THEN pg_advisory_xact_lock($1, hashtext(u.site))
+       ELSE pg_advisory_xact_lock_shared($1, hashtext(u.site)) END) IS NULL
+     FROM unnest($2::text[], $3::boolean[]) WITH ORDINALITY AS u(site, exclusive, n) ORDER BY u.n`,
+    [MIRROR_SITE_LOCK, sites, sites.map((site) => exclusive.get(site))],
+  );
+}
+
+/**
  * What keeps a delete-by-query's answer from meaning "every matching document is deleted": a
  * timeout, shard failures or version conflicts (what was deleted stays deleted, so another pass
  * converges). Undefined when it is done.
@@ -279,11 +329,18 @@ export function planActions(
         rows: group,
       });
     } else {
-      const newest = group.reduce(
-        (max, r) => (BigInt(r.version) > BigInt(max) ? r.version : max),
-        group[0].version,
-      );
-      actions.push({ conversationId, siteId: group[0].site_id, op: 'delete', version: newest, rows: group });
+      // Above every version the document can have: a deleted conversation's delete row is (a
+      // fresh sequence value), a conversation of a deleted site keeps its row, whose version a
+      // document may already carry (a delete of equal version would be refused as a conflict).
+      let newest = group.reduce((max, r) => (BigInt(r.version) > max ? BigInt(r.version) : max), 0n);
+      if (state && BigInt(state.search_version) >= newest) newest = BigInt(state.search_version) + 1n;
+      actions.push({
+        conversationId,
+        siteId: group[0].site_id,
+        op: 'delete',
+        version: newest.toString(),
+        rows: group,
+      });
     }
   }
   return actions;

@@ -55,6 +55,29 @@ export class SearchOutboxRepository {
     );
   }
 
+  /** The newest outbox row's id ('0' when empty). */
+  async newestId(): Promise<string> {
+    const rows: Array<{ id: string | null }> = await this.dataSource.query(
+      `SELECT max(id)::text AS id FROM search_outbox`,
+    );
+    return rows[0]?.id ?? '0';
+  }
+
+  /**
+   * Waits until no due row of `siteId` up to `upTo` is locked by a drain (a drain holds its rows
+   * until its bulk is answered and it commits), then answers how many such rows are still due:
+   * rows that drain acknowledged are gone, those it postponed no longer due.
+   */
+  async dueAfterDrainsInFlight(siteId: string, upTo: string): Promise<number> {
+    const rows: Array<{ n: number }> = await this.dataSource.query(
+      `SELECT count(*)::int AS n FROM (
+         SELECT 1 FROM search_outbox WHERE site_id = $1 AND id <= $2 AND next_attempt_at <= now() FOR KEY SHARE
+       ) due`,
+      [siteId, upTo],
+    );
+    return rows[0].n;
+  }
+
   /** Current rows of these conversations (absent when deleted), with their site's state. */
   async currentState(manager: EntityManager, conversationIds: string[]): Promise<MirrorState[]> {
     if (conversationIds.length === 0) return [];

@@ -5,6 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { loadConfig } from '../../config/config';
 import { OpenSearchClients } from '../opensearch/opensearch-clients';
 import { SearchSyncForTests } from '../testing/search-sync-for-tests';
+import { SyncedConversationStats } from '../testing/synced-opensearch-problems';
 import {
   CONVERSATION_STATS,
   ConversationStats,
@@ -14,7 +15,6 @@ import {
 import { conversationStatsProvider } from './conversation-stats.provider';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from './opensearch/mirror-watermark';
-import { OpenSearchConversationStats } from './opensearch/opensearch-conversation-stats';
 
 /** Stands for the Postgres engine's class: the provider only needs its injection token. */
 class PostgresEngine implements ConversationStatsEngine, ExactPercentiles {
@@ -69,9 +69,9 @@ describe('the stats engine is chosen by SEARCH_BACKEND, as the listing engine is
     await clients.onApplicationShutdown();
   });
 
-  it('opensearch with SEARCH_SYNC_FOR_TESTS: OpenSearch alone, no fallback', async () => {
+  it('opensearch with SEARCH_SYNC_FOR_TESTS: OpenSearch alone, no fallback, its failures answered as 503 problems', async () => {
     const { engine, clients } = build({ ...OPENSEARCH, SEARCH_SYNC_FOR_TESTS: 'true' });
-    expect(engine).toBeInstanceOf(OpenSearchConversationStats);
+    expect(engine).toBeInstanceOf(SyncedConversationStats);
     await clients.onApplicationShutdown();
   });
 });

@@ -3,6 +3,7 @@ import { AppConfig } from '../../config/app-config';
 import { serverTimeoutMs } from '../conversation-search.provider';
 import { OpenSearchClients } from '../opensearch/opensearch-clients';
 import { SearchSyncForTests } from '../testing/search-sync-for-tests';
+import { SyncedConversationStats } from '../testing/synced-opensearch-problems';
 import { CONVERSATION_STATS, ConversationStatsEngine, ExactPercentiles } from './conversation-stats';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from './opensearch/mirror-watermark';
@@ -38,14 +39,20 @@ export const conversationStatsProvider = (
     if (config.search.backend !== 'opensearch') return postgres;
     const { alias } = clients.names;
     if (syncForTests.enabled)
-      return new OpenSearchConversationStats(
-        clients.search(),
-        watermark,
+      return new SyncedConversationStats(
+        // The mirror's client (OPENSEARCH_BULK_TIMEOUT_MS): each synced request refreshes the
+        // index, which under a drain's bulks and other requests' refreshes can outlast
+        // OPENSEARCH_TIMEOUT_MS (2 s by default) with no fallback to answer instead.
+        new OpenSearchConversationStats(
+          clients.bulk(),
+          watermark,
+          alias,
+          syncForTests.siteSync({ refresh: false }),
+          0,
+          0,
+          postgres,
+        ),
         alias,
-        syncForTests.siteSync({ refresh: false }),
-        0,
-        0,
-        postgres,
       );
     new Logger('ConversationStats').log(
       `stats served by OpenSearch at ${config.search.opensearchUrl} (Postgres as fallback)`,

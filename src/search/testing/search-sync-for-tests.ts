@@ -22,6 +22,7 @@ export function wantsSyncedOpenSearch(config: AppConfig): boolean {
 @Injectable()
 export class SearchSyncForTests {
   private indexer?: SearchIndexer;
+  private repository?: SearchOutboxRepository;
 
   constructor(
     private readonly config: AppConfig,
@@ -37,7 +38,8 @@ export class SearchSyncForTests {
   /**
    * An engine's hook, `sync(siteId)`: drains the site's outbox until none of its rows is due
    * (rows postponed after an error are not: the search then misses them and a parity test
-   * fails, as it should), then refreshes the index when `refresh`. Serialized, each hook on its
+   * fails, as it should), waiting for those another drain holds, then refreshes the index when
+   * `refresh`. Serialized, each hook on its
    * own: the listing runs page and count at once, and two drains splitting the rows (SKIP
    * LOCKED) could let one search start before the other's rows are written.
    */
@@ -45,18 +47,31 @@ export class SearchSyncForTests {
     const names = this.clients.names;
     let chain: Promise<void> = Promise.resolve();
     const drain = async (siteId: string) => {
-      let result;
-      do result = await this.drainer().drain(20, siteId);
-      while (result.taken > 0 && result.targets.length > 0);
+      // Rows committed before this request; later ones are the next request's.
+      const upTo = await this.outbox().newestId();
+      for (;;) {
+        let result;
+        do result = await this.drainer().drain(20, siteId);
+        while (result.taken > 0 && result.targets.length > 0);
+        if (result.targets.length === 0 && result.taken > 0) break;
+        // Rows another drain (the worker's, another request's) holds were skipped above: their
+        // bulk may not be answered yet. Wait for it, and drain again what it left due.
+        if ((await this.outbox().dueAfterDrainsInFlight(siteId, upTo)) === 0) break;
+      }
       if (refresh) await this.clients.bulk().indices.refresh({ index: names.alias });
     };
     return (siteId: string) => (chain = chain.catch(() => undefined).then(() => drain(siteId)));
   }
 
+  private outbox(): SearchOutboxRepository {
+    this.repository ??= new SearchOutboxRepository(this.dataSource);
+    return this.repository;
+  }
+
   private drainer(): SearchIndexer {
     this.indexer ??= new SearchIndexer(
       this.dataSource,
-      new SearchOutboxRepository(this.dataSource),
+      this.outbox(),
       this.clients.bulk(),
       this.clients.names,
     );
