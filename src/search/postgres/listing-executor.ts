@@ -21,6 +21,7 @@ import {
 import { DEFAULT_TRANSCRIPT_PROBE, type SearchTuning } from './listing-tuning';
 import { TermWeights } from './term-weights';
 import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
+import { walkFilterSql, type WalkIndex } from './walk-index';
 
 const textProbe = (tuning: SearchTuning) => tuning.transcriptProbe ?? DEFAULT_TRANSCRIPT_PROBE;
 
@@ -139,11 +140,15 @@ export class ListingExecutor {
         return done(rows);
       }
       case 'gin':
-        return done(await this.fromIndex(siteId, filter, [], want, after, plan.probe, tuning, steps));
+        return done(
+          await this.fromIndex(siteId, filter, plan.walkIndex, [], want, after, plan.probe, tuning, steps),
+        );
       case 'window':
         return done(await this.window(siteId, filter, plan, want, after, tuning, steps));
       case 'transcript':
-        return done(await this.fromTranscripts(siteId, filter, [], want, after, plan.probe, steps));
+        return done(
+          await this.fromTranscripts(siteId, filter, plan.walkIndex, [], want, after, plan.probe, steps),
+        );
     }
   }
 
@@ -167,7 +172,7 @@ export class ListingExecutor {
           found: (await this.run<{ n: number }>(rollupCountSql(siteId, filter)))[0].n,
         });
       case 'walk': {
-        const sql = buildFilterSql(siteId, filter);
+        const sql = walkFilterSql(siteId, filter, plan.walkIndex);
         return counted({
           step: 'walk',
           found: (
@@ -197,7 +202,7 @@ export class ListingExecutor {
       case 'sample': {
         // The sample and, when dense, the count in one statement (no round trip between them).
         const [window] = await this.run<{ hits: number; seen: number; n: number | null }>(
-          windowThenCappedCountSql(buildFilterSql(siteId, filter), {
+          windowThenCappedCountSql(walkFilterSql(siteId, filter, plan.walkIndex), {
             window: plan.window,
             denseHits: plan.denseHits,
             cap,
@@ -247,7 +252,8 @@ export class ListingExecutor {
     // With `q`, each row's transcript is probed by primary key: the `walk` shape keeps Postgres
     // from hashing the transcripts instead (it cannot know the window's rows are few).
     const shape = filter.text ? 'walk' : 'plain';
-    const first = await this.windowWithEdge(buildFilterSql(siteId, filter, after), plan.window, want, shape);
+    const walk = (from: ListingPosition | undefined) => walkFilterSql(siteId, filter, plan.walkIndex, from);
+    const first = await this.windowWithEdge(walk(after), plan.window, want, shape);
     steps.push({ step: 'window', bound: plan.window, found: first.rows.length });
     if (first.rows.length >= want || !first.edge) return first.rows; // full, or the window held the whole range
 
@@ -257,19 +263,14 @@ export class ListingExecutor {
     for (let step = 0; step < 2; step++) {
       const window = furtherWindow(found.length, want, walked, plan.further);
       if (window === undefined) break;
-      const further = await this.windowWithEdge(
-        buildFilterSql(siteId, filter, beyond),
-        window,
-        want - found.length,
-        shape,
-      );
+      const further = await this.windowWithEdge(walk(beyond), window, want - found.length, shape);
       steps.push({ step: 'further', bound: window, found: further.rows.length });
       found = [...found, ...further.rows];
       if (found.length >= want || !further.edge) return found;
       beyond = further.edge;
       walked += window;
     }
-    return this.fromIndex(siteId, filter, found, want, beyond, plan.probe, tuning, steps);
+    return this.fromIndex(siteId, filter, plan.walkIndex, found, want, beyond, plan.probe, tuning, steps);
   }
 
   /**
@@ -279,6 +280,7 @@ export class ListingExecutor {
   private async fromIndex(
     siteId: string,
     filter: ConversationFilter,
+    walkIndex: WalkIndex,
     found: FoundRow[],
     want: number,
     beyond: ListingPosition | undefined,
@@ -287,7 +289,7 @@ export class ListingExecutor {
     steps: PlanStep[],
   ): Promise<FoundRow[]> {
     if (filter.text)
-      return this.fromTranscripts(siteId, filter, found, want, beyond, textProbe(tuning), steps);
+      return this.fromTranscripts(siteId, filter, walkIndex, found, want, beyond, textProbe(tuning), steps);
     const rest = want - found.length;
     const onRow = await this.weights.indexTerms(siteId, filter, probe, tuning);
     const sql = buildFilterSql(siteId, filter, beyond, { forIndex: true, onRow: new Set(onRow) });
@@ -296,7 +298,7 @@ export class ListingExecutor {
       'bitmap',
     );
     steps.push({ step: 'gin', bound: probe, onRow, found: sorted.length });
-    const walk = buildFilterSql(siteId, filter, beyond);
+    const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
     return this.afterProbe(sorted, sorted, probe, found, walk, rest, steps);
   }
 
@@ -309,6 +311,7 @@ export class ListingExecutor {
   private async fromTranscripts(
     siteId: string,
     filter: ConversationFilter,
+    walkIndex: WalkIndex,
     found: FoundRow[],
     want: number,
     beyond: ListingPosition | undefined,
@@ -322,7 +325,7 @@ export class ListingExecutor {
     );
     const sorted = out.filter((row) => row.id !== null);
     steps.push({ step: 'transcript', bound: probe, found: sorted.length });
-    const walk = buildFilterSql(siteId, filter, beyond);
+    const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
     return this.afterProbe(out, sorted, probe, found, walk, rest, steps);
   }
 
