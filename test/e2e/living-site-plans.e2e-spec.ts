@@ -17,7 +17,9 @@ import { OWN_BUDGET, type TestApp } from '../setup/test-app';
  * unrated), so they fail every filter below. A page of each is the first rows of a plain SQL
  * query; its plan walks the index of the rows the filter's fixed status allows, so its first
  * window (20 rows here, fewer than the campaign's 60) already holds matches and bounded walks
- * complete the page, and PostgreSQL reads that index for it.
+ * complete the page, and PostgreSQL reads that index for it. A column the campaign does not have
+ * (another language, channel or agent) seeks the newest match through the cell index instead of
+ * walking the campaign's rows.
  */
 const CAMPAIGN = { id: 'agt_Campaign00001', name: 'Campaign', version: 1, versionId: 'agtv_Campaign0001' };
 const SEEDED = 1200;
@@ -148,6 +150,41 @@ describe('plans on a living site: the newest rows fail the filter', () => {
       expect(plan.map((p) => p['QUERY PLAN']).join('\n')).toContain(
         `conversations_site_${c.index}_created_idx`,
       );
+    });
+  });
+
+  describe.each([
+    { name: 'language=de', query: { language: 'de' }, where: `language = 'de'` },
+    { name: 'channel=web', query: { channel: 'web' }, where: `channel = 'web'` },
+    { name: 'agentId=<the busiest agent>', query: {} as QueryValues, where: 'agent_id = $2' },
+  ])('$name (a column the campaign does not have)', (c) => {
+    it('seeks the newest match through the cell index after an empty window, and answers plain SQL', async () => {
+      const [{ agent_id: busiest }] = await db.query(
+        `SELECT agent_id FROM conversations WHERE site_id = $1 GROUP BY agent_id ORDER BY count(*) DESC, agent_id LIMIT 1`,
+        [org.site.id],
+      );
+      const query = c.where.includes('$2') ? { agentId: busiest } : c.query;
+      // Probes of 50: the site's counts expect at least two probes' worth of matches.
+      const steered = steerListing(engine, { walkWindow: WINDOW, ginProbe: 50 });
+      try {
+        const res = await listConversations(t, org, { ...query, limit: LIMIT });
+        expect(res.status).toBe(200);
+        const rows: Array<{ id: string }> = await db.query(
+          `SELECT id FROM conversations WHERE site_id = $1 AND ${c.where}
+           ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${LIMIT}`,
+          c.where.includes('$2') ? [org.site.id, busiest] : [org.site.id],
+        );
+        expect(res.body.data.map((r: { id: string }) => r.id)).toEqual(rows.map((r) => r.id));
+        const [plan] = steered.plans.page;
+        expect(plan).toMatchObject({ strategy: 'window', walkIndex: 'created', seek: true });
+        expect(plan.steps).toEqual([
+          { step: 'window', bound: WINDOW, found: 0 },
+          { step: 'seek', found: 1 },
+          { step: 'walk', found: LIMIT + 1 },
+        ]);
+      } finally {
+        steered.restore();
+      }
     });
   });
 

@@ -8,8 +8,10 @@ import { LISTING_QUERIES, type ListingQueries, type PlanShape } from './listing-
 import type { CountPlan, PagePlan } from './listing-plans';
 import {
   cappedCountSql,
+  cellsCountable,
   cellsCountSql,
   ginSortedSql,
+  newestMatchSql,
   postingsCountSql,
   postingsPageSql,
   rollupCountSql,
@@ -40,7 +42,8 @@ export interface PlanStep {
     | 'sample'
     | 'transcript'
     | 'joint'
-    | 'cells';
+    | 'cells'
+    | 'seek';
   /** The rows a bounded walk read at most (window, further), or the GIN probe's cap. */
   bound?: number;
   /** Equality terms checked on the candidate rows instead of in the GIN condition. */
@@ -256,6 +259,8 @@ export class ListingExecutor {
     const first = await this.windowWithEdge(walk(after), plan.window, want, shape);
     steps.push({ step: 'window', bound: plan.window, found: first.rows.length });
     if (first.rows.length >= want || !first.edge) return first.rows; // full, or the window held the whole range
+    if (first.rows.length === 0 && plan.seek)
+      return this.fromNewestMatch(siteId, filter, plan.walkIndex, [], want, first.edge, steps);
 
     let found = first.rows;
     let beyond = first.edge;
@@ -298,8 +303,36 @@ export class ListingExecutor {
       'bitmap',
     );
     steps.push({ step: 'gin', bound: probe, onRow, found: sorted.length });
+    if (beyond && cellsCountable(filter) && sorted.length > 0 && Number(sorted[0].taken) >= probe)
+      return this.fromNewestMatch(siteId, filter, walkIndex, found, rest, beyond, steps);
     const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
     return this.afterProbe(sorted, sorted, probe, found, walk, rest, steps);
+  }
+
+  /**
+   * The rest of a page (`found` so far) when matches lie beyond `beyond` but not in its newest
+   * rows (a full GIN probe after an empty window: a campaign of another language, channel or
+   * agent): the newest match's creation time through the cell index (newestMatchSql), then a walk
+   * from there, which skips every row between `beyond` and that match (none of them matches).
+   */
+  private async fromNewestMatch(
+    siteId: string,
+    filter: ConversationFilter,
+    walkIndex: WalkIndex,
+    found: FoundRow[],
+    rest: number,
+    beyond: ListingPosition,
+    steps: PlanStep[],
+  ): Promise<FoundRow[]> {
+    const [{ at }] = await this.run<{ at: Date | null }>(newestMatchSql(siteId, filter, beyond), 'walk');
+    steps.push({ step: 'seek', found: at === null ? 0 : 1 });
+    if (at === null) return found;
+    const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
+    // Every row of the newest match's millisecond, whatever its id: ties are ordered by id.
+    walk.range.push(`created_at <= ${walk.params.add(at.toISOString(), '::timestamptz')}`);
+    const walked = await this.rows<FoundRow>(rowsOf(walkSql(walk, rest)), 'walk');
+    steps.push({ step: 'walk', found: walked.length });
+    return [...found, ...walked];
   }
 
   /**

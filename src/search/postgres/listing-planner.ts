@@ -147,6 +147,7 @@ export class ListingPlanner {
       further: tuning.walkFurther,
       probe: tuning.ginProbe,
       walkIndex,
+      seek: await this.seeks(siteId, filter, tuning),
       why:
         walkIndex === 'created'
           ? 'matches may be dense among the newest rows'
@@ -324,6 +325,20 @@ export class ListingPlanner {
       };
     const onRow = await this.weights.indexTerms(siteId, filter, cap + 1, tuning);
     return { strategy: 'gin', onRow, joint, why: `sparse stacked columns (${range}): the GIN count` };
+  }
+
+  /**
+   * Whether a window that holds no match goes on with the seek of the newest match through the
+   * cell index (newestMatchSql) rather than the GIN probe: the filter is cellsCountable and the
+   * site's exact term counts expect at least two probes' worth of matches (independent terms),
+   * so the probe would fill and a walk through every row between the window and the matches
+   * (a campaign of another language, channel or agent) would follow. Not without the counts.
+   */
+  async seeks(siteId: string, filter: ConversationFilter, tuning: SearchTuning): Promise<boolean> {
+    if (!cellsCountable(filter)) return false;
+    const densities = await this.knowledge.densitiesIfRead(siteId);
+    if (!densities || densities.rows <= 0) return false;
+    return (await this.weights.termShares(siteId, filter)) * densities.rows >= 2 * tuning.ginProbe;
   }
 
   /**

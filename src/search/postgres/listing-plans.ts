@@ -14,7 +14,9 @@ import type { WalkIndex } from './walk-index';
  *   is held by few rows: one walk of its postings, the `others` title terms probed;
  * - `gin`: keywords expected within `probe` matches: every match through the GIN index first;
  * - `window`: the newest `window` rows, then at most two further walks of up to `further` rows,
- *   then the GIN index (at most `probe` matches), then a walk when even that holds too many;
+ *   then the GIN index (at most `probe` matches), then a walk when even that holds too many; with
+ *   `seek`, a window without a match is followed by the seek of the newest match through the cell
+ *   index and a walk from it (dense matches behind a block of rows that fail the filter);
  * - `transcript`: a transcript query (`q`) expected within `probe` matches: the transcripts'
  *   GIN index, at most `probe` of them sorted, then the other filters (a walk beyond).
  * With `q`, every walk checks the conversation's transcript row by row and the GIN steps of
@@ -31,6 +33,8 @@ export type PagePlan =
       further: number;
       probe: number;
       walkIndex: WalkIndex;
+      /** A window without a match seeks the newest match through the cell index instead of the GIN probe. */
+      seek: boolean;
       why: string;
     }
   | { strategy: 'transcript'; probe: number; walkIndex: WalkIndex; why: string };

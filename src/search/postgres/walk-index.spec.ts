@@ -97,11 +97,10 @@ describe('walk indexes: a walk meets only rows the fixed status allows', () => {
 });
 
 describe('ListingPlanner: the walk index of each plan that walks', () => {
-  it('a window page of a label filter walks the labeled rows, reading no counts for one candidate', async () => {
-    const { planner, reads } = plannerOver();
+  it('a window page of a label filter walks the labeled rows', async () => {
+    const { planner } = plannerOver();
     const plan = await planner.planPage('s', filter({ labelsAll: ['resolution:unresolved'] }), tuned());
     expect(plan).toMatchObject({ strategy: 'window', walkIndex: 'labeled' });
-    expect(reads.densities).toBe(0);
   });
 
   it('a window page of a rating walks the rated rows; a channel every row', async () => {
@@ -142,5 +141,46 @@ describe('ListingPlanner: the walk index of each plan that walks', () => {
     expect(
       await planner.planCount('s', filter({ from: '2026-01-01T00:00:00Z' }), 10_000, tuned()),
     ).toMatchObject({ strategy: 'walk', walkIndex: 'created' });
+  });
+});
+
+describe('ListingPlanner: a window without a match seeks the newest match when matches are dense', () => {
+  const counts: SiteDensities = {
+    rows: 100_000,
+    terms: new Map([
+      ['language:de', 16_000],
+      ['channel:web', 60_000],
+      ['agent:agt_rare', 900],
+      ['status:labeled', 80_000],
+    ]),
+  };
+
+  it('seeks for column filters the counts expect in two probes or more', async () => {
+    const { planner } = plannerOver(counts);
+    for (const part of [{ language: 'de' as const }, { channel: 'web' as const, language: 'de' as const }])
+      expect(await planner.planPage('s', filter(part), tuned())).toMatchObject({
+        strategy: 'window',
+        seek: true,
+      });
+  });
+
+  it('takes the GIN probe for sparse matches (16,000 × 0.009 = 144 < 2,000) or without the counts', async () => {
+    expect(
+      await plannerOver(counts).planner.planPage(
+        's',
+        filter({ language: 'de', agentId: 'agt_rare' }),
+        tuned(),
+      ),
+    ).toMatchObject({ seek: false });
+    expect(
+      await plannerOver(new Error('down')).planner.planPage('s', filter({ language: 'de' }), tuned()),
+    ).toMatchObject({ seek: false });
+  });
+
+  it('never seeks for what the cell index does not hold (keywords, scores)', async () => {
+    const { planner } = plannerOver(counts);
+    expect(
+      await planner.planPage('s', filter({ language: 'de', scores: { quality: { min: 0.5 } } }), tuned()),
+    ).toMatchObject({ seek: false });
   });
 });
