@@ -21,7 +21,7 @@
  * Writes bench/results/<BENCH_OUT>.md and .json (default live-2x200k).
  */
 import { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { loadavg, cpus } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -32,6 +32,7 @@ import { getOnce, HttpTarget } from './lib/http-load';
 import { AUTOVACUUM_DEFAULTS, startAutovacuum } from './lib/autovacuum-emulation';
 import { CAMPAIGN, playTraffic, TrafficFigures, writeSummary } from './lib/living-traffic';
 import { adversarialCases } from './lib/living-cases';
+import { walkIndexAb, WalkIndexRun } from './lib/walk-index-ab';
 import { mixContext } from './lib/mix-context';
 import { reportWriter, serviceEnvironment, startProcess, stopProcess } from './lib/side-by-side';
 import { median, percentile } from './lib/stats';
@@ -56,6 +57,8 @@ interface Measured {
   /** Matches (count) or rows of the first page on each database. */
   freshRows?: number;
   livingRows?: number;
+  /** Answers other than 200, by database and status (a 503 is a statement timeout or a full pool). */
+  failed?: Record<string, number>;
 }
 
 interface Report {
@@ -68,6 +71,8 @@ interface Report {
   autovacuum?: ReturnType<typeof startAutovacuum>['actions'];
   listing: Measured[];
   adversarial: Measured[];
+  /** In process on the living database: each adversarial plan with its walk index and with every row walked. */
+  walkIndex?: WalkIndexRun[];
   stats: Measured[];
   transcript: Measured[];
   load?: Record<string, unknown>;
@@ -119,19 +124,50 @@ function rowsOf(body: unknown): number {
   return b.meta?.count?.value ?? (Array.isArray(b.data) ? b.data.length : 0);
 }
 
-/** The same request alternated between the two services, `runs` times after a warm-up each; medians. */
+/** One GET: its time, or the status of a failed answer (0: none). */
+async function timed(
+  target: HttpTarget,
+  path: string,
+): Promise<{ ms: number; body?: unknown; failed?: number }> {
+  try {
+    const { body, ms } = await getOnce(target, path);
+    return { ms, body };
+  } catch (e) {
+    const status = /answered (\d+)/.exec(String(e));
+    return { ms: Number.NaN, failed: status ? Number(status[1]) : 0 };
+  }
+}
+
+/**
+ * The same request alternated between the two services, `runs` times after a warm-up each;
+ * medians of the answered ones, and the failed answers of each.
+ */
 async function alternate(
   targets: { fresh: HttpTarget; living: HttpTarget },
   paths: { fresh: string; living: string },
   runs: number,
-): Promise<Pick<Measured, 'fresh' | 'living' | 'freshRows' | 'livingRows'>> {
-  const freshRows = rowsOf((await getOnce(targets.fresh, paths.fresh)).body);
-  const livingRows = rowsOf((await getOnce(targets.living, paths.living)).body);
+): Promise<Pick<Measured, 'fresh' | 'living' | 'freshRows' | 'livingRows' | 'failed'>> {
+  const first = {
+    fresh: await timed(targets.fresh, paths.fresh),
+    living: await timed(targets.living, paths.living),
+  };
   const t = { fresh: [] as number[], living: [] as number[] };
+  const failed: Record<string, number> = {};
+  for (const which of ['fresh', 'living'] as const)
+    if (first[which].failed !== undefined) failed[`${which} ${first[which].failed}`] = 1;
   for (let i = 0; i < runs; i++)
-    for (const which of i % 2 ? (['living', 'fresh'] as const) : (['fresh', 'living'] as const))
-      t[which].push((await getOnce(targets[which], paths[which])).ms);
-  return { fresh: median(t.fresh), living: median(t.living), freshRows, livingRows };
+    for (const which of i % 2 ? (['living', 'fresh'] as const) : (['fresh', 'living'] as const)) {
+      const r = await timed(targets[which], paths[which]);
+      if (r.failed !== undefined) failed[`${which} ${r.failed}`] = (failed[`${which} ${r.failed}`] ?? 0) + 1;
+      else t[which].push(r.ms);
+    }
+  return {
+    fresh: t.fresh.length ? median(t.fresh) : Number.NaN,
+    living: t.living.length ? median(t.living) : Number.NaN,
+    freshRows: first.fresh.body === undefined ? undefined : rowsOf(first.fresh.body),
+    livingRows: first.living.body === undefined ? undefined : rowsOf(first.living.body),
+    ...(Object.keys(failed).length ? { failed } : {}),
+  };
 }
 
 /** The state of the living database's listing tables: dead rows, all-visible pages, the newest rows. */
@@ -158,7 +194,12 @@ async function livingState(
      FROM conversations WHERE site_id = $1`,
     [siteId],
   );
-  return { tables, newestRows: newest, site };
+  const [recorded] = await ds.query(
+    `SELECT count(*)::int AS n, count(*) FILTER (WHERE label_status = 'pending')::int AS pending
+     FROM conversations WHERE site_id = $1 AND agent_id = $2`,
+    [siteId, CAMPAIGN.agent.id],
+  );
+  return { tables, newestRows: newest, site, campaign: recorded };
 }
 
 /** A server setting. */
@@ -236,7 +277,7 @@ async function readers(
 function render(r: Report): string {
   const f = (n: number | undefined) => (n === undefined ? '' : n.toFixed(1));
   const row = (m: Measured, target?: number) =>
-    `| ${m.name} | ${f(m.fresh)} | ${f(m.living)} | ${(m.living / Math.max(m.fresh, 0.001)).toFixed(2)} | ${m.freshRows ?? ''} / ${m.livingRows ?? ''} |${target !== undefined ? ` ${m.living <= target ? 'yes' : '**no**'} |` : ''}`;
+    `| ${m.name}${m.failed ? ` (failed: ${JSON.stringify(m.failed)})` : ''} | ${f(m.fresh)} | ${f(m.living)} | ${(m.living / Math.max(m.fresh, 0.001)).toFixed(2)} | ${m.freshRows ?? ''} / ${m.livingRows ?? ''} |${target !== undefined ? ` ${m.living <= target ? 'yes' : '**no**'} |` : ''}`;
   const table = (title: string, rows: Measured[], target?: number) =>
     rows.length
       ? [
@@ -248,7 +289,7 @@ function render(r: Report): string {
           '',
         ].join('\n')
       : '';
-  const missed = (rows: Measured[], target: number) => rows.filter((m) => m.living > target).length;
+  const missed = (rows: Measured[], target: number) => rows.filter((m) => !(m.living <= target)).length;
   return [
     `# Living site against freshly seeded (${r.scale})`,
     '',
@@ -309,6 +350,21 @@ function render(r: Report): string {
       r.adversarial,
       LISTING_MEDIAN_MS,
     ),
+    r.walkIndex?.length
+      ? [
+          '## Walk indexes on the living database (in process, statements only)',
+          '',
+          'Each adversarial plan that has a walk index, run alternately as planned and with its walks on the whole listing order (every row, as before the walk indexes).',
+          '',
+          '| request | plan | walk index ms | every row ms | steps (walk index) | steps (every row) |',
+          '|---|---|---|---|---|---|',
+          ...r.walkIndex.map(
+            (w) =>
+              `| ${w.name} | ${w.plan} | ${f(w.walkIndex)} | ${f(w.everyRow)} | ${w.steps.walkIndex} | ${w.steps.everyRow} |`,
+          ),
+          '',
+        ].join('\n')
+      : '',
     table('Listing mix', r.listing, LISTING_MEDIAN_MS),
     table('Statistics', r.stats),
     table('Transcript requests (q)', r.transcript, 50),
@@ -333,7 +389,7 @@ async function main(): Promise<void> {
   const rate = numberFrom(env, 'BENCH_LIVE_RATE', 50);
   const seconds = numberFrom(env, 'BENCH_LIVE_SECONDS', 120);
   const campaignShare = numberFrom(env, 'BENCH_LIVE_CAMPAIGN', 0.05);
-  const quiet = numberFrom(env, 'BENCH_LIVE_QUIET_MINUTES', 1);
+  const quiet = numberFrom(env, 'BENCH_LIVE_QUIET_MINUTES', 4);
   const runs = numberFrom(env, 'BENCH_LIVE_RUNS', 7);
   const loadSeconds =
     env.BENCH_LIVE_LOAD_SECONDS === '0' ? 0 : numberFrom(env, 'BENCH_LIVE_LOAD_SECONDS', 20);
@@ -399,6 +455,16 @@ async function main(): Promise<void> {
     `SELECT array_to_string(reloptions, ', ') AS o FROM pg_class WHERE relname = 'conversations'`,
   );
   report.settings['conversations reloptions'] = tableOptions?.o ?? '';
+  if (reuse && existsSync(join(RESULTS_DIR, `${out}.json`))) {
+    // The living database of an earlier run, measured again: its traffic is that run's.
+    const earlier = JSON.parse(readFileSync(join(RESULTS_DIR, `${out}.json`), 'utf8')) as Report;
+    report.traffic = earlier.traffic;
+    report.settings = {
+      ...earlier.settings,
+      ...report.settings,
+      'measured again (BENCH_LIVE_REUSE=1)': 'yes',
+    };
+  }
   const write = reportWriter(RESULTS_DIR, out, report, render);
   const children: ChildProcess[] = [];
   const autovacuum = startAutovacuum(living, log);
@@ -485,6 +551,10 @@ async function main(): Promise<void> {
       const m = await alternate(targets, { fresh: path, living: path }, runs);
       report.adversarial.push({ name: c.name, family: c.family, path, ...m });
       log(`adversarial ${c.name}: fresh ${m.fresh.toFixed(1)} ms, living ${m.living.toFixed(1)} ms`);
+      write();
+    }
+    if (wanted('walk-index')) {
+      report.walkIndex = await walkIndexAb(living, { ...ctx }, runs);
       write();
     }
     for (const r of buildMix(ctx)) {
