@@ -111,9 +111,10 @@ async function pathOf(target: HttpTarget, siteId: string, query: Record<string, 
   const base = `/api/v1/sites/${siteId}/conversations`;
   let path = `${base}${queryString(query)}`;
   for (let p = 1; p < page; p++) {
-    const { body } = await getOnce(target, path);
-    if (!body.meta.nextCursor) break;
-    path = `${base}${queryString(query, { cursor: body.meta.nextCursor })}`;
+    const { body } = await timed(target, path);
+    const next = (body as { meta?: { nextCursor?: string | null } } | undefined)?.meta?.nextCursor;
+    if (!next) break;
+    path = `${base}${queryString(query, { cursor: next })}`;
   }
   return path;
 }
@@ -395,6 +396,8 @@ async function main(): Promise<void> {
     env.BENCH_LIVE_LOAD_SECONDS === '0' ? 0 : numberFrom(env, 'BENCH_LIVE_LOAD_SECONDS', 20);
   const loadRate = numberFrom(env, 'BENCH_LIVE_LOAD_RATE', 50);
   const only = env.BENCH_LIVE_ONLY?.split(',');
+  /** Sections measured (adversarial, listing, stats, q, load); with BENCH_LIVE_REUSE=1 the others keep the earlier run's figures. */
+  const sections = new Set((env.BENCH_LIVE_SECTIONS ?? 'adversarial,listing,stats,q,load').split(','));
   const reuse = env.BENCH_LIVE_REUSE === '1';
   const out = env.BENCH_OUT ?? 'live-2x200k';
   const urls = { fresh: withDatabase(baseUrl, `${name}_fresh`), living: withDatabase(baseUrl, name) };
@@ -459,6 +462,8 @@ async function main(): Promise<void> {
     // The living database of an earlier run, measured again: its traffic is that run's.
     const earlier = JSON.parse(readFileSync(join(RESULTS_DIR, `${out}.json`), 'utf8')) as Report;
     report.traffic = earlier.traffic;
+    for (const key of ['adversarial', 'walkIndex', 'listing', 'stats', 'transcript', 'load'] as const)
+      if (earlier[key] !== undefined) (report as unknown as Record<string, unknown>)[key] = earlier[key];
     report.settings = {
       ...earlier.settings,
       ...report.settings,
@@ -545,7 +550,8 @@ async function main(): Promise<void> {
     };
     const wanted = (n: string) => !only || only.some((o) => n.includes(o));
 
-    for (const c of adversarialCases(ctx)) {
+    if (sections.has('adversarial')) report.adversarial = [];
+    for (const c of sections.has('adversarial') ? adversarialCases(ctx) : []) {
       if (!wanted(c.name)) continue;
       const path = await pathOf(targets.fresh, siteId, c.query);
       const m = await alternate(targets, { fresh: path, living: path }, runs);
@@ -553,11 +559,12 @@ async function main(): Promise<void> {
       log(`adversarial ${c.name}: fresh ${m.fresh.toFixed(1)} ms, living ${m.living.toFixed(1)} ms`);
       write();
     }
-    if (wanted('walk-index')) {
+    if (sections.has('adversarial') && wanted('walk-index')) {
       report.walkIndex = await walkIndexAb(living, { ...ctx }, runs);
       write();
     }
-    for (const r of buildMix(ctx)) {
+    if (sections.has('listing')) report.listing = [];
+    for (const r of sections.has('listing') ? buildMix(ctx) : []) {
       if (!wanted(r.name)) continue;
       const paths = {
         fresh: await pathOf(targets.fresh, siteId, r.query, r.page),
@@ -601,7 +608,8 @@ async function main(): Promise<void> {
         },
       ],
     ];
-    for (const [label, query] of statsRequests) {
+    if (sections.has('stats')) report.stats = [];
+    for (const [label, query] of sections.has('stats') ? statsRequests : []) {
       if (!wanted(label)) continue;
       const path = `${stats}${queryString(query)}`;
       const m = await alternate(targets, { fresh: path, living: path }, runs);
@@ -609,7 +617,8 @@ async function main(): Promise<void> {
       log(`stats ${label}: fresh ${m.fresh.toFixed(1)} ms, living ${m.living.toFixed(1)} ms`);
       write();
     }
-    for (const [label, word] of Object.entries(Q_WORDS)) {
+    if (sections.has('q')) report.transcript = [];
+    for (const [label, word] of sections.has('q') ? Object.entries(Q_WORDS) : []) {
       if (!wanted(`q-${label}`)) continue;
       for (const count of [false, true]) {
         const query: Record<string, QueryValue> = count ? { q: word, count: 'true' } : { q: word };
@@ -620,7 +629,7 @@ async function main(): Promise<void> {
       }
     }
 
-    if (loadSeconds > 0) {
+    if (loadSeconds > 0 && sections.has('load')) {
       const listingPaths = buildMix(ctx)
         .filter((r) => !r.page && !r.query.count && !r.query.q)
         .map((r) => `/api/v1/sites/${siteId}/conversations${queryString(r.query)}`);
