@@ -309,7 +309,11 @@ export function postingsCountSql(sql: FilterSql, cap: number): Statement {
  * language of the bench site, 21 agents), not the rows between `beyond` and the match: the seek
  * over a campaign of another language, channel or agent (docs/query-engine.md, "Walk indexes").
  */
-export function newestMatchSql(siteId: string, filter: ConversationFilter, beyond: ListingPosition): Statement {
+export function newestMatchSql(
+  siteId: string,
+  filter: ConversationFilter,
+  beyond: ListingPosition,
+): Statement {
   // Up to `beyond`'s millisecond, not its id (the cell index holds no id, and the probes stay
   // index-only): a bound on the newest match's time, which the walk after it refines.
   const sql = buildFilterSql(siteId, filter);
