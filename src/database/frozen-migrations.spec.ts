@@ -43,6 +43,7 @@ const STATEMENTS: Record<string, [up: string, down: string]> = {
   ScrubbedConversationEvents1763940000000: ['f96b59c6bcf729b5', '02b2a078ba6ceb86'],
   SearchOutboxNotify1763950000000: ['8270e1db2db77db5', 'b1e76514851fdeab'],
   Orders1763960000000: ['c91773ae19b94219', '85547f2c66a5452a'],
+  LivingSiteWalkIndexes1763970000000: ['49faedeb11f54379', '2395a6de7fb599eb'],
 };
 
 /** The statements `run` sends, each with its parameters, through a QueryRunner that only records. */

@@ -64,6 +64,17 @@ const BULK_INDEXES: Record<string, string> = {
   // Counts of stacked column filters (ConversationCellIndex migration).
   conversations_site_cell_idx:
     'ON conversations (site_id, channel, language, label_status, (feedback_negative > 0), (feedback_positive > 0), agent_id, created_at) INCLUDE (feedback_positive, feedback_negative, label_bits)',
+  // Walks of the labeled or rated rows only (LivingSiteWalkIndexes migration).
+  ...Object.fromEntries(
+    [
+      ['labeled', "label_status = 'labeled'"],
+      ['negative', 'feedback_negative > 0'],
+      ['positive', 'feedback_positive > 0'],
+    ].map(([name, rows]) => [
+      `conversations_site_${name}_created_idx`,
+      `ON conversations (site_id, created_at DESC, id COLLATE "C" DESC) INCLUDE (${LISTING_INDEX_COLUMNS}) WHERE ${rows}`,
+    ]),
+  ),
   // Statistics of label filters by value (LabelValueIndex migration).
   conversations_site_label_value_idx:
     "ON conversations (site_id, label_bits) INCLUDE (channel, language, agent_id, feedback_positive, feedback_negative, score_quality, score_service, score_trust) WHERE label_status = 'labeled'",

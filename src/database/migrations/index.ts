@@ -33,6 +33,7 @@ import { ErasableIdempotentAnswers1763930000000 } from './1763930000000-Erasable
 import { ScrubbedConversationEvents1763940000000 } from './1763940000000-ScrubbedConversationEvents';
 import { SearchOutboxNotify1763950000000 } from './1763950000000-SearchOutboxNotify';
 import { Orders1763960000000 } from './1763960000000-Orders';
+import { LivingSiteWalkIndexes1763970000000 } from './1763970000000-LivingSiteWalkIndexes';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -69,4 +70,5 @@ export const MIGRATIONS = [
   ScrubbedConversationEvents1763940000000,
   SearchOutboxNotify1763950000000,
   Orders1763960000000,
+  LivingSiteWalkIndexes1763970000000,
 ];

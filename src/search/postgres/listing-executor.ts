@@ -8,8 +8,10 @@ import { LISTING_QUERIES, type ListingQueries, type PlanShape } from './listing-
 import type { CountPlan, PagePlan } from './listing-plans';
 import {
   cappedCountSql,
+  cellsCountable,
   cellsCountSql,
   ginSortedSql,
+  newestMatchSql,
   postingsCountSql,
   postingsPageSql,
   rollupCountSql,
@@ -21,6 +23,7 @@ import {
 import { DEFAULT_TRANSCRIPT_PROBE, type SearchTuning } from './listing-tuning';
 import { TermWeights } from './term-weights';
 import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
+import { walkFilterSql, type WalkIndex } from './walk-index';
 
 const textProbe = (tuning: SearchTuning) => tuning.transcriptProbe ?? DEFAULT_TRANSCRIPT_PROBE;
 
@@ -39,7 +42,8 @@ export interface PlanStep {
     | 'sample'
     | 'transcript'
     | 'joint'
-    | 'cells';
+    | 'cells'
+    | 'seek';
   /** The rows a bounded walk read at most (window, further), or the GIN probe's cap. */
   bound?: number;
   /** Equality terms checked on the candidate rows instead of in the GIN condition. */
@@ -139,11 +143,15 @@ export class ListingExecutor {
         return done(rows);
       }
       case 'gin':
-        return done(await this.fromIndex(siteId, filter, [], want, after, plan.probe, tuning, steps));
+        return done(
+          await this.fromIndex(siteId, filter, plan.walkIndex, [], want, after, plan.probe, tuning, steps),
+        );
       case 'window':
         return done(await this.window(siteId, filter, plan, want, after, tuning, steps));
       case 'transcript':
-        return done(await this.fromTranscripts(siteId, filter, [], want, after, plan.probe, steps));
+        return done(
+          await this.fromTranscripts(siteId, filter, plan.walkIndex, [], want, after, plan.probe, steps),
+        );
     }
   }
 
@@ -167,7 +175,7 @@ export class ListingExecutor {
           found: (await this.run<{ n: number }>(rollupCountSql(siteId, filter)))[0].n,
         });
       case 'walk': {
-        const sql = buildFilterSql(siteId, filter);
+        const sql = walkFilterSql(siteId, filter, plan.walkIndex);
         return counted({
           step: 'walk',
           found: (
@@ -197,7 +205,7 @@ export class ListingExecutor {
       case 'sample': {
         // The sample and, when dense, the count in one statement (no round trip between them).
         const [window] = await this.run<{ hits: number; seen: number; n: number | null }>(
-          windowThenCappedCountSql(buildFilterSql(siteId, filter), {
+          windowThenCappedCountSql(walkFilterSql(siteId, filter, plan.walkIndex), {
             window: plan.window,
             denseHits: plan.denseHits,
             cap,
@@ -247,9 +255,12 @@ export class ListingExecutor {
     // With `q`, each row's transcript is probed by primary key: the `walk` shape keeps Postgres
     // from hashing the transcripts instead (it cannot know the window's rows are few).
     const shape = filter.text ? 'walk' : 'plain';
-    const first = await this.windowWithEdge(buildFilterSql(siteId, filter, after), plan.window, want, shape);
+    const walk = (from: ListingPosition | undefined) => walkFilterSql(siteId, filter, plan.walkIndex, from);
+    const first = await this.windowWithEdge(walk(after), plan.window, want, shape);
     steps.push({ step: 'window', bound: plan.window, found: first.rows.length });
     if (first.rows.length >= want || !first.edge) return first.rows; // full, or the window held the whole range
+    if (first.rows.length === 0 && plan.seek)
+      return this.fromNewestMatch(siteId, filter, plan.walkIndex, [], want, first.edge, steps);
 
     let found = first.rows;
     let beyond = first.edge;
@@ -257,19 +268,14 @@ export class ListingExecutor {
     for (let step = 0; step < 2; step++) {
       const window = furtherWindow(found.length, want, walked, plan.further);
       if (window === undefined) break;
-      const further = await this.windowWithEdge(
-        buildFilterSql(siteId, filter, beyond),
-        window,
-        want - found.length,
-        shape,
-      );
+      const further = await this.windowWithEdge(walk(beyond), window, want - found.length, shape);
       steps.push({ step: 'further', bound: window, found: further.rows.length });
       found = [...found, ...further.rows];
       if (found.length >= want || !further.edge) return found;
       beyond = further.edge;
       walked += window;
     }
-    return this.fromIndex(siteId, filter, found, want, beyond, plan.probe, tuning, steps);
+    return this.fromIndex(siteId, filter, plan.walkIndex, found, want, beyond, plan.probe, tuning, steps);
   }
 
   /**
@@ -279,6 +285,7 @@ export class ListingExecutor {
   private async fromIndex(
     siteId: string,
     filter: ConversationFilter,
+    walkIndex: WalkIndex,
     found: FoundRow[],
     want: number,
     beyond: ListingPosition | undefined,
@@ -287,7 +294,7 @@ export class ListingExecutor {
     steps: PlanStep[],
   ): Promise<FoundRow[]> {
     if (filter.text)
-      return this.fromTranscripts(siteId, filter, found, want, beyond, textProbe(tuning), steps);
+      return this.fromTranscripts(siteId, filter, walkIndex, found, want, beyond, textProbe(tuning), steps);
     const rest = want - found.length;
     const onRow = await this.weights.indexTerms(siteId, filter, probe, tuning);
     const sql = buildFilterSql(siteId, filter, beyond, { forIndex: true, onRow: new Set(onRow) });
@@ -296,8 +303,36 @@ export class ListingExecutor {
       'bitmap',
     );
     steps.push({ step: 'gin', bound: probe, onRow, found: sorted.length });
-    const walk = buildFilterSql(siteId, filter, beyond);
+    if (beyond && cellsCountable(filter) && sorted.length > 0 && Number(sorted[0].taken) >= probe)
+      return this.fromNewestMatch(siteId, filter, walkIndex, found, rest, beyond, steps);
+    const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
     return this.afterProbe(sorted, sorted, probe, found, walk, rest, steps);
+  }
+
+  /**
+   * The rest of a page (`found` so far) when matches lie beyond `beyond` but not in its newest
+   * rows (a full GIN probe after an empty window: a campaign of another language, channel or
+   * agent): the newest match's creation time through the cell index (newestMatchSql), then a walk
+   * from there, which skips every row between `beyond` and that match (none of them matches).
+   */
+  private async fromNewestMatch(
+    siteId: string,
+    filter: ConversationFilter,
+    walkIndex: WalkIndex,
+    found: FoundRow[],
+    rest: number,
+    beyond: ListingPosition,
+    steps: PlanStep[],
+  ): Promise<FoundRow[]> {
+    const [{ at }] = await this.run<{ at: Date | null }>(newestMatchSql(siteId, filter, beyond), 'walk');
+    steps.push({ step: 'seek', found: at === null ? 0 : 1 });
+    if (at === null) return found;
+    const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
+    // Every row of the newest match's millisecond, whatever its id: ties are ordered by id.
+    walk.range.push(`created_at <= ${walk.params.add(at.toISOString(), '::timestamptz')}`);
+    const walked = await this.rows<FoundRow>(rowsOf(walkSql(walk, rest)), 'walk');
+    steps.push({ step: 'walk', found: walked.length });
+    return [...found, ...walked];
   }
 
   /**
@@ -309,6 +344,7 @@ export class ListingExecutor {
   private async fromTranscripts(
     siteId: string,
     filter: ConversationFilter,
+    walkIndex: WalkIndex,
     found: FoundRow[],
     want: number,
     beyond: ListingPosition | undefined,
@@ -322,7 +358,7 @@ export class ListingExecutor {
     );
     const sorted = out.filter((row) => row.id !== null);
     steps.push({ step: 'transcript', bound: probe, found: sorted.length });
-    const walk = buildFilterSql(siteId, filter, beyond);
+    const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
     return this.afterProbe(out, sorted, probe, found, walk, rest, steps);
   }
 

@@ -19,6 +19,7 @@ import {
 import { impliedTerms, TermWeights } from './term-weights';
 import { textRowsExpected } from './transcript-planner';
 import { FILTERS } from '../filters/filter-registry';
+import { chooseWalkIndex, walkIndexesFor, type WalkIndex } from './walk-index';
 
 /** Label tokens with postings (migration ConversationPostings): those flagging a problem, the rare ones. */
 const PROBLEM_TOKEN = /:(true|fail)$/;
@@ -120,7 +121,12 @@ export class ListingPlanner {
       const expected =
         keywordRows <= probe ? keywordRows : keywordRows * (await this.weights.termShares(siteId, filter));
       if (expected <= probe)
-        return { strategy: 'gin', probe, why: `keywords expected in ${Math.ceil(expected)} rows` };
+        return {
+          strategy: 'gin',
+          probe,
+          walkIndex: await this.walkIndex(siteId, filter),
+          why: `keywords expected in ${Math.ceil(expected)} rows`,
+        };
     }
     // A transcript query expected within one transcript probe: its GIN index, whatever the
     // other filters (they are checked on the sorted candidates); otherwise matches are dense
@@ -131,14 +137,21 @@ export class ListingPlanner {
       return {
         strategy: 'transcript',
         probe: textProbe,
+        walkIndex: await this.walkIndex(siteId, filter),
         why: `q expected in ${Math.ceil(textRows)} rows`,
       };
+    const walkIndex = await this.walkIndex(siteId, filter);
     return {
       strategy: 'window',
       window: tuning.walkWindow,
       further: tuning.walkFurther,
       probe: tuning.ginProbe,
-      why: 'matches may be dense among the newest rows',
+      walkIndex,
+      seek: await this.seeks(siteId, filter, tuning),
+      why:
+        walkIndex === 'created'
+          ? 'matches may be dense among the newest rows'
+          : `matches may be dense among the newest rows of the ${walkIndex} walk index`,
     };
   }
 
@@ -150,7 +163,8 @@ export class ListingPlanner {
   ): Promise<CountPlan> {
     if (countsFromRollups(filter))
       return { strategy: 'rollup', why: 'column filters alone: an exact sum of the rollups' };
-    if (!isNarrowed(filter)) return { strategy: 'walk', why: 'nothing narrows the rows' };
+    if (!isNarrowed(filter))
+      return { strategy: 'walk', walkIndex: 'created', why: 'nothing narrows the rows' };
     // Stacked column filters with label tokens: their joint figures may settle the count; if
     // not, the cell index counts the fixed columns' entries when they are few, else a problem
     // token's postings count it index-only, or the figures weigh walk and GIN.
@@ -191,6 +205,7 @@ export class ListingPlanner {
     const walkRange = await this.walkRange(siteId, filter, cap, tuning);
     return {
       strategy: 'sample',
+      walkIndex: await this.walkIndex(siteId, filter),
       window: tuning.countWindow,
       denseHits: Math.ceil(tuning.countWindow * share),
       ...(walkRange !== undefined ? { walkRange } : {}),
@@ -302,9 +317,39 @@ export class ListingPlanner {
       figures.cell,
     );
     if (jointCountStrategy(joint, figures.site, rarest, cap, tuning) === 'walk')
-      return { strategy: 'walk', joint, why: `dense stacked columns (${range}): a walk to the cap` };
+      return {
+        strategy: 'walk',
+        walkIndex: await this.walkIndex(siteId, filter),
+        joint,
+        why: `dense stacked columns (${range}): a walk to the cap`,
+      };
     const onRow = await this.weights.indexTerms(siteId, filter, cap + 1, tuning);
     return { strategy: 'gin', onRow, joint, why: `sparse stacked columns (${range}): the GIN count` };
+  }
+
+  /**
+   * Whether a window that holds no match goes on with the seek of the newest match through the
+   * cell index (newestMatchSql) rather than the GIN probe: the filter is cellsCountable and the
+   * site's exact term counts expect at least two probes' worth of matches (independent terms),
+   * so the probe would fill and a walk through every row between the window and the matches
+   * (a campaign of another language, channel or agent) would follow. Not without the counts.
+   */
+  async seeks(siteId: string, filter: ConversationFilter, tuning: SearchTuning): Promise<boolean> {
+    if (!cellsCountable(filter)) return false;
+    const densities = await this.knowledge.densitiesIfRead(siteId);
+    if (!densities || densities.rows <= 0) return false;
+    return (await this.weights.termShares(siteId, filter)) * densities.rows >= 2 * tuning.ginProbe;
+  }
+
+  /**
+   * The index the plan's walks read (walk-index.ts): a partial one when the filter fixes a
+   * rating or the labeled status, the smallest by the site's exact counts (read only when more
+   * than one would do).
+   */
+  async walkIndex(siteId: string, filter: ConversationFilter): Promise<WalkIndex> {
+    const candidates = walkIndexesFor(filter);
+    if (candidates.length < 2) return candidates[0] ?? 'created';
+    return chooseWalkIndex(filter, await this.knowledge.densitiesIfRead(siteId));
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { JointEstimate } from './joint-densities';
+import type { WalkIndex } from './walk-index';
 
 /*
  * The listing engine's plans (docs/query-engine.md, "Choosing a plan"): plain data, chosen by the
@@ -13,18 +14,30 @@ import type { JointEstimate } from './joint-densities';
  *   is held by few rows: one walk of its postings, the `others` title terms probed;
  * - `gin`: keywords expected within `probe` matches: every match through the GIN index first;
  * - `window`: the newest `window` rows, then at most two further walks of up to `further` rows,
- *   then the GIN index (at most `probe` matches), then a walk when even that holds too many;
+ *   then the GIN index (at most `probe` matches), then a walk when even that holds too many; with
+ *   `seek`, a window without a match is followed by the seek of the newest match through the cell
+ *   index and a walk from it (dense matches behind a block of rows that fail the filter);
  * - `transcript`: a transcript query (`q`) expected within `probe` matches: the transcripts'
  *   GIN index, at most `probe` of them sorted, then the other filters (a walk beyond).
  * With `q`, every walk checks the conversation's transcript row by row and the GIN steps of
- * `window` read the transcripts' GIN index.
+ * `window` read the transcripts' GIN index. `walkIndex` (walk-index.ts) is the index every walk
+ * of the plan reads: the listing order of the rows the filter's fixed status allows.
  */
 export type PagePlan =
   | { strategy: 'walk'; why: string }
   | { strategy: 'postings'; driver: string; others: string[]; why: string }
-  | { strategy: 'gin'; probe: number; why: string }
-  | { strategy: 'window'; window: number; further: number; probe: number; why: string }
-  | { strategy: 'transcript'; probe: number; why: string };
+  | { strategy: 'gin'; probe: number; walkIndex: WalkIndex; why: string }
+  | {
+      strategy: 'window';
+      window: number;
+      further: number;
+      probe: number;
+      walkIndex: WalkIndex;
+      /** A window without a match seeks the newest match through the cell index instead of the GIN probe. */
+      seek: boolean;
+      why: string;
+    }
+  | { strategy: 'transcript'; probe: number; walkIndex: WalkIndex; why: string };
 
 /**
  * A count's plan (meta.count, capped):
@@ -46,13 +59,21 @@ export type PagePlan =
  *   conversations_site_cell_idx, up to the cap.
  * A `walk`, `gin` or `cells` plan chosen after the joint figures were read carries them (`joint`):
  * for a walk or the GIN count, the estimate weighed a walk to the cap against the GIN count.
+ * `walkIndex` (walk-index.ts): the index a `walk` or `sample` reads.
  */
 export type CountPlan =
   | { strategy: 'rollup'; why: string }
-  | { strategy: 'walk'; joint?: JointEstimate; why: string }
+  | { strategy: 'walk'; walkIndex: WalkIndex; joint?: JointEstimate; why: string }
   | { strategy: 'postings'; driver: string; others: string[]; why: string }
   | { strategy: 'gin'; onRow: string[]; joint?: JointEstimate; why: string }
-  | { strategy: 'sample'; window: number; denseHits: number; walkRange?: number; why: string }
+  | {
+      strategy: 'sample';
+      window: number;
+      denseHits: number;
+      walkRange?: number;
+      walkIndex: WalkIndex;
+      why: string;
+    }
   | { strategy: 'transcript'; why: string }
   | { strategy: 'joint'; n: number; joint: JointEstimate; why: string }
   | { strategy: 'cells'; entries: number; joint?: JointEstimate; why: string };

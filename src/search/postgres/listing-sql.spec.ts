@@ -5,6 +5,7 @@ import {
   cellsCountable,
   cellsCountSql,
   ginSortedSql,
+  newestMatchSql,
   rollupCountSql,
   walkSql,
   walkWindowSql,
@@ -160,5 +161,34 @@ describe('cellsCountSql (a count from the entries of the fixed columns in the ce
     expect(cellsCountable({ ...columns, reviewStatus: 'reviewed' })).toBe(false);
     expect(cellsCountable({ ...columns, scores: { quality: { min: 0.5 } } })).toBe(false);
     expect(cellsCountable({ ...columns, labelsAll: ['no_such:token'] })).toBe(false);
+  });
+});
+
+describe('newestMatchSql (the seek of the newest match through the cell index)', () => {
+  const beyond = { createdAt: '2026-03-01T10:00:00.000Z', id: 'conv_x' };
+
+  it('narrows the rollup cells by the fixed columns and bounds the probes by the edge’s time, not its id', () => {
+    const filter = {
+      ...emptyFilter(),
+      language: 'de' as const,
+      labelStatus: 'labeled' as const,
+      feedback: 'negative' as const,
+    };
+    const st = newestMatchSql('s', filter, beyond);
+    const text = st.text.replace(/\s+/g, ' ');
+    expect(text).toContain('FROM conversation_stats_cell WHERE site_id = ');
+    expect(text).toMatch(/kind = 3 AND language = \$\d+ AND label_status = \$\d+ AND fn GROUP BY/);
+    expect(text).toContain('HAVING sum(n) > 0');
+    expect(text).toContain('ORDER BY created_at DESC LIMIT 1');
+    expect(text).not.toContain('id COLLATE');
+    expect(st.values).toContain(beyond.createdAt);
+    expect(st.values).not.toContain(beyond.id);
+  });
+
+  it('takes one agent’s rows only when the filter names it', () => {
+    const st = newestMatchSql('s', { ...emptyFilter(), agentId: 'agt_a' }, beyond);
+    expect(st.text).toMatch(/key = \$\d+/);
+    expect(st.values).toContain('agt_a');
+    expect(newestMatchSql('s', { ...emptyFilter(), channel: 'web' }, beyond).text).not.toMatch(/ key = \$/);
   });
 });

@@ -11,6 +11,7 @@ import {
 } from '../filter-sql/conversation-filter-sql';
 import { CHANNELS, type ConversationFilter, LABEL_STATUSES, LANGUAGES } from '../listing/conversation-filter';
 import { FILTERS } from '../filters/filter-registry';
+import type { ListingPosition } from '../listing/conversation-search';
 
 /*
  * The listing's own statements (docs/query-engine.md, "Choosing a plan"), each over the
@@ -295,4 +296,46 @@ export function postingsCountSql(sql: FilterSql, cap: number): Statement {
     text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${sql.from} WHERE ${whereAll(sql)} LIMIT ${p.add(cap)}) c`,
     values: p.values,
   };
+}
+
+/**
+ * The creation time of the newest match after `beyond` (`at`, null when none; at most `beyond`'s
+ * time: matches in its millisecond may be counted though they precede it in the listing), for a
+ * cellsCountable filter: one backward probe of conversations_site_cell_idx per combination of the
+ * rollups' cell columns and agent that holds rows of the site (`conversation_stats_cell`, kind 3,
+ * read in the same statement, so the same snapshot: a combination without rows has no entry to
+ * miss), the filter's fixed columns narrowing the combinations, each probe checking every
+ * condition on the index entries (`LIMIT 1`). Its cost follows the combinations (654 for one
+ * language of the bench site, 21 agents), not the rows between `beyond` and the match: the seek
+ * over a campaign of another language, channel or agent (docs/query-engine.md, "Walk indexes").
+ */
+export function newestMatchSql(
+  siteId: string,
+  filter: ConversationFilter,
+  beyond: ListingPosition,
+): Statement {
+  // Up to `beyond`'s millisecond, not its id (the cell index holds no id, and the probes stay
+  // index-only): a bound on the newest match's time, which the walk after it refines.
+  const sql = buildFilterSql(siteId, filter);
+  const p = sql.params;
+  sql.range.push(`created_at <= ${p.add(beyond.createdAt, '::timestamptz')}`);
+  const cell = [`site_id = ${p.add(siteId)}`, `kind = ${KIND.agentId}`];
+  if (filter.channel) cell.push(`channel = ${p.add(filter.channel)}`);
+  if (filter.language) cell.push(`language = ${p.add(filter.language)}`);
+  const status = impliedLabelStatus(filter);
+  if (status) cell.push(`label_status = ${p.add(status)}`);
+  if (filter.feedback === 'negative') cell.push('fn');
+  if (filter.feedback === 'positive') cell.push('fp');
+  if (filter.agentId !== undefined) cell.push(`key = ${p.add(filter.agentId)}`);
+  const text = `SELECT max(m.created_at) AS at FROM (
+    SELECT channel, language, label_status, fn, fp, key FROM conversation_stats_cell
+    WHERE ${cell.join(' AND ')} GROUP BY channel, language, label_status, fn, fp, key HAVING sum(n) > 0
+  ) c CROSS JOIN LATERAL (
+    SELECT created_at FROM conversations
+    WHERE channel = c.channel AND language = c.language AND label_status = c.label_status
+      AND (feedback_negative > 0) = c.fn AND (feedback_positive > 0) = c.fp AND agent_id = c.key
+      AND ${whereAll(sql)}
+    ORDER BY created_at DESC LIMIT 1
+  ) m`;
+  return { text, values: p.values };
 }
