@@ -171,7 +171,9 @@ export class ConversationsService {
       return {
         conversation: await this.reload(req, id, manager),
         messages: await this.conversations.messages(id, manager),
-        outcome: await this.orders.outcomeOf(id, manager),
+        // A new conversation is credited only through its visitor: an order's conversationIds
+        // name conversations that existed when it was stored, and this id is new.
+        outcome: visitorHash ? await this.orders.outcomeOf(id, manager) : { orders: 0, revenue: [] },
       };
     });
   }

@@ -7,9 +7,8 @@ import { Public } from '../auth/public.decorator';
 import { ApiError } from '../common/errors/api-error';
 import { AppConfig } from '../config/app-config';
 import { REDIS, untilReady } from '../redis/redis.module';
-import { aliasExists, MirrorIndexState } from '../search/mirror/search-index-at-start';
+import { MirrorIndexCheck } from '../search/mirror/mirror-index-check';
 import { SearchOutboxRepository } from '../search/mirror/search-outbox.repository';
-import { OpenSearchClients } from '../search/opensearch/opensearch-clients';
 import { within } from '../common/resilience';
 
 const CHECK_TIMEOUT_MS = 1500;
@@ -31,7 +30,7 @@ export class HealthController {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly config: AppConfig,
     private readonly searchOutbox: SearchOutboxRepository,
-    private readonly openSearch: OpenSearchClients,
+    private readonly mirrorIndex: MirrorIndexCheck,
   ) {}
 
   @Get('live')
@@ -63,7 +62,7 @@ export class HealthController {
 
   private async searchLag() {
     const indicator = this.indicators.check('searchMirror');
-    const index = await this.mirrorIndex();
+    const index = await this.mirrorIndex.state(CHECK_TIMEOUT_MS);
     try {
       const lag = await within(this.searchOutbox.lag(), CHECK_TIMEOUT_MS);
       return indicator.up({
@@ -75,21 +74,6 @@ export class HealthController {
     } catch (error) {
       // Postgres not answering is reported by the database check.
       return indicator.up({ lag: 'unknown', message: (error as Error).message, ...index });
-    }
-  }
-
-  /** Whether the alias has an index behind it (`missing` until search:reindex builds one). */
-  private async mirrorIndex(): Promise<{ index: MirrorIndexState; indexMessage?: string }> {
-    const { alias } = this.openSearch.names;
-    try {
-      if (await within(aliasExists(this.openSearch.search(), this.openSearch.names), CHECK_TIMEOUT_MS))
-        return { index: 'ready' };
-      return {
-        index: 'missing',
-        indexMessage: `no index behind the alias ${alias} in OpenSearch: the listing and statistics are served by Postgres until \`npm run cli -- search:reindex\` builds it`,
-      };
-    } catch (error) {
-      return { index: 'unknown', indexMessage: `OpenSearch did not answer (${(error as Error).message})` };
     }
   }
 
