@@ -31,6 +31,7 @@ import { LabelValueIndex1763910000000 } from './1763910000000-LabelValueIndex';
 import { RedactedJobFilters1763920000000 } from './1763920000000-RedactedJobFilters';
 import { ErasableIdempotentAnswers1763930000000 } from './1763930000000-ErasableIdempotentAnswers';
 import { ScrubbedConversationEvents1763940000000 } from './1763940000000-ScrubbedConversationEvents';
+import { StatsFiguresIndex1763980000000 } from './1763980000000-StatsFiguresIndex';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   RedactedJobFilters1763920000000,
   ErasableIdempotentAnswers1763930000000,
   ScrubbedConversationEvents1763940000000,
+  StatsFiguresIndex1763980000000,
 ];
