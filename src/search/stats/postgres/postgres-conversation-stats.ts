@@ -71,6 +71,11 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
     return this.dataSource.transaction('REPEATABLE READ', async (m) => {
       await m.query(`SET TRANSACTION READ ONLY`);
       await m.query(`SET LOCAL statement_timeout = ${DEFAULT_STATS_TUNING.statementTimeoutMs}`);
+      // The settings of the engine's own statistics transaction (see statsWithPlan).
+      await m.query(
+        `SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true),
+           set_config('max_parallel_workers_per_gather', '0', true)`,
+      );
       return readPercentiles(...percentileReads(m), siteId, filter, fields);
     });
   }
