@@ -119,6 +119,16 @@ describe('commerce metrics on GET …/conversations/stats (outcomes-v1.md §4, �
       expect(res.body.data.metrics).toEqual({ conversion: { converted: 0, rate: null }, revenue: [] });
       const one = await stats(t, org, { metrics: 'revenue' }).expect(200);
       expect(one.body.data.metrics).toEqual({ revenue: [] });
+      // Every facet (labels and feedback have their own keys) and a text query read cleanly.
+      await recordConversation(t, org, {});
+      const all = await stats(t, org, {
+        facets: ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'],
+        metrics: ['conversion', 'revenue'],
+      }).expect(200);
+      expect(all.body.data.facets.labelStatus.values).toEqual([
+        { value: 'pending', count: 1, metrics: { conversion: { converted: 0, rate: 0 }, revenue: [] } },
+      ]);
+      await stats(t, org, { q: 'order', facets: 'labels', metrics: 'revenue' }).expect(200);
     });
   });
 
