@@ -13,6 +13,7 @@ import { GROUP_BY, MAX_GROUPS } from '../search/stats/conversation-groups';
 import { PERCENTILE_FIELDS, STATS_FACETS, STATS_INTERVALS } from '../search/stats/conversation-stats';
 import { parseStatsRequest } from './dto/stats-request';
 import { ConversationStatsSchema, STATS_EXTRA_MODELS } from './stats.schema';
+import { STATS_METRICS } from '../search/stats/commerce-metrics';
 import { StatsService } from './stats.service';
 
 /**
@@ -28,7 +29,7 @@ export class StatsController {
     summary:
       'Exact totals, facets, score histograms and a time series of the conversations matching the filters',
     description:
-      'Takes every filter of the listing with the same rules and errors (limit, cursor and count are not parameters here). Answers `{data: {total, facets?, scores?, series?, agreement?, percentiles?, previous?, change?, groups?}, meta: {asOf}}`: every count is exact, never capped or sampled, for the data as of meta.asOf. See docs/statistics.md.',
+      'Takes every filter of the listing with the same rules and errors (limit, cursor and count are not parameters here). Answers `{data: {total, facets?, scores?, series?, agreement?, percentiles?, metrics?, previous?, change?, groups?}, meta: {asOf}}`: every count is exact, never capped or sampled, for the data as of meta.asOf. See docs/statistics.md.',
   })
   @ApiConversationFilters()
   @ApiExtraModels(...STATS_EXTRA_MODELS)
@@ -104,7 +105,7 @@ export class StatsController {
     required: false,
     enum: ['previous'],
     description:
-      "previous adds previous {from, to, total, facets?, scores?}: the same filters over the window of equal length in the zone's local time that ends at from (to defaults to the request time), and change {total, scores?}: absolute = now − previous, relative a fraction, null when previous is 0 or null. Needs from (400 invalid_request naming from).",
+      "previous adds previous {from, to, total, facets?, scores?, metrics?}: the same filters over the window of equal length in the zone's local time that ends at from (to defaults to the request time), and change {total, scores?, conversionRate?}: absolute = now − previous, relative a fraction, null when previous is 0 or null. Needs from (400 invalid_request naming from).",
   })
   @ApiQuery({
     name: 'percentiles',
@@ -113,6 +114,14 @@ export class StatsController {
     enum: PERCENTILE_FIELDS,
     description:
       'Repeatable (a repeated value is 400 naming percentiles): adds percentiles.<field> {p50, p90, p95, p99}, nearest rank over the matching conversations having the field, exact on both engines (read from PostgreSQL).',
+  })
+  @ApiQuery({
+    name: 'metrics',
+    required: false,
+    isArray: true,
+    enum: STATS_METRICS,
+    description:
+      'Repeatable (a repeated value is 400 naming metrics): adds metrics {conversion?, revenue?} over the matching conversations to data, every facet value, every series bucket, every group and previous. conversion {converted, rate}: conversations with a credited order of positive net, rate null when none match; revenue [{currency, orders, gross, refunded, net, aov}]: orders credited to them and not cancelled, aov = net ÷ orders rounded half up, currencies alphabetical. Read from PostgreSQL on both engines.',
   })
   @ApiQuery({
     name: 'by',

@@ -1,9 +1,45 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
+@ApiSchema({
+  name: 'ConversionMetric',
+  description: 'Conversations with at least one credited order of positive net, among the matching ones.',
+})
+class ConversionMetricSchema {
+  @ApiProperty({ type: 'integer' }) converted!: number;
+  @ApiProperty({ type: 'number', nullable: true, description: 'converted ÷ total; null when total is 0.' })
+  rate!: number | null;
+}
+
+@ApiSchema({
+  name: 'RevenueEntry',
+  description: 'The orders credited to the conversations and not cancelled, in one currency (minor units).',
+})
+class RevenueEntrySchema {
+  @ApiProperty({ example: 'EUR' }) currency!: string;
+  @ApiProperty({ type: 'integer' }) orders!: number;
+  @ApiProperty({ type: 'integer' }) gross!: number;
+  @ApiProperty({ type: 'integer' }) refunded!: number;
+  @ApiProperty({ type: 'integer' }) net!: number;
+  @ApiProperty({ type: 'integer', description: 'net ÷ orders, rounded half up to the minor unit.' })
+  aov!: number;
+}
+
+@ApiSchema({ name: 'CommerceMetrics', description: 'With metrics: the asked metrics.' })
+class CommerceMetricsSchema {
+  @ApiPropertyOptional({ type: () => ConversionMetricSchema }) conversion?: ConversionMetricSchema;
+  @ApiPropertyOptional({
+    type: () => [RevenueEntrySchema],
+    description: 'One entry per currency, alphabetical; empty when no order.',
+  })
+  revenue?: RevenueEntrySchema[];
+}
+
 @ApiSchema({ name: 'FacetValue' })
 class FacetValueSchema {
   @ApiProperty() value!: string;
   @ApiProperty({ type: 'integer' }) count!: number;
+  @ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' })
+  metrics?: CommerceMetricsSchema;
 }
 
 @ApiSchema({ name: 'Facet', description: 'Non-zero counts, count descending then value; at most 1,000.' })
@@ -44,6 +80,8 @@ class SeriesBucketSchema {
     description: 'Means of the scores asked for with `scores` (null when no value).',
   })
   scores?: Record<string, number | null>;
+  @ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' })
+  metrics?: CommerceMetricsSchema;
 }
 
 /** A label value in a confusion pair: a category or criterion result (string) or a flag (boolean). */
@@ -130,6 +168,8 @@ class PreviousStatsSchema {
     description: 'With scores.',
   })
   scores?: Record<string, ScoreSummarySchema>;
+  @ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' })
+  metrics?: CommerceMetricsSchema;
 }
 
 @ApiSchema({
@@ -154,6 +194,11 @@ class StatsChangeSchema {
     description: 'With scores: the change of each mean.',
   })
   scores?: Record<string, ChangeSchema>;
+  @ApiPropertyOptional({
+    type: () => ChangeSchema,
+    description: 'With metrics=conversion: the change of the conversion rate.',
+  })
+  conversionRate?: ChangeSchema;
 }
 
 @ApiSchema({
@@ -183,6 +228,8 @@ class StatsGroupSchema {
     description: 'With scores: each mean, null when no conversation of the group has the score.',
   })
   scores?: Record<string, number | null>;
+  @ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' })
+  metrics?: CommerceMetricsSchema;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: {
@@ -190,7 +237,7 @@ class StatsGroupSchema {
       allOf: [{ $ref: '#/components/schemas/BaselineDifference' }],
     },
     description:
-      'With baseline, on every group but the baseline: one entry per asked score, null when either side has fewer than 2 conversations having the score, or no matching conversation has the baseline value.',
+      'With baseline, on every group but the baseline: one entry per asked score (null when either side has fewer than 2 conversations having the score) and, with metrics=conversion, conversionRate (null when either side has fewer than 2 conversations); all null when no matching conversation has the baseline value.',
   })
   vsBaseline?: Record<string, BaselineDifferenceSchema | null>;
 }
@@ -223,6 +270,11 @@ export class ConversationStatsSchema {
     description: 'With percentiles: one entry per field asked for.',
   })
   percentiles?: Record<string, PercentilesSchema>;
+  @ApiPropertyOptional({
+    type: () => CommerceMetricsSchema,
+    description: 'With metrics: over the matching conversations.',
+  })
+  metrics?: CommerceMetricsSchema;
   @ApiPropertyOptional({ type: () => PreviousStatsSchema, description: 'With compare=previous.' })
   previous?: PreviousStatsSchema;
   @ApiPropertyOptional({ type: () => StatsChangeSchema, description: 'With compare=previous.' })

@@ -77,6 +77,7 @@ export class StatsService {
             filter,
             by,
             scores: query.scores,
+            ...(query.metrics ? { metrics: query.metrics } : {}),
             ...(baseline !== undefined ? { baseline } : {}),
           })
         : undefined,
@@ -90,12 +91,12 @@ export class StatsService {
         to: formatInZone(window.to.getTime(), compare!.timezone),
         ...figures,
       };
-      answer.change = changeBetween(data, previous, query.scores);
+      answer.change = changeBetween(data, previous, query.scores, query.metrics ?? []);
     }
     if (groups) {
       const against =
         baseline !== undefined ? { value: baseline, figures: groups.baseline ?? null } : undefined;
-      answer.groups = groups.groups.map((g) => groupAnswer(g, query.scores, against));
+      answer.groups = groups.groups.map((g) => groupAnswer(g, query.scores, against, query.metrics ?? []));
     }
     return { data: answer, meta: { asOf: asOf.toISOString() } };
   }

@@ -1,4 +1,5 @@
 import type { ConversationFilter, ScoreName } from '../filters/filter-values';
+import type { MetricsTally, StatsMetric } from './commerce-metrics';
 
 /** The dimensions `by` may group on (outcomes-v1.md §5). */
 export const GROUP_BY = ['agentId', 'agentVersionId', 'channel', 'language'] as const;
@@ -21,6 +22,8 @@ export interface GroupFigures {
   value: string;
   total: number;
   scores: Partial<Record<ScoreName, GroupScore>>;
+  /** The group's conversions and credited orders, when metrics are asked for. */
+  metrics?: MetricsTally;
 }
 
 /** What the groups are asked for: the filter, the dimension, the figures. */
@@ -28,6 +31,8 @@ export interface GroupsQuery {
   filter: ConversationFilter;
   by: GroupBy;
   scores: ScoreName[];
+  /** Commerce metrics of each group (none when absent). */
+  metrics?: StatsMetric[];
   /** A value whose figures are wanted even when it is not among the first MAX_GROUPS. */
   baseline?: string;
 }

@@ -12,17 +12,21 @@ import {
   ConversationStatsEngine,
   ExactPercentiles,
 } from './conversation-stats';
+import type { ExactMetrics } from './commerce-metrics';
 import { conversationStatsProvider } from './conversation-stats.provider';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from './opensearch/mirror-watermark';
 
 /** Stands for the Postgres engine's class: the provider only needs its injection token. */
-class PostgresEngine implements ConversationStatsEngine, ExactPercentiles {
+class PostgresEngine implements ConversationStatsEngine, ExactPercentiles, ExactMetrics {
   async stats(): Promise<ConversationStats> {
     return { total: 0, asOf: new Date(0) };
   }
   async percentiles() {
     return {};
+  }
+  async metrics() {
+    return { total: {}, facets: {}, series: [] };
   }
 }
 

@@ -4,6 +4,7 @@ import { serverTimeoutMs } from '../conversation-search.provider';
 import { OpenSearchClients } from '../opensearch/opensearch-clients';
 import { SearchSyncForTests } from '../testing/search-sync-for-tests';
 import { SyncedConversationStats } from '../testing/synced-opensearch-problems';
+import type { ExactMetrics } from './commerce-metrics';
 import { CONVERSATION_STATS, ConversationStatsEngine, ExactPercentiles } from './conversation-stats';
 import { FallbackConversationStats } from './opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from './opensearch/mirror-watermark';
@@ -18,20 +19,20 @@ export const REUSE_REFRESH_MS = 1000;
  * SEARCH_SYNC_FOR_TESTS, OpenSearch alone, synced before each request
  * (../testing/search-sync-for-tests.ts). The client is the application's (OpenSearchClients).
  *
- * The OpenSearch engine reads exact percentiles from the Postgres engine.
+ * The OpenSearch engine reads exact percentiles and the commerce metrics from the Postgres engine.
  *
  * `postgresEngine` is the Postgres engine's class (PostgresConversationStats), registered as a
  * provider of the same module: `providers: [PostgresConversationStats,
  * conversationStatsProvider(PostgresConversationStats)]`.
  */
 export const conversationStatsProvider = (
-  postgresEngine: Type<ConversationStatsEngine & ExactPercentiles>,
+  postgresEngine: Type<ConversationStatsEngine & ExactPercentiles & ExactMetrics>,
 ): Provider => ({
   provide: CONVERSATION_STATS,
   inject: [AppConfig, postgresEngine, MirrorWatermark, OpenSearchClients, SearchSyncForTests],
   useFactory: (
     config: AppConfig,
-    postgres: ConversationStatsEngine & ExactPercentiles,
+    postgres: ConversationStatsEngine & ExactPercentiles & ExactMetrics,
     watermark: MirrorWatermark,
     clients: OpenSearchClients,
     syncForTests: SearchSyncForTests,
@@ -51,6 +52,7 @@ export const conversationStatsProvider = (
           0,
           0,
           postgres,
+          postgres,
         ),
         alias,
       );
@@ -65,6 +67,7 @@ export const conversationStatsProvider = (
         undefined,
         REUSE_REFRESH_MS,
         serverTimeoutMs(config.search.timeoutMs),
+        postgres,
         postgres,
       ),
       postgres,

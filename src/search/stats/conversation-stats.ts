@@ -1,4 +1,5 @@
 import type { ConversationFilter, ScoreName } from '../filters/filter-values';
+import type { CommerceMetrics, StatsMetric } from './commerce-metrics';
 
 /** The facets a stats request may ask for (analytics-v1.md §1). */
 export const STATS_FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'] as const;
@@ -41,11 +42,13 @@ export interface StatsQuery {
   series?: StatsSeriesRequest;
   /** Exact nearest-rank percentiles of these fields (none when absent). */
   percentiles?: PercentileField[];
+  /** Commerce metrics of the totals, facet values and series buckets (none when absent). */
+  metrics?: StatsMetric[];
 }
 
 export interface FacetCounts {
   /** Non-zero counts, count descending then value ascending (code points), at most MAX_FACET_VALUES. */
-  values: Array<{ value: string; count: number }>;
+  values: Array<{ value: string; count: number; metrics?: CommerceMetrics }>;
   /** Sum of the counts of the values beyond the listed ones. */
   other: number;
 }
@@ -66,6 +69,7 @@ export interface SeriesBucket {
   labeled: number;
   /** Means of the scores asked for (null when no value); absent when no scores were asked for. */
   scores?: Partial<Record<ScoreName, number | null>>;
+  metrics?: CommerceMetrics;
 }
 
 export interface ConversationStats {
@@ -75,6 +79,7 @@ export interface ConversationStats {
   scores?: Partial<Record<ScoreName, ScoreSummary>>;
   series?: SeriesBucket[];
   percentiles?: Partial<Record<PercentileField, Percentiles>>;
+  metrics?: CommerceMetrics;
   /** The data is complete up to this instant (Postgres: the read; OpenSearch: the mirror's watermark). */
   asOf: Date;
 }

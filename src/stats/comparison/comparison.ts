@@ -1,7 +1,8 @@
 import type { ScoreName } from '../../search/filters/filter-values';
 import type { GroupFigures } from '../../search/stats/conversation-groups';
 import type { ConversationStats } from '../../search/stats/conversation-stats';
-import { Difference, welch } from './inference';
+import { metricsOf, StatsMetric } from '../../search/stats/commerce-metrics';
+import { Difference, newcombe, welch } from './inference';
 
 /** now − previous, and that as a fraction of previous (null when previous is 0 or null). */
 export interface Change {
@@ -17,9 +18,10 @@ export function changeOf(now: number | null, previous: number | null): Change {
 
 /** `data.change` (outcomes-v1.md §5): the total and each asked score's mean against the previous window. */
 export function changeBetween(
-  now: Pick<ConversationStats, 'total' | 'scores'>,
-  previous: Pick<ConversationStats, 'total' | 'scores'>,
+  now: Pick<ConversationStats, 'total' | 'scores' | 'metrics'>,
+  previous: Pick<ConversationStats, 'total' | 'scores' | 'metrics'>,
   scores: ScoreName[],
+  metrics: StatsMetric[] = [],
 ) {
   return {
     total: changeOf(now.total, previous.total),
@@ -33,7 +35,32 @@ export function changeBetween(
           ),
         }
       : {}),
+    ...(metrics.includes('conversion')
+      ? {
+          conversionRate: changeOf(
+            now.metrics?.conversion?.rate ?? null,
+            previous.metrics?.conversion?.rate ?? null,
+          ),
+        }
+      : {}),
   };
+}
+
+/**
+ * The difference of conversion rates, group − baseline (Newcombe's interval, two-proportion
+ * z-test); null when either side has fewer than 2 conversations (or there is no baseline).
+ */
+export function conversionDifference(
+  group: GroupFigures,
+  baseline: GroupFigures | null | undefined,
+): Difference | null {
+  const g = group.metrics;
+  const b = baseline?.metrics;
+  if (!g || !b || group.total < 2 || baseline!.total < 2) return null;
+  return newcombe(
+    { successes: g.converted, trials: group.total },
+    { successes: b.converted, trials: baseline!.total },
+  );
 }
 
 /**
@@ -59,6 +86,7 @@ export function groupAnswer(
   group: GroupFigures,
   scores: ScoreName[],
   baseline?: { value: string; figures: GroupFigures | null },
+  metrics: StatsMetric[] = [],
 ) {
   return {
     value: group.value,
@@ -66,11 +94,17 @@ export function groupAnswer(
     ...(scores.length
       ? { scores: Object.fromEntries(scores.map((name) => [name, group.scores[name]?.mean ?? null])) }
       : {}),
+    ...(metrics.length && group.metrics ? { metrics: metricsOf(group.metrics, metrics) } : {}),
     ...(baseline && baseline.value !== group.value
       ? {
-          vsBaseline: Object.fromEntries(
-            scores.map((name) => [name, scoreDifference(group, baseline.figures, name)]),
-          ),
+          vsBaseline: {
+            ...Object.fromEntries(
+              scores.map((name) => [name, scoreDifference(group, baseline.figures, name)]),
+            ),
+            ...(metrics.includes('conversion')
+              ? { conversionRate: conversionDifference(group, baseline.figures) }
+              : {}),
+          },
         }
       : {}),
   };

@@ -6,6 +6,7 @@ import {
   filterFaultsError,
   SCORE_NAMES,
 } from '../../search/listing/conversation-filter';
+import { STATS_METRICS } from '../../search/stats/commerce-metrics';
 import { GROUP_BY, GroupBy } from '../../search/stats/conversation-groups';
 import {
   PERCENTILE_FIELDS,
@@ -28,6 +29,8 @@ export const STATS_PARAMS = {
   /** outcomes-v1.md §5: the same statistics over the window of equal length before `from`. */
   compare: params.oneOf(['previous'] as const),
   percentiles: { repeatable: true as const, parse: params.oneOf(PERCENTILE_FIELDS).parse },
+  /** outcomes-v1.md §4: commerce metrics of the totals, facet values, buckets and groups. */
+  metrics: { repeatable: true as const, parse: params.oneOf(STATS_METRICS).parse },
   by: params.oneOf(GROUP_BY),
   baseline: {
     parse: (v: string) =>
@@ -131,6 +134,14 @@ export function parseStatsRequest(query: Record<string, unknown>, now: Date): St
       detail: `percentiles lists ${repeated} more than once.`,
       parameter: 'percentiles',
     });
+  const metrics = v.metrics ?? [];
+  const repeatedMetric = metrics.find((m, i) => metrics.indexOf(m) !== i);
+  if (repeatedMetric !== undefined)
+    faults.push({
+      code: 'duplicate_value',
+      detail: `metrics lists ${repeatedMetric} more than once.`,
+      parameter: 'metrics',
+    });
   if (v.compare !== undefined && query.from === undefined)
     faults.push({
       code: 'required',
@@ -159,6 +170,7 @@ export function parseStatsRequest(query: Record<string, unknown>, now: Date): St
     bins: v.bins ?? DEFAULT_BINS,
     ...(series ? { series } : {}),
     ...(percentiles.length ? { percentiles } : {}),
+    ...(metrics.length ? { metrics } : {}),
     agreement: v.agreement ?? false,
     ...(v.compare ? { compare: { timezone: v.timezone ?? 'UTC', now } } : {}),
     ...(v.by !== undefined ? { by: v.by } : {}),

@@ -6,6 +6,7 @@ import type {
   StatsQuery,
   StatsSeriesRequest,
 } from '../conversation-stats';
+import { attachMetrics, ExactMetrics } from '../commerce-metrics';
 import { wholeAnswer } from '../../opensearch/opensearch-conversation-search';
 import { SeriesBucketStart, seriesBuckets as sharedSeriesBuckets } from '../series-buckets';
 import { MirrorSnapshot, MirrorWatermark, watermarkOf } from './mirror-watermark';
@@ -18,7 +19,8 @@ import { buildStatsBody, parseStatsResponse } from './stats-query';
  * (mirror-watermark.ts), read before an index refresh, so every conversation state written up
  * to the watermark is counted.
  *
- * `percentiles` are read from PostgreSQL (ExactPercentiles), exact, beside the search.
+ * `percentiles` are read from PostgreSQL (ExactPercentiles), exact, beside the search; so are
+ * `metrics` (ExactMetrics: the orders are in PostgreSQL only), over the same filter.
  *
  * Failures (transport, timeout after OPENSEARCH_TIMEOUT_MS, error answers, an answer that timed
  * out or that some shard failed, an answer that would not be exact) are thrown;
@@ -48,6 +50,8 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
      * fails here (and the fallback asks Postgres).
      */
     private readonly exactPercentiles?: ExactPercentiles,
+    /** Where `metrics` are read (PostgreSQL: the orders are not in the mirror). */
+    private readonly exactMetrics?: ExactMetrics,
   ) {}
 
   async stats(siteId: string, query: StatsQuery): Promise<ConversationStats> {
@@ -59,8 +63,19 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
     const percentiles = fields.length
       ? this.exactPercentiles!.percentiles(siteId, query.filter, fields)
       : undefined;
-    // Settled here so that a failed search does not leave the reader's rejection unhandled.
+    const metrics = query.metrics ?? [];
+    if (metrics.length && !this.exactMetrics)
+      throw new Error('metrics need the PostgreSQL reader: the orders are not in the mirror');
+    const commerce = metrics.length
+      ? this.exactMetrics!.metrics(siteId, query.filter, {
+          metrics,
+          facets: query.facets,
+          starts: query.series ? bucketEdges(seriesBuckets(query.series)) : [],
+        })
+      : undefined;
+    // Settled here so that a failed search does not leave the readers' rejections unhandled.
     percentiles?.catch(() => undefined);
+    commerce?.catch(() => undefined);
     const { body } = await this.client.search({
       index: this.index,
       // A site's documents are all on the shard its id routes to: the search reads that one.
@@ -77,6 +92,7 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
       query.series ? seriesBuckets(query.series) : undefined,
     );
     if (percentiles) result.percentiles = await percentiles;
+    if (commerce) attachMetrics(result, await commerce, metrics);
     return result;
   }
 
@@ -100,6 +116,11 @@ export class OpenSearchConversationStats implements ConversationStatsEngine {
     this.lastRefresh = { doneAt: Date.now(), snapshot };
     return watermarkOf(snapshot, siteId);
   }
+}
+
+/** Bucket edges as the Postgres engine reads them: every start, then the last bucket's end. */
+function bucketEdges(starts: SeriesBucketStart[]): Date[] {
+  return starts.length ? [...starts.map((s) => s.at), starts[starts.length - 1].end] : [];
 }
 
 /** The series' buckets from the shared helper, the one calendar both engines bucket on. */

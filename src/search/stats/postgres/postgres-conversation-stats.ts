@@ -10,7 +10,9 @@ import type {
   Percentiles,
   StatsQuery,
 } from '../conversation-stats';
+import { attachMetrics, ExactMetrics, MetricsAnswer, MetricsRequest } from '../commerce-metrics';
 import { seriesBuckets } from '../series-buckets';
+import { readMetrics } from './stats-metrics';
 import { runComplement } from './stats-complement-executor';
 import { finish, merge, negate, StatsPart } from './stats-parts';
 import { DEFAULT_STATS_TUNING, StatsPlan, StatsTuning } from './stats-plan';
@@ -34,7 +36,7 @@ const TIMEOUT_RETRY_AFTER_SECONDS = 5;
  * Each answer comes with the plan it ran (statsWithPlan); the tuning is an explicit argument.
  */
 @Injectable()
-export class PostgresConversationStats implements ConversationStatsEngine, ExactPercentiles {
+export class PostgresConversationStats implements ConversationStatsEngine, ExactPercentiles, ExactMetrics {
   constructor(
     private readonly dataSource: DataSource,
     /** The connections a split scan reads its second slice on (stats-scan-helpers.ts). */
@@ -77,6 +79,16 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
            set_config('max_parallel_workers_per_gather', '0', true)`,
       );
       return readPercentiles(...percentileReads(m), siteId, filter, fields);
+    });
+  }
+
+  /** Commerce metrics in a read-only transaction of their own: the OpenSearch engine's. */
+  metrics(siteId: string, filter: ConversationFilter, request: MetricsRequest): Promise<MetricsAnswer> {
+    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
+      await m.query(`SET TRANSACTION READ ONLY`);
+      await m.query(`SET LOCAL statement_timeout = ${DEFAULT_STATS_TUNING.statementTimeoutMs}`);
+      await m.query(`SELECT set_config('work_mem', '64MB', true)`);
+      return readMetrics(...percentileReads(m), siteId, filter, request);
     });
   }
 
@@ -140,6 +152,17 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
         siteId,
         query.filter,
         query.percentiles,
+      );
+    // Commerce metrics from the rows and their orders, in the same snapshot (stats-metrics.ts).
+    if (query.metrics?.length)
+      attachMetrics(
+        result,
+        await readMetrics(...percentileReads(m), siteId, query.filter, {
+          metrics: query.metrics,
+          facets: query.facets,
+          starts: startDates,
+        }),
+        query.metrics,
       );
     return { result, plan };
   }

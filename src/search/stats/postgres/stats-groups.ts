@@ -11,6 +11,7 @@ import type {
   GroupsQuery,
 } from '../conversation-groups';
 import { MAX_GROUPS } from '../conversation-groups';
+import { METRICS_FIGURE } from './stats-groups-metrics';
 import { DEFAULT_STATS_TUNING } from './stats-plan';
 import { filterOver, probesMatches } from './stats-scan-sql';
 
@@ -27,7 +28,7 @@ const GROUP_COLUMN: Record<GroupBy, string> = {
  * figure. A new figure (e.g. a metric) is one more entry; the groups, the baseline and the
  * comparisons read it with no other change.
  */
-interface GroupFigure {
+export interface GroupFigure {
   select(query: GroupsQuery, p: SqlParams): string[];
   read(query: GroupsQuery, row: Record<string, unknown>, into: GroupFigures): void;
 }
@@ -58,7 +59,7 @@ const SCORE_FIGURE: GroupFigure = {
 };
 
 /** Every figure of a group besides its total. */
-const GROUP_FIGURES: GroupFigure[] = [SCORE_FIGURE];
+const GROUP_FIGURES: GroupFigure[] = [SCORE_FIGURE, METRICS_FIGURE];
 
 /** The grouped statement: every group of the matching conversations, total descending, value ascending. */
 export function groupsSql(siteId: string, query: GroupsQuery): { statement: Statement; nestedLoop: boolean } {
