@@ -1,5 +1,5 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { IntervalJob } from '../common/interval-job';
+import { Injectable, Logger } from '@nestjs/common';
+import { ApplicationIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { AlertEvaluator } from './alert-evaluator';
 
@@ -12,34 +12,26 @@ import { AlertEvaluator } from './alert-evaluator';
  * the next tick takes what is due then: rounds do not pile up; the overrun is logged.
  */
 @Injectable()
-export class AlertEvaluationJobs implements OnApplicationBootstrap, OnApplicationShutdown {
+export class AlertEvaluationJobs extends ApplicationIntervalJob {
   private readonly logger = new Logger('AlertEvaluation');
-  private readonly job: IntervalJob;
   private readonly intervalMs: number;
 
   constructor(
     config: AppConfig,
     private readonly evaluator: AlertEvaluator,
   ) {
+    super({
+      name: 'AlertEvaluation',
+      everyMs: config.alerts.evaluationIntervalSeconds * 1000,
+      immediately: true,
+      failure: (error) => `alerts not evaluated (${error.message}); retried at the next interval`,
+      recovered: 'alerts evaluated again',
+    });
     this.intervalMs = config.alerts.evaluationIntervalSeconds * 1000;
-    this.job = new IntervalJob(
-      {
-        name: 'AlertEvaluation',
-        everyMs: config.alerts.evaluationIntervalSeconds * 1000,
-        immediately: true,
-        failure: (error) => `alerts not evaluated (${error.message}); retried at the next interval`,
-        recovered: 'alerts evaluated again',
-      },
-      () => this.run(),
-    );
   }
 
-  onApplicationBootstrap(): void {
-    this.job.start();
-  }
-
-  onApplicationShutdown(): void {
-    this.job.stop();
+  protected runJob(): Promise<void> {
+    return this.run();
   }
 
   private async run(): Promise<void> {

@@ -1,4 +1,10 @@
-import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import {
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  OnModuleDestroy,
+  OnModuleInit,
+} from '@nestjs/common';
 
 export interface IntervalJobOptions {
   /** Names the job in the logs (the logger's context). */
@@ -81,6 +87,14 @@ export function jobLines(what: string): Pick<IntervalJobOptions, 'failure' | 're
 }
 
 /**
+ * The options of a housekeeping job named `name`, logged as `what` (jobLines): every `everyMs`
+ * and once at start, its timer not keeping the process alive.
+ */
+export function housekeepingJob(name: string, everyMs: number, what: string): IntervalJobOptions {
+  return { name, everyMs, immediately: true, unref: true, ...jobLines(what) };
+}
+
+/**
  * A provider whose periodic task runs on the worker processes only (WORKERS=on): its
  * IntervalJob is started when the module starts and stopped when it stops; on any other process
  * nothing is scheduled (tests and the HTTP-only processes call the task by hand). The subclass
@@ -106,5 +120,29 @@ export abstract class WorkerIntervalJob implements OnModuleInit, OnModuleDestroy
 
   onModuleDestroy(): void {
     this.job?.stop();
+  }
+}
+
+/**
+ * A provider of a module registered on worker processes only (workersOnly) whose periodic task
+ * starts when the application has started and stops when it shuts down. The subclass passes the
+ * job's options to the constructor and implements `runJob`, one run.
+ */
+export abstract class ApplicationIntervalJob implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly job: IntervalJob;
+
+  protected constructor(jobOptions: IntervalJobOptions) {
+    this.job = new IntervalJob(jobOptions, () => this.runJob());
+  }
+
+  /** One run of the task (its result is not used). */
+  protected abstract runJob(): Promise<unknown>;
+
+  onApplicationBootstrap(): void {
+    this.job.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.job.stop();
   }
 }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { randomBase62 } from '../common/ids/ids';
-import { jobLines, WorkerIntervalJob } from '../common/interval-job';
+import { housekeepingJob, WorkerIntervalJob } from '../common/interval-job';
 import { WORKER_ID } from '../common/process/worker-id';
 import { AppConfig } from '../config/app-config';
 import { ConversationRemovalRepository } from '../conversations/conversation-removal.repository';
@@ -54,13 +54,7 @@ export class DeletionWorker extends WorkerIntervalJob {
     private readonly removal: ConversationRemovalRepository,
     config: AppConfig,
   ) {
-    super(config.workers, {
-      name: DeletionWorker.name,
-      everyMs: POLL_MS,
-      immediately: true,
-      unref: true,
-      ...jobLines('deletion worker'),
-    });
+    super(config.workers, housekeepingJob(DeletionWorker.name, POLL_MS, 'deletion worker'));
   }
 
   protected runJob(): Promise<number> {

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { jobLines, WorkerIntervalJob } from '../common/interval-job';
+import { housekeepingJob, WorkerIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { DeletionsRepository } from './deletions.repository';
 import { DeletionsService } from './deletions.service';
@@ -22,13 +22,10 @@ export class RetentionSweep extends WorkerIntervalJob {
     private readonly service: DeletionsService,
     config: AppConfig,
   ) {
-    super(config.workers, {
-      name: RetentionSweep.name,
-      everyMs: config.retention.sweepIntervalSeconds * 1000,
-      immediately: true,
-      unref: true,
-      ...jobLines('retention sweep'),
-    });
+    super(
+      config.workers,
+      housekeepingJob(RetentionSweep.name, config.retention.sweepIntervalSeconds * 1000, 'retention sweep'),
+    );
   }
 
   protected runJob(): Promise<string[]> {

@@ -1,6 +1,6 @@
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { IntervalJob } from '../common/interval-job';
+import { housekeepingJob, WorkerIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { EXPORT_OUTCOME_LISTENER, ExportOutcomeListener } from './export-outcome';
 import { ExportScheduler } from './export-queue';
@@ -20,9 +20,8 @@ export const MAX_EXPORT_ATTEMPTS = 3;
  * - completed exports past `expiresAt` have their file deleted and become `expired`.
  */
 @Injectable()
-export class ExportSweep implements OnModuleInit, OnModuleDestroy {
+export class ExportSweep extends WorkerIntervalJob {
   private readonly logger = new Logger(ExportSweep.name);
-  private job?: IntervalJob;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -31,26 +30,19 @@ export class ExportSweep implements OnModuleInit, OnModuleDestroy {
     private readonly config: AppConfig,
     @Inject(EXPORT_STORAGE) private readonly storage: ExportStorage,
     @Inject(EXPORT_OUTCOME_LISTENER) private readonly outcome: ExportOutcomeListener,
-  ) {}
-
-  onModuleInit(): void {
-    if (!this.config.workers) return;
-    this.job = new IntervalJob(
-      {
-        name: ExportSweep.name,
-        everyMs: Math.max(500, Math.floor(this.config.exports.leaseMs / 2)),
-        immediately: true,
-        unref: true,
-        failure: (error) => `export sweep failed: ${error.message}`,
-        recovered: 'export sweep runs again',
-      },
-      () => this.sweep(),
+  ) {
+    super(
+      config.workers,
+      housekeepingJob(
+        ExportSweep.name,
+        Math.max(500, Math.floor(config.exports.leaseMs / 2)),
+        'export sweep',
+      ),
     );
-    this.job.start();
   }
 
-  onModuleDestroy(): void {
-    this.job?.stop();
+  protected runJob(): Promise<unknown> {
+    return this.sweep();
   }
 
   async sweep(): Promise<{ restarted: string[]; interrupted: string[]; expired: string[] }> {

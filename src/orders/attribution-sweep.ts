@@ -1,6 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { IntervalJob } from '../common/interval-job';
+import { ApplicationIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { OrderAttribution } from './order-attribution';
 
@@ -16,34 +16,26 @@ const SWEEP_BATCH = 200;
  * so they re-credit in turn and the result is the same.
  */
 @Injectable()
-export class AttributionSweep implements OnApplicationBootstrap, OnApplicationShutdown {
+export class AttributionSweep extends ApplicationIntervalJob {
   private readonly logger = new Logger('AttributionSweep');
-  private readonly job: IntervalJob;
 
   constructor(
     config: AppConfig,
     private readonly dataSource: DataSource,
     private readonly attribution: OrderAttribution,
   ) {
-    this.job = new IntervalJob(
-      {
-        name: 'AttributionSweep',
-        everyMs: config.attribution.sweepIntervalSeconds * 1000,
-        immediately: true,
-        unref: true,
-        failure: (error) => `attribution sweep failed (${error.message}); retried at the next interval`,
-        recovered: 'attribution sweep runs again',
-      },
-      () => this.sweep(),
-    );
+    super({
+      name: 'AttributionSweep',
+      everyMs: config.attribution.sweepIntervalSeconds * 1000,
+      immediately: true,
+      unref: true,
+      failure: (error) => `attribution sweep failed (${error.message}); retried at the next interval`,
+      recovered: 'attribution sweep runs again',
+    });
   }
 
-  onApplicationBootstrap(): void {
-    this.job.start();
-  }
-
-  onApplicationShutdown(): void {
-    this.job.stop();
+  protected runJob(): Promise<number> {
+    return this.sweep();
   }
 
   /** Re-credits the orders of every marked site; returns how many orders it went through. */

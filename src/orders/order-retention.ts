@@ -1,6 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { IntervalJob } from '../common/interval-job';
+import { ApplicationIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
 import { OrdersRepository } from './orders.repository';
 import { OrdersService } from './orders.service';
@@ -15,9 +15,8 @@ const RETENTION_BATCH = 500;
  * their retention jobs.
  */
 @Injectable()
-export class OrderRetention implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OrderRetention extends ApplicationIntervalJob {
   private readonly logger = new Logger('OrderRetention');
-  private readonly job: IntervalJob;
 
   constructor(
     config: AppConfig,
@@ -25,25 +24,18 @@ export class OrderRetention implements OnApplicationBootstrap, OnApplicationShut
     private readonly orders: OrdersRepository,
     private readonly service: OrdersService,
   ) {
-    this.job = new IntervalJob(
-      {
-        name: 'OrderRetention',
-        everyMs: config.retention.sweepIntervalSeconds * 1000,
-        immediately: true,
-        unref: true,
-        failure: (error) => `order retention failed (${error.message}); retried at the next interval`,
-        recovered: 'order retention runs again',
-      },
-      () => this.sweep(),
-    );
+    super({
+      name: 'OrderRetention',
+      everyMs: config.retention.sweepIntervalSeconds * 1000,
+      immediately: true,
+      unref: true,
+      failure: (error) => `order retention failed (${error.message}); retried at the next interval`,
+      recovered: 'order retention runs again',
+    });
   }
 
-  onApplicationBootstrap(): void {
-    this.job.start();
-  }
-
-  onApplicationShutdown(): void {
-    this.job.stop();
+  protected runJob(): Promise<number> {
+    return this.sweep();
   }
 
   /** Deletes what is past each site's retention; returns how many orders it deleted. */

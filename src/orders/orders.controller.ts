@@ -1,5 +1,5 @@
 import { Body, Get, HttpCode, Param, Put, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Writer, WriteActor } from '../audit/write-actor';
 import { Auth } from '../auth/auth.decorator';
@@ -7,6 +7,7 @@ import type { AuthContext } from '../common/http/request-context';
 import { pageAnswer } from '../common/paging/keyset-page';
 import {
   ApiDataResponse,
+  ApiOptionalQueries,
   ApiProblems,
   BODY_PROBLEMS,
   DeleteRoute,
@@ -59,31 +60,22 @@ export class OrdersController {
   }
 
   @ListRoute({ summary: "A site's orders, placedAt newest first, filtered, one page at a time" }, OrderSchema)
-  @ApiQuery({
-    name: 'from',
-    required: false,
-    description: 'placedAt ≥ from (ISO 8601 with an offset).',
-    schema: { type: 'string', format: 'date-time' },
+  @ApiOptionalQueries({
+    from: {
+      description: 'placedAt ≥ from (ISO 8601 with an offset).',
+      schema: { type: 'string', format: 'date-time' },
+    },
+    to: {
+      description: 'placedAt < to (ISO 8601 with an offset).',
+      schema: { type: 'string', format: 'date-time' },
+    },
+    attributed: { description: 'true: credited to a conversation; false: not.', schema: { type: 'boolean' } },
+    conversationId: {
+      description: 'The credited conversation.',
+      schema: { type: 'string', pattern: '^conv_[0-9A-Za-z]{1,60}$' },
+    },
+    status: { schema: { type: 'string', enum: [...ORDER_STATUSES] } },
   })
-  @ApiQuery({
-    name: 'to',
-    required: false,
-    description: 'placedAt < to (ISO 8601 with an offset).',
-    schema: { type: 'string', format: 'date-time' },
-  })
-  @ApiQuery({
-    name: 'attributed',
-    required: false,
-    description: 'true: credited to a conversation; false: not.',
-    schema: { type: 'boolean' },
-  })
-  @ApiQuery({
-    name: 'conversationId',
-    required: false,
-    description: 'The credited conversation.',
-    schema: { type: 'string', pattern: '^conv_[0-9A-Za-z]{1,60}$' },
-  })
-  @ApiQuery({ name: 'status', required: false, schema: { type: 'string', enum: [...ORDER_STATUSES] } })
   async list(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -100,28 +92,11 @@ export class OrdersController {
     description:
       'Over the orders placed in [from, to) and not cancelled. interval needs from; timezone is where the buckets start (the statistics rules of analytics-v1). Exact after any write.',
   })
-  @ApiQuery({
-    name: 'from',
-    required: false,
-    description: 'placedAt ≥ from.',
-    schema: { type: 'string', format: 'date-time' },
-  })
-  @ApiQuery({
-    name: 'to',
-    required: false,
-    description: 'placedAt < to.',
-    schema: { type: 'string', format: 'date-time' },
-  })
-  @ApiQuery({
-    name: 'interval',
-    required: false,
-    schema: { type: 'string', enum: ['hour', 'day', 'week', 'month'] },
-  })
-  @ApiQuery({
-    name: 'timezone',
-    required: false,
-    description: 'IANA zone name, default UTC.',
-    schema: { type: 'string' },
+  @ApiOptionalQueries({
+    from: { description: 'placedAt ≥ from.', schema: { type: 'string', format: 'date-time' } },
+    to: { description: 'placedAt < to.', schema: { type: 'string', format: 'date-time' } },
+    interval: { schema: { type: 'string', enum: ['hour', 'day', 'week', 'month'] } },
+    timezone: { description: 'IANA zone name, default UTC.', schema: { type: 'string' } },
   })
   @ApiDataResponse(200, OrderStatsSchema)
   @ApiProblems('invalid_request', 'not_found')

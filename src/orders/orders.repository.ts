@@ -24,35 +24,58 @@ const ROW_COLUMNS = `${ORDER_COLUMNS}, conversation_ids AS "conversationIds", vi
 /** The order's time in a list position: placedAt. */
 export const PLACED_AT = { column: 'placed_at', key: 'placedAt' } as const;
 
+/**
+ * What the shop sent of an order, as the values of placed_at, currency, total, refunded, status,
+ * lines, conversation_ids and visitor_hash, in that order.
+ */
+function storedValues(order: StoredOrder): unknown[] {
+  return [
+    order.placedAt,
+    order.currency,
+    order.total,
+    order.refunded,
+    order.status,
+    JSON.stringify(order.lines),
+    order.conversationIds,
+    order.visitorHash,
+  ];
+}
+
 /** The SQL of orders. */
 @Injectable()
 export class OrdersRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** The site's order the shop knows by `externalId`, with its inputs; locked when `lock`. */
-  async findByExternalId(
+  findByExternalId(
     manager: EntityManager,
     siteId: string,
     externalId: string,
     lock = false,
   ): Promise<OrderRow | undefined> {
-    const rows: OrderRow[] = await manager.query(
-      `SELECT ${ROW_COLUMNS} FROM orders WHERE site_id = $1 AND external_id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [siteId, externalId],
-    );
-    return rows[0];
+    return this.findRow(manager, siteId, 'external_id', externalId, lock);
   }
 
   /** The site's order by id, with its inputs; locked when `lock`. */
-  async findInSite(
+  findInSite(
     siteId: string,
     id: string,
     manager: EntityManager = this.dataSource.manager,
     lock = false,
   ): Promise<OrderRow | undefined> {
+    return this.findRow(manager, siteId, 'id', id, lock);
+  }
+
+  private async findRow(
+    manager: EntityManager,
+    siteId: string,
+    column: 'id' | 'external_id',
+    value: string,
+    lock: boolean,
+  ): Promise<OrderRow | undefined> {
     const rows: OrderRow[] = await manager.query(
-      `SELECT ${ROW_COLUMNS} FROM orders WHERE site_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
-      [siteId, id],
+      `SELECT ${ROW_COLUMNS} FROM orders WHERE site_id = $1 AND ${column} = $2${lock ? ' FOR UPDATE' : ''}`,
+      [siteId, value],
     );
     return rows[0];
   }
@@ -67,20 +90,7 @@ export class OrdersRepository {
          lines, conversation_ids, visitor_hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (site_id, external_id) DO NOTHING RETURNING ${ORDER_COLUMNS}`,
-      [
-        order.id,
-        order.organizationId,
-        order.siteId,
-        order.externalId,
-        order.placedAt,
-        order.currency,
-        order.total,
-        order.refunded,
-        order.status,
-        JSON.stringify(order.lines),
-        order.conversationIds,
-        order.visitorHash,
-      ],
+      [order.id, order.organizationId, order.siteId, order.externalId, ...storedValues(order)],
     );
     return rows[0];
   }
@@ -92,17 +102,7 @@ export class OrdersRepository {
          conversation_ids = $8, visitor_hash = $9,
          updated_at = GREATEST(date_trunc('milliseconds', clock_timestamp()), updated_at)
        WHERE id = $1`,
-      [
-        id,
-        order.placedAt,
-        order.currency,
-        order.total,
-        order.refunded,
-        order.status,
-        JSON.stringify(order.lines),
-        order.conversationIds,
-        order.visitorHash,
-      ],
+      [id, ...storedValues(order)],
     );
   }
 

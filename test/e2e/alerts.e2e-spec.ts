@@ -6,6 +6,7 @@ import { AlertsRepository } from '../../src/alerts/alerts.repository';
 import { getStats, recordConversation } from '../factories/conversations';
 import { createOrganization, Org, seededOrganization } from '../factories/organizations';
 import { createView } from '../factories/views';
+import { subscribeWebhook } from '../factories/webhooks';
 import { WebhookReceiver } from '../fixtures/webhook-receiver';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
@@ -113,15 +114,11 @@ describe('POST …/alerts: 201 { data: <alert> }; a new alert is insufficient_da
 describe('an alert fires within the evaluation after the conversations that cross its threshold, and resolves when they leave the window', () => {
   it('a webhook receiver gets alert.firing, then alert.resolved, each once', async () => {
     const org = await createOrganization(t.app);
-    await t
-      .http()
-      .post('/api/v1/webhooks')
-      .set(org.auth)
-      .send({
-        url: receiver.url('/alerts'),
-        events: ['alert.firing', 'alert.resolved', 'alert.insufficient_data'],
-      })
-      .expect(201);
+    await subscribeWebhook(t, org, receiver.url('/alerts'), [
+      'alert.firing',
+      'alert.resolved',
+      'alert.insufficient_data',
+    ]);
     setClock(minutes(60));
     const start = now;
     const alert = (await createAlert(org, { filters: { channel: 'web' } }).expect(201)).body.data;

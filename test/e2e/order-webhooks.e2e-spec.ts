@@ -5,6 +5,7 @@ import { orderBody, ordersPath, putOrder } from '../factories/orders';
 import { WebhookReceiver } from '../fixtures/webhook-receiver';
 import { eventually } from '../setup/isolated-database';
 import { createTestApp, TestApp } from '../setup/test-app';
+import { subscribeWebhook } from '../factories/webhooks';
 
 /** outcomes-v1 §2: order.attributed, order.unattributed and order.deleted reach webhooks, once per change. */
 describe('order events are delivered to webhooks subscribed to them', () => {
@@ -30,15 +31,11 @@ describe('order events are delivered to webhooks subscribed to them', () => {
 
   it('each change of credit is one delivery, with the order as its object; a deletion sends { id, siteId }', async () => {
     const org = await createOrganization(t.app);
-    await t
-      .http()
-      .post('/api/v1/webhooks')
-      .set(org.auth)
-      .send({
-        url: receiver.url('/orders'),
-        events: ['order.attributed', 'order.unattributed', 'order.deleted'],
-      })
-      .expect(201);
+    await subscribeWebhook(t, org, receiver.url('/orders'), [
+      'order.attributed',
+      'order.unattributed',
+      'order.deleted',
+    ]);
     const c = await recordConversation(t, org, { createdAt: '2026-11-01T00:00:00.000Z' });
     const created = await putOrder(t, org, 'W-1', orderBody({ conversationIds: [c.id] })).expect(201);
     // The same credit again: nothing to send.

@@ -10,6 +10,7 @@ import {
 import { createOrganization, Org } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
+import { statsFaultsPerSuite } from '../factories/stats-faults';
 
 /*
  * outcomes-v1.md §5 on the configured engine (run it with TEST_SEARCH_BACKEND=opensearch for the
@@ -93,15 +94,7 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
   );
 
   describe('parameter rules: strict lists, every fault a 400 naming its parameter', () => {
-    let org: Org;
-    beforeAll(async () => {
-      org = await createOrganization(t.app);
-    });
-    const fault = async (query: Query, code: string, entry: Record<string, string>) => {
-      const res = await stats(t, org, query).expect(400);
-      expect(res.body.code).toBe(code);
-      expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining(entry)]));
-    };
+    const { fault } = statsFaultsPerSuite(() => t);
 
     it('compare=previous without from → 400 invalid_request naming from', () =>
       fault({ compare: 'previous' }, 'invalid_request', { parameter: 'from', code: 'required' }));

@@ -10,6 +10,7 @@ import { postgresAppPerSuite, testAppPerSuite } from '../setup/app-per-suite';
 import { steerStats, withStatsPlans } from '../support/engine-steering';
 import { TEST_RUN_ENV } from '../setup/test-run';
 import type { TestApp } from '../setup/test-app';
+import { statsFaultsPerSuite } from '../factories/stats-faults';
 import { roundMeans } from '../support/round-means';
 
 type Query = Record<string, string | string[]>;
@@ -66,16 +67,7 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
   });
 
   describe('parameters: every fault is a 400 naming the parameter', () => {
-    let org: Org;
-    beforeAll(async () => {
-      org = await createOrganization(t.app);
-    });
-    const fault = async (query: Query, code: string, entry: Record<string, string>) => {
-      const res = await stats(t, org, query).expect(400);
-      expect(res.body.code).toBe(code);
-      expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining(entry)]));
-      return res.body;
-    };
+    const { org, fault } = statsFaultsPerSuite(() => t);
 
     it('limit, cursor and count are not parameters here (unknown_parameter)', async () => {
       for (const name of ['limit', 'cursor', 'count'])
@@ -117,7 +109,7 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
         { parameter: 'interval' },
       );
       // 1,000 hours exactly is allowed.
-      await stats(t, org, {
+      await stats(t, org(), {
         interval: 'hour',
         from: '2026-01-01T00:00:00Z',
         to: '2026-02-11T16:00:00Z',

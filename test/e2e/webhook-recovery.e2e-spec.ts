@@ -6,6 +6,7 @@ import { answer, hang, WebhookReceiver } from '../fixtures/webhook-receiver';
 import { eventually } from '../setup/isolated-database';
 import type { TestApp } from '../setup/test-app';
 import { WorkerRecovery } from '../setup/worker-recovery';
+import { subscribeWebhook } from '../factories/webhooks';
 
 describe('at least once: a worker killed mid-delivery loses nothing; the event is delivered again', () => {
   let http: TestApp;
@@ -31,14 +32,7 @@ describe('at least once: a worker killed mid-delivery loses nothing; the event i
     const org = await createOrganization(http.app);
     // The first request is never answered: the worker is killed while it waits.
     receiver.respond('/kill', (req, res, n) => (n === 1 ? hang(req, res, n) : answer(200)(req, res, n)));
-    const hook = (
-      await http
-        .http()
-        .post('/api/v1/webhooks')
-        .set(org.auth)
-        .send({ url: receiver.url('/kill'), events: ['conversation.created'] })
-        .expect(201)
-    ).body.data;
+    const hook = await subscribeWebhook(http, org, receiver.url('/kill'), ['conversation.created']);
     const worker = scene.startWorker();
     const db = http.app.get(DataSource);
     const eventId = await db.transaction((manager) =>

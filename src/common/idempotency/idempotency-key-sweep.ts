@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { jobLines, WorkerIntervalJob } from '../interval-job';
+import { housekeepingJob, WorkerIntervalJob } from '../interval-job';
 import { EXPIRED_KEYS_BATCH, IdempotencyKeysRepository } from './idempotency-keys.repository';
 
 /** Time between two sweeps of expired keys on a worker process. */
@@ -17,13 +17,10 @@ export class IdempotencyKeySweep extends WorkerIntervalJob {
     private readonly keys: IdempotencyKeysRepository,
     config: AppConfig,
   ) {
-    super(config.workers, {
-      name: IdempotencyKeySweep.name,
-      everyMs: IDEMPOTENCY_SWEEP_MS,
-      immediately: true,
-      unref: true,
-      ...jobLines('idempotency key sweep'),
-    });
+    super(
+      config.workers,
+      housekeepingJob(IdempotencyKeySweep.name, IDEMPOTENCY_SWEEP_MS, 'idempotency key sweep'),
+    );
   }
 
   protected runJob(): Promise<number> {

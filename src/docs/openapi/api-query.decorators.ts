@@ -13,7 +13,8 @@ export const FILTER_PARAM_DOCS: Record<keyof typeof FILTER_PARAMS, QueryDoc> = O
   Object.entries(FILTER_PARAMS).map(([name, param]) => [name, param.doc]),
 ) as Record<keyof typeof FILTER_PARAMS, QueryDoc>;
 
-function query(docs: Record<string, QueryDoc>): MethodDecorator {
+/** Optional query parameters, each named by its key, in the order given. */
+export function ApiOptionalQueries(docs: Record<string, QueryDoc>): MethodDecorator {
   return applyDecorators(
     ...Object.entries(docs).map(([name, doc]) => ApiQuery({ name, required: false, ...doc })),
   );
@@ -21,7 +22,7 @@ function query(docs: Record<string, QueryDoc>): MethodDecorator {
 
 /** `limit` and `cursor` of every keyset-paged list (common/paging). */
 export function ApiPaging(): MethodDecorator {
-  return query({
+  return ApiOptionalQueries({
     limit: {
       description: 'Page size. Other values give 400 invalid_request. May change between pages.',
       schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
@@ -40,7 +41,7 @@ export function ApiPaging(): MethodDecorator {
  * (unknown_parameter), a single-valued one sent twice too (duplicate_parameter).
  */
 export function ApiConversationFilters(): MethodDecorator {
-  return query(FILTER_PARAM_DOCS);
+  return ApiOptionalQueries(FILTER_PARAM_DOCS);
 }
 
 /** Every query parameter of the conversation listing: filters, paging and `count`. */
@@ -48,7 +49,7 @@ export function ApiListing(): MethodDecorator {
   return applyDecorators(
     ApiConversationFilters(),
     ApiPaging(),
-    query({
+    ApiOptionalQueries({
       count: {
         description:
           'true adds meta.count: the total for the filters (ignoring cursor and limit), capped at 10,000.',
