@@ -44,7 +44,6 @@ const STATEMENTS: Record<string, [up: string, down: string]> = {
   SearchOutboxNotify1763950000000: ['8270e1db2db77db5', 'b1e76514851fdeab'],
   Orders1763960000000: ['c91773ae19b94219', '85547f2c66a5452a'],
   LivingSiteWalkIndexes1763970000000: ['49faedeb11f54379', '2395a6de7fb599eb'],
-  StatsFiguresIndex1763980000000: ['5c09dfce79db51c4', '08fd51b800861dec'],
 };
 
 /** The statements `run` sends, each with its parameters, through a QueryRunner that only records. */
