@@ -98,8 +98,9 @@ export function groupsOf(query: GroupsQuery, rows: Array<Record<string, unknown>
 }
 
 /**
- * ConversationGroups on PostgreSQL: one grouped statement in a read-only transaction, an
- * index-only range scan of conversations_site_created_figures_idx for a window alone. JIT off, as
+ * ConversationGroups on PostgreSQL: one grouped statement in a read-only transaction over the
+ * filter's rows (the figures index that would make it index-only is not shipped: statistics.md,
+ * "Comparisons: cost"). JIT off, as
  * for the other statistics statements: a site of a million conversations passes jit_above_cost.
  */
 @Injectable()
