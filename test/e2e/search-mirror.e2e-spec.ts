@@ -202,6 +202,9 @@ describeMirror('search mirror', () => {
       OPENSEARCH_URL: OPENSEARCH_URL!,
       OPENSEARCH_INDEX: NAMES.alias,
       OPENSEARCH_SHARDS: String(SHARDS),
+      // Tests here stop a drain at a known step (a table lock) while a reindex copies the whole
+      // suite's database: the waiting statement must outlive that copy on a loaded CI machine.
+      DATABASE_STATEMENT_TIMEOUT_MS: '60000',
     };
     t = await createTestApp({ ...OWN_BUDGET, ...suiteEnv }, { redisKeyPrefixSuffix: 'search-mirror:' });
     db = t.app.get(DataSource);
