@@ -2,13 +2,22 @@
  * `npm run bench:setup`: makes the bench data with the service's own CLI: two organizations
  * with one site each (the benched site and another one in the same table, so the site filter
  * matters), BENCH_CONVERSATIONS conversations seeded in each (default 1,000,000), then ANALYZE.
+ * The benched site also gets orders (`--orders-share`, BENCH_ORDERS_SHARE, default 0.136: the
+ * seeder writes 2.2 orders per conversation of that share, so 300,000 at 1,000,000 as
+ * outcomes-v1 §7 benches), hashed under the bench's VISITOR_ID_KEY.
  * Writes the API key and site ids to bench/.env.bench for `npm run bench`.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDataSource } from '../src/database/data-source';
-import { BENCH_ENV_FILE, benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import {
+  BENCH_ENV_FILE,
+  BENCH_VISITOR_ID_KEY,
+  benchEnv,
+  DEFAULT_DATABASE_URL,
+  numberFrom,
+} from './lib/bench-env';
 import { elapsedMs } from './lib/stats';
 
 const ROOT = join(__dirname, '..');
@@ -28,7 +37,8 @@ async function main(): Promise<void> {
   const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   const conversations = numberFrom(env, 'BENCH_CONVERSATIONS', 1_000_000);
   const days = numberFrom(env, 'BENCH_DAYS', 90);
-  const childEnv = { ...process.env, DATABASE_URL: databaseUrl };
+  const ordersShare = numberFrom(env, 'BENCH_ORDERS_SHARE', 0.136);
+  const childEnv = { ...process.env, DATABASE_URL: databaseUrl, VISITOR_ID_KEY: BENCH_VISITOR_ID_KEY };
 
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
   type Created = { organization: { id: string }; site: { id: string }; apiKey: { secret: string } };
@@ -56,7 +66,11 @@ async function main(): Promise<void> {
 
   for (const site of [bench.site.id, other.site.id]) {
     const start = process.hrtime.bigint();
-    cli(['seed', '--site', site, '--conversations', String(conversations), '--days', String(days)], childEnv);
+    const orders = site === bench.site.id ? ['--orders-share', String(ordersShare)] : [];
+    cli(
+      ['seed', '--site', site, '--conversations', String(conversations), '--days', String(days), ...orders],
+      childEnv,
+    );
     console.log(
       `seeded ${conversations} conversations in ${site} in ${(elapsedMs(start) / 1000).toFixed(1)} s`,
     );

@@ -17,6 +17,12 @@ export function benchEnv(): Record<string, string | undefined> {
   return env;
 }
 
+/**
+ * VISITOR_ID_KEY of the bench: the seed (`npm run bench:setup`) and the benched services hash
+ * visitor ids under the same key, so a bench's orders find the seeded visitors.
+ */
+export const BENCH_VISITOR_ID_KEY = 'bench-visitor-id-key-0123456789abcdef0123456789';
+
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/shopping_analytics';
 
 export function numberFrom(env: Record<string, string | undefined>, name: string, fallback: number): number {

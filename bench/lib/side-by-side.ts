@@ -8,7 +8,7 @@ import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { DEFAULT_DATABASE_URL } from './bench-env';
+import { BENCH_VISITOR_ID_KEY, DEFAULT_DATABASE_URL } from './bench-env';
 import { getOnce, HttpTarget, ListingBody } from './http-load';
 import { elapsedMs } from './stats';
 
@@ -49,7 +49,7 @@ export function serviceEnvironment(
     DATABASE_URL: o.databaseUrl,
     CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdef0123456789',
     WEBHOOK_SECRET_KEY: 'bench-webhook-secret-0123456789abcdef0123456789',
-    VISITOR_ID_KEY: 'bench-visitor-id-key-0123456789abcdef0123456789',
+    VISITOR_ID_KEY: BENCH_VISITOR_ID_KEY,
     REDIS_KEY_PREFIX: o.redisPrefix,
     RATE_LIMIT_IP_MAX: '100000000',
     RATE_LIMIT_KEY_MAX: '100000000',

@@ -1,0 +1,461 @@
+/**
+ * `npm run bench:orders`: the order rows of outcomes-v1.md §7 on the benched site (its orders
+ * written by `npm run bench:setup`), one service per engine (dist/, built first) on the bench
+ * database:
+ * 1. `PUT …/orders/{externalId}` one at a time, alternated between the services (target: median
+ *    ≤ 15 ms, its attribution included). The orders are the shop's mix: 60 % carry the
+ *    `visitorId` of a seeded visitor with recent conversations (the visitor rule), 20 % name a
+ *    recent conversation in `conversationIds`, 20 % neither (the rest of the store); one in ten
+ *    is a replace of an earlier one (cancelled or refunded).
+ * 2. 500 order writes a second (BENCH_ORDERS_RATE) for BENCH_ORDERS_SECONDS (30), open loop
+ *    (sent on a clock, not after the previous answer), beside one reader going through the
+ *    listing mix's first pages on every engine; the same reader alone just before, so the
+ *    listing's medians and p99s are compared side by side (targets: median ≤ 50 ms, p99 ≤ 150 ms).
+ * 3. The statistics dashboard (90 days before the newest conversation, daily in Europe/Paris,
+ *    every facet) with `metrics=conversion,revenue`, alternated with the same request without
+ *    metrics (target ≤ 100 ms).
+ * BENCH_ENGINES (postgres,opensearch); BENCH_REINDEX=1 first reindexes the bench database into
+ * BENCH_OS_INDEX. Writes bench/results/orders.{md,json}.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { createHmac } from 'node:crypto';
+import { createDataSource } from '../src/database/data-source';
+import { BENCH_VISITOR_ID_KEY, benchEnv, numberFrom } from './lib/bench-env';
+import { getOnce, HttpTarget } from './lib/http-load';
+import { mixContext } from './lib/mix-context';
+import {
+  Engine,
+  ENGINES,
+  endRun,
+  engineServices,
+  reindex,
+  reportWriter,
+  RunReport,
+  serviceEnvironment,
+  sideBySideSettings,
+} from './lib/side-by-side';
+import { elapsedMs, median, percentile } from './lib/stats';
+import { buildMix, queryString, QueryValue } from './query-mix';
+import { parisMidnight } from './stats-bench';
+
+const RESULTS_DIR = join(__dirname, 'results');
+const PORTS: Record<Engine, number> = { postgres: 3421, opensearch: 3422 };
+const FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'];
+const TARGETS = { putMedianMs: 15, listingMedianMs: 50, listingP99Ms: 150, dashboardMedianMs: 100 };
+/** The seeder's visitors: `seed-visitor-<random seed>-<page>-<k>`, pages of 20,000 conversations. */
+const SEED_PAGE = 20_000;
+
+interface Latency {
+  runs: number;
+  medianMs: number;
+  p90Ms: number;
+  p99Ms: number;
+}
+
+interface ListingRow {
+  name: string;
+  engine: Engine;
+  alone: Latency;
+  beside: Latency;
+}
+
+interface Report extends RunReport {
+  startedAt: string;
+  scale: { siteConversations: number; databaseConversations: number; siteOrders: number; visitors: number };
+  settings: Record<string, string | number>;
+  reindex?: { documents: number; seconds: number };
+  put?: Record<string, Latency & { created: number; replaced: number; credited: number; verdict: string }>;
+  sustained?: {
+    rate: number;
+    seconds: number;
+    sent: number;
+    answered2xx: number;
+    failed: Record<string, number>;
+    achievedPerSecond: number;
+    put: Latency;
+    maxInFlight: number;
+    listing: ListingRow[];
+    held: Record<string, { alone: number; beside: number; of: number }>;
+    verdict: string;
+  };
+  dashboard?: Array<{ engine: Engine; plain: Latency; withMetrics: Latency; verdict: string }>;
+}
+
+const latency = (times: number[]): Latency =>
+  times.length === 0
+    ? { runs: 0, medianMs: NaN, p90Ms: NaN, p99Ms: NaN }
+    : {
+        runs: times.length,
+        medianMs: median(times),
+        p90Ms: percentile(times, 90),
+        p99Ms: percentile(times, 99),
+      };
+
+function render(r: Report): string {
+  const ms = (v: number) => v.toFixed(1);
+  const lat = (l: Latency) => `${ms(l.medianMs)} / ${ms(l.p90Ms)} / ${ms(l.p99Ms)}`;
+  const lines = [
+    '# Orders (outcomes-v1.md §7): PUT, sustained writes beside the listing, the dashboard with commerce metrics',
+    '',
+    `Started ${r.startedAt}, finished ${r.finishedAt ?? '(running)'}; ${r.machine.cores} cores shared, load average ${r.machine.load.map((l) => l.toFixed(1)).join(' → ')}. ` +
+      `Benched site: ${r.scale.siteConversations.toLocaleString('en-US')} conversations (${r.scale.databaseConversations.toLocaleString('en-US')} in the database), ${r.scale.siteOrders.toLocaleString('en-US')} orders; ${r.scale.visitors} seeded visitors with recent conversations used. ` +
+      `Settings: ${Object.entries(r.settings)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}.`,
+    ...(r.reindex
+      ? [
+          '',
+          `Reindex into OpenSearch: ${r.reindex.documents} documents in ${r.reindex.seconds.toFixed(0)} s.`,
+        ]
+      : []),
+  ];
+  if (r.put) {
+    lines.push(
+      '',
+      '## PUT an order, one at a time',
+      '',
+      '| service | PUTs | created | replaced | credited | median / p90 / p99 ms | target | verdict |',
+      '|---|---|---|---|---|---|---|---|',
+      ...Object.entries(r.put).map(
+        ([engine, p]) =>
+          `| ${engine} | ${p.runs} | ${p.created} | ${p.replaced} | ${p.credited} | ${lat(p)} | median ≤ ${TARGETS.putMedianMs} ms | ${p.verdict} |`,
+      ),
+    );
+  }
+  if (r.sustained) {
+    const s = r.sustained;
+    lines.push(
+      '',
+      `## ${s.rate} order writes a second for ${s.seconds} s beside the listing mix`,
+      '',
+      `Sent ${s.sent}, answered 2xx ${s.answered2xx} (${s.achievedPerSecond.toFixed(0)} a second), other answers ${JSON.stringify(s.failed)}, at most ${s.maxInFlight} in flight; PUT median / p90 / p99 ${lat(s.put)} ms. ${s.verdict}.`,
+      '',
+      'Listing first pages that hold their targets (median ≤ 50 ms, p99 ≤ 150 ms), one reader alone, then beside the writes:',
+      '',
+      '| engine | alone | beside the writes | of |',
+      '|---|---|---|---|',
+      ...Object.entries(s.held).map(([e, h]) => `| ${e} | ${h.alone} | ${h.beside} | ${h.of} |`),
+      '',
+      '| request | engine | alone median / p90 / p99 ms | beside median / p90 / p99 ms |',
+      '|---|---|---|---|',
+      ...s.listing.map((l) => `| ${l.name} | ${l.engine} | ${lat(l.alone)} | ${lat(l.beside)} |`),
+    );
+  }
+  if (r.dashboard) {
+    lines.push(
+      '',
+      '## The dashboard with metrics=conversion,revenue',
+      '',
+      '| engine | without metrics: median / p90 / p99 ms | with both metrics | target | verdict |',
+      '|---|---|---|---|---|',
+      ...r.dashboard.map(
+        (d) =>
+          `| ${d.engine} | ${lat(d.plain)} | ${lat(d.withMetrics)} | median ≤ ${TARGETS.dashboardMedianMs} ms | ${d.verdict} |`,
+      ),
+    );
+  }
+  lines.push(
+    '',
+    'Reproduce: `npm run build && BENCH_ENGINES=postgres,opensearch BENCH_REINDEX=1 npm run bench:orders` (bench/.env.bench from `npm run bench:setup`, which seeds the orders).',
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** A body of the shop's order mix: visitor rule, named conversation, or the rest of the store. */
+function orderBody(i: number, visitors: string[], conversations: string[]): Record<string, unknown> {
+  const placedAt = new Date(Date.now() - ((i * 7919) % 3_600_000)).toISOString();
+  const lines = Array.from({ length: 1 + (i % 3) }, (_, k) => ({
+    productId: `sku-${(i * 31 + k * 17) % 5000}`,
+    quantity: 1 + (k % 2),
+    amount: 1500 + ((i * 13 + k) % 9000),
+  }));
+  const total = lines.reduce((sum, l) => sum + l.amount * l.quantity, 0);
+  const body: Record<string, unknown> = { placedAt, currency: i % 5 ? 'EUR' : 'USD', total, lines };
+  const kind = i % 10;
+  if (kind < 6) body.visitorId = visitors[i % visitors.length];
+  else if (kind < 8) body.conversationIds = [conversations[i % conversations.length]];
+  return body;
+}
+
+async function put(
+  target: HttpTarget,
+  siteId: string,
+  externalId: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; ms: number; credited: boolean }> {
+  const start = process.hrtime.bigint();
+  const res = await fetch(`${target.baseUrl}/api/v1/sites/${siteId}/orders/${externalId}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  const ms = elapsedMs(start);
+  if (res.status >= 500 || res.status === 400)
+    throw new Error(`PUT order ${externalId} answered ${res.status}: ${text.slice(0, 300)}`);
+  const credited =
+    res.status < 300 &&
+    (JSON.parse(text) as { data: { attribution: { conversationId: string | null } } }).data.attribution
+      .conversationId !== null;
+  return { status: res.status, ms, credited };
+}
+
+async function main(): Promise<void> {
+  const env = benchEnv();
+  const { apiKey, siteId, databaseUrl, opensearchUrl, alias } = sideBySideSettings(env);
+  const engines = (env.BENCH_ENGINES ?? 'postgres,opensearch')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e): e is Engine => (ENGINES as string[]).includes(e));
+  const puts = numberFrom(env, 'BENCH_ORDERS_PUTS', 400);
+  const rate = numberFrom(env, 'BENCH_ORDERS_RATE', 500);
+  const seconds = numberFrom(env, 'BENCH_ORDERS_SECONDS', 30);
+  const runs = numberFrom(env, 'BENCH_RUNS', 15);
+  const run = Date.now().toString(36);
+
+  const dataSource = createDataSource(databaseUrl, { poolSize: 2, applicationName: 'bench-orders' });
+  await dataSource.initialize();
+  const ctx = await mixContext(dataSource, siteId);
+  const [{ site, all }] = (await dataSource.query(
+    `SELECT count(*) FILTER (WHERE site_id = $1)::int AS site, count(*)::int AS all FROM conversations`,
+    [siteId],
+  )) as Array<{ site: number; all: number }>;
+  const [{ orders }] = (await dataSource.query(
+    `SELECT count(*)::int AS orders FROM orders WHERE site_id = $1`,
+    [siteId],
+  )) as Array<{ orders: number }>;
+  // The visitors of the seed's last two pages (its newest conversations), as their hashes say.
+  const pages = Math.ceil(site / SEED_PAGE);
+  const candidates: string[] = [];
+  for (const page of [pages - 1, pages - 2].filter((p) => p >= 0)) {
+    const rows = Math.min(SEED_PAGE, site - page * SEED_PAGE);
+    for (let k = 0; k < Math.ceil(rows * 0.6); k += 7) candidates.push(`seed-visitor-seed-${page}-${k}`);
+  }
+  const hash = (v: string) => createHmac('sha256', BENCH_VISITOR_ID_KEY).update(v, 'utf8').digest();
+  const known = new Set(
+    (
+      (await dataSource.query(
+        `SELECT DISTINCT encode(visitor_hash, 'hex') AS h FROM conversations
+         WHERE site_id = $1 AND visitor_hash = ANY($2::bytea[]) AND created_at > now() - interval '7 days'`,
+        [siteId, candidates.map(hash)],
+      )) as Array<{ h: string }>
+    ).map((r) => r.h),
+  );
+  const visitors = candidates.filter((v) => known.has(hash(v).toString('hex')));
+  if (visitors.length === 0)
+    throw new Error(
+      'no seeded visitor with a conversation in the last 7 days: run npm run bench:setup again',
+    );
+  const conversations = (
+    (await dataSource.query(
+      `SELECT id FROM conversations WHERE site_id = $1 ORDER BY created_at DESC LIMIT 2000`,
+      [siteId],
+    )) as Array<{ id: string }>
+  ).map((r) => r.id);
+
+  const serviceEnv = serviceEnvironment(env, {
+    databaseUrl,
+    opensearchUrl,
+    alias,
+    redisPrefix: 'bench-orders:',
+  });
+  const report: Report = {
+    startedAt: new Date().toISOString(),
+    machine: { cores: 2, load: [loadavg()[0]] },
+    scale: {
+      siteConversations: site,
+      databaseConversations: all,
+      siteOrders: orders,
+      visitors: visitors.length,
+    },
+    settings: {
+      NODE_ENV: 'production',
+      HTTP_PROCESSES: serviceEnv.HTTP_PROCESSES ?? '',
+      WORKERS: 'off',
+      engines: engines.join('+'),
+      PostgreSQL: "the machine's settings (autovacuum off, shared_buffers 128MB)",
+    },
+  };
+  const write = reportWriter(RESULTS_DIR, 'orders', report, render);
+  const children: ChildProcess[] = [];
+  try {
+    if (engines.includes('opensearch') && env.BENCH_REINDEX === '1') report.reindex = reindex(serviceEnv);
+    const targets = await engineServices(serviceEnv, PORTS, engines, apiKey, children);
+
+    // 1. PUT one at a time, alternated between the services.
+    report.put = {};
+    const written: Array<{ externalId: string; body: Record<string, unknown> }> = [];
+    const perEngine = new Map<
+      Engine,
+      { times: number[]; created: number; replaced: number; credited: number }
+    >(engines.map((e) => [e, { times: [], created: 0, replaced: 0, credited: 0 }]));
+    for (let i = 0; i < puts + 10; i++) {
+      const engine = engines[i % engines.length];
+      const replace = i % 10 === 9 && written.length > 0;
+      const order = replace
+        ? written[(i * 7) % written.length]
+        : { externalId: `bench-${run}-${i}`, body: orderBody(i, visitors, conversations) };
+      const body = replace
+        ? i % 20 === 19
+          ? { ...order.body, status: 'cancelled' }
+          : { ...order.body, status: 'refunded', refunded: Math.floor((order.body.total as number) / 2) }
+        : order.body;
+      const answer = await put(targets[engine], siteId, order.externalId, body);
+      if (!replace) written.push(order);
+      if (i < 10) continue; // warm-up
+      const figures = perEngine.get(engine)!;
+      figures.times.push(answer.ms);
+      if (answer.status === 201) figures.created++;
+      else figures.replaced++;
+      if (answer.credited) figures.credited++;
+    }
+    for (const [engine, f] of perEngine) {
+      const l = latency(f.times);
+      report.put[engine] = {
+        ...l,
+        created: f.created,
+        replaced: f.replaced,
+        credited: f.credited,
+        verdict: l.medianMs <= TARGETS.putMedianMs ? 'PASS' : 'FAIL',
+      };
+    }
+    write();
+
+    // 2. A reader through the listing mix's first pages, alone, then beside the writes.
+    const mix = buildMix(ctx).filter((r) => (r.page ?? 1) === 1);
+    const readRound = async (until: () => boolean) => {
+      const times = new Map<string, number[]>();
+      while (!until())
+        for (const r of mix)
+          for (const engine of engines) {
+            const path = `/api/v1/sites/${siteId}/conversations${queryString(r.query)}`;
+            const key = `${engine} ${r.name}`;
+            if (!times.has(key)) times.set(key, []);
+            times.get(key)!.push((await getOnce(targets[engine], path)).ms);
+          }
+      return times;
+    };
+    let rounds = 0;
+    const alone = await readRound(() => rounds++ >= 3);
+    const sustained = {
+      sent: 0,
+      ok: 0,
+      failed: {} as Record<string, number>,
+      inFlight: 0,
+      max: 0,
+      times: [] as number[],
+    };
+    const started = Date.now();
+    const writing = (async () => {
+      const pending: Promise<void>[] = [];
+      for (let tick = 0; Date.now() - started < seconds * 1000; tick++) {
+        // Every 10 ms, the writes due by then (rate / 100 a tick on average).
+        const due = Math.floor(((Date.now() - started) / 1000) * rate) - sustained.sent;
+        for (let k = 0; k < due; k++) {
+          const i = 1_000_000 + sustained.sent;
+          sustained.sent++;
+          sustained.inFlight++;
+          sustained.max = Math.max(sustained.max, sustained.inFlight);
+          pending.push(
+            put(
+              targets[engines[i % engines.length]],
+              siteId,
+              `bench-${run}-s${i}`,
+              orderBody(i, visitors, conversations),
+            )
+              .then(
+                (a) => {
+                  if (a.status < 300) {
+                    sustained.ok++;
+                    sustained.times.push(a.ms);
+                  } else sustained.failed[a.status] = (sustained.failed[a.status] ?? 0) + 1;
+                },
+                (error: unknown) => {
+                  const key = error instanceof Error ? error.message.slice(0, 60) : 'error';
+                  sustained.failed[key] = (sustained.failed[key] ?? 0) + 1;
+                },
+              )
+              .finally(() => sustained.inFlight--),
+          );
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await Promise.all(pending);
+    })();
+    const beside = await readRound(() => Date.now() - started >= seconds * 1000);
+    await writing;
+    const elapsed = (Date.now() - started) / 1000;
+    const listing: ListingRow[] = [];
+    const held: Record<string, { alone: number; beside: number; of: number }> = {};
+    const holds = (l: Latency) => l.medianMs <= TARGETS.listingMedianMs && l.p99Ms <= TARGETS.listingP99Ms;
+    for (const r of mix)
+      for (const engine of engines) {
+        const key = `${engine} ${r.name}`;
+        const row = {
+          name: r.name,
+          engine,
+          alone: latency(alone.get(key)!),
+          beside: latency(beside.get(key) ?? []),
+        };
+        listing.push(row);
+        held[engine] ??= { alone: 0, beside: 0, of: 0 };
+        held[engine].of++;
+        if (holds(row.alone)) held[engine].alone++;
+        if (row.beside.runs && holds(row.beside)) held[engine].beside++;
+      }
+    const achieved = sustained.ok / elapsed;
+    report.sustained = {
+      rate,
+      seconds,
+      sent: sustained.sent,
+      answered2xx: sustained.ok,
+      failed: sustained.failed,
+      achievedPerSecond: achieved,
+      put: latency(sustained.times),
+      maxInFlight: sustained.max,
+      listing,
+      held,
+      verdict:
+        achieved >= rate * 0.98 && Object.keys(sustained.failed).length === 0
+          ? `PASS: ${rate} a second sustained`
+          : `FAIL: ${achieved.toFixed(0)} a second answered of ${rate} asked`,
+    };
+    write();
+
+    // 3. The dashboard with and without the commerce metrics, alternated.
+    const dashboard: Record<string, QueryValue> = {
+      facets: FACETS,
+      interval: 'day',
+      timezone: 'Europe/Paris',
+      from: parisMidnight(ctx.newest, 90),
+    };
+    const plain = `/api/v1/sites/${siteId}/conversations/stats${queryString(dashboard)}`;
+    const withMetrics = `/api/v1/sites/${siteId}/conversations/stats${queryString({ ...dashboard, metrics: ['conversion', 'revenue'] })}`;
+    report.dashboard = [];
+    for (const engine of engines) {
+      const times = { plain: [] as number[], metrics: [] as number[] };
+      await getOnce(targets[engine], plain);
+      await getOnce(targets[engine], withMetrics);
+      for (let i = 0; i < runs; i++)
+        for (const which of i % 2 ? (['metrics', 'plain'] as const) : (['plain', 'metrics'] as const))
+          times[which].push((await getOnce(targets[engine], which === 'plain' ? plain : withMetrics)).ms);
+      const m = latency(times.metrics);
+      report.dashboard.push({
+        engine,
+        plain: latency(times.plain),
+        withMetrics: m,
+        verdict: m.medianMs <= TARGETS.dashboardMedianMs ? 'PASS' : 'FAIL',
+      });
+    }
+  } finally {
+    await endRun(report, write, children, dataSource);
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
