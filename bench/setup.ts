@@ -2,9 +2,9 @@
  * `npm run bench:setup`: makes the bench data with the service's own CLI: two organizations
  * with one site each (the benched site and another one in the same table, so the site filter
  * matters), BENCH_CONVERSATIONS conversations seeded in each (default 1,000,000), then ANALYZE.
- * The benched site also gets orders (`--orders-share`, BENCH_ORDERS_SHARE, default 0.136: the
- * seeder writes 2.2 orders per conversation of that share, so 300,000 at 1,000,000 as
- * outcomes-v1 §7 benches), hashed under the bench's VISITOR_ID_KEY.
+ * The benched site also gets orders (`--orders-share`, BENCH_ORDERS_SHARE, default 0.12: the
+ * seeder writes 2.5 orders per conversation of that share, its own and the rest of the store's,
+ * so 300,000 at 1,000,000 as outcomes-v1 §7 benches), hashed under the bench's VISITOR_ID_KEY.
  * Writes the API key and site ids to bench/.env.bench for `npm run bench`.
  */
 import { execFileSync } from 'node:child_process';
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   const conversations = numberFrom(env, 'BENCH_CONVERSATIONS', 1_000_000);
   const days = numberFrom(env, 'BENCH_DAYS', 90);
-  const ordersShare = numberFrom(env, 'BENCH_ORDERS_SHARE', 0.136);
+  const ordersShare = numberFrom(env, 'BENCH_ORDERS_SHARE', 0.12);
   const childEnv = { ...process.env, DATABASE_URL: databaseUrl, VISITOR_ID_KEY: BENCH_VISITOR_ID_KEY };
 
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });

@@ -55,7 +55,9 @@ export class OrderSeeder {
       );
       const ids = rows.map((r) => r.id);
       await this.dataSource.transaction(async (manager) => {
+        // A page's statements are a batch job's, as the seed's own are: no statement timeout.
         await manager.query(`SET LOCAL synchronous_commit = off`);
+        await manager.query(`SET LOCAL statement_timeout = 0`);
         await manager.query(`SELECT setseed($1)`, [((page * 7919) % 10_000) / 10_000]);
         await manager.query(
           `UPDATE conversations SET visitor_hash = ($2::bytea[])[1 + abs(hashtext(id || 'visitor')) % $3]
@@ -116,13 +118,14 @@ export class OrderSeeder {
         [siteId, afterId, CREDIT_BATCH],
       );
       if (batch.length === 0) break;
-      await this.dataSource.transaction((manager) =>
-        this.attribution.recredit(
+      await this.dataSource.transaction(async (manager) => {
+        await manager.query(`SET LOCAL statement_timeout = 0`);
+        await this.attribution.recredit(
           manager,
           siteId,
           batch.map((o) => o.id),
-        ),
-      );
+        );
+      });
       afterId = batch[batch.length - 1].id;
     }
     const [counts] = await this.dataSource.query(
