@@ -171,10 +171,15 @@ describe('linear time: a 1 MiB message never hangs a scanner', () => {
     ['IBAN-like groups', 'AB12 '.repeat(MiB / 5)],
     ['mixed', 'DE89 3704 0044 0532 0130 00 a@b.com +33 6 12 34 56 78 4111 1111 1111 1111 '.repeat(MiB / 80)],
   ];
-  // Linear: 20-900 ms each on the loaded 2-core machine; a quadratic scan of 1 MiB takes minutes.
-  it.each(hostile)('%s: all four patterns and an exact text within 5 seconds', (_name, text) => {
-    const started = Date.now();
-    redactText(text, { patterns: ['email', 'phone', 'payment_card', 'iban'], text: 'aaaa' });
-    expect(Date.now() - started).toBeLessThan(5000);
-  });
+  // Linear: 20-900 ms each on a quiet 2-core machine, 6 s seen under a full run beside a bench
+  // seed; a quadratic scan of 1 MiB takes many minutes, so 30 s still tells them apart.
+  it.each(hostile)(
+    '%s: all four patterns and an exact text within 30 seconds',
+    (_name, text) => {
+      const started = Date.now();
+      redactText(text, { patterns: ['email', 'phone', 'payment_card', 'iban'], text: 'aaaa' });
+      expect(Date.now() - started).toBeLessThan(30_000);
+    },
+    60_000,
+  );
 });
