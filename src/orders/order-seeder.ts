@@ -40,6 +40,9 @@ export class OrderSeeder {
     randomSeed: string;
   }): Promise<{ orders: number; attributed: number }> {
     const { siteId, share } = options;
+    // The conversations and messages were just written: without fresh statistics PostgreSQL
+    // reads a conversation's product cards by a scan of every message (autovacuum may be off).
+    await this.dataSource.query(`ANALYZE conversations, messages`);
     let after: { createdAt: Date; id: string } | undefined;
     let page = 0;
     for (;;) {
