@@ -8,6 +8,7 @@ import { OrderAttribution } from '../../src/orders/order-attribution';
 import { AppConfig } from '../../src/config/app-config';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
+import { seededRandom } from '../support/seeded-random';
 
 /** outcomes-v1 §2 (attribution) and §6 (a deleted conversation's orders re-credited), one describe per rule. */
 let t: TestApp;
@@ -391,20 +392,9 @@ describe('property: after any sequence of writes, every order is credited as a f
     return { conversationId: best.id, kind: o.products.some((p) => shown.has(p)) ? 'direct' : 'assisted' };
   }
 
-  /** A small deterministic generator (mulberry32), so a failing seed can be replayed. */
-  function random(seed: number) {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let x = Math.imul(a ^ (a >>> 15), 1 | a);
-      x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-      return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   for (const seed of [1, 2, 3, 4, 5, 6]) {
     it(`seed ${seed}: 40 random writes`, async () => {
-      const rnd = random(seed);
+      const rnd = seededRandom(seed);
       const pick = <T>(items: readonly T[]) => items[Math.floor(rnd() * items.length)];
       const org = await createOrganization(t.app);
       const visitors = ['visitor-p-0001', 'visitor-p-0002', 'visitor-p-0003'];
