@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { appendMessages, recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
-import { createOrganization, createSite, Org } from '../factories/organizations';
+import { createOrganization, createSite, getAs, Org } from '../factories/organizations';
 import { orderBody, ordersPath, putOrder } from '../factories/orders';
 import { AttributionSweep } from '../../src/orders/attribution-sweep';
 import { OrderAttribution } from '../../src/orders/order-attribution';
@@ -48,13 +48,7 @@ async function order(org: Org, externalId: string, hours: number, extra: Record<
   return res.body.data as { id: string; attribution: { conversationId: string | null; kind: string | null } };
 }
 const credit = async (org: Org, orderId: string) =>
-  (
-    await t
-      .http()
-      .get(ordersPath(org, `/${orderId}`))
-      .set(org.auth)
-      .expect(200)
-  ).body.data.attribution;
+  (await getAs(t, org, ordersPath(org, `/${orderId}`)).expect(200)).body.data.attribution;
 
 describe('rule 1: of its conversationIds on the site created at or before placedAt, the one created last', () => {
   it('takes the last created of those listed, not one created after placedAt nor another site’s', async () => {
@@ -250,11 +244,7 @@ describe('converted and the outcome of the single conversation', () => {
     await order(org, 'O4', 10, { conversationIds: [cancelledOnly], status: 'cancelled' });
     expect(await listIds(org, '?converted=true')).toEqual([sold]);
     expect((await listIds(org, '?converted=false')).sort()).toEqual([cancelledOnly, none].sort());
-    const got = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${sold}`)
-      .set(org.auth)
-      .expect(200);
+    const got = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${sold}`).expect(200);
     expect(got.body.data.outcome).toEqual({
       orders: 2,
       revenue: [
@@ -262,11 +252,7 @@ describe('converted and the outcome of the single conversation', () => {
         { currency: 'USD', net: 500 },
       ],
     });
-    const plain = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${none}`)
-      .set(org.auth)
-      .expect(200);
+    const plain = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${none}`).expect(200);
     expect(plain.body.data.outcome).toEqual({ orders: 0, revenue: [] });
     // A full refund: net 0, no longer converted.
     await order(org, 'O1', 10, { conversationIds: [sold], currency: 'USD', total: 500, refunded: 500 });
@@ -290,17 +276,17 @@ describe('converted and the outcome of the single conversation', () => {
     await order(org, 'W1', 10, { conversationIds: [sold] });
     expect(await listIds(org, '?converted=true&keywords=red')).toEqual([sold]);
     expect((await listIds(org, '?converted=false&keywords=red')).length).toBe(1);
-    const stats = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/stats?converted=true`)
-      .set(org.auth)
-      .expect(200);
+    const stats = await getAs(
+      t,
+      org,
+      `/api/v1/sites/${org.site.id}/conversations/stats?converted=true`,
+    ).expect(200);
     expect(stats.body.data.total).toBe(1);
-    const unconverted = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/stats?converted=false`)
-      .set(org.auth)
-      .expect(200);
+    const unconverted = await getAs(
+      t,
+      org,
+      `/api/v1/sites/${org.site.id}/conversations/stats?converted=false`,
+    ).expect(200);
     expect(unconverted.body.data.total).toBe(2);
     const view = await t
       .http()

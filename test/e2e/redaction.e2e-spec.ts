@@ -5,7 +5,7 @@ import {
   listConversations,
   recordConversation,
 } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
@@ -54,11 +54,7 @@ describe('redaction', () => {
     expect(await transcript()).not.toMatch(/anna|example|'\d/);
     expect(await search(org, 'example')).toEqual([]);
     expect(await search(org, 'refund')).toEqual([c.id]);
-    const got = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-      .set(org.auth)
-      .expect(200);
+    const got = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}`).expect(200);
     expect(got.body.data).toEqual(data);
   });
 

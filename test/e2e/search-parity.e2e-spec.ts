@@ -37,6 +37,17 @@ const parityApp = (env: Record<string, string> = {}) =>
 Object.assign(process.env, ON_OPENSEARCH);
 indexBuiltBeforeAll(NAMES, parityApp);
 
+/** Label, score and status filters, asked of the listing and of the statistics alike. */
+const LABEL_SCORE_AND_STATUS_FILTERS = [
+  'labels.any=grounded:fail|on_brand:fail',
+  'labels.none=visitor_frustrated:true&from=2026-09-01T00:00:00Z',
+  'quality.min=0.5',
+  'service.max=0.4',
+  'trust.min=0.25&trust.max=0.75',
+  'labelStatus=pending',
+  'labelStatus=labeled&channel=hosted',
+];
+
 describeParity('the listing e2e suite, on the OpenSearch backend', () => {
   // Registers every test of the listing suite here, run against this file's environment.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -149,13 +160,7 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
     'keywords=R%C3%BCckgabe',
     'labels.all=resolution:unresolved',
     'labels.all=resolution:resolved&labels.all=on_brand:pass',
-    'labels.any=grounded:fail|on_brand:fail',
-    'labels.none=visitor_frustrated:true&from=2026-09-01T00:00:00Z',
-    'quality.min=0.5',
-    'service.max=0.4',
-    'trust.min=0.25&trust.max=0.75',
-    'labelStatus=pending',
-    'labelStatus=labeled&channel=hosted',
+    ...LABEL_SCORE_AND_STATUS_FILTERS,
     'from=2026-09-01T05:00:00%2B02:00&to=2026-09-02T00:00:00Z',
     'from=2026-09-01T10:00:00.0005Z',
   ];
@@ -440,13 +445,7 @@ describeParity('the OpenSearch stats engine counts exactly what the Postgres eng
     'keywords=return%20policy',
     "keywords=l'avion",
     'labels.all=resolution:unresolved',
-    'labels.any=grounded:fail|on_brand:fail',
-    'labels.none=visitor_frustrated:true&from=2026-09-01T00:00:00Z',
-    'quality.min=0.5',
-    'service.max=0.4',
-    'trust.min=0.25&trust.max=0.75',
-    'labelStatus=pending',
-    'labelStatus=labeled&channel=hosted',
+    ...LABEL_SCORE_AND_STATUS_FILTERS,
     'from=2026-09-01T05:00:00%2B02:00&to=2026-09-10T00:00:00Z',
     'from=2026-09-01T10:00:00.0005Z',
   ];
