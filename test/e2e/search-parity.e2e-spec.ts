@@ -4,7 +4,13 @@ import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
-import { everyPage, label, labeledOutcome, recordConversation } from '../factories/conversations';
+import {
+  everyPage,
+  label,
+  labeledOutcome,
+  recordConversation,
+  recordConversations,
+} from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { syntheticDocument } from '../factories/search-documents';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
@@ -266,8 +272,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
       order: ['asc', 'desc', 'desc'],
     });
     const org = await createOrganization(t.app);
-    const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await recordConversation(t, org)).id);
+    const ids = await recordConversations(t, org, 3);
     await t.app.get(SearchIndexer).drain(20, org.site.id);
     await client.indices.refresh({ index: ALIAS });
     const page = await new OpenSearchConversationSearch(client, ALIAS).page(org.site.id, emptyFilter(), {
