@@ -47,6 +47,18 @@ async function order(org: Org, externalId: string, hours: number, extra: Record<
   if (res.status !== 201 && res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: string; attribution: { conversationId: string | null; kind: string | null } };
 }
+/**
+ * A new organization where one visitor chats at 1 h and 2 h and then orders at 10 h: the order
+ * is credited to the second chat (rule 2), as checked here.
+ */
+async function visitorsTwoChatsAndOrder(visitorId: string, externalId: string) {
+  const org = await createOrganization(t.app);
+  const first = await chat(org, 1, { visitorId });
+  const second = await chat(org, 2, { visitorId });
+  const o = await order(org, externalId, 10, { visitorId });
+  expect(o.attribution.conversationId).toBe(second);
+  return { org, first, second, o };
+}
 const credit = async (org: Org, orderId: string) =>
   (await getAs(t, org, ordersPath(org, `/${orderId}`)).expect(200)).body.data.attribution;
 
@@ -135,12 +147,7 @@ describe('rule 2: of the visitor’s conversations, the latest last activity at 
   });
 
   it('a message appended after the order does not move the credit away; one before placedAt does', async () => {
-    const org = await createOrganization(t.app);
-    const v = { visitorId: 'visitor-append-1' };
-    const first = await chat(org, 1, v);
-    const second = await chat(org, 2, v);
-    const o = await order(org, 'R2-append', 10, v);
-    expect(o.attribution.conversationId).toBe(second);
+    const { org, first, second, o } = await visitorsTwoChatsAndOrder('visitor-append-1', 'R2-append');
     await appendMessages(t, org, first, [text(at(11))]).expect(201);
     expect((await credit(org, o.id)).conversationId).toBe(second);
     await appendMessages(t, org, first, [text(at(8))]).expect(201);
@@ -173,12 +180,7 @@ describe('kind: direct when a line’s productId is among the product cards of t
 
 describe('re-crediting: replaced orders, deleted conversations (§6), events once per change', () => {
   it('deleting the credited conversation gives the order to the next candidate, then to none', async () => {
-    const org = await createOrganization(t.app);
-    const v = { visitorId: 'visitor-delete-1' };
-    const first = await chat(org, 1, v);
-    const second = await chat(org, 2, v);
-    const o = await order(org, 'D1', 10, v);
-    expect(o.attribution.conversationId).toBe(second);
+    const { org, first, second, o } = await visitorsTwoChatsAndOrder('visitor-delete-1', 'D1');
     await t.http().delete(`/api/v1/sites/${org.site.id}/conversations/${second}`).set(org.auth).expect(204);
     expect((await credit(org, o.id)).conversationId).toBe(first);
     await t.http().delete(`/api/v1/sites/${org.site.id}/conversations/${first}`).set(org.auth).expect(204);
