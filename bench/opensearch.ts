@@ -16,33 +16,32 @@
  * Writes bench/results/opensearch.{json,md} (BENCH_OUT renames them), the engine named in
  * every row. BENCH_OS_SECTIONS (reindex,listing,stats,lag) picks sections.
  */
-import { ChildProcess, execFileSync } from 'node:child_process';
-import * as os from 'node:os';
+import { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { createDataSource } from '../src/database/data-source';
 import { createOpenSearchClient } from '../src/search/opensearch/opensearch-client';
 import { benchEnv, numberFrom } from './lib/bench-env';
-import { getOnce, HttpTarget } from './lib/http-load';
+import { createSite, getOnce, HttpTarget } from './lib/http-load';
 import { mixContext } from './lib/mix-context';
+import type { DatabaseRunReport, Engine } from './lib/side-by-side';
 import {
-  endRun,
-  Engine,
   ENGINES,
   engineServices,
   reindex,
   reportWriter,
   sameListing,
-  serviceEnvironment,
   sideBySide,
+  sideBySideRun,
   sideBySideSettings,
+  startedReport,
   startProcess,
 } from './lib/side-by-side';
 import { percentile, summarize, Summary } from './lib/stats';
 import { buildMix, MixRequest, queryString } from './query-mix';
 import { buildStatsMix, STATS_TARGETS } from './stats-bench';
 
-const ROOT = join(__dirname, '..');
 const RESULTS_DIR = join(__dirname, 'results');
+/** The services' ports, one per engine. */
+const PORTS = { postgres: 3101, opensearch: 3102 };
 /** Targets on OpenSearch (issue "OpenSearch for real"). */
 export const OPENSEARCH_TARGETS = {
   listingMedianMs: 25,
@@ -68,12 +67,7 @@ interface Row {
   verdict?: 'PASS' | 'FAIL';
 }
 
-interface Report {
-  status: string;
-  startedAt: string;
-  finishedAt?: string;
-  machine: { cores: number; load: number[] };
-  conversations?: number;
+interface Report extends DatabaseRunReport {
   reindex?: {
     documents: number;
     seconds: number;
@@ -156,33 +150,62 @@ function render(report: Report): string {
   return lines.join('\n');
 }
 
+/**
+ * Measures each request of `mix` in turn, the report written after each: its rows, an engine
+ * each, with its times summarized and its target (OpenSearch's judged PASS or FAIL against it),
+ * and its log line, saying `differs` when the engines' answers are not the same. A request that
+ * fails is logged and passed over.
+ */
+async function measureEach<R extends { name: string; query: MixRequest['query'] }>(
+  report: Report,
+  write: () => void,
+  o: { section: Row['section']; mix: R[]; differs: string },
+  measure: (
+    r: R,
+  ) => Promise<{ times: Record<Engine, number[]>; same: boolean; targetMs: Partial<Record<Engine, number>> }>,
+): Promise<void> {
+  for (const [i, r] of o.mix.entries()) {
+    const query = queryString(r.query);
+    try {
+      const { times, same, targetMs } = await measure(r);
+      for (const engine of ENGINES) {
+        const http = summarize(times[engine]);
+        const target = targetMs[engine];
+        report.rows.push({
+          section: o.section,
+          name: r.name,
+          query,
+          engine,
+          http,
+          same,
+          ...(target === undefined ? {} : { targetMs: target }),
+          ...(engine === 'opensearch' && target !== undefined
+            ? { verdict: http.median <= target ? 'PASS' : 'FAIL' }
+            : {}),
+        });
+      }
+      const [pg, osr] = report.rows.slice(-2);
+      log(
+        `${o.section} ${i + 1}/${o.mix.length} ${r.name}: postgres ${pg.http.median.toFixed(1)} ms, opensearch ${osr.http.median.toFixed(1)} ms${same ? '' : ` ${o.differs}`}`,
+      );
+    } catch (error) {
+      log(`${o.section} ${r.name}: ${(error as Error).message}`);
+    }
+    write();
+  }
+}
+
 async function main(): Promise<void> {
   const env = benchEnv();
-  const { apiKey, siteId, databaseUrl, opensearchUrl, alias } = sideBySideSettings(env);
+  const { apiKey, siteId, opensearchUrl, alias } = sideBySideSettings(env);
   const sections = new Set((env.BENCH_OS_SECTIONS ?? 'reindex,listing,stats,lag').split(','));
   const runs = numberFrom(env, 'BENCH_OS_RUNS', 15);
   const outName = env.BENCH_OUT ?? 'opensearch';
-  const report: Report = {
-    status: 'partial',
-    startedAt: new Date().toISOString(),
-    machine: { cores: os.cpus().length, load: [os.loadavg()[0]] },
-    rows: [],
-  };
+  const report: Report = { ...startedReport(), rows: [] };
   const write = reportWriter(RESULTS_DIR, outName, report, render);
 
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  const dataSource = createDataSource(databaseUrl, { poolSize: 2, applicationName: 'bench-opensearch' });
-  await dataSource.initialize();
-  const serviceEnv = serviceEnvironment(env, {
-    databaseUrl,
-    opensearchUrl,
-    alias,
-    redisPrefix: 'sa_bench_os:',
-  });
-  const children: ChildProcess[] = [];
-  try {
-    const [{ n }] = await dataSource.query('SELECT count(*)::int AS n FROM conversations');
-    report.conversations = n;
+  const run = { env, report, write, applicationName: 'bench-opensearch', redisPrefix: 'sa_bench_os:' };
+  await sideBySideRun(run, async ({ dataSource, serviceEnv, children, conversations: n }) => {
     if (env.BENCH_OS_VACUUM !== 'off') {
       // The lag section's worker labels due conversations as a live worker would: their pages are
       // no longer all-visible, and Postgres' index-only plans slow down until a vacuum.
@@ -206,109 +229,51 @@ async function main(): Promise<void> {
       write();
     }
 
-    const targets = await engineServices(
-      serviceEnv,
-      { postgres: 3101, opensearch: 3102 },
-      ENGINES,
-      apiKey,
-      children,
-    );
+    const targets = await engineServices(serviceEnv, PORTS, ENGINES, apiKey, children);
     const ctx = await mixContext(dataSource, siteId);
     const only = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
 
     if (sections.has('listing')) {
       const base = `/api/v1/sites/${siteId}/conversations`;
       const mix = buildMix(ctx).filter((r) => !only || only.has(r.name));
-      for (const [i, r] of mix.entries()) {
-        const query = queryString(r.query);
-        try {
+      await measureEach(
+        report,
+        write,
+        { section: 'listing', mix, differs: 'DIFFERENT ANSWERS' },
+        async (r) => {
           const paths = {} as Record<Engine, string>;
           for (const engine of ENGINES) paths[engine] = await listingPath(targets[engine], base, r);
           const { times, bodies } = await sideBySide(targets, paths, runs);
           const same = sameListing(bodies.postgres, bodies.opensearch);
-          for (const engine of ENGINES) {
-            const http = summarize(times[engine]);
-            report.rows.push({
-              section: 'listing',
-              name: r.name,
-              query,
-              engine,
-              http,
-              same,
-              ...(engine === 'opensearch'
-                ? {
-                    targetMs: OPENSEARCH_TARGETS.listingMedianMs,
-                    verdict: http.median <= OPENSEARCH_TARGETS.listingMedianMs ? 'PASS' : 'FAIL',
-                  }
-                : {}),
-            });
-          }
-          const [pg, osr] = report.rows.slice(-2);
-          log(
-            `listing ${i + 1}/${mix.length} ${r.name}: postgres ${pg.http.median.toFixed(1)} ms, opensearch ${osr.http.median.toFixed(1)} ms${same ? '' : ' DIFFERENT ANSWERS'}`,
-          );
-        } catch (error) {
-          log(`listing ${r.name}: ${(error as Error).message}`);
-        }
-        write();
-      }
+          return { times, same, targetMs: { opensearch: OPENSEARCH_TARGETS.listingMedianMs } };
+        },
+      );
     }
 
     if (sections.has('stats')) {
       const mix = buildStatsMix(ctx).filter((r) => !only || only.has(r.name));
-      for (const [i, r] of mix.entries()) {
+      await measureEach(report, write, { section: 'stats', mix, differs: 'DIFFERENT TOTALS' }, async (r) => {
         const path = `/api/v1/sites/${siteId}/conversations/stats${queryString(r.query)}`;
-        try {
-          const { times, bodies } = await sideBySide(targets, { postgres: path, opensearch: path }, runs);
-          const total = (b: unknown) => (b as { data: { total: number } }).data.total;
-          const same = total(bodies.postgres) === total(bodies.opensearch);
-          const targetMs =
-            r.kind === 'dashboard' ? OPENSEARCH_TARGETS.dashboardMedianMs : OPENSEARCH_TARGETS.statsMedianMs;
-          for (const engine of ENGINES) {
-            const http = summarize(times[engine]);
-            report.rows.push({
-              section: 'stats',
-              name: r.name,
-              query: queryString(r.query),
-              engine,
-              http,
-              same,
-              ...(engine === 'opensearch'
-                ? { targetMs, verdict: http.median <= targetMs ? 'PASS' : 'FAIL' }
-                : {
-                    targetMs:
-                      r.kind === 'dashboard'
-                        ? STATS_TARGETS.dashboardMedianMs
-                        : STATS_TARGETS.filteredMedianMs,
-                  }),
-            });
-          }
-          const [pg, osr] = report.rows.slice(-2);
-          log(
-            `stats ${i + 1}/${mix.length} ${r.name}: postgres ${pg.http.median.toFixed(1)} ms, opensearch ${osr.http.median.toFixed(1)} ms${same ? '' : ' DIFFERENT TOTALS'}`,
-          );
-        } catch (error) {
-          log(`stats ${r.name}: ${(error as Error).message}`);
-        }
-        write();
-      }
+        const { times, bodies } = await sideBySide(targets, { postgres: path, opensearch: path }, runs);
+        const total = (b: unknown) => (b as { data: { total: number } }).data.total;
+        const same = total(bodies.postgres) === total(bodies.opensearch);
+        const dashboard = r.kind === 'dashboard';
+        const targetMs = {
+          postgres: dashboard ? STATS_TARGETS.dashboardMedianMs : STATS_TARGETS.filteredMedianMs,
+          opensearch: dashboard ? OPENSEARCH_TARGETS.dashboardMedianMs : OPENSEARCH_TARGETS.statsMedianMs,
+        };
+        return { times, same, targetMs };
+      });
     }
 
     if (sections.has('lag')) {
-      // A site of the benched organization of its own, so the benched site's data stays as set up.
-      const site = await fetch(`${targets.opensearch.baseUrl}/api/v1/sites`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: `Lag probes ${new Date().toISOString()}`,
-          origin: 'https://lag.example',
-        }),
-      });
-      if (site.status !== 201)
-        throw new Error(`creating the lag site answered ${site.status}: ${await site.text()}`);
       report.lag = await measureLag({
         target: targets.opensearch,
-        siteId: ((await site.json()) as { data: { id: string } }).data.id,
+        siteId: await createSite(
+          targets.opensearch,
+          `Lag probes ${new Date().toISOString()}`,
+          'https://lag.example',
+        ),
         opensearchUrl,
         alias,
         rate: numberFrom(env, 'BENCH_LAG_RATE', 200),
@@ -322,9 +287,7 @@ async function main(): Promise<void> {
       write();
     }
     report.status = only ? `subset (${only.size} requests)` : 'complete';
-  } finally {
-    await endRun(report, write, children, dataSource);
-  }
+  });
   log(`wrote bench/results/${outName}.md and .json`);
 }
 

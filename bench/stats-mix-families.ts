@@ -81,27 +81,14 @@ export function zoneRequests(newest: Date): FamilyRequest[] {
     from: localMidnight(now - 730 * DAY, zone, true),
     ...extra,
   });
+  /** `tz-<city>-month-2y`: two years by month of the channel facet in `zone`. */
+  const channelByMonth = (zone: string): FamilyRequest => ({
+    name: `tz-${zone.split('/')[1].toLowerCase().replace(/_/g, '-')}-month-2y`,
+    kind: 'dashboard',
+    query: twoYears(zone, { facets: 'channel' }),
+  });
   return [
-    {
-      name: 'tz-kolkata-month-2y',
-      kind: 'dashboard',
-      query: twoYears('Asia/Kolkata', { facets: 'channel' }),
-    },
-    {
-      name: 'tz-new-york-month-2y',
-      kind: 'dashboard',
-      query: twoYears('America/New_York', { facets: 'channel' }),
-    },
-    {
-      name: 'tz-kathmandu-month-2y',
-      kind: 'dashboard',
-      query: twoYears('Asia/Kathmandu', { facets: 'channel' }),
-    },
-    {
-      name: 'tz-adelaide-month-2y',
-      kind: 'dashboard',
-      query: twoYears('Australia/Adelaide', { facets: 'channel' }),
-    },
+    ...['Asia/Kolkata', 'America/New_York', 'Asia/Kathmandu', 'Australia/Adelaide'].map(channelByMonth),
     { name: 'tz-dashboard-kolkata', kind: 'dashboard', query: dashboard('Asia/Kolkata') },
     { name: 'tz-dashboard-kathmandu', kind: 'dashboard', query: dashboard('Asia/Kathmandu') },
     { name: 'tz-dashboard-adelaide', kind: 'dashboard', query: dashboard('Australia/Adelaide') },

@@ -20,22 +20,20 @@
  */
 import { ChildProcess, execFileSync, execSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { createDataSource } from '../src/database/data-source';
 import { benchEnv, numberFrom } from './lib/bench-env';
-import { getOnce, HttpTarget, ListingBody } from './lib/http-load';
+import { createSite, getOnce, HttpTarget, ListingBody } from './lib/http-load';
+import type { DatabaseRunReport, Engine } from './lib/side-by-side';
 import {
-  endRun,
-  Engine,
   ENGINES,
   engineServices,
   reindex,
   reportWriter,
   sameListing,
-  serviceEnvironment,
+  sideBySideRun,
   sideBySideSettings,
+  startedReport,
   startProcess,
 } from './lib/side-by-side';
 import { percentile, summarize } from './lib/stats';
@@ -52,6 +50,8 @@ const compared = (same: () => boolean): boolean | undefined => (BOTH ? same() : 
 
 const ROOT = join(__dirname, '..');
 const RESULTS_DIR = join(__dirname, 'results');
+/** The services' ports, one per engine. */
+const PORTS = { postgres: 3111, opensearch: 3112 };
 const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'];
 
 /** workflows-v1 §1, "Speed". */
@@ -117,12 +117,7 @@ interface Row {
   same?: boolean;
 }
 
-interface Report {
-  status: string;
-  startedAt: string;
-  finishedAt?: string;
-  machine: { cores: number; load: number[] };
-  conversations?: number;
+interface Report extends DatabaseRunReport {
   runs: number;
   reindex?: { documents: number; seconds: number };
   rows: Row[];
@@ -421,7 +416,7 @@ function whyMissed(r: Row): string {
 
 async function main(): Promise<void> {
   const env = benchEnv();
-  const { apiKey, siteId, databaseUrl, opensearchUrl, alias } = sideBySideSettings(env);
+  const { apiKey, siteId, opensearchUrl, alias } = sideBySideSettings(env);
   const runs = numberFrom(env, 'BENCH_TRANSCRIPT_RUNS', 20);
   const statsRuns = numberFrom(env, 'BENCH_TRANSCRIPT_STATS_RUNS', 7);
   const recordings = numberFrom(env, 'BENCH_TRANSCRIPT_RECORDINGS', 100);
@@ -434,29 +429,22 @@ async function main(): Promise<void> {
     return;
   }
   const report: Report = {
-    status: 'partial',
-    startedAt: new Date().toISOString(),
-    machine: { cores: os.cpus().length, load: [os.loadavg()[0]] },
+    ...startedReport(),
     runs,
     rows: [],
     notes: [],
   };
   const write = reportWriter(RESULTS_DIR, outName, report, render);
 
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const baseline = baselineBuild(env);
-  const dataSource = createDataSource(databaseUrl, { poolSize: 2, applicationName: 'bench-transcript' });
-  await dataSource.initialize();
-  const serviceEnv = serviceEnvironment(env, {
-    databaseUrl,
-    opensearchUrl,
-    alias,
+  const run = {
+    env,
+    report,
+    write,
+    applicationName: 'bench-transcript',
     redisPrefix: 'sa_bench_transcript:',
-  });
-  const children: ChildProcess[] = [];
-  try {
-    const [{ n }] = await dataSource.query('SELECT count(*)::int AS n FROM conversations');
-    report.conversations = n;
+  };
+  await sideBySideRun(run, async ({ dataSource, serviceEnv, children, conversations: n }) => {
     if (env.BENCH_TRANSCRIPT_REINDEX !== 'off') {
       log(`reindexing ${n} conversations into ${alias} (search:reindex --delete-previous)`);
       report.reindex = reindex(serviceEnv);
@@ -464,13 +452,7 @@ async function main(): Promise<void> {
       write();
     }
 
-    const targets = await engineServices(
-      serviceEnv,
-      { postgres: 3111, opensearch: 3112 },
-      RUN_ENGINES,
-      apiKey,
-      children,
-    );
+    const targets = await engineServices(serviceEnv, PORTS, RUN_ENGINES, apiKey, children);
     const base = `/api/v1/sites/${siteId}/conversations`;
     const probes = PROBES.filter((p) => !only || only.has(p.name));
     const matches = new Map<string, number | null>();
@@ -584,9 +566,7 @@ async function main(): Promise<void> {
 
     report.size = await indexSizes(dataSource, opensearchUrl, alias);
     report.status = only ? `subset (${only.size} requests)` : 'complete';
-  } finally {
-    await endRun(report, write, children, dataSource);
-  }
+  });
   log(`wrote bench/results/${outName}.md and .json`);
 }
 
@@ -624,17 +604,11 @@ async function measureRecording(o: {
       o.report.notes.push(`the build before transcript search did not start: ${(error as Error).message}`);
     }
   }
-  const site = await fetch(`${o.targets.postgres.baseUrl}/api/v1/sites`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${o.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: `Recording probes ${new Date().toISOString()}`,
-      origin: 'https://record.example',
-    }),
-  });
-  if (site.status !== 201)
-    throw new Error(`creating the recording site answered ${site.status}: ${await site.text()}`);
-  const siteId = ((await site.json()) as { data: { id: string } }).data.id;
+  const siteId = await createSite(
+    o.targets.postgres,
+    `Recording probes ${new Date().toISOString()}`,
+    'https://record.example',
+  );
   const times = new Map(services.map((s) => [s.name, [] as number[]]));
   // Three unrecorded rounds first: each service's connections and plans warm.
   for (let i = -3; i < o.recordings; i++)

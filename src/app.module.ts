@@ -6,6 +6,7 @@ import { CommonModule } from './common/common.module';
 import { ProblemFilter } from './common/errors/problem.filter';
 import { LoggingModule } from './common/logging/logging.module';
 import { AppConfig } from './config/app-config';
+import { workersOnly } from './common/process/workers-only';
 import { ConfigModule } from './config/config.module';
 import { DeletionsModule, DeletionsRoutesModule } from './deletions/deletions.module';
 import { DatabaseModule } from './database/database.module';
@@ -45,21 +46,25 @@ export function infrastructureModules(config: AppConfig) {
 }
 
 /**
- * The background work, without routes: each module registers its processors and jobs only when
- * WORKERS=on. The HTTP app and the worker entry point (src/worker.module.ts) both run it.
+ * The background work, without routes: the work modules (processors, periodic jobs) are
+ * registered only when WORKERS=on. The HTTP app and the worker entry point
+ * (src/worker.module.ts) both run it.
  */
 export function backgroundModules(config: AppConfig) {
   // The search mirror also serves /metrics and switches the outbox on; its drain job runs with WORKERS=on.
   return [
     LabelingQueueModule.register(config),
-    PageImportWorkModule.register(config),
+    ...workersOnly(config, PageImportWorkModule),
     SearchMirrorModule.register(config),
-    EventFeedJobsModule.register(config),
-    StatsRollupJobsModule.register(config),
-    ExportWorkModule.register(config),
-    WebhookDeliveryModule.register(config),
-    AlertEvaluationModule.register(config),
-    OrderWorkModule.register(config),
+    ...workersOnly(
+      config,
+      EventFeedJobsModule,
+      StatsRollupJobsModule,
+      ExportWorkModule,
+      WebhookDeliveryModule,
+      AlertEvaluationModule,
+      OrderWorkModule,
+    ),
     // The deletion worker and the retention sweep start their timers only when WORKERS=on.
     DeletionsModule,
   ];

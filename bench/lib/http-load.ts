@@ -77,3 +77,18 @@ export async function getOnce(target: HttpTarget, path: string): Promise<{ body:
   if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${text.slice(0, 500)}`);
   return { body: JSON.parse(text) as ListingBody, ms };
 }
+
+/**
+ * A new site of the target's organization, named `name` at `origin` (a probe's own, so that the
+ * benched site's data stays as set up); its id.
+ */
+export async function createSite(target: HttpTarget, name: string, origin: string): Promise<string> {
+  const res = await fetch(`${target.baseUrl}/api/v1/sites`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, origin }),
+  });
+  if (res.status !== 201)
+    throw new Error(`creating the site ${name} answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { data: { id: string } }).data.id;
+}

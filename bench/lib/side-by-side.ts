@@ -5,9 +5,10 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
+import { createDataSource } from '../../src/database/data-source';
 import { BENCH_VISITOR_ID_KEY, DEFAULT_DATABASE_URL } from './bench-env';
 import { getOnce, HttpTarget, ListingBody } from './http-load';
 import { elapsedMs } from './stats';
@@ -132,6 +133,68 @@ export async function engineServices(
 export interface RunReport {
   finishedAt?: string;
   machine: { cores: number; load: number[] };
+}
+
+/** A report of a run over the whole bench database (sideBySideRun). */
+export interface DatabaseRunReport extends RunReport {
+  status: string;
+  startedAt: string;
+  /** Conversations in the bench database. */
+  conversations?: number;
+}
+
+/** A report as its run starts: partial, stamped with the time, the machine's cores and load. */
+export function startedReport(): DatabaseRunReport {
+  return {
+    status: 'partial',
+    startedAt: new Date().toISOString(),
+    machine: { cores: cpus().length, load: [loadavg()[0]] },
+  };
+}
+
+/** What a run has open while it measures: the bench database, the services' environment, its processes. */
+export interface OpenRun {
+  dataSource: DataSource;
+  serviceEnv: NodeJS.ProcessEnv;
+  /** Every process the run starts; endRun stops them. */
+  children: ChildProcess[];
+  /** Conversations in the bench database (as the report records them). */
+  conversations: number;
+}
+
+/**
+ * A run over the bench database: the service built into dist/, the database opened (as
+ * `applicationName`), the services' environment (Redis keys under `redisPrefix`), the
+ * conversations counted into the report, `measure` run; then endRun, whatever ended it.
+ */
+export async function sideBySideRun(
+  o: {
+    env: Record<string, string | undefined>;
+    applicationName: string;
+    redisPrefix: string;
+    report: DatabaseRunReport;
+    write: () => void;
+  },
+  measure: (run: OpenRun) => Promise<void>,
+): Promise<void> {
+  const { databaseUrl, opensearchUrl, alias } = sideBySideSettings(o.env);
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  const dataSource = createDataSource(databaseUrl, { poolSize: 2, applicationName: o.applicationName });
+  await dataSource.initialize();
+  const serviceEnv = serviceEnvironment(o.env, {
+    databaseUrl,
+    opensearchUrl,
+    alias,
+    redisPrefix: o.redisPrefix,
+  });
+  const children: ChildProcess[] = [];
+  try {
+    const [{ n }] = await dataSource.query('SELECT count(*)::int AS n FROM conversations');
+    o.report.conversations = n;
+    await measure({ dataSource, serviceEnv, children, conversations: n });
+  } finally {
+    await endRun(o.report, o.write, children, dataSource);
+  }
 }
 
 /** Writes `report` as `<dir>/<outName>.json` and, rendered, `.md`, stamped with the time. */

@@ -1,7 +1,6 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
-import { AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { StatsEnginesModule } from '../search/stats/stats-engines.module';
 import { SitesModule } from '../sites/sites.module';
@@ -12,7 +11,6 @@ import { AlertEvaluationJobs } from './alert-evaluation-jobs';
 import { AlertEvaluator } from './alert-evaluator';
 import { AlertsRepository } from './alerts.repository';
 import { AlertsService } from './alerts.service';
-import { workersOnly } from '../common/process/workers-only';
 
 /**
  * Threshold alerts (workflows-v1 §4) and their evaluator over the statistics engines; their
@@ -30,13 +28,6 @@ export class AlertsModule {}
 @Module({ imports: [AlertsModule, IdempotencyModule], controllers: [AlertsController] })
 export class AlertsRoutesModule {}
 
-/** The periodic evaluation of alerts: registered only when WORKERS=on. */
-@Module({})
-export class AlertEvaluationModule {
-  static register(config: AppConfig): DynamicModule {
-    return workersOnly(config, AlertEvaluationModule, {
-      imports: [AlertsModule],
-      providers: [AlertEvaluationJobs],
-    });
-  }
-}
+/** The periodic evaluation of alerts: registered only when WORKERS=on (backgroundModules). */
+@Module({ imports: [AlertsModule], providers: [AlertEvaluationJobs] })
+export class AlertEvaluationModule {}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { countWithSiteLocked } from '../sites/site-quota';
 import { DataSource, EntityManager } from 'typeorm';
+import { unnestColumns } from '../database/sql-statement';
 import type { TimeAndId } from '../common/paging/keyset-page';
 import { CREATED_AT } from '../common/paging/newest-first-sql';
 import { ScopedTable } from '../common/paging/scoped-table';
@@ -173,13 +174,7 @@ export class AlertsRepository {
        WHERE a.id = o.id AND a.version = o.version AND a.state = o.state
          AND (a.evaluated_at IS NULL OR a.evaluated_at <= o.at)
        RETURNING a.id`,
-      [
-        outcomes.map((o) => o.id),
-        outcomes.map((o) => o.version),
-        outcomes.map((o) => o.state),
-        outcomes.map((o) => o.value),
-        outcomes.map((o) => o.at),
-      ],
+      unnestColumns(outcomes, ['id', 'version', 'state', 'value', 'at']),
     );
     const [updated] = rows as [unknown[], number];
     return updated.length;
@@ -209,14 +204,7 @@ export class AlertsRepository {
        WHERE id = o_id AND version = o_version AND state = o_previous
          AND (evaluated_at IS NULL OR evaluated_at <= o_at)
        RETURNING ${ALERT_COLUMNS}`,
-      [
-        ids,
-        changes.map((o) => o.version),
-        changes.map((o) => o.previous),
-        changes.map((o) => o.state),
-        changes.map((o) => o.value),
-        changes.map((o) => o.at),
-      ],
+      unnestColumns(changes, ['id', 'version', 'previous', 'state', 'value', 'at']),
     );
     const [records] = rows as [AlertRecord[], number];
     return records.map((r) => loaded(r)!);
@@ -228,14 +216,7 @@ export class AlertsRepository {
     await manager.query(
       `INSERT INTO alert_transitions (event_id, alert_id, previous_state, state, value, at)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::timestamptz[])`,
-      [
-        transitions.map((t) => t.id),
-        transitions.map((t) => t.alertId),
-        transitions.map((t) => t.previousState),
-        transitions.map((t) => t.state),
-        transitions.map((t) => t.value),
-        transitions.map((t) => t.at),
-      ],
+      unnestColumns(transitions, ['id', 'alertId', 'previousState', 'state', 'value', 'at']),
     );
   }
 }

@@ -8,6 +8,27 @@ function manualLoad() {
   return { calls, load };
 }
 
+/** A cache over `load`, which is told how many lookups it has made (this one included). */
+function countedCache<V>(
+  load: (key: string, n: number) => Promise<V>,
+  options?: { freshForMs?: number; max?: number },
+) {
+  let n = 0;
+  return { cache: new FreshCache((key) => load(key, ++n), options), lookups: () => n };
+}
+
+/** The next lookup of `k` is a second query, and gets its answer. */
+async function expectAskedAgain(
+  cache: FreshCache<string | undefined>,
+  calls: ReturnType<typeof manualLoad>['calls'],
+  answer: string,
+): Promise<void> {
+  const next = cache.get('k');
+  expect(calls).toHaveLength(2);
+  calls[1].answer(answer);
+  expect(await next).toBe(answer);
+}
+
 describe('FreshCache', () => {
   it('concurrent lookups of one key share one query, and its answer is reused', async () => {
     const { calls, load } = manualLoad();
@@ -27,21 +48,14 @@ describe('FreshCache', () => {
     await new Promise((r) => setTimeout(r, 60)); // the query took longer than freshForMs
     calls[0].answer('old');
     expect(await first).toBe('old');
-    const second = cache.get('k');
-    expect(calls).toHaveLength(2);
-    calls[1].answer('new');
-    expect(await second).toBe('new');
+    await expectAskedAgain(cache, calls, 'new');
   });
 
   it('empty answers are cached too', async () => {
-    let n = 0;
-    const cache = new FreshCache(async () => {
-      n++;
-      return undefined;
-    });
+    const { cache, lookups } = countedCache(async () => undefined);
     expect(await cache.get('unknown')).toBeUndefined();
     expect(await cache.get('unknown')).toBeUndefined();
-    expect(n).toBe(1);
+    expect(lookups()).toBe(1);
   });
 
   it('clear() during a lookup: the waiting requests get its answer, but it is not kept', async () => {
@@ -51,16 +65,12 @@ describe('FreshCache', () => {
     cache.clear();
     calls[0].answer('before the change');
     expect(await waiting).toBe('before the change');
-    const after = cache.get('k');
-    expect(calls).toHaveLength(2);
-    calls[1].answer('after the change');
-    expect(await after).toBe('after the change');
+    await expectAskedAgain(cache, calls, 'after the change');
   });
 
   it('a failed lookup is not kept: the next request asks again', async () => {
-    let n = 0;
-    const cache = new FreshCache(async () => {
-      if (++n === 1) throw new Error('database down');
+    const { cache } = countedCache(async (_key, n) => {
+      if (n === 1) throw new Error('database down');
       return 'v';
     });
     await expect(cache.get('k')).rejects.toThrow('database down');
@@ -68,8 +78,7 @@ describe('FreshCache', () => {
   });
 
   it('holds at most `max` answers', async () => {
-    let n = 0;
-    const cache = new FreshCache(async (key) => `${key}${++n}`, { max: 2 });
+    const { cache } = countedCache(async (key, n) => `${key}${n}`, { max: 2 });
     await cache.get('a');
     await cache.get('b');
     await cache.get('c'); // evicts a

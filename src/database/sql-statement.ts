@@ -12,3 +12,8 @@ export class SqlParams {
     return `$${this.values.length}${cast}`;
   }
 }
+
+/** The arrays `unnest($1, $2, …)` takes for `rows`: one per key, in order, that field of every row. */
+export function unnestColumns<T>(rows: readonly T[], keys: ReadonlyArray<keyof T>): unknown[][] {
+  return keys.map((key) => rows.map((row) => row[key]));
+}

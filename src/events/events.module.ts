@@ -1,5 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { Module } from '@nestjs/common';
 import { SitesModule } from '../sites/sites.module';
 import { EventFeedJobs } from './event-feed-jobs';
 import { EventSequencer } from './event-sequencer';
@@ -7,7 +6,6 @@ import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 import { EventsWriter } from './events.writer';
 import { EventsController } from './events.controller';
-import { workersOnly } from '../common/process/workers-only';
 
 /**
  * The change feed. EventsWriter is what every write path imports to append its events in its
@@ -21,13 +19,9 @@ import { workersOnly } from '../common/process/workers-only';
 })
 export class EventsModule {}
 
-/** The feed's background jobs (positioning, retention): registered only when WORKERS=on. */
-@Module({})
-export class EventFeedJobsModule {
-  static register(config: AppConfig): DynamicModule {
-    return workersOnly(config, EventFeedJobsModule, { imports: [EventsModule], providers: [EventFeedJobs] });
-  }
-}
+/** The feed's background jobs (positioning, retention): registered only when WORKERS=on (backgroundModules). */
+@Module({ imports: [EventsModule], providers: [EventFeedJobs] })
+export class EventFeedJobsModule {}
 
 /** `GET /api/v1/events` (the HTTP app only). */
 @Module({ imports: [EventsModule], controllers: [EventsController] })

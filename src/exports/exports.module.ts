@@ -1,5 +1,5 @@
 import { BullModule } from '@nestjs/bull';
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
 import { AppConfig } from '../config/app-config';
@@ -20,7 +20,6 @@ import { ExportsService } from './exports.service';
 import { EXPORT_STORAGE, ExportStorage } from './storage/export-storage';
 import { LocalExportStorage } from './storage/local-export-storage';
 import { S3ExportStorage } from './storage/s3-export-storage';
-import { workersOnly } from '../common/process/workers-only';
 
 /** The configured storage: the S3 bucket when EXPORT_S3_BUCKET is set, else the local EXPORT_DIR. */
 export function exportStorage(config: AppConfig): ExportStorage {
@@ -67,10 +66,6 @@ export class ExportsModule {}
 @Module({ imports: [ExportsModule, IdempotencyModule], controllers: [ExportsController] })
 export class ExportsRoutesModule {}
 
-/** The export worker (ExportProcessor): registered only when WORKERS=on. */
-@Module({})
-export class ExportWorkModule {
-  static register(config: AppConfig): DynamicModule {
-    return workersOnly(config, ExportWorkModule, { imports: [ExportsModule], providers: [ExportProcessor] });
-  }
-}
+/** The export worker (ExportProcessor): registered only when WORKERS=on (backgroundModules). */
+@Module({ imports: [ExportsModule], providers: [ExportProcessor] })
+export class ExportWorkModule {}

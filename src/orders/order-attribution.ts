@@ -272,7 +272,9 @@ export class OrderAttribution {
    * keysForConversations taken first.
    */
   async conversationChanged(manager: EntityManager, siteId: string, conversationId: string): Promise<void> {
-    const rows: Array<{ id: string }> = await manager.query(
+    await this.recreditFound(
+      manager,
+      siteId,
       `SELECT o.id FROM conversations c
        JOIN orders o ON o.site_id = c.site_id AND o.visitor_hash = c.visitor_hash AND o.placed_at >= c.created_at
        WHERE c.id = $1 AND c.visitor_hash IS NOT NULL
@@ -280,12 +282,6 @@ export class OrderAttribution {
        SELECT id FROM orders WHERE credited_conversation_id = $1`,
       [conversationId],
     );
-    if (rows.length > 0)
-      await this.recredit(
-        manager,
-        siteId,
-        rows.map((r) => r.id),
-      );
   }
 
   /** Conversations deleted: the orders credited to them go to the next candidate, or to none. */
@@ -295,10 +291,22 @@ export class OrderAttribution {
     conversationIds: readonly string[],
   ): Promise<void> {
     if (conversationIds.length === 0) return;
-    const rows: Array<{ id: string }> = await manager.query(
+    await this.recreditFound(
+      manager,
+      siteId,
       `SELECT id FROM orders WHERE credited_conversation_id = ANY($1::text[])`,
       [conversationIds],
     );
+  }
+
+  /** Credits again the orders whose ids `sql` selects (nothing when it selects none). */
+  private async recreditFound(
+    manager: EntityManager,
+    siteId: string,
+    sql: string,
+    params: unknown[],
+  ): Promise<void> {
+    const rows: Array<{ id: string }> = await manager.query(sql, params);
     if (rows.length > 0)
       await this.recredit(
         manager,

@@ -1,7 +1,5 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
-import { AppConfig } from '../config/app-config';
-import { workersOnly } from '../common/process/workers-only';
 import { EventsModule } from '../events/events.module';
 import { SitesModule } from '../sites/sites.module';
 import { AttributionSweep } from './attribution-sweep';
@@ -35,13 +33,6 @@ export class OrdersModule {}
 @Module({ imports: [OrdersModule], controllers: [OrdersController] })
 export class OrdersRoutesModule {}
 
-/** The window sweep and the orders' retention: registered only when WORKERS=on. */
-@Module({})
-export class OrderWorkModule {
-  static register(config: AppConfig): DynamicModule {
-    return workersOnly(config, OrderWorkModule, {
-      imports: [OrdersModule, AttributionModule],
-      providers: [AttributionSweep, OrderRetention],
-    });
-  }
-}
+/** The window sweep and the orders' retention: registered only when WORKERS=on (backgroundModules). */
+@Module({ imports: [OrdersModule, AttributionModule], providers: [AttributionSweep, OrderRetention] })
+export class OrderWorkModule {}

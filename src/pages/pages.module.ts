@@ -1,7 +1,6 @@
 import { BullModule } from '@nestjs/bull';
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit-log';
-import { AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { SitesModule } from '../sites/sites.module';
 import { ImportRecovery } from './import-recovery';
@@ -14,7 +13,6 @@ import { PageImportsService } from './page-imports.service';
 import { PagesController } from './pages.controller';
 import { PagesRepository } from './pages.repository';
 import { PagesService } from './pages.service';
-import { workersOnly } from '../common/process/workers-only';
 
 /** The import queue, registered once and exported with PagesModule (one Queue object per process). */
 const pageImportQueue = BullModule.registerQueue({ name: PAGE_IMPORT_QUEUE });
@@ -50,13 +48,6 @@ export class PagesModule {}
 @Module({ imports: [PagesModule], controllers: [PagesController] })
 export class PagesRoutesModule {}
 
-/** The sitemap import worker (PageImportProcessor): registered only when WORKERS=on. */
-@Module({})
-export class PageImportWorkModule {
-  static register(config: AppConfig): DynamicModule {
-    return workersOnly(config, PageImportWorkModule, {
-      imports: [PagesModule],
-      providers: [PageImportProcessor],
-    });
-  }
-}
+/** The sitemap import worker (PageImportProcessor): registered only when WORKERS=on (backgroundModules). */
+@Module({ imports: [PagesModule], providers: [PageImportProcessor] })
+export class PageImportWorkModule {}

@@ -1,5 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { Module } from '@nestjs/common';
 import { SitesModule } from '../sites/sites.module';
 import { ViewsModule } from '../views/views.module';
 import { StatsEnginesModule } from '../search/stats/stats-engines.module';
@@ -8,7 +7,6 @@ import { AgreementRepository } from './agreement.repository';
 import { StatsRollupJobs } from './stats-rollup-jobs';
 import { StatsController } from './stats.controller';
 import { StatsService } from './stats.service';
-import { workersOnly } from '../common/process/workers-only';
 
 /**
  * The statistics endpoint, `GET /api/v1/sites/{siteId}/conversations/stats`: its request parsing
@@ -23,13 +21,6 @@ import { workersOnly } from '../common/process/workers-only';
 })
 export class StatsModule {}
 
-/** Folding the rollups' appended rows (StatsRollupJobs): registered only when WORKERS=on. */
-@Module({})
-export class StatsRollupJobsModule {
-  static register(config: AppConfig): DynamicModule {
-    return workersOnly(config, StatsRollupJobsModule, {
-      imports: [StatsEnginesModule],
-      providers: [StatsRollupJobs],
-    });
-  }
-}
+/** Folding the rollups' appended rows (StatsRollupJobs): registered only when WORKERS=on (backgroundModules). */
+@Module({ imports: [StatsEnginesModule], providers: [StatsRollupJobs] })
+export class StatsRollupJobsModule {}

@@ -1,5 +1,11 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
+/** An object of `model`s, one entry per key (`model` is registered with STATS_EXTRA_MODELS). */
+const mapOf = (model: string) => ({
+  type: 'object' as const,
+  additionalProperties: { $ref: `#/components/schemas/${model}` },
+});
+
 @ApiSchema({
   name: 'ConversionMetric',
   description: 'Conversations with at least one credited order of positive net, among the matching ones.',
@@ -34,12 +40,23 @@ class CommerceMetricsSchema {
   revenue?: RevenueEntrySchema[];
 }
 
+/** `scores`, present with scores: each asked score's mean, or null. */
+const ScoreMeans = (description: string) =>
+  ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'number', nullable: true },
+    description,
+  });
+
+/** `metrics`, present with metrics: the asked commerce metrics of what the object counts. */
+const WithMetrics = () =>
+  ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' });
+
 @ApiSchema({ name: 'FacetValue' })
 class FacetValueSchema {
   @ApiProperty() value!: string;
   @ApiProperty({ type: 'integer' }) count!: number;
-  @ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' })
-  metrics?: CommerceMetricsSchema;
+  @WithMetrics() metrics?: CommerceMetricsSchema;
 }
 
 @ApiSchema({ name: 'Facet', description: 'Non-zero counts, count descending then value; at most 1,000.' })
@@ -74,14 +91,9 @@ class SeriesBucketSchema {
   start!: string;
   @ApiProperty({ type: 'integer' }) count!: number;
   @ApiProperty({ type: 'integer' }) labeled!: number;
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'number', nullable: true },
-    description: 'Means of the scores asked for with `scores` (null when no value).',
-  })
+  @ScoreMeans('Means of the scores asked for with `scores` (null when no value).')
   scores?: Record<string, number | null>;
-  @ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' })
-  metrics?: CommerceMetricsSchema;
+  @WithMetrics() metrics?: CommerceMetricsSchema;
 }
 
 /** A label value in a confusion pair: a category or criterion result (string) or a flag (boolean). */
@@ -127,11 +139,11 @@ class AgreementSchema {
   @ApiProperty({ type: 'integer' }) reviewed!: number;
   @ApiProperty({ type: () => FieldAgreementSchema }) resolution!: FieldAgreementSchema;
   @ApiProperty({ type: () => FieldAgreementSchema }) reviewReason!: FieldAgreementSchema;
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FieldAgreement' } })
+  @ApiProperty(mapOf('FieldAgreement'))
   flags!: Record<string, FieldAgreementSchema>;
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/FieldAgreement' } })
+  @ApiProperty(mapOf('FieldAgreement'))
   criteria!: Record<string, FieldAgreementSchema>;
-  @ApiProperty({ type: 'object', additionalProperties: { $ref: '#/components/schemas/ScoreAgreement' } })
+  @ApiProperty(mapOf('ScoreAgreement'))
   scores!: Record<string, ScoreAgreementSchema>;
 }
 
@@ -156,20 +168,11 @@ class PreviousStatsSchema {
   @ApiProperty({ format: 'date-time', example: '2026-10-19T00:00:00.000+02:00' }) from!: string;
   @ApiProperty({ format: 'date-time', example: '2026-10-26T00:00:00.000+01:00' }) to!: string;
   @ApiProperty({ type: 'integer' }) total!: number;
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/Facet' },
-    description: 'With facets.',
-  })
+  @ApiPropertyOptional({ ...mapOf('Facet'), description: 'With facets.' })
   facets?: Record<string, FacetSchema>;
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/ScoreSummary' },
-    description: 'With scores.',
-  })
+  @ApiPropertyOptional({ ...mapOf('ScoreSummary'), description: 'With scores.' })
   scores?: Record<string, ScoreSummarySchema>;
-  @ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' })
-  metrics?: CommerceMetricsSchema;
+  @WithMetrics() metrics?: CommerceMetricsSchema;
 }
 
 @ApiSchema({
@@ -188,11 +191,7 @@ class ChangeSchema {
 })
 class StatsChangeSchema {
   @ApiProperty({ type: () => ChangeSchema }) total!: ChangeSchema;
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/Change' },
-    description: 'With scores: the change of each mean.',
-  })
+  @ApiPropertyOptional({ ...mapOf('Change'), description: 'With scores: the change of each mean.' })
   scores?: Record<string, ChangeSchema>;
   @ApiPropertyOptional({
     type: () => ChangeSchema,
@@ -222,14 +221,9 @@ class BaselineDifferenceSchema {
 class StatsGroupSchema {
   @ApiProperty() value!: string;
   @ApiProperty({ type: 'integer' }) total!: number;
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'number', nullable: true },
-    description: 'With scores: each mean, null when no conversation of the group has the score.',
-  })
+  @ScoreMeans('With scores: each mean, null when no conversation of the group has the score.')
   scores?: Record<string, number | null>;
-  @ApiPropertyOptional({ type: () => CommerceMetricsSchema, description: 'With metrics.' })
-  metrics?: CommerceMetricsSchema;
+  @WithMetrics() metrics?: CommerceMetricsSchema;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: {
@@ -245,17 +239,9 @@ class StatsGroupSchema {
 @ApiSchema({ name: 'ConversationStats', description: 'Every count is exact for the filters at meta.asOf.' })
 export class ConversationStatsSchema {
   @ApiProperty({ type: 'integer', description: 'Matching conversations, never capped.' }) total!: number;
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/Facet' },
-    description: 'One entry per facet asked for.',
-  })
+  @ApiPropertyOptional({ ...mapOf('Facet'), description: 'One entry per facet asked for.' })
   facets?: Record<string, FacetSchema>;
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/ScoreSummary' },
-    description: 'One entry per score asked for.',
-  })
+  @ApiPropertyOptional({ ...mapOf('ScoreSummary'), description: 'One entry per score asked for.' })
   scores?: Record<string, ScoreSummarySchema>;
   @ApiPropertyOptional({
     type: () => [SeriesBucketSchema],
@@ -265,8 +251,7 @@ export class ConversationStatsSchema {
   @ApiPropertyOptional({ type: () => AgreementSchema, description: 'With agreement=true.' })
   agreement?: AgreementSchema;
   @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/Percentiles' },
+    ...mapOf('Percentiles'),
     description: 'With percentiles: one entry per field asked for.',
   })
   percentiles?: Record<string, PercentilesSchema>;

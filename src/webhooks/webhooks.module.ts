@@ -1,6 +1,5 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../common/idempotency/idempotency.module';
-import { AppConfig } from '../config/app-config';
 import { EventsModule } from '../events/events.module';
 import { SitesModule } from '../sites/sites.module';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
@@ -9,7 +8,6 @@ import { WebhookSecrets } from './webhook-secrets';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
-import { workersOnly } from '../common/process/workers-only';
 
 /** The endpoints' signing secrets, sealed at rest: for the routes and the delivery workers. */
 @Module({ providers: [WebhookSecrets], exports: [WebhookSecrets] })
@@ -23,13 +21,9 @@ export class WebhookSecretsModule {}
 })
 export class WebhooksModule {}
 
-/** The dispatcher and delivery workers: registered only when WORKERS=on. */
-@Module({})
-export class WebhookDeliveryModule {
-  static register(config: AppConfig): DynamicModule {
-    return workersOnly(config, WebhookDeliveryModule, {
-      imports: [EventsModule, WebhookSecretsModule],
-      providers: [WebhookMessagesRepository, WebhookDeliveryWorker],
-    });
-  }
-}
+/** The dispatcher and delivery workers: registered only when WORKERS=on (backgroundModules). */
+@Module({
+  imports: [EventsModule, WebhookSecretsModule],
+  providers: [WebhookMessagesRepository, WebhookDeliveryWorker],
+})
+export class WebhookDeliveryModule {}

@@ -4,7 +4,7 @@ import { AlertEvaluator } from '../../src/alerts/alert-evaluator';
 import { WINDOW_MS } from '../../src/alerts/alert.records';
 import { AlertsRepository } from '../../src/alerts/alerts.repository';
 import { getStats, recordConversation } from '../factories/conversations';
-import { createOrganization, Org, seededOrganization } from '../factories/organizations';
+import { createOrganization, getAs, Org, seededOrganization } from '../factories/organizations';
 import { createView } from '../factories/views';
 import { subscribeWebhook } from '../factories/webhooks';
 import { WebhookReceiver } from '../fixtures/webhook-receiver';
@@ -51,13 +51,7 @@ const createAlert = (org: Org, body: Record<string, unknown>) =>
     .set(org.auth)
     .send({ name: 'Too many', metric: 'count', window: '15m', comparison: 'above', threshold: 2, ...body });
 const getAlert = async (org: Org, id: string) =>
-  (
-    await t
-      .http()
-      .get(alertsPath(org, `/${id}`))
-      .set(org.auth)
-      .expect(200)
-  ).body.data;
+  (await getAs(t, org, alertsPath(org, `/${id}`)).expect(200)).body.data;
 const record = (org: Org, at: Date, overrides: Record<string, unknown> = {}) =>
   recordConversation(t, org, { createdAt: at.toISOString(), ...overrides });
 const alertEvents = (alertId: string) =>
@@ -158,11 +152,7 @@ describe('an alert fires within the evaluation after the conversations that cros
     expect(feed.body.data).toEqual([
       expect.objectContaining({ id: bodies[1].id, type: 'alert.firing', siteId: org.site.id }),
     ]);
-    const page = await t
-      .http()
-      .get(alertsPath(org, `/${alert.id}/history?limit=2`))
-      .set(org.auth)
-      .expect(200);
+    const page = await getAs(t, org, alertsPath(org, `/${alert.id}/history?limit=2`)).expect(200);
     expect(page.body.data.map((h: { state: string }) => h.state)).toEqual(['ok', 'firing']);
     expect(page.body.data[1]).toEqual({
       eventId: bodies[1].id,
@@ -566,15 +556,7 @@ describe('at most 100 per site; GET list, GET/PATCH/DELETE', () => {
       .delete(alertsPath(org, `/${last.id}`))
       .set(org.auth)
       .expect(204);
-    await t
-      .http()
-      .get(alertsPath(org, `/${last.id}`))
-      .set(org.auth)
-      .expect(404);
-    await t
-      .http()
-      .get(alertsPath(org, `/${last.id}/history`))
-      .set(org.auth)
-      .expect(404);
+    await getAs(t, org, alertsPath(org, `/${last.id}`)).expect(404);
+    await getAs(t, org, alertsPath(org, `/${last.id}/history`)).expect(404);
   });
 });

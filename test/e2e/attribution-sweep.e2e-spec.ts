@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
-import { createOrganization, Org } from '../factories/organizations';
+import { createOrganization, getAs, Org } from '../factories/organizations';
 import { orderBody, ordersPath, putOrder } from '../factories/orders';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, TestApp } from '../setup/test-app';
@@ -75,13 +75,8 @@ describe('the window sweep: after a change of window the site’s orders are cre
     ).expect(201);
     expect(order.body.data.attribution.conversationId).toBe(c.id);
     const creditOf = async () =>
-      (
-        await t
-          .http()
-          .get(ordersPath(org, `/${order.body.data.id}`))
-          .set(org.auth)
-          .expect(200)
-      ).body.data.attribution.conversationId as string | null;
+      (await getAs(t, org, ordersPath(org, `/${order.body.data.id}`)).expect(200)).body.data.attribution
+        .conversationId as string | null;
 
     await t.http().patch(sitePath(org)).set(org.auth).send({ attributionWindowHours: 24 }).expect(200);
     expect(await eventually(creditOf, (v) => v === null)).toBeNull();
@@ -115,21 +110,11 @@ describe('retention (retentionDays) deletes orders by placedAt, each with order.
     );
     await t.http().patch(sitePath(org)).set(org.auth).send({ retentionDays: 1 }).expect(200);
     const gone = await eventually(
-      async () =>
-        (
-          await t
-            .http()
-            .get(ordersPath(org, `/${old.body.data.id}`))
-            .set(org.auth)
-        ).status,
+      async () => (await getAs(t, org, ordersPath(org, `/${old.body.data.id}`))).status,
       (status) => status === 404,
     );
     expect(gone).toBe(404);
-    await t
-      .http()
-      .get(ordersPath(org, `/${recent.body.data.id}`))
-      .set(org.auth)
-      .expect(200);
+    await getAs(t, org, ordersPath(org, `/${recent.body.data.id}`)).expect(200);
     const deleted = (await readFeed(t, org, { types: ['order.deleted'] })).events;
     expect(deleted.map((e) => e.data.object)).toEqual([{ id: old.body.data.id, siteId: org.site.id }]);
     const audit = await t.db.query(`SELECT action, actor_type FROM audit_events WHERE target_id = $1`, [

@@ -1,13 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { appendMessages, recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
-import { createOrganization, createSite, Org } from '../factories/organizations';
+import { createOrganization, createSite, getAs, Org } from '../factories/organizations';
 import { orderBody, ordersPath, putOrder } from '../factories/orders';
 import { AttributionSweep } from '../../src/orders/attribution-sweep';
 import { OrderAttribution } from '../../src/orders/order-attribution';
 import { AppConfig } from '../../src/config/app-config';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
+import { seededRandom } from '../support/seeded-random';
 
 /** outcomes-v1 §2 (attribution) and §6 (a deleted conversation's orders re-credited), one describe per rule. */
 let t: TestApp;
@@ -46,14 +47,20 @@ async function order(org: Org, externalId: string, hours: number, extra: Record<
   if (res.status !== 201 && res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: string; attribution: { conversationId: string | null; kind: string | null } };
 }
+/**
+ * A new organization where one visitor chats at 1 h and 2 h and then orders at 10 h: the order
+ * is credited to the second chat (rule 2), as checked here.
+ */
+async function visitorsTwoChatsAndOrder(visitorId: string, externalId: string) {
+  const org = await createOrganization(t.app);
+  const first = await chat(org, 1, { visitorId });
+  const second = await chat(org, 2, { visitorId });
+  const o = await order(org, externalId, 10, { visitorId });
+  expect(o.attribution.conversationId).toBe(second);
+  return { org, first, second, o };
+}
 const credit = async (org: Org, orderId: string) =>
-  (
-    await t
-      .http()
-      .get(ordersPath(org, `/${orderId}`))
-      .set(org.auth)
-      .expect(200)
-  ).body.data.attribution;
+  (await getAs(t, org, ordersPath(org, `/${orderId}`)).expect(200)).body.data.attribution;
 
 describe('rule 1: of its conversationIds on the site created at or before placedAt, the one created last', () => {
   it('takes the last created of those listed, not one created after placedAt nor another site’s', async () => {
@@ -140,12 +147,7 @@ describe('rule 2: of the visitor’s conversations, the latest last activity at 
   });
 
   it('a message appended after the order does not move the credit away; one before placedAt does', async () => {
-    const org = await createOrganization(t.app);
-    const v = { visitorId: 'visitor-append-1' };
-    const first = await chat(org, 1, v);
-    const second = await chat(org, 2, v);
-    const o = await order(org, 'R2-append', 10, v);
-    expect(o.attribution.conversationId).toBe(second);
+    const { org, first, second, o } = await visitorsTwoChatsAndOrder('visitor-append-1', 'R2-append');
     await appendMessages(t, org, first, [text(at(11))]).expect(201);
     expect((await credit(org, o.id)).conversationId).toBe(second);
     await appendMessages(t, org, first, [text(at(8))]).expect(201);
@@ -178,12 +180,7 @@ describe('kind: direct when a line’s productId is among the product cards of t
 
 describe('re-crediting: replaced orders, deleted conversations (§6), events once per change', () => {
   it('deleting the credited conversation gives the order to the next candidate, then to none', async () => {
-    const org = await createOrganization(t.app);
-    const v = { visitorId: 'visitor-delete-1' };
-    const first = await chat(org, 1, v);
-    const second = await chat(org, 2, v);
-    const o = await order(org, 'D1', 10, v);
-    expect(o.attribution.conversationId).toBe(second);
+    const { org, first, second, o } = await visitorsTwoChatsAndOrder('visitor-delete-1', 'D1');
     await t.http().delete(`/api/v1/sites/${org.site.id}/conversations/${second}`).set(org.auth).expect(204);
     expect((await credit(org, o.id)).conversationId).toBe(first);
     await t.http().delete(`/api/v1/sites/${org.site.id}/conversations/${first}`).set(org.auth).expect(204);
@@ -249,11 +246,7 @@ describe('converted and the outcome of the single conversation', () => {
     await order(org, 'O4', 10, { conversationIds: [cancelledOnly], status: 'cancelled' });
     expect(await listIds(org, '?converted=true')).toEqual([sold]);
     expect((await listIds(org, '?converted=false')).sort()).toEqual([cancelledOnly, none].sort());
-    const got = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${sold}`)
-      .set(org.auth)
-      .expect(200);
+    const got = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${sold}`).expect(200);
     expect(got.body.data.outcome).toEqual({
       orders: 2,
       revenue: [
@@ -261,11 +254,7 @@ describe('converted and the outcome of the single conversation', () => {
         { currency: 'USD', net: 500 },
       ],
     });
-    const plain = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${none}`)
-      .set(org.auth)
-      .expect(200);
+    const plain = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${none}`).expect(200);
     expect(plain.body.data.outcome).toEqual({ orders: 0, revenue: [] });
     // A full refund: net 0, no longer converted.
     await order(org, 'O1', 10, { conversationIds: [sold], currency: 'USD', total: 500, refunded: 500 });
@@ -289,17 +278,17 @@ describe('converted and the outcome of the single conversation', () => {
     await order(org, 'W1', 10, { conversationIds: [sold] });
     expect(await listIds(org, '?converted=true&keywords=red')).toEqual([sold]);
     expect((await listIds(org, '?converted=false&keywords=red')).length).toBe(1);
-    const stats = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/stats?converted=true`)
-      .set(org.auth)
-      .expect(200);
+    const stats = await getAs(
+      t,
+      org,
+      `/api/v1/sites/${org.site.id}/conversations/stats?converted=true`,
+    ).expect(200);
     expect(stats.body.data.total).toBe(1);
-    const unconverted = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/stats?converted=false`)
-      .set(org.auth)
-      .expect(200);
+    const unconverted = await getAs(
+      t,
+      org,
+      `/api/v1/sites/${org.site.id}/conversations/stats?converted=false`,
+    ).expect(200);
     expect(unconverted.body.data.total).toBe(2);
     const view = await t
       .http()
@@ -391,20 +380,9 @@ describe('property: after any sequence of writes, every order is credited as a f
     return { conversationId: best.id, kind: o.products.some((p) => shown.has(p)) ? 'direct' : 'assisted' };
   }
 
-  /** A small deterministic generator (mulberry32), so a failing seed can be replayed. */
-  function random(seed: number) {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let x = Math.imul(a ^ (a >>> 15), 1 | a);
-      x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-      return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   for (const seed of [1, 2, 3, 4, 5, 6]) {
     it(`seed ${seed}: 40 random writes`, async () => {
-      const rnd = random(seed);
+      const rnd = seededRandom(seed);
       const pick = <T>(items: readonly T[]) => items[Math.floor(rnd() * items.length)];
       const org = await createOrganization(t.app);
       const visitors = ['visitor-p-0001', 'visitor-p-0002', 'visitor-p-0003'];

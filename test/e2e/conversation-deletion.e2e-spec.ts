@@ -7,7 +7,7 @@ import { ReindexService } from '../../src/search/reindex.service';
 import { appendMessages, label, listConversations, recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createExport, downloadExport, finishedExport } from '../factories/exports';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import {
@@ -94,11 +94,11 @@ describe('DELETE …/conversations/{id}', () => {
     await del(t, org, gone.id).expect(204);
     const after = (await stats(t, org)).body.data;
     expect(after.total).toBe(1);
-    const channels = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/stats?facets=channel`)
-      .set(org.auth)
-      .expect(200);
+    const channels = await getAs(
+      t,
+      org,
+      `/api/v1/sites/${org.site.id}/conversations/stats?facets=channel`,
+    ).expect(200);
     expect(JSON.stringify(channels.body.data)).not.toContain('hosted');
     const listed = await listConversations(t, org, { count: 'true' }).expect(200);
     expect(listed.body.data.map((c: { id: string }) => c.id)).toEqual([kept.id]);

@@ -8,7 +8,7 @@ import {
   recordConversation,
   shownMessage,
 } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
 
@@ -121,11 +121,11 @@ describe('recording conversations (product.md §2)', () => {
           createdAt: '2026-11-02T09:00:00.000Z',
         }),
       ).expect(201);
-      const read = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${created.body.data.id}`)
-        .set(org.auth)
-        .expect(200);
+      const read = await getAs(
+        t,
+        org,
+        `/api/v1/sites/${org.site.id}/conversations/${created.body.data.id}`,
+      ).expect(200);
       expect(created.body).toEqual(read.body);
       expect(created.body.data.messages).toHaveLength(2);
       expect(created.body.data.metadata).toEqual({ run: 7 });
@@ -261,11 +261,7 @@ describe('recording conversations (product.md §2)', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org, { channel: 'web' });
       await t.db.query(`UPDATE conversations SET metadata = '{"legacy": true}' WHERE id = $1`, [c.id]);
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const res = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}`).expect(200);
       expect(res.body.data.metadata).toBeNull();
     });
   });
@@ -307,11 +303,7 @@ describe('recording conversations (product.md §2)', () => {
       const first = await append();
       const again = await append();
       expect(again.body).toEqual(first.body);
-      const detail = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const detail = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}`).expect(200);
       expect(detail.body.data.messageCount).toBe(3);
       expect(detail.body.data.messages).toHaveLength(3);
     });
@@ -441,18 +433,12 @@ describe('recording conversations (product.md §2)', () => {
       const c = await recordConversation(t, org);
       await label(t.app, c.id, labeledOutcome());
       await appendMessages(t, org, c.id, [{ role: 'shopper', blocks: [] }]).expect(201);
-      const detail = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const detail = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}`).expect(200);
       expect(detail.body.data.labelStatus).toBe('pending');
       expect(detail.body.data.labelSummary).toBeNull();
-      const labels = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`)
-        .set(org.auth)
-        .expect(200);
+      const labels = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}/labels`).expect(
+        200,
+      );
       expect(labels.body.data).toMatchObject({ status: 'pending', resolution: null, tokens: null });
       const history = await t.db.query(
         'SELECT status, is_current FROM label_records WHERE conversation_id = $1',
@@ -466,11 +452,7 @@ describe('recording conversations (product.md §2)', () => {
     it('feedback counts follow ratings', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
-      const detail = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const detail = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}`).expect(200);
       const [first, second] = detail.body.data.messages.map((m: { id: string }) => m.id);
       const rate = (id: string, rating: string | null) =>
         t
@@ -502,11 +484,7 @@ describe('recording conversations (product.md §2)', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       await label(t.app, c.id);
-      const detail = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-        .set(org.auth)
-        .expect(200);
+      const detail = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}`).expect(200);
       await t
         .http()
         .put(

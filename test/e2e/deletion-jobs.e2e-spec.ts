@@ -3,7 +3,7 @@ import { DELETION_LANES, DeletionWorker } from '../../src/deletions/deletion-wor
 import { DELETION_BATCH } from '../../src/deletions/deletions.repository';
 import { insertManyConversations } from '../factories/bulk-conversations';
 import { ago, getStats, label, listConversations, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { createView } from '../factories/views';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
@@ -194,26 +194,18 @@ describe('deletion jobs', () => {
     const org = await createOrganization(t.app);
     const a = (await post(org, { all: true }).expect(202)).body.data.id;
     const b = (await post(org, { filters: { channel: 'web' } }).expect(202)).body.data.id;
-    const first = await t
-      .http()
-      .get(`${path(org)}?limit=1`)
-      .set(org.auth)
-      .expect(200);
+    const first = await getAs(t, org, `${path(org)}?limit=1`).expect(200);
     expect(first.body.data.map((d: { id: string }) => d.id)).toEqual([b]);
-    const second = await t
-      .http()
-      .get(`${path(org)}?limit=1&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`)
-      .set(org.auth)
-      .expect(200);
+    const second = await getAs(
+      t,
+      org,
+      `${path(org)}?limit=1&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`,
+    ).expect(200);
     expect(second.body.data.map((d: { id: string }) => d.id)).toEqual([a]);
     await get(org, 'del_unknown0000000000000').expect(404);
     await get(org, 'nope').expect(404);
     const other = await createOrganization(t.app);
-    await t
-      .http()
-      .get(`${path(org)}/${a}`)
-      .set(other.auth)
-      .expect(404);
+    await getAs(t, other, `${path(org)}/${a}`).expect(404);
   });
 
   it('a worker whose Postgres connections are killed mid-way: the job resumes and completes, nothing half-done', async () => {

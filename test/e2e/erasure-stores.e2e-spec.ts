@@ -6,7 +6,7 @@ import { RetentionSweep } from '../../src/deletions/retention-sweep';
 import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { ago, conversationBody } from '../factories/conversations';
 import { readFeed } from '../factories/events';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { logCapture } from '../setup/log-capture';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
@@ -224,11 +224,7 @@ describe('erasure leaves nothing behind in any store the service writes (Postgre
         .expect(200);
     await redact(byPattern.id, { patterns: ['email', 'phone', 'payment_card', 'iban'] });
     const messageIds = (
-      await t
-        .http()
-        .get(`${conversations(org)}/${byMessage.id}`)
-        .set(org.auth)
-        .expect(200)
+      await getAs(t, org, `${conversations(org)}/${byMessage.id}`).expect(200)
     ).body.data.messages.map((m: { id: string }) => m.id);
     await redact(byMessage.id, { messageIds });
     await redact(byText.id, { text: w.byText });

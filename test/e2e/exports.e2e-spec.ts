@@ -17,7 +17,7 @@ import {
   listConversations,
   recordConversation,
 } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import {
   createExport,
   deleteExport,
@@ -646,21 +646,12 @@ describe('list, get and delete', () => {
     const org = await createOrganization(t.app);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await createExport(t, org, { format: 'csv' })).id);
-    const first = await t
-      .http()
-      .get(`${exportsPath(org)}?limit=2`)
-      .set(org.auth);
+    const first = await getAs(t, org, `${exportsPath(org)}?limit=2`);
     expect(first.body.data.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
-    const second = await t
-      .http()
-      .get(`${exportsPath(org)}?limit=2&cursor=${first.body.meta.nextCursor}`)
-      .set(org.auth);
+    const second = await getAs(t, org, `${exportsPath(org)}?limit=2&cursor=${first.body.meta.nextCursor}`);
     expect(second.body.data.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
     expect(second.body.meta.nextCursor).toBeNull();
-    const bad = await t
-      .http()
-      .get(`${exportsPath(org)}?limit=0`)
-      .set(org.auth);
+    const bad = await getAs(t, org, `${exportsPath(org)}?limit=0`);
     expect(bad.status).toBe(400);
   });
 
@@ -680,10 +671,7 @@ describe('list, get and delete', () => {
 
   it('an unknown export id is a 404 not_found', async () => {
     const org = await createOrganization(t.app);
-    const res = await t
-      .http()
-      .get(`${exportsPath(org)}/exp_doesnotexist`)
-      .set(org.auth);
+    const res = await getAs(t, org, `${exportsPath(org)}/exp_doesnotexist`);
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
   });

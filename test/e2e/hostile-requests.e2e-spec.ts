@@ -10,7 +10,7 @@ import {
   postConversation,
   recordConversation,
 } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 
 /** `{"a":[[[…]]]}` nested `levels` deep (the object counts as one level). */
@@ -226,10 +226,7 @@ describe('Hostile requests (issue: hostile input never takes the service down)',
     });
 
     it('a NUL in a query value is a 400 invalid_character naming the parameter', async () => {
-      const res = await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations?keywords=a%00b`)
-        .set(org.auth);
+      const res = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations?keywords=a%00b`);
       expect(res.status).toBe(400);
       expect(res.body.errors).toEqual([
         expect.objectContaining({ code: 'invalid_character', parameter: 'keywords' }),

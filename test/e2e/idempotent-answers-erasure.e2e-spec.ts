@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { IdempotencyKeySweep } from '../../src/common/idempotency/idempotency-key-sweep';
 import { DeletionWorker } from '../../src/deletions/deletion-worker';
 import { conversationBody } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
 
@@ -67,13 +67,7 @@ describe('stored idempotent answers are erased with the conversation', () => {
       .set(org.auth)
       .send({ text: 'canary' + 'title' })
       .expect(200);
-    const now = (
-      await t
-        .http()
-        .get(`${conversations(org)}/${id}`)
-        .set(org.auth)
-        .expect(200)
-    ).body.data;
+    const now = (await getAs(t, org, `${conversations(org)}/${id}`).expect(200)).body.data;
 
     const replay = await record(org, 'rec-1', body).expect(201);
     expect(replay.body.data.id).toBe(id);

@@ -9,7 +9,7 @@ import {
 } from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createExport, downloadedRecords, finishedExport } from '../factories/exports';
-import { createOrganization, Org } from '../factories/organizations';
+import { createOrganization, getAs, Org } from '../factories/organizations';
 import { queryString, QueryValues } from '../factories/query-string';
 import { exportingAppPerSuite, postgresAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
@@ -222,11 +222,9 @@ describe('the review resource', () => {
         'scores.quality': { judge: 0.8, review: 0.3 },
       },
     });
-    const labels = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${conv}/labels`)
-      .set(org.auth)
-      .expect(200);
+    const labels = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${conv}/labels`).expect(
+      200,
+    );
     expect(review.labelId).toBe(labels.body.data.id);
     expect(labels.body.data.review).toEqual(review);
     // The label record stays the judge's.
@@ -246,11 +244,9 @@ describe('the review resource', () => {
 
   it('GET …/labels has "review": null without one; GET and DELETE of a missing review are 404', async () => {
     const conv = await labeled();
-    const labels = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${conv}/labels`)
-      .set(org.auth)
-      .expect(200);
+    const labels = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${conv}/labels`).expect(
+      200,
+    );
     expect(labels.body.data.review).toBeNull();
     await t.http().get(reviewPath(org, conv)).set(org.auth).expect(404);
     await t.http().delete(reviewPath(org, conv)).set(org.auth).expect(404);

@@ -5,7 +5,7 @@ import { ERROR_CODES } from '../../src/common/errors/error-codes';
 import { LISTING_PARAMS } from '../../src/conversations/dto/listing-query';
 import { ApiProblems, servedRoutes, ServedRoute } from '../../src/docs/openapi';
 import { conversationBody, recordConversation } from '../factories/conversations';
-import { createOrganization, postSite } from '../factories/organizations';
+import { createOrganization, getAs, postSite } from '../factories/organizations';
 import { createTestApp, TestApp } from '../setup/test-app';
 import { CONTRACT_FILTER_PARAMETERS } from '../factories/contract-filters';
 import { Exchange, ResponseContract } from '../support/response-contract';
@@ -437,17 +437,11 @@ describe('OpenAPI document (GET /api/v1/openapi.json)', () => {
     it('a conversation with entryWidget, pageContext and labelSummary null, and its label record with judge and scores null, are answers the document allows', async () => {
       const org = await createOrganization(t.app);
       const { id } = await recordConversation(t, org);
-      const one = await t
-        .http()
-        .get(`${LISTING.replace('{siteId}', org.site.id)}/${id}`)
-        .set(org.auth)
-        .expect(200);
+      const one = await getAs(t, org, `${LISTING.replace('{siteId}', org.site.id)}/${id}`).expect(200);
       expect(one.body.data).toMatchObject({ entryWidget: null, pageContext: null, labelSummary: null });
-      const labels = await t
-        .http()
-        .get(`${LISTING.replace('{siteId}', org.site.id)}/${id}/labels`)
-        .set(org.auth)
-        .expect(200);
+      const labels = await getAs(t, org, `${LISTING.replace('{siteId}', org.site.id)}/${id}/labels`).expect(
+        200,
+      );
       expect(labels.body.data).toMatchObject({ judge: null, scores: null });
     });
 

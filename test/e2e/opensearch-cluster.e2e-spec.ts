@@ -17,7 +17,7 @@ import { ReindexService, ReindexSummary } from '../../src/search/reindex.service
 import { CONVERSATION_STATS } from '../../src/search/stats/conversation-stats';
 import { REUSE_REFRESH_MS } from '../../src/search/stats/conversation-stats.provider';
 import { everyPage, label, recordConversation } from '../factories/conversations';
-import { createOrganization, createSite } from '../factories/organizations';
+import { createOrganization, createSite, getAs } from '../factories/organizations';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
 import { servedByOpenSearch } from '../setup/test-opensearch';
 import { TEST_RUN_ENV } from '../setup/test-run';
@@ -267,10 +267,7 @@ describe('the search mirror on a three-node OpenSearch cluster', () => {
 
   async function statistics(t: TestApp, siteId: string) {
     const started = Date.now();
-    const res = await t
-      .http()
-      .get(`/api/v1/sites/${siteId}/conversations/stats?${STATS_QUERY}`)
-      .set(org.auth);
+    const res = await getAs(t, org, `/api/v1/sites/${siteId}/conversations/stats?${STATS_QUERY}`);
     const ms = Date.now() - started;
     expect(res.status).toBe(200);
     return { data: res.body.data as unknown, ms };

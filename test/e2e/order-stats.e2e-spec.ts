@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { recordConversation } from '../factories/conversations';
-import { createOrganization, Org } from '../factories/organizations';
+import { createOrganization, getAs, Org } from '../factories/organizations';
 import { orderBody, ordersPath, putOrder } from '../factories/orders';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
@@ -162,13 +162,8 @@ describe('property: after any write, every figure equals a recount', () => {
       }
       const from = '2026-10-05T00:00:00Z';
       const to = '2026-10-15T00:00:00Z';
-      const listed = (
-        await t
-          .http()
-          .get(ordersPath(org, `?limit=100&from=${from}&to=${to}`))
-          .set(org.auth)
-          .expect(200)
-      ).body.data as Array<{
+      const listed = (await getAs(t, org, ordersPath(org, `?limit=100&from=${from}&to=${to}`)).expect(200))
+        .body.data as Array<{
         status: string;
         currency: string;
         net: number;

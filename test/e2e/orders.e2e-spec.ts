@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
-import { createOrganization, createSite, Org } from '../factories/organizations';
+import { createOrganization, createSite, getAs, Org } from '../factories/organizations';
 import { orderBody, ordersPath, putOrder } from '../factories/orders';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
@@ -35,11 +35,7 @@ describe('PUT …/orders/{externalId}: 201 on create, 200 on replace, the order 
       createdAt: expect.stringMatching(ISO),
       updatedAt: res.body.data.createdAt,
     });
-    const got = await t
-      .http()
-      .get(ordersPath(org, `/${res.body.data.id}`))
-      .set(org.auth)
-      .expect(200);
+    const got = await getAs(t, org, ordersPath(org, `/${res.body.data.id}`)).expect(200);
     expect(got.body.data).toEqual(res.body.data);
   });
 
@@ -238,11 +234,7 @@ describe('PUT: every fault is reported at once with its pointer, and nothing is 
     const org = await createOrganization(t.app);
     const first = await putOrder(t, org, 'KEEP', orderBody()).expect(201);
     await putOrder(t, org, 'KEEP', { ...orderBody(), total: 'x' }).expect(400);
-    const got = await t
-      .http()
-      .get(ordersPath(org, `/${first.body.data.id}`))
-      .set(org.auth)
-      .expect(200);
+    const got = await getAs(t, org, ordersPath(org, `/${first.body.data.id}`)).expect(200);
     expect(got.body.data).toEqual(first.body.data);
   });
 
@@ -323,11 +315,7 @@ describe('GET …/orders: placedAt newest first, then id; from, to, attributed, 
     const other = await createOrganization(t.app);
     const order = await putOrder(t, other, 'O-1', orderBody()).expect(201);
     await t.http().get(ordersPath(org, '/nope')).set(org.auth).expect(404);
-    await t
-      .http()
-      .get(ordersPath(org, `/${order.body.data.id}`))
-      .set(org.auth)
-      .expect(404);
+    await getAs(t, org, ordersPath(org, `/${order.body.data.id}`)).expect(404);
   });
 });
 
@@ -342,11 +330,7 @@ describe('DELETE …/orders/{orderId}: 204, gone everywhere at once; order.delet
       .delete(ordersPath(org, `/${id}`))
       .set(org.auth)
       .expect(204);
-    await t
-      .http()
-      .get(ordersPath(org, `/${id}`))
-      .set(org.auth)
-      .expect(404);
+    await getAs(t, org, ordersPath(org, `/${id}`)).expect(404);
     await t
       .http()
       .delete(ordersPath(org, `/${id}`))
@@ -364,11 +348,7 @@ describe('DELETE …/orders/{orderId}: 204, gone everywhere at once; order.delet
     );
     expect(audit).toEqual([{ action: 'orders.delete', actor_type: 'api_key', target_id: id }]);
     // Removed from the conversation's outcome and its converted flag.
-    const got = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-      .set(org.auth)
-      .expect(200);
+    const got = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}`).expect(200);
     expect(got.body.data.outcome).toEqual({ orders: 0, revenue: [] });
     const [row] = await t.db.query(`SELECT converted FROM conversations WHERE id = $1`, [c.id]);
     expect(row.converted).toBe(false);

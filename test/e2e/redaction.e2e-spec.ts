@@ -5,7 +5,7 @@ import {
   listConversations,
   recordConversation,
 } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
@@ -23,18 +23,23 @@ describe('redaction', () => {
 
   const redact = (org: Org, id: string, body: object) =>
     t.http().post(`/api/v1/sites/${org.site.id}/conversations/${id}/redact`).set(org.auth).send(body);
+  /** A conversation titled `title` whose messages are `texts`, the shopper's and the agent's in turn. */
+  const titled = (org: Org, title: string, ...texts: string[]) =>
+    recordConversation(t, org, {
+      title,
+      messages: texts.map((said, i) => ({ role: i % 2 ? 'agent' : 'shopper', blocks: text(said) })),
+    });
   const search = async (org: Org, q: string) =>
     (await listConversations(t, org, { q }).expect(200)).body.data.map((c: { id: string }) => c.id);
 
   it('patterns replace the spans found in every message and the title by [redacted]; the search loses them', async () => {
     const org = await createOrganization(t.app);
-    const c = await recordConversation(t, org, {
-      title: 'Refund for anna@example.com',
-      messages: [
-        { role: 'shopper', blocks: text('Mail anna@example.com or call +33 6 12 34 56 78') },
-        { role: 'agent', blocks: text('Thanks, noted') },
-      ],
-    });
+    const c = await titled(
+      org,
+      'Refund for anna@example.com',
+      'Mail anna@example.com or call +33 6 12 34 56 78',
+      'Thanks, noted',
+    );
     const transcript = async () =>
       (
         await t.db.query(
@@ -54,11 +59,7 @@ describe('redaction', () => {
     expect(await transcript()).not.toMatch(/anna|example|'\d/);
     expect(await search(org, 'example')).toEqual([]);
     expect(await search(org, 'refund')).toEqual([c.id]);
-    const got = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`)
-      .set(org.auth)
-      .expect(200);
+    const got = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${c.id}`).expect(200);
     expect(got.body.data).toEqual(data);
   });
 
@@ -91,13 +92,7 @@ describe('redaction', () => {
 
   it('listed messages without patterns or text are replaced whole; title: true alone replaces the title', async () => {
     const org = await createOrganization(t.app);
-    const c = await recordConversation(t, org, {
-      title: 'Jane Doe order',
-      messages: [
-        { role: 'shopper', blocks: text('I am Jane Doe') },
-        { role: 'agent', blocks: text('Hello Jane') },
-      ],
-    });
+    const c = await titled(org, 'Jane Doe order', 'I am Jane Doe', 'Hello Jane');
     const full = (await t.http().get(`/api/v1/sites/${org.site.id}/conversations/${c.id}`).set(org.auth)).body
       .data;
     const res = await redact(org, c.id, { messageIds: [full.messages[0].id], title: true }).expect(200);
@@ -109,10 +104,7 @@ describe('redaction', () => {
 
   it('an exact text is erased wherever it occurs; the audit row does not hold it', async () => {
     const org = await createOrganization(t.app);
-    const c = await recordConversation(t, org, {
-      title: 'About Zorblax',
-      messages: [{ role: 'shopper', blocks: text('My name is Zorblax Quint') }],
-    });
+    const c = await titled(org, 'About Zorblax', 'My name is Zorblax Quint');
     await redact(org, c.id, { text: 'Zorblax Quint' }).expect(200);
     expect(await search(org, 'quint')).toEqual([]);
     expect(await search(org, 'zorblax')).toEqual([c.id]); // the title held only "Zorblax"
@@ -160,10 +152,7 @@ describe('redaction', () => {
         .send({ redaction: { patterns: ['email', 'iban'] } })
         .expect(200);
       expect(site.body.data.redaction).toEqual({ patterns: ['email', 'iban'] });
-      const c = await recordConversation(t, org, {
-        title: 'From bob@shop.example',
-        messages: [{ role: 'shopper', blocks: text('IBAN DE89 3704 0044 0532 0130 00 please') }],
-      });
+      const c = await titled(org, 'From bob@shop.example', 'IBAN DE89 3704 0044 0532 0130 00 please');
       expect(c.title).toBe('From [redacted]');
       const appended = await appendMessages(t, org, c.id, [
         { role: 'shopper', blocks: text('also carol@shop.example') },

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { DeletionWorker } from '../../src/deletions/deletion-worker';
 import { RetentionSweep } from '../../src/deletions/retention-sweep';
 import { ago, appendMessages, listConversations, recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
 
@@ -61,11 +61,7 @@ describe('retention', () => {
       [org.site.id],
     );
     expect(events.map((e: { object: unknown }) => e.object)).toEqual([{ id: old.id, siteId: org.site.id }]);
-    const jobs = await t
-      .http()
-      .get(`/api/v1/sites/${org.site.id}/conversations/deletions`)
-      .set(org.auth)
-      .expect(200);
+    const jobs = await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/deletions`).expect(200);
     expect(jobs.body.data).toEqual([
       expect.objectContaining({
         origin: 'retention',

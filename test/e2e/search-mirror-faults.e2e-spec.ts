@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { indexNames } from '../../src/search/opensearch/opensearch-client';
 import { PURGE_ATTEMPTS, ReindexError, ReindexService } from '../../src/search/reindex.service';
-import { recordConversation } from '../factories/conversations';
+import { recordConversation, recordConversations } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { FakeOpenSearch } from '../fixtures/fake-opensearch';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
@@ -195,8 +195,7 @@ describe('search mirror faults', () => {
   describe('search:reindex copies batches in parallel and swaps the alias in one request', () => {
     it('batches are copied in parallel, never more at once than the concurrency', async () => {
       const org = await createOrganization(t.app);
-      const mine: string[] = [];
-      for (let i = 0; i < 6; i++) mine.push((await recordConversation(t, org)).id);
+      const mine = await recordConversations(t, org, 6);
       os.bulkDelayMs = 100;
       os.maxBulkInFlight = 0;
       os.requests.length = 0;
@@ -225,8 +224,7 @@ describe('search mirror faults', () => {
   describe('search:reindex tries a bulk that got no answer again', () => {
     it('a bulk that times out is written again: the reindex completes with every document', async () => {
       const org = await createOrganization(t.app);
-      const mine: string[] = [];
-      for (let i = 0; i < 4; i++) mine.push((await recordConversation(t, org)).id);
+      const mine = await recordConversations(t, org, 4);
       os.hangBulks = 1;
       os.requests.length = 0;
       const summary = await t.app.get(ReindexService).reindex({ batchSize: 2, concurrency: 1 });

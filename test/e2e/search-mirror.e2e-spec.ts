@@ -14,7 +14,7 @@ import {
 } from '../../src/search/opensearch/conversation-index';
 import { indexNames } from '../../src/search/opensearch/opensearch-client';
 import { ReindexError, ReindexService } from '../../src/search/reindex.service';
-import { AGENT, label, recordConversation } from '../factories/conversations';
+import { AGENT, label, recordConversation, recordConversations } from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { TcpPartitionProxy } from '../fixtures/tcp-partition-proxy';
 import { createIsolatedDatabase, eventually } from '../setup/isolated-database';
@@ -850,8 +850,7 @@ describeMirror('search mirror', () => {
 
     it('a reindex while the indexer drains loses no change and keeps every newest state', async () => {
       const org = await createOrganization(t.app);
-      const ids: string[] = [];
-      for (let i = 0; i < 24; i++) ids.push((await recordConversation(t, org)).id);
+      const ids = await recordConversations(t, org, 24);
       await indexer.drain();
       const deleted = new Set<string>();
       let drainsIntoBoth = 0;

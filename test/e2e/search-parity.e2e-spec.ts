@@ -4,7 +4,13 @@ import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
 import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import { OpenSearchConversationSearch } from '../../src/search/opensearch/opensearch-conversation-search';
-import { everyPage, label, labeledOutcome, recordConversation } from '../factories/conversations';
+import {
+  everyPage,
+  label,
+  labeledOutcome,
+  recordConversation,
+  recordConversations,
+} from '../factories/conversations';
 import { createOrganization, createSite } from '../factories/organizations';
 import { syntheticDocument } from '../factories/search-documents';
 import { createTestApp, OWN_BUDGET, TestApp } from '../setup/test-app';
@@ -36,6 +42,17 @@ const parityApp = (env: Record<string, string> = {}) =>
 // The listing suite required below builds its apps from process.env.
 Object.assign(process.env, ON_OPENSEARCH);
 indexBuiltBeforeAll(NAMES, parityApp);
+
+/** Label, score and status filters, asked of the listing and of the statistics alike. */
+const LABEL_SCORE_AND_STATUS_FILTERS = [
+  'labels.any=grounded:fail|on_brand:fail',
+  'labels.none=visitor_frustrated:true&from=2026-09-01T00:00:00Z',
+  'quality.min=0.5',
+  'service.max=0.4',
+  'trust.min=0.25&trust.max=0.75',
+  'labelStatus=pending',
+  'labelStatus=labeled&channel=hosted',
+];
 
 describeParity('the listing e2e suite, on the OpenSearch backend', () => {
   // Registers every test of the listing suite here, run against this file's environment.
@@ -149,13 +166,7 @@ describeParity('the OpenSearch backend lists exactly what the Postgres engine li
     'keywords=R%C3%BCckgabe',
     'labels.all=resolution:unresolved',
     'labels.all=resolution:resolved&labels.all=on_brand:pass',
-    'labels.any=grounded:fail|on_brand:fail',
-    'labels.none=visitor_frustrated:true&from=2026-09-01T00:00:00Z',
-    'quality.min=0.5',
-    'service.max=0.4',
-    'trust.min=0.25&trust.max=0.75',
-    'labelStatus=pending',
-    'labelStatus=labeled&channel=hosted',
+    ...LABEL_SCORE_AND_STATUS_FILTERS,
     'from=2026-09-01T05:00:00%2B02:00&to=2026-09-02T00:00:00Z',
     'from=2026-09-01T10:00:00.0005Z',
   ];
@@ -261,8 +272,7 @@ describeParity('the OpenSearch engine at scale, on a real OpenSearch', () => {
       order: ['asc', 'desc', 'desc'],
     });
     const org = await createOrganization(t.app);
-    const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await recordConversation(t, org)).id);
+    const ids = await recordConversations(t, org, 3);
     await t.app.get(SearchIndexer).drain(20, org.site.id);
     await client.indices.refresh({ index: ALIAS });
     const page = await new OpenSearchConversationSearch(client, ALIAS).page(org.site.id, emptyFilter(), {
@@ -440,13 +450,7 @@ describeParity('the OpenSearch stats engine counts exactly what the Postgres eng
     'keywords=return%20policy',
     "keywords=l'avion",
     'labels.all=resolution:unresolved',
-    'labels.any=grounded:fail|on_brand:fail',
-    'labels.none=visitor_frustrated:true&from=2026-09-01T00:00:00Z',
-    'quality.min=0.5',
-    'service.max=0.4',
-    'trust.min=0.25&trust.max=0.75',
-    'labelStatus=pending',
-    'labelStatus=labeled&channel=hosted',
+    ...LABEL_SCORE_AND_STATUS_FILTERS,
     'from=2026-09-01T05:00:00%2B02:00&to=2026-09-10T00:00:00Z',
     'from=2026-09-01T10:00:00.0005Z',
   ];

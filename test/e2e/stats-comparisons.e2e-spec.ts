@@ -11,6 +11,7 @@ import { createOrganization, Org } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
 import { statsFaultsPerSuite } from '../factories/stats-faults';
+import { seededRandom } from '../support/seeded-random';
 
 /*
  * outcomes-v1.md §5 on the configured engine (run it with TEST_SEARCH_BACKEND=opensearch for the
@@ -24,17 +25,6 @@ const messages = (n: number) =>
     role: i % 2 ? 'agent' : 'shopper',
     blocks: [{ type: 'text', text: `message ${i}` }],
   }));
-
-/** A deterministic pseudo-random sequence (mulberry32), so a failure can be replayed. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Nearest rank, as the spec words it: the smallest v with at least p % of the values ≤ v. */
 function nearestRank(values: number[], p: number): number | null {
@@ -85,13 +75,7 @@ function expectedWelch(group: number[], baseline: number[]) {
 
 describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () => {
   let t: TestApp;
-  testAppPerSuite(
-    (app) => {
-      t = app;
-    },
-    {},
-    { redisKeyPrefixSuffix: 'stats-comparisons:' },
-  );
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'stats-comparisons:' });
 
   describe('parameter rules: strict lists, every fault a 400 naming its parameter', () => {
     const { fault } = statsFaultsPerSuite(() => t);
@@ -252,7 +236,7 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
     let org: Org;
     beforeAll(async () => {
       org = await createOrganization(t.app);
-      const next = random(52);
+      const next = seededRandom(52);
       for (let i = 0; i < 37; i++) {
         const c = await recordConversation(t, org, {
           createdAt: new Date(Date.UTC(2026, 9, 1, 0, 0, i * 97 + Math.floor(next() * 50))).toISOString(),

@@ -25,13 +25,7 @@ describe('GET /api/v1/sites/{siteId}/conversations/stats', () => {
   /** The Postgres engine's plans are under test where `engine` is read: those requests go to `pg`. */
   let pg: TestApp;
   let engine: PostgresConversationStats;
-  testAppPerSuite(
-    (app) => {
-      t = app;
-    },
-    {},
-    { redisKeyPrefixSuffix: 'stats-endpoint:' },
-  );
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'stats-endpoint:' });
   postgresAppPerSuite((app) => {
     pg = app;
     engine = app.app.get(PostgresConversationStats);

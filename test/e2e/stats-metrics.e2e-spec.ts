@@ -4,6 +4,7 @@ import { createOrganization, Org } from '../factories/organizations';
 import { orderBody, ordersPath, putOrder } from '../factories/orders';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
+import { seededRandom } from '../support/seeded-random';
 
 /*
  * outcomes-v1.md §4 (`metrics` on …/conversations/stats) and the metrics of §5 (previous, groups,
@@ -12,17 +13,6 @@ import type { TestApp } from '../setup/test-app';
  */
 
 type Query = Record<string, string | string[]>;
-
-/** A deterministic pseudo-random sequence (mulberry32), so a failure can be replayed. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface ModelOrder {
   currency: string;
@@ -84,13 +74,7 @@ function expectedNewcombe(x1: number, n1: number, x2: number, n2: number) {
 
 describe('commerce metrics on GET …/conversations/stats (outcomes-v1.md §4, §5)', () => {
   let t: TestApp;
-  testAppPerSuite(
-    (app) => {
-      t = app;
-    },
-    {},
-    { redisKeyPrefixSuffix: 'stats-metrics:' },
-  );
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'stats-metrics:' });
 
   describe('metrics is a strict repeatable list', () => {
     let org: Org;
@@ -196,7 +180,7 @@ describe('commerce metrics on GET …/conversations/stats (outcomes-v1.md §4, �
 
   describe('property: after random writes every figure equals a recount (totals, facets, series, groups, previous, change, vsBaseline)', () => {
     it('holds on a random site', async () => {
-      const next = random(51_4);
+      const next = seededRandom(51_4);
       const org = await createOrganization(t.app);
       const convs: ModelConversation[] = [];
       for (let i = 0; i < 24; i++) {

@@ -6,7 +6,7 @@ import { parseExportFilters } from '../../src/exports/dto/export-request';
 import { combineWithView } from '../../src/views/view-combination';
 import { ViewsService } from '../../src/views/views.service';
 import { recordConversation } from '../factories/conversations';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
 
@@ -52,11 +52,7 @@ describe('POST …/views: 201 { data: { id: "view_…", siteId, name, descriptio
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: res.body.data.createdAt,
     });
-    const got = await t
-      .http()
-      .get(viewsPath(org, `/${res.body.data.id}`))
-      .set(org.auth)
-      .expect(200);
+    const got = await getAs(t, org, viewsPath(org, `/${res.body.data.id}`)).expect(200);
     expect(got.body.data).toEqual(res.body.data);
   });
 
@@ -141,11 +137,11 @@ describe('GET …/views (cursor), GET, PATCH, DELETE …/views/{viewId}', () => 
       ids.push((await createView(org, { name, filters: {} }).expect(201)).body.data.id);
     const first = await t.http().get(viewsPath(org, '?limit=2')).set(org.auth).expect(200);
     expect(first.body.data.map((v: { id: string }) => v.id)).toEqual([ids[2], ids[1]]);
-    const next = await t
-      .http()
-      .get(viewsPath(org, `?limit=2&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`))
-      .set(org.auth)
-      .expect(200);
+    const next = await getAs(
+      t,
+      org,
+      viewsPath(org, `?limit=2&cursor=${encodeURIComponent(first.body.meta.nextCursor)}`),
+    ).expect(200);
     expect(next.body).toEqual({
       data: [expect.objectContaining({ id: ids[0] })],
       meta: { nextCursor: null },
@@ -191,10 +187,7 @@ describe('GET …/views (cursor), GET, PATCH, DELETE …/views/{viewId}', () => 
       .delete(viewsPath(org, `/${created.id}`))
       .set(org.auth)
       .expect(204);
-    const gone = await t
-      .http()
-      .get(viewsPath(org, `/${created.id}`))
-      .set(org.auth);
+    const gone = await getAs(t, org, viewsPath(org, `/${created.id}`));
     expect(gone.status).toBe(404);
     expect(gone.body.code).toBe('not_found');
     await t
@@ -334,11 +327,7 @@ describe('"view" in exports: the view\'s filters AND the export\'s own, kept as 
       .set(org.auth)
       .send({ filters: { channel: 'hosted' } })
       .expect(200);
-    const again = await t
-      .http()
-      .get(`${exportsPath(org)}/${res.body.data.id}`)
-      .set(org.auth)
-      .expect(200);
+    const again = await getAs(t, org, `${exportsPath(org)}/${res.body.data.id}`).expect(200);
     expect(again.body.data.filters).toEqual(res.body.data.filters);
   });
 

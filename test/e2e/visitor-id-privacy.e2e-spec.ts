@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { conversationBody } from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createExport, downloadExport, finishedExport } from '../factories/exports';
-import { createOrganization } from '../factories/organizations';
+import { createOrganization, getAs } from '../factories/organizations';
 import { orderBody, ordersPath } from '../factories/orders';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { logCapture } from '../setup/log-capture';
@@ -76,20 +76,8 @@ describe('a recorded visitorId is nowhere but as its keyed hash', () => {
         .send(conversationBody({ visitorId: `${visitorId}${'x'.repeat(130)}` }))
         .expect(400),
     );
-    keep(
-      await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations/${conversationId}`)
-        .set(org.auth)
-        .expect(200),
-    );
-    keep(
-      await t
-        .http()
-        .get(`/api/v1/sites/${org.site.id}/conversations?converted=true`)
-        .set(org.auth)
-        .expect(200),
-    );
+    keep(await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations/${conversationId}`).expect(200));
+    keep(await getAs(t, org, `/api/v1/sites/${org.site.id}/conversations?converted=true`).expect(200));
     keep(await t.http().get(ordersPath(org, '')).set(org.auth).expect(200));
     keep(await t.http().get(ordersPath(org, '/stats')).set(org.auth).expect(200));
 

@@ -489,6 +489,10 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
     });
   });
 
+  /** The event ids (Webhook-Id) of deliveries, sorted. */
+  const sortedIds = (deliveries: Array<{ headers: Record<string, unknown> }>) =>
+    deliveries.map((r) => String(r.headers['webhook-id'])).sort();
+
   describe('POST /{webhookId}/replay: sends again every matching event at/after a time, or after an event', () => {
     it('replays from an evt_ id (the events after it) and from a time (every event at or after it)', async () => {
       const org = await createOrganization(w.t.app);
@@ -499,22 +503,12 @@ describe('webhooks (analytics-v1 §4), delivered to a real loopback receiver', (
       const fromEvent = await replayFrom(org, hook, ids[0]).expect(202);
       expect(fromEvent.body.data).toEqual({ enqueued: 2, lastEventId: ids[2], hasMore: false });
       const five = await received('/replay', 5);
-      expect(
-        five
-          .slice(3)
-          .map((r) => r.headers['webhook-id'])
-          .sort(),
-      ).toEqual([ids[1], ids[2]].sort());
+      expect(sortedIds(five.slice(3))).toEqual([ids[1], ids[2]].sort());
 
       const fromTime = await replayFrom(org, hook, start).expect(202);
       expect(fromTime.body.data.enqueued).toBe(3);
       const eight = await received('/replay', 8);
-      expect(
-        eight
-          .slice(5)
-          .map((r) => r.headers['webhook-id'])
-          .sort(),
-      ).toEqual([...ids].sort());
+      expect(sortedIds(eight.slice(5))).toEqual([...ids].sort());
       const later = new Date(Date.now() + 60_000).toISOString();
       const none = await replayFrom(org, hook, later).expect(202);
       expect(none.body.data).toEqual({ enqueued: 0, lastEventId: null, hasMore: false });

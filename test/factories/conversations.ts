@@ -49,6 +49,17 @@ export async function recordConversation(
   return res.body.data as { id: string; createdAt: string; [key: string]: unknown };
 }
 
+/** Records `n` default conversations, one after another; their ids, oldest first. */
+export async function recordConversations(
+  t: TestApp,
+  org: Parameters<typeof recordConversation>[1],
+  n: number,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) ids.push((await recordConversation(t, org)).id);
+  return ids;
+}
+
 /** POST …/conversations/{id}/messages: appends `messages` to the conversation (the caller checks the answer). */
 export const appendMessages = (
   t: TestApp,

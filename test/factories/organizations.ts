@@ -36,6 +36,9 @@ export async function seededOrganization(
 /** POST /api/v1/sites with the organization's API key, ready for `.send(body)`. */
 export const postSite = (t: TestApp, org: Org) => t.http().post('/api/v1/sites').set(org.auth);
 
+/** GET `path` with the organization's API key, ready for `.expect(status)`. */
+export const getAs = (t: TestApp, org: Pick<Org, 'auth'>, path: string) => t.http().get(path).set(org.auth);
+
 export async function createSite(
   app: INestApplicationContext,
   organizationId: string,

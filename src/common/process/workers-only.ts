@@ -1,14 +1,10 @@
-import type { DynamicModule, Type } from '@nestjs/common';
+import type { Type } from '@nestjs/common';
 import type { AppConfig } from '../../config/app-config';
 
 /**
- * The module of background work (a queue processor, a periodic job) as its `register(config)`
- * gives it: `metadata` (imports, providers) where WORKERS=on, nothing on HTTP-only processes.
+ * Modules of background work only (a queue processor, a periodic job): `modules` where
+ * WORKERS=on, none on HTTP-only processes.
  */
-export function workersOnly(
-  config: AppConfig,
-  module: Type,
-  metadata: Omit<DynamicModule, 'module'>,
-): DynamicModule {
-  return config.workers ? { module, ...metadata } : { module };
+export function workersOnly(config: AppConfig, ...modules: Type[]): Type[] {
+  return config.workers ? modules : [];
 }

@@ -279,9 +279,7 @@ export class ListingExecutor {
     const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
     // Every row of the newest match's millisecond, whatever its id: ties are ordered by id.
     walk.range.push(`created_at <= ${walk.params.add(at.toISOString(), '::timestamptz')}`);
-    const walked = await this.rows<FoundRow>(rowsOf(walkSql(walk, rest)), 'walk');
-    steps.push({ step: 'walk', found: walked.length });
-    return [...found, ...walked];
+    return this.walkOn(found, walk, rest, steps);
   }
 
   /**
@@ -326,6 +324,16 @@ export class ListingExecutor {
     steps: PlanStep[],
   ): Promise<FoundRow[]> {
     if (probed.length === 0 || Number(probed[0].taken) < probe) return [...found, ...kept];
+    return this.walkOn(found, walk, rest, steps);
+  }
+
+  /** The page so far (`found`) and the next `rest` rows of a walk of the listing order (`walk`). */
+  private async walkOn(
+    found: FoundRow[],
+    walk: FilterSql,
+    rest: number,
+    steps: PlanStep[],
+  ): Promise<FoundRow[]> {
     const walked = await this.rows<FoundRow>(rowsOf(walkSql(walk, rest)), 'walk');
     steps.push({ step: 'walk', found: walked.length });
     return [...found, ...walked];

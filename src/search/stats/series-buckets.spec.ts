@@ -9,15 +9,12 @@ import {
 
 const starts = (interval: 'hour' | 'day' | 'week' | 'month', timezone: string, from: string, to: string) =>
   seriesBuckets({ interval, timezone, from: new Date(from), to: new Date(to) })?.map((b) => b.start);
+const parisDays = (from: string, to: string) =>
+  seriesBuckets({ interval: 'day', timezone: 'Europe/Paris', from: new Date(from), to: new Date(to) })!;
 
 describe('series buckets start at local midnight / Monday / the 1st in the timezone, with its offset', () => {
   it('a local day across the end of summer time lasts 25 hours (Europe/Paris)', () => {
-    const days = seriesBuckets({
-      interval: 'day',
-      timezone: 'Europe/Paris',
-      from: new Date('2026-10-24T12:00:00Z'),
-      to: new Date('2026-10-26T12:00:00Z'),
-    })!;
+    const days = parisDays('2026-10-24T12:00:00Z', '2026-10-26T12:00:00Z');
     expect(days.map((b) => b.start)).toEqual([
       '2026-10-24T00:00:00.000+02:00',
       '2026-10-25T00:00:00.000+02:00',
@@ -27,12 +24,7 @@ describe('series buckets start at local midnight / Monday / the 1st in the timez
   });
 
   it('a local day at the start of summer time lasts 23 hours', () => {
-    const days = seriesBuckets({
-      interval: 'day',
-      timezone: 'Europe/Paris',
-      from: new Date('2026-03-28T12:00:00Z'),
-      to: new Date('2026-03-30T00:00:00Z'),
-    })!;
+    const days = parisDays('2026-03-28T12:00:00Z', '2026-03-30T00:00:00Z');
     expect(days[2].at.getTime() - days[1].at.getTime()).toBe(23 * 3_600_000);
   });
 

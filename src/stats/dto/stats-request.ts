@@ -69,6 +69,13 @@ export type StatsRequest = StatsQuery & {
   baseline?: string;
 };
 
+/** A 400 fault for a list parameter naming a value twice (its first repeat), or none. */
+function repeatedValueFaults(parameter: string, values: readonly string[]): ProblemEntry[] {
+  const repeated = values.find((value, i) => values.indexOf(value) !== i);
+  if (repeated === undefined) return [];
+  return [{ code: 'duplicate_value', detail: `${parameter} lists ${repeated} more than once.`, parameter }];
+}
+
 /**
  * Parses the query string of `GET …/conversations/stats`. The filter parameters go through the
  * listing's filter parser and error builder (buildFilter, filterFaultsError: same names, rules,
@@ -127,21 +134,8 @@ export function parseStatsRequest(query: Record<string, unknown>, now: Date): St
   }
 
   const percentiles = v.percentiles ?? [];
-  const repeated = percentiles.find((f, i) => percentiles.indexOf(f) !== i);
-  if (repeated !== undefined)
-    faults.push({
-      code: 'duplicate_value',
-      detail: `percentiles lists ${repeated} more than once.`,
-      parameter: 'percentiles',
-    });
   const metrics = v.metrics ?? [];
-  const repeatedMetric = metrics.find((m, i) => metrics.indexOf(m) !== i);
-  if (repeatedMetric !== undefined)
-    faults.push({
-      code: 'duplicate_value',
-      detail: `metrics lists ${repeatedMetric} more than once.`,
-      parameter: 'metrics',
-    });
+  faults.push(...repeatedValueFaults('percentiles', percentiles), ...repeatedValueFaults('metrics', metrics));
   if (v.compare !== undefined && query.from === undefined)
     faults.push({
       code: 'required',

@@ -29,7 +29,6 @@ export function labelMask(tokens: string[]): string {
     .toString();
 }
 
-const allHold = (f: ConversationFilter) => f.labelsAll.length > 0;
 const hasBits = (tokens: string[]) => tokens.every((token) => labelBit(token) !== undefined);
 
 const labelsAllCondition = (f: ConversationFilter, p: SqlParams): string[] => {
@@ -97,6 +96,30 @@ const repeatableDoc = (items: object, description: string): FilterParam['doc'] =
 
 const union = (a: string[], b: string[]) => dedupe([...a, ...b]);
 
+/**
+ * What labels.all and labels.none have alike, as lists of single tokens: set when not empty,
+ * combined with a view's as the union, answered by the label values and, when every token has a
+ * bit, by the cells; each implies labeled.
+ */
+function tokenList<K extends 'labelsAll' | 'labelsNone'>(key: K, parameter: string) {
+  return {
+    isSet: (f: ConversationFilter) => f[key].length > 0,
+    empty: (): string[] => [],
+    canonical: (f: ConversationFilter) => f[key],
+    publicForm: (f: ConversationFilter) => (f[key].length ? { [parameter]: f[key] } : {}),
+    combine: {
+      conflicts: () => [],
+      merge: (view: ConversationFilter, own: ConversationFilter) => union(view[key], own[key]),
+    },
+    answeredBy: {
+      labelValues: true as const,
+      cellCounts: (f: ConversationFilter) => hasBits(f[key]),
+      cellIndex: (f: ConversationFilter) => hasBits(f[key]),
+    },
+    impliesLabeled: true,
+  };
+}
+
 export const labelsAllField = defineField({
   key: 'labelsAll',
   example: { 'labels.all': ['grounded:fail', 'resolution:unresolved'] },
@@ -115,17 +138,7 @@ export const labelsAllField = defineField({
     unknownTokens('labels.all', tokens, ctx);
     return tokens;
   },
-  isSet: allHold,
-  empty: () => [],
-  canonical: (f) => f.labelsAll,
-  publicForm: (f) => (f.labelsAll.length ? { 'labels.all': f.labelsAll } : {}),
-  combine: { conflicts: () => [], merge: (view, own) => union(view.labelsAll, own.labelsAll) },
-  answeredBy: {
-    labelValues: true,
-    cellCounts: (f) => hasBits(f.labelsAll),
-    cellIndex: (f) => hasBits(f.labelsAll),
-  },
-  impliesLabeled: true,
+  ...tokenList('labelsAll', 'labels.all'),
   facet: (f) => (f.labelsAll.length === 1 ? { facet: 'labels', value: f.labelsAll[0] } : undefined),
   sql: {
     walk: labelsAllCondition,
@@ -235,17 +248,7 @@ export const labelsNoneField = defineField({
       ctx.filterFaults.push({ code: 'invalid_filter', detail: NEEDS_NARROWING, parameter: 'labels.none' });
     return tokens;
   },
-  isSet: (f) => f.labelsNone.length > 0,
-  empty: () => [],
-  canonical: (f) => f.labelsNone,
-  publicForm: (f) => (f.labelsNone.length ? { 'labels.none': f.labelsNone } : {}),
-  combine: { conflicts: () => [], merge: (view, own) => union(view.labelsNone, own.labelsNone) },
-  answeredBy: {
-    labelValues: true,
-    cellCounts: (f) => hasBits(f.labelsNone),
-    cellIndex: (f) => hasBits(f.labelsNone),
-  },
-  impliesLabeled: true,
+  ...tokenList('labelsNone', 'labels.none'),
   sql: {
     walk: labelsNoneCondition,
     index: (f, p) =>

@@ -18,7 +18,7 @@ import { finish, merge, negate, StatsPart } from './stats-parts';
 import { DEFAULT_STATS_TUNING, StatsPlan, StatsTuning } from './stats-plan';
 import { readPercentiles } from './stats-percentiles';
 import { planStats } from './stats-planner';
-import { rows } from './stats-reads';
+import { readOnlyStatsTransaction, rows, STATS_SETTINGS } from './stats-reads';
 import { daysRange, readAgent, readCells, readRollup } from './stats-rollup-executor';
 import { readScan, runScan, scanSeries, scanStatement } from './stats-scan-executor';
 import { StatsScanHelpers } from './stats-scan-helpers';
@@ -70,26 +70,16 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
     filter: ConversationFilter,
     fields: PercentileField[],
   ): Promise<Partial<Record<PercentileField, Percentiles>>> {
-    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      await m.query(`SET TRANSACTION READ ONLY`);
-      await m.query(`SET LOCAL statement_timeout = ${DEFAULT_STATS_TUNING.statementTimeoutMs}`);
-      // The settings of the engine's own statistics transaction (see statsWithPlan).
-      await m.query(
-        `SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true),
-           set_config('max_parallel_workers_per_gather', '0', true)`,
-      );
-      return readPercentiles(...percentileReads(m), siteId, filter, fields);
-    });
+    return readOnlyStatsTransaction(this.dataSource, STATS_SETTINGS, (m) =>
+      readPercentiles(...percentileReads(m), siteId, filter, fields),
+    );
   }
 
   /** Commerce metrics in a read-only transaction of their own: the OpenSearch engine's. */
   metrics(siteId: string, filter: ConversationFilter, request: MetricsRequest): Promise<MetricsAnswer> {
-    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      await m.query(`SET TRANSACTION READ ONLY`);
-      await m.query(`SET LOCAL statement_timeout = ${DEFAULT_STATS_TUNING.statementTimeoutMs}`);
-      await m.query(`SELECT set_config('work_mem', '64MB', true)`);
-      return readMetrics(...percentileReads(m), siteId, filter, request);
-    });
+    return readOnlyStatsTransaction(this.dataSource, { work_mem: STATS_SETTINGS.work_mem }, (m) =>
+      readMetrics(...percentileReads(m), siteId, filter, request),
+    );
   }
 
   /** The statistics and the plan that computed them, as it ran. */

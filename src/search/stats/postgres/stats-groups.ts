@@ -12,7 +12,7 @@ import type {
 } from '../conversation-groups';
 import { MAX_GROUPS } from '../conversation-groups';
 import { METRICS_FIGURE } from './stats-groups-metrics';
-import { DEFAULT_STATS_TUNING } from './stats-plan';
+import { readOnlyStatsTransaction, STATS_SETTINGS } from './stats-reads';
 import { filterOver, probesMatches } from './stats-scan-sql';
 
 /** The column each `by` groups on. */
@@ -108,13 +108,7 @@ export class PostgresConversationGroups implements ConversationGroups {
   constructor(private readonly dataSource: DataSource) {}
 
   groups(siteId: string, query: GroupsQuery): Promise<GroupsAnswer> {
-    return this.dataSource.transaction('REPEATABLE READ', async (m) => {
-      await m.query(`SET TRANSACTION READ ONLY`);
-      await m.query(`SET LOCAL statement_timeout = ${DEFAULT_STATS_TUNING.statementTimeoutMs}`);
-      await m.query(
-        `SELECT set_config('max_parallel_workers_per_gather', '0', true), set_config('work_mem', '64MB', true),
-           set_config('jit', 'off', true)`,
-      );
+    return readOnlyStatsTransaction(this.dataSource, STATS_SETTINGS, async (m) => {
       const { statement, nestedLoop } = groupsSql(siteId, query);
       if (nestedLoop)
         await m.query(
