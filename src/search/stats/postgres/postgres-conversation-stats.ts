@@ -78,7 +78,7 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
         `SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true),
            set_config('max_parallel_workers_per_gather', '0', true)`,
       );
-      return readPercentiles(...percentileReads(m), siteId, filter, fields);
+      return readPercentiles(...percentileReads(m), siteId, filter, fields, DEFAULT_STATS_TUNING.useRollups);
     });
   }
 
@@ -145,13 +145,14 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
     const planned = await planStats((statement) => rows(m, statement), siteId, query, startDates, tuning);
     const { parts, plan } = await this.execute(m, siteId, query, planned, startDates, tuning);
     const result = finish(query, merge(query, parts, starts.length), starts, asOf);
-    // Percentiles from the rows themselves, in the same snapshot (no rollup holds them).
+    // Percentiles from the value rollups or the rows, in the same snapshot.
     if (query.percentiles?.length)
       result.percentiles = await readPercentiles(
         ...percentileReads(m),
         siteId,
         query.filter,
         query.percentiles,
+        tuning.useRollups,
       );
     // Commerce metrics from the rows and their orders, in the same snapshot (stats-metrics.ts).
     if (query.metrics?.length)
