@@ -65,6 +65,12 @@ export async function comparisonPlan(
   };
 }
 
+/** A parameter added on its first use (a statement may not use it: no day read, no partial day). */
+function once(p: SqlParams, value: unknown, cast = ''): () => string {
+  let ref: string | undefined;
+  return () => (ref ??= p.add(value, cast));
+}
+
 /** `day` conditions of daily rollup rows over `ranges` (UTC days, `to` excluded). */
 function dayConditions(p: SqlParams, ranges: DayRange[]): string {
   const ors = ranges.map((r) => {
@@ -91,18 +97,18 @@ function rangeConditions(p: SqlParams, range: TimeRange): string[] {
 function parts(
   plan: ComparisonRollup,
   p: SqlParams,
-  read: { site: string; daily: string; keys: string; sums: string[] },
+  read: { site: () => string; daily: () => string; keys: string; sums: string[] },
   scan: (range: TimeRange, sign: 1 | -1) => string,
 ): string[] {
   const signed = (sign: 1 | -1) => read.sums.map((s) => (sign === 1 ? s : `-${s}`)).join(', ');
   const out: string[] = [];
   const { read: rows } = plan;
   if (rows.sum === 'site') {
-    out.push(`SELECT ${read.keys}, ${signed(1)} FROM ${read.site}`);
+    out.push(`SELECT ${read.keys}, ${signed(1)} FROM ${read.site()}`);
     if (rows.minus.length)
-      out.push(`SELECT ${read.keys}, ${signed(-1)} FROM ${read.daily} AND ${dayConditions(p, rows.minus)}`);
+      out.push(`SELECT ${read.keys}, ${signed(-1)} FROM ${read.daily()} AND ${dayConditions(p, rows.minus)}`);
   } else if (rows.sum === 'days')
-    out.push(`SELECT ${read.keys}, ${signed(1)} FROM ${read.daily} AND ${dayConditions(p, [rows.days])}`);
+    out.push(`SELECT ${read.keys}, ${signed(1)} FROM ${read.daily()} AND ${dayConditions(p, [rows.days])}`);
   for (const edge of plan.edges) out.push(scan(edge, 1));
   for (const outside of plan.minus) out.push(scan(outside, -1));
   return out;
@@ -137,8 +143,8 @@ export function groupsRollupSql(
   scores: ScoreName[],
 ): Statement {
   const p = new SqlParams();
-  const site = p.add(siteId);
-  const dim = p.add(GROUP_DIM[by], '::smallint');
+  const site = once(p, siteId);
+  const dim = once(p, GROUP_DIM[by], '::smallint');
   const sums = groupSums(scores);
   const column = GROUP_COLUMN[by];
   const scan = (range: TimeRange, sign: 1 | -1) => {
@@ -148,20 +154,21 @@ export function groupsRollupSql(
       return [`${s}count(${c})`, `${s}sum(${c}::numeric)`, `${s}sum(${c}::numeric * ${c}::numeric)`];
     });
     return `SELECT ${column}::text, ${s}count(*), ${figures.join(', ')} FROM conversations
-      WHERE ${[`site_id = ${site}`, ...rangeConditions(p, range)].join(' AND ')} GROUP BY 1`;
+      WHERE ${[`site_id = ${site()}`, ...rangeConditions(p, range)].join(' AND ')} GROUP BY 1`;
   };
   const union = parts(
     plan,
     p,
     {
-      site: `conversation_stats_group_site WHERE site_id = ${site} AND dim = ${dim}`,
-      daily: `conversation_stats_group_daily WHERE site_id = ${site} AND dim = ${dim}`,
+      site: () => `conversation_stats_group_site WHERE site_id = ${site()} AND dim = ${dim()}`,
+      daily: () => `conversation_stats_group_daily WHERE site_id = ${site()} AND dim = ${dim()}`,
       keys: 'value',
       sums,
     },
     scan,
   );
-  if (!union.length) union.push(`SELECT NULL::text, ${sums.map(() => '0::numeric').join(', ')} WHERE false`);
+  // No day of the site in the window and no partial day: no group (and no parameter used).
+  if (!union.length) return { text: `SELECT NULL::text AS value, 0 AS total WHERE false`, values: [] };
   const select = [
     'value',
     'sum(n)::bigint AS total',
@@ -190,28 +197,30 @@ export function valueCountsRollupSql(
   fields: PercentileField[],
 ): Statement {
   const p = new SqlParams();
-  const site = p.add(siteId);
+  const site = once(p, siteId);
   const asked = fields.filter((f) => ROLLED_UP_FIELDS.has(f)) as Array<keyof typeof VALUE_FIELD>;
-  const codes = p.add(
+  const codes = once(
+    p,
     asked.map((f) => VALUE_FIELD[f]),
     '::smallint[]',
   );
   const scan = (range: TimeRange, sign: 1 | -1) =>
     `SELECT v.field, v.value, ${sign}::bigint FROM conversations CROSS JOIN LATERAL (VALUES
         ${asked.map((f) => `(${VALUE_FIELD[f]}::smallint, ${VALUE_COLUMN[f]})`).join(', ')}) v(field, value)
-      WHERE ${[`site_id = ${site}`, ...rangeConditions(p, range)].join(' AND ')} AND v.value IS NOT NULL`;
+      WHERE ${[`site_id = ${site()}`, ...rangeConditions(p, range)].join(' AND ')} AND v.value IS NOT NULL`;
   const union = parts(
     plan,
     p,
     {
-      site: `conversation_stats_value_site WHERE site_id = ${site} AND field = ANY(${codes})`,
-      daily: `conversation_stats_value_daily WHERE site_id = ${site} AND field = ANY(${codes})`,
+      site: () => `conversation_stats_value_site WHERE site_id = ${site()} AND field = ANY(${codes()})`,
+      daily: () => `conversation_stats_value_daily WHERE site_id = ${site()} AND field = ANY(${codes()})`,
       keys: 'field, value',
       sums: ['n'],
     },
     scan,
   );
-  if (!union.length) union.push(`SELECT NULL::smallint, NULL::float8, 0::bigint WHERE false`);
+  if (!union.length)
+    return { text: `SELECT NULL::int AS k, NULL::float8 AS v, 0::bigint AS c WHERE false`, values: [] };
   const k = `CASE p.field ${asked.map((f) => `WHEN ${VALUE_FIELD[f]} THEN ${fields.indexOf(f)}`).join(' ')} END`;
   return {
     text: `SELECT ${k} AS k, p.value AS v, sum(p.n)::bigint AS c
