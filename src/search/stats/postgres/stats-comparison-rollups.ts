@@ -39,9 +39,10 @@ const VALUE_COLUMN: Record<keyof typeof VALUE_FIELD, string> = {
 
 /**
  * Whether the comparison rollups answer `filter`, and which of their rows and which partial days
- * to read: the daily rollups' conditions (no filter but the creation-time window, which the
- * filter registry says of every field), a window holding a whole UTC day or none, the
- * rollups on. `extra` is a reason the request needs the rows themselves (commerce metrics).
+ * to read: the daily rollups' conditions (no condition but the creation-time window, as the
+ * filter registry says of each field: `statsDays`), a window that holds a whole UTC day or has
+ * an open end, and the rollups on. `needsRows` names a figure asked beside them that only the
+ * rows give (commerce metrics): then the rows are read.
  */
 export async function comparisonPlan(
   read: ReadRows,
