@@ -6,7 +6,10 @@
  *   every facet, the three scores) alone and with compare=previous, alternated, so their ratio
  *   is measured side by side (target: compare=previous adds ≤ 50 %);
  * - percentiles of the five fields over the whole site (≤ 300 ms);
- * - by=agentVersionId with the most common version as baseline and the three scores (≤ 300 ms).
+ * - the message count's and the scores' percentiles alone (the value rollups), over the whole site
+ *   and over the dashboard's window (its partial days scanned);
+ * - by=agentVersionId with the most common version as baseline and the three scores (≤ 300 ms),
+ *   over the whole site, over the dashboard's window, and under a channel filter (a scan).
  * BENCH_ENGINES (postgres,opensearch) chooses the engines; BENCH_REINDEX=1 first reindexes the
  * bench database into BENCH_OS_INDEX for OpenSearch. BENCH_RUNS timed runs per request (15).
  * Writes bench/results/stats-comparisons.{md,json}.
@@ -211,8 +214,34 @@ async function main(): Promise<void> {
       },
       { name: 'percentiles quality, whole site', query: { percentiles: 'quality' } },
       {
+        name: 'percentiles messageCount and scores, whole site',
+        query: { percentiles: ['messageCount', 'quality', 'service', 'trust'] },
+      },
+      {
+        name: 'percentiles messageCount and scores, 90 days in Paris',
+        query: {
+          percentiles: ['messageCount', 'quality', 'service', 'trust'],
+          timezone: 'Europe/Paris',
+          from: dashboard.from,
+        },
+      },
+      {
         name: 'by=agentVersionId&baseline',
         query: { by: 'agentVersionId', baseline: version, scores: SCORES },
+      },
+      {
+        name: 'by=agentVersionId&baseline, 90 days in Paris',
+        query: {
+          by: 'agentVersionId',
+          baseline: version,
+          scores: SCORES,
+          timezone: 'Europe/Paris',
+          from: dashboard.from,
+        },
+      },
+      {
+        name: 'by=agentVersionId&baseline, channel=web (scan)',
+        query: { by: 'agentVersionId', baseline: version, scores: SCORES, channel: 'web' },
       },
     ];
     for (const s of singles) {

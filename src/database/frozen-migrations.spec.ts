@@ -44,6 +44,7 @@ const STATEMENTS: Record<string, [up: string, down: string]> = {
   SearchOutboxNotify1763950000000: ['8270e1db2db77db5', 'b1e76514851fdeab'],
   Orders1763960000000: ['c91773ae19b94219', '85547f2c66a5452a'],
   LivingSiteWalkIndexes1763970000000: ['49faedeb11f54379', '2395a6de7fb599eb'],
+  StatsGroupRollups1763980000000: ['fb4d8060be352e89', '2384c8d4d4ab83e7'],
 };
 
 /** The statements `run` sends, each with its parameters, through a QueryRunner that only records. */

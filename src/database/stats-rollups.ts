@@ -81,6 +81,36 @@ export const QUARTER_ROLLUP = {
 } as const;
 
 /**
+ * The comparisons' rollups (migration StatsGroupRollups), per site and UTC day and per site all
+ * time: per group of a `by` dimension (`dim`, GROUP_DIM), the conversations and each score's
+ * count, exact sum and sum of squares; per percentile field (`field`, VALUE_FIELD) and stored
+ * value, the conversations having it.
+ */
+export const GROUP_DIM = { agentId: 0, agentVersionId: 1, channel: 2, language: 3 } as const;
+export const VALUE_FIELD = { messageCount: 0, quality: 1, service: 2, trust: 3 } as const;
+
+const GROUP_SUMS = [
+  'n',
+  'quality_n',
+  'quality_sum',
+  'quality_sq',
+  'service_n',
+  'service_sum',
+  'service_sq',
+  'trust_n',
+  'trust_sum',
+  'trust_sq',
+];
+
+/** Keys and summed columns of the comparisons' rollup tables. */
+export const COMPARISON_ROLLUPS = [
+  { table: 'conversation_stats_group_daily', keys: ['site_id', 'day', 'dim', 'value'], sums: GROUP_SUMS },
+  { table: 'conversation_stats_group_site', keys: ['site_id', 'dim', 'value'], sums: GROUP_SUMS },
+  { table: 'conversation_stats_value_daily', keys: ['site_id', 'day', 'field', 'value'], sums: ['n'] },
+  { table: 'conversation_stats_value_site', keys: ['site_id', 'field', 'value'], sums: ['n'] },
+] as const;
+
+/**
  * The statement that folds the `fresh` rows of an append-only rollup table into one row per key
  * (its key columns, site_id first, and summed columns); with `oneSite`, `$1` is the site id.
  * One statement, so its snapshot decides which rows it folds: rows appended meanwhile stay fresh

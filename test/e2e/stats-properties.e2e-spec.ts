@@ -3,6 +3,8 @@ import fc from 'fast-check';
 import { TAXONOMY_TOKENS } from '../../src/labels/taxonomy';
 import { binOf } from '../../src/search/stats/histogram-bins';
 import { PostgresConversationStats } from '../../src/search/stats/postgres/postgres-conversation-stats';
+import { PostgresConversationGroups } from '../../src/search/stats/postgres/stats-groups';
+import { GROUP_BY, type GroupBy, type GroupsAnswer } from '../../src/search/stats/conversation-groups';
 import { StatsRollupCompactor } from '../../src/search/stats/postgres/stats-rollup-compactor';
 import { seriesBuckets } from '../../src/search/stats/series-buckets';
 import type { ConversationStats, StatsQuery } from '../../src/search/stats/conversation-stats';
@@ -73,6 +75,8 @@ const statsArb = fc.record({
   bins: fc.integer({ min: 1, max: 100 }),
   interval: fc.option(fc.constantFrom('hour', 'day', 'week'), { nil: undefined }),
   timezone: fc.constantFrom('UTC', 'Europe/Paris', 'Asia/Kolkata', 'America/Santiago'),
+  /** The dimension the request's groups are read by (from the rollups and from the scan). */
+  by: fc.constantFrom(...GROUP_BY),
 });
 
 type Compact = 'none' | 'during' | 'after';
@@ -100,6 +104,7 @@ const EVERY_PLAN: [Array<ConvSpec>, Array<StatsSpec>, Compact] = (() => {
     bins: 10,
     interval: undefined,
     timezone: 'UTC',
+    by: 'agentVersionId',
     ...over,
   });
   const conversation = (over: Partial<ConvSpec>): ConvSpec => ({
@@ -136,6 +141,7 @@ interface Row {
   channel: string;
   language: string;
   agent_id: string;
+  agent_version_id: string;
   label_status: string;
   feedback_positive: number;
   feedback_negative: number;
@@ -144,13 +150,57 @@ interface Row {
   score_service: number | null;
   score_trust: number | null;
   title: string;
+  message_count: number;
+  updated_at: Date;
 }
 
-/** The brute-force answer: every rule of analytics-v1.md §1 applied to the site's rows. */
-function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
+const PERCENTILE_FIELDS = ['durationMs', 'messageCount', 'quality', 'service', 'trust'] as const;
+const SCORE_COLUMN = { quality: 'score_quality', service: 'score_service', trust: 'score_trust' } as const;
+const GROUP_COLUMN = {
+  agentId: 'agent_id',
+  agentVersionId: 'agent_version_id',
+  channel: 'channel',
+  language: 'language',
+} as const;
+
+/** A field's value on a row, as the API shows it (durationMs: last update minus creation, in ms). */
+function fieldOf(r: Row, field: (typeof PERCENTILE_FIELDS)[number]): number | null {
+  if (field === 'durationMs') return r.updated_at.getTime() - r.created_at.getTime();
+  if (field === 'messageCount') return r.message_count;
+  return r[SCORE_COLUMN[field]];
+}
+
+/** The brute-force groups of `by` (outcomes-v1.md §5): total descending, value ascending, each score's count, mean and sample variance. */
+function groupsOracle(rows: Row[], q: StatsQuery, by: GroupBy): GroupsAnswer {
+  const groups = new Map<string, Row[]>();
+  for (const r of matching(rows, q)) {
+    const value = r[GROUP_COLUMN[by]];
+    groups.set(value, [...(groups.get(value) ?? []), r]);
+  }
+  return {
+    groups: [...groups.entries()]
+      .sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .map(([value, members]) => ({
+        value,
+        total: members.length,
+        scores: Object.fromEntries(
+          q.scores.map((name) => {
+            const xs = members.map((r) => r[SCORE_COLUMN[name]]).filter((v): v is number => v !== null);
+            const mean = xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : null;
+            const variance =
+              xs.length > 1 ? xs.reduce((s, x) => s + (x - mean!) ** 2, 0) / (xs.length - 1) : null;
+            return [name, { count: xs.length, mean, variance }];
+          }),
+        ),
+      })),
+  };
+}
+
+/** The rows matching the request's filter. */
+function matching(rows: Row[], q: StatsQuery): Row[] {
   const f = q.filter;
   const labelFilter = f.labelsAll.length > 0 || Object.keys(f.scores).length > 0;
-  const match = rows.filter((r) => {
+  return rows.filter((r) => {
     const t = r.created_at.getTime();
     if (f.from && t < Date.parse(f.from)) return false;
     if (f.to && t >= Date.parse(f.to)) return false;
@@ -168,6 +218,11 @@ function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
     if (f.keywords.some((k) => !words.includes(k))) return false;
     return true;
   });
+}
+
+/** The brute-force answer: every rule of analytics-v1.md §1 applied to the site's rows. */
+function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
+  const match = matching(rows, q);
   const facet = (values: string[]) => {
     const counts = new Map<string, number>();
     for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
@@ -217,6 +272,19 @@ function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
     }),
   );
   const out: Omit<ConversationStats, 'asOf'> = { total: match.length };
+  if (q.percentiles?.length)
+    out.percentiles = Object.fromEntries(
+      q.percentiles.map((field) => {
+        const values = match
+          .map((r) => fieldOf(r, field))
+          .filter((v): v is number => v !== null)
+          .sort((a, b) => a - b);
+        // Nearest rank: the value at rank ceil(p·n/100).
+        const at = (p: number) =>
+          values.length ? values[Math.floor((p * values.length + 99) / 100) - 1] : null;
+        return [field, { p50: at(50), p90: at(90), p95: at(95), p99: at(99) }];
+      }),
+    );
   if (q.facets.length) out.facets = Object.fromEntries(q.facets.map((name) => [name, facets[name]]));
   if (q.scores.length) out.scores = scores;
   if (q.series) {
@@ -254,7 +322,10 @@ function oracle(rows: Row[], q: StatsQuery): Omit<ConversationStats, 'asOf'> {
  * count as wrong. `+ 0` makes a rounded -0 a 0.
  */
 function roundMeans(value: unknown, key = ''): unknown {
-  if (typeof value === 'number' && (key === 'mean' || ['quality', 'service', 'trust'].includes(key)))
+  if (
+    typeof value === 'number' &&
+    (key === 'mean' || key === 'variance' || ['quality', 'service', 'trust'].includes(key))
+  )
     return Number(value.toFixed(11)) + 0;
   if (Array.isArray(value)) return value.map((v) => roundMeans(v));
   if (value && typeof value === 'object')
@@ -266,6 +337,7 @@ describe('stats equal a brute-force count over random data, random filters and c
   let t: TestApp;
   let engine: PostgresConversationStats;
   let compactor: StatsRollupCompactor;
+  let grouped: PostgresConversationGroups;
   /** The sites this suite wrote to. */
   const siteIds: string[] = [];
   testAppPerSuite(
@@ -273,6 +345,7 @@ describe('stats equal a brute-force count over random data, random filters and c
       t = app;
       engine = app.app.get(PostgresConversationStats);
       compactor = app.app.get(StatsRollupCompactor);
+      grouped = new PostgresConversationGroups(app.db);
     },
     { RATE_LIMIT_KEY_MAX: '1000000', RATE_LIMIT_IP_MAX: '1000000' },
     { redisKeyPrefixSuffix: 'stats-properties:' },
@@ -349,6 +422,7 @@ describe('stats equal a brute-force count over random data, random filters and c
     const q: Query = {
       facets: ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'],
       scores: ['quality', 'service', 'trust'],
+      percentiles: [...PERCENTILE_FIELDS],
       bins: String(s.bins),
       timezone: s.timezone,
     };
@@ -401,6 +475,7 @@ describe('stats equal a brute-force count over random data, random filters and c
     const slices = new Set<number>();
     // Split scans with scores took min / max from bounded btree walks, or (none found) from the scan.
     const walks = new Set<boolean>();
+    const groupSources = new Set<string>();
     await fc.assert(
       fc.asyncProperty(
         fc.array(conversationArb, { minLength: 1, maxLength: 10 }),
@@ -413,7 +488,8 @@ describe('stats equal a brute-force count over random data, random filters and c
           await write(org, base, specs, compact);
           const rows = (await t.db.query(
             `SELECT created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative,
-               label_tokens, score_quality, score_service, score_trust, title FROM conversations WHERE site_id = $1`,
+               label_tokens, score_quality, score_service, score_trust, title, agent_version_id, message_count,
+               updated_at FROM conversations WHERE site_id = $1`,
             [org.site.id],
           )) as Row[];
           for (const request of requests) {
@@ -436,6 +512,15 @@ describe('stats equal a brute-force count over random data, random filters and c
               }
               expect({ plan, answer: roundMeans(answer) }).toEqual({ plan, answer: expected });
             }
+            // The groups of `by`: from the comparison rollups when they answer the filter, and from
+            // the grouped scan; the same figures to the last bit, and the brute-force ones.
+            const groupsQuery = { filter: query.filter, by: request.by, scores: query.scores };
+            const rolled = await grouped.groupsWithPlan(org.site.id, groupsQuery);
+            const scanned = await grouped.groupsWithPlan(org.site.id, groupsQuery, { useRollups: false });
+            groupSources.add(rolled.plan.source);
+            expect(scanned.plan.source).toBe('scan');
+            expect(rolled.result).toEqual(scanned.result);
+            expect(roundMeans(rolled.result)).toEqual(roundMeans(groupsOracle(rows, query, request.by)));
           }
         },
       ),
@@ -457,6 +542,8 @@ describe('stats equal a brute-force count over random data, random filters and c
     // Scans were read whole and split in two slices.
     expect([...slices].sort()).toEqual([1, 2]);
     expect(walks.has(true)).toBe(true);
+    // The groups were read from the comparison rollups and from the scan.
+    expect([...groupSources].sort()).toEqual(['rollup', 'scan']);
     // Hundreds of requests and writes: about 15-20 s alone, a few times that on a loaded machine.
   }, 300_000);
 
@@ -515,7 +602,45 @@ describe('stats equal a brute-force count over random data, random filters and c
       FULL JOIN (SELECT site_id, agent_id, count(*) + count(score_quality) AS n, sum(score_quality::numeric) AS qs
                  FROM conversations GROUP BY 1, 2) c USING (site_id, agent_id)
       WHERE coalesce(x.n, 0) <> coalesce(c.n, 0) OR coalesce(x.qs, 0) <> coalesce(c.qs, 0)`);
-    return [...daily, ...site, ...values, ...hourly, ...quarter, ...cells, ...agents];
+    // The comparison rollups, per day and all time: each group's count and exact sums, each value's count.
+    const groupRecount = (byDay: boolean) => `
+      SELECT site_id, ${byDay ? `(created_at AT TIME ZONE 'UTC')::date` : "'infinity'::date"} AS day, g.dim, g.value,
+        count(*) AS n, count(score_quality) AS qn, coalesce(sum(score_quality::numeric), 0) AS qs,
+        coalesce(sum(score_quality::numeric * score_quality::numeric), 0) AS qq,
+        count(score_trust) AS tn, coalesce(sum(score_trust::numeric * score_trust::numeric), 0) AS tq
+      FROM conversations CROSS JOIN LATERAL (VALUES (0::smallint, agent_id), (1, agent_version_id),
+        (2, channel), (3, language)) g(dim, value) GROUP BY 1, 2, 3, 4`;
+    const groupRollup = (table: string, byDay: boolean) => `
+      SELECT site_id, ${byDay ? 'day' : "'infinity'::date AS day"}, dim, value, sum(n) AS n, sum(quality_n) AS qn,
+        sum(quality_sum) AS qs, sum(quality_sq) AS qq, sum(trust_n) AS tn, sum(trust_sq) AS tq
+      FROM ${table} GROUP BY 1, 2, 3, 4`;
+    const groups = await t.db.query(`
+      SELECT 'groups' AS t, site_id, day, dim, value FROM (${groupRollup('conversation_stats_group_daily', true)}
+        UNION ALL ${groupRollup('conversation_stats_group_site', false)}) r
+      FULL JOIN (${groupRecount(true)} UNION ALL ${groupRecount(false)}) c USING (site_id, day, dim, value)
+      WHERE ${['n', 'qn', 'qs', 'qq', 'tn', 'tq'].map((x) => `coalesce(r.${x}, 0) <> coalesce(c.${x}, 0)`).join(' OR ')}`);
+    const valueRecount = (byDay: boolean) => `
+      SELECT site_id, ${byDay ? `(created_at AT TIME ZONE 'UTC')::date` : "'infinity'::date"} AS day, v.field, v.value, count(*) AS n
+      FROM conversations CROSS JOIN LATERAL (VALUES (0::smallint, message_count::float8), (1, score_quality),
+        (2, score_service), (3, score_trust)) v(field, value) WHERE v.value IS NOT NULL GROUP BY 1, 2, 3, 4`;
+    const valueRollup = (table: string, byDay: boolean) => `
+      SELECT site_id, ${byDay ? 'day' : "'infinity'::date AS day"}, field, value, sum(n) AS n FROM ${table} GROUP BY 1, 2, 3, 4`;
+    const valueCounts = await t.db.query(`
+      SELECT 'value counts' AS t, site_id, day, field, value FROM (${valueRollup('conversation_stats_value_daily', true)}
+        UNION ALL ${valueRollup('conversation_stats_value_site', false)}) r
+      FULL JOIN (${valueRecount(true)} UNION ALL ${valueRecount(false)}) c USING (site_id, day, field, value)
+      WHERE coalesce(r.n, 0) <> coalesce(c.n, 0)`);
+    return [
+      ...daily,
+      ...site,
+      ...values,
+      ...hourly,
+      ...quarter,
+      ...cells,
+      ...agents,
+      ...groups,
+      ...valueCounts,
+    ];
   }
 
   it('the rollups equal a recount of the rows after all those writes, before and after folding their appended rows', async () => {

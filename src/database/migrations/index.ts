@@ -34,6 +34,7 @@ import { ScrubbedConversationEvents1763940000000 } from './1763940000000-Scrubbe
 import { SearchOutboxNotify1763950000000 } from './1763950000000-SearchOutboxNotify';
 import { Orders1763960000000 } from './1763960000000-Orders';
 import { LivingSiteWalkIndexes1763970000000 } from './1763970000000-LivingSiteWalkIndexes';
+import { StatsGroupRollups1763980000000 } from './1763980000000-StatsGroupRollups';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -71,4 +72,5 @@ export const MIGRATIONS = [
   SearchOutboxNotify1763950000000,
   Orders1763960000000,
   LivingSiteWalkIndexes1763970000000,
+  StatsGroupRollups1763980000000,
 ];

@@ -71,7 +71,7 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
     fields: PercentileField[],
   ): Promise<Partial<Record<PercentileField, Percentiles>>> {
     return readOnlyStatsTransaction(this.dataSource, STATS_SETTINGS, (m) =>
-      readPercentiles(...percentileReads(m), siteId, filter, fields),
+      readPercentiles(...percentileReads(m), siteId, filter, fields, DEFAULT_STATS_TUNING.useRollups),
     );
   }
 
@@ -135,13 +135,14 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
     const planned = await planStats((statement) => rows(m, statement), siteId, query, startDates, tuning);
     const { parts, plan } = await this.execute(m, siteId, query, planned, startDates, tuning);
     const result = finish(query, merge(query, parts, starts.length), starts, asOf);
-    // Percentiles from the rows themselves, in the same snapshot (no rollup holds them).
+    // Percentiles from the value rollups or the rows, in the same snapshot.
     if (query.percentiles?.length)
       result.percentiles = await readPercentiles(
         ...percentileReads(m),
         siteId,
         query.filter,
         query.percentiles,
+        tuning.useRollups,
       );
     // Commerce metrics from the rows and their orders, in the same snapshot (stats-metrics.ts).
     if (query.metrics?.length)

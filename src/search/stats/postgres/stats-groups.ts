@@ -3,25 +3,13 @@ import { DataSource } from 'typeorm';
 import { SqlParams, Statement } from '../../../database/sql-statement';
 import type { ScoreName } from '../../filters/filter-values';
 import { SCORE_COLUMN } from '../../filter-sql/conversation-filter-sql';
-import type {
-  ConversationGroups,
-  GroupBy,
-  GroupFigures,
-  GroupsAnswer,
-  GroupsQuery,
-} from '../conversation-groups';
+import type { ConversationGroups, GroupFigures, GroupsAnswer, GroupsQuery } from '../conversation-groups';
 import { MAX_GROUPS } from '../conversation-groups';
+import { comparisonPlan, GROUP_COLUMN, groupsRollupSql, sampleVarianceSql } from './stats-comparison-rollups';
 import { METRICS_FIGURE } from './stats-groups-metrics';
-import { readOnlyStatsTransaction, STATS_SETTINGS } from './stats-reads';
+import { ComparisonPlan, DEFAULT_STATS_TUNING, StatsTuning } from './stats-plan';
+import { readOnlyStatsTransaction, rows, STATS_SETTINGS } from './stats-reads';
 import { filterOver, probesMatches } from './stats-scan-sql';
-
-/** The column each `by` groups on. */
-const GROUP_COLUMN: Record<GroupBy, string> = {
-  agentId: 'agent_id',
-  agentVersionId: 'agent_version_id',
-  channel: 'channel',
-  language: 'language',
-};
 
 /**
  * A figure of every group: its aggregates in the grouped statement and how a row becomes the
@@ -39,10 +27,12 @@ const SCORE_FIGURE: GroupFigure = {
   select: (query) =>
     query.scores.flatMap((name: ScoreName) => {
       const c = `r.${SCORE_COLUMN[name]}`;
+      // Exact (numeric) sums, as the comparison rollups keep them: the same mean and variance
+      // whichever the groups are read from.
       return [
         `count(${c})::bigint AS ${name}_n`,
-        `sum(${c}) AS ${name}_sum`,
-        `var_samp(${c}) AS ${name}_var`,
+        `sum(${c}::numeric) AS ${name}_sum`,
+        `${sampleVarianceSql(`count(${c})::numeric`, `sum(${c}::numeric)`, `sum(${c}::numeric * ${c}::numeric)`)} AS ${name}_var`,
       ];
     }),
   read: (query, row, into) => {
@@ -98,26 +88,46 @@ export function groupsOf(query: GroupsQuery, rows: Array<Record<string, unknown>
 }
 
 /**
- * ConversationGroups on PostgreSQL: one grouped statement in a read-only transaction over the
- * filter's rows (the figures index that would make it index-only is not shipped: statistics.md,
- * "Comparisons: cost"). JIT off, as
- * for the other statistics statements: a site of a million conversations passes jit_above_cost.
+ * ConversationGroups on PostgreSQL, in a read-only transaction: from the comparison rollups when
+ * they answer the filter (a window of whole days, its partial days scanned, and no listing
+ * filter; no commerce metrics), else one grouped statement over the filter's rows (the figures
+ * index that would make it index-only is not shipped: statistics.md, "Comparisons: cost"). The
+ * same figures either way: exact sums, the variance from them in numeric. JIT off, as for the
+ * other statistics statements: a site of a million conversations passes jit_above_cost.
  */
 @Injectable()
 export class PostgresConversationGroups implements ConversationGroups {
   constructor(private readonly dataSource: DataSource) {}
 
-  groups(siteId: string, query: GroupsQuery): Promise<GroupsAnswer> {
+  async groups(siteId: string, query: GroupsQuery): Promise<GroupsAnswer> {
+    return (await this.groupsWithPlan(siteId, query)).result;
+  }
+
+  /** The groups and where they were read from; `useRollups: false` forces the grouped scan. */
+  groupsWithPlan(
+    siteId: string,
+    query: GroupsQuery,
+    overrides: Partial<Pick<StatsTuning, 'useRollups'>> = {},
+  ): Promise<{ result: GroupsAnswer; plan: ComparisonPlan }> {
+    const useRollups = overrides.useRollups ?? DEFAULT_STATS_TUNING.useRollups;
     return readOnlyStatsTransaction(this.dataSource, STATS_SETTINGS, async (m) => {
+      const plan = await comparisonPlan((statement) => rows(m, statement), siteId, query.filter, {
+        useRollups,
+        ...(query.metrics?.length
+          ? { needsRows: 'commerce metrics: read from the rows and their orders' }
+          : {}),
+      });
+      if (plan.source === 'rollup')
+        return {
+          result: groupsOf(query, await rows(m, groupsRollupSql(siteId, plan, query.by, query.scores))),
+          plan,
+        };
       const { statement, nestedLoop } = groupsSql(siteId, query);
       if (nestedLoop)
         await m.query(
           `SELECT set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`,
         );
-      return groupsOf(
-        query,
-        (await m.query(statement.text, statement.values)) as Array<Record<string, unknown>>,
-      );
+      return { result: groupsOf(query, await rows(m, statement)), plan };
     });
   }
 }

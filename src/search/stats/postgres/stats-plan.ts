@@ -96,3 +96,22 @@ export interface ScanPlan {
   minMax: 'walks' | 'scan';
   why: string;
 }
+
+/**
+ * Where the groups of a `by` and the percentiles of the message count and the scores are read
+ * (stats-comparison-rollups.ts): the comparison rollups, with the partial days at the window's
+ * ends scanned as a rollup plan's are, or the matching rows themselves.
+ */
+export type ComparisonPlan = ComparisonRollup | { source: 'scan'; why: string };
+
+export interface ComparisonRollup {
+  source: 'rollup';
+  /** The whole UTC days of the window. */
+  days: DayRange;
+  read: RollupRead;
+  /** The window's parts of partial days at its ends, scanned and added. */
+  edges: TimeRange[];
+  /** The parts outside the window of the partial days read whole, scanned and subtracted. */
+  minus: TimeRange[];
+  why: string;
+}

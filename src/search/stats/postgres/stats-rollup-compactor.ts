@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
   AGENT_ROLLUP,
+  COMPARISON_ROLLUPS,
   foldSql,
   QUARTER_ROLLUP,
   ROLLUP_KEYS,
@@ -20,6 +21,7 @@ const TABLES: Array<{ table: string; keys: readonly string[]; sums: readonly str
   })),
   AGENT_ROLLUP,
   QUARTER_ROLLUP,
+  ...COMPARISON_ROLLUPS,
 ];
 
 /** The names of the append-only rollup tables (the seed vacuums them after folding). */
