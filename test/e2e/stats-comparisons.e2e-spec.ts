@@ -382,6 +382,22 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
       expect(four!.vsBaseline!.quality).toEqual({ difference: -0.25, ci95: [-0.25, -0.25], pValue: null });
     });
 
+    it('groups over scores far below the range of float8 (1e-200) answer their means, from the rollups and from the scan alike', async () => {
+      const tiny = await createOrganization(t.app);
+      for (const quality of [1.3356511027875488e-202, 5.48470332063271e-210, 3.1216959412214183e-253]) {
+        const c = await recordConversation(t, tiny, { agent: { ...AGENT, versionId: 'agtv_Tiny' } });
+        await label(t.app, c.id, labeledOutcome({ scores: { quality, service: 0.5, trust: null } }));
+      }
+      // Unfiltered: the group rollups; with channel=web (every conversation here): the grouped scan.
+      for (const extra of [{}, { channel: 'web' }]) {
+        const res = await stats(t, tiny, { by: 'agentVersionId', scores: 'quality', ...extra }).expect(200);
+        expect(res.body.data.groups).toEqual([
+          { value: 'agtv_Tiny', total: 3, scores: { quality: expect.any(Number) } },
+        ]);
+        expect(res.body.data.groups[0].scores.quality).toBeLessThan(1e-200);
+      }
+    });
+
     it('a baseline value with no matching conversation → every vsBaseline entry null', async () => {
       const res = await stats(t, org, {
         by: 'agentVersionId',

@@ -128,8 +128,10 @@ const groupSums = (scores: ScoreName[]) => [
  * folded rollup keeps the scale of every value it ever added).
  */
 export function sampleVarianceSql(n: string, sum: string, sq: string): string {
-  return `CASE WHEN ${n} > 1 THEN ((${n} * trim_scale(${sq}) - trim_scale(${sum}) * trim_scale(${sum}))
-    / (${n} * (${n} - 1)))::float8 END`;
+  // Rounded to 300 decimals first: the squares of tiny scores (1e-200) are numerics far below
+  // float8's range, which the cast refuses ("out of range") rather than rounding to 0.
+  return `CASE WHEN ${n} > 1 THEN round((${n} * trim_scale(${sq}) - trim_scale(${sum}) * trim_scale(${sum}))
+    / (${n} * (${n} - 1)), 300)::float8 END`;
 }
 
 /**
