@@ -111,6 +111,28 @@ export const COMPARISON_ROLLUPS = [
 ] as const;
 
 /**
+ * The commerce metrics' rollups (migration OutcomeRollups), per site and UTC day and per site all
+ * time per (kind, key) of KIND (the whole, the facets, the label tokens) and currency, and per UTC
+ * hour and currency: the converted conversations (currency '') and the orders credited to them and
+ * not cancelled, with the exact sums of their totals, refunds and nets.
+ */
+export const OUTCOME_SUMS = ['converted', 'orders', 'gross', 'refunded', 'net'] as const;
+
+export const OUTCOME_ROLLUPS = [
+  {
+    table: 'conversation_stats_outcome_daily',
+    keys: ['site_id', 'day', 'kind', 'key', 'currency'],
+    sums: OUTCOME_SUMS,
+  },
+  {
+    table: 'conversation_stats_outcome_site',
+    keys: ['site_id', 'kind', 'key', 'currency'],
+    sums: OUTCOME_SUMS,
+  },
+  { table: 'conversation_stats_outcome_hourly', keys: ['site_id', 'hour', 'currency'], sums: OUTCOME_SUMS },
+] as const;
+
+/**
  * The statement that folds the `fresh` rows of an append-only rollup table into one row per key
  * (its key columns, site_id first, and summed columns); with `oneSite`, `$1` is the site id.
  * One statement, so its snapshot decides which rows it folds: rows appended meanwhile stay fresh

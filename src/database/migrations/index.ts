@@ -35,6 +35,7 @@ import { SearchOutboxNotify1763950000000 } from './1763950000000-SearchOutboxNot
 import { Orders1763960000000 } from './1763960000000-Orders';
 import { LivingSiteWalkIndexes1763970000000 } from './1763970000000-LivingSiteWalkIndexes';
 import { StatsGroupRollups1763980000000 } from './1763980000000-StatsGroupRollups';
+import { OutcomeRollups1763990000000 } from './1763990000000-OutcomeRollups';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -73,4 +74,5 @@ export const MIGRATIONS = [
   Orders1763960000000,
   LivingSiteWalkIndexes1763970000000,
   StatsGroupRollups1763980000000,
+  OutcomeRollups1763990000000,
 ];

@@ -73,6 +73,8 @@ export function metricsOf(tally: MetricsTally, metrics: StatsMetric[]): Commerce
     };
   if (metrics.includes('revenue'))
     out.revenue = [...tally.revenue.entries()]
+      // A currency whose parts cancel out (a partial day subtracted from a rollup) has no order.
+      .filter(([, r]) => r.orders !== 0)
       // ISO 4217 codes are three capitals: code unit order is alphabetical.
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([currency, r]) => ({

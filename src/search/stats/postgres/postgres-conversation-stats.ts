@@ -78,7 +78,7 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
   /** Commerce metrics in a read-only transaction of their own: the OpenSearch engine's. */
   metrics(siteId: string, filter: ConversationFilter, request: MetricsRequest): Promise<MetricsAnswer> {
     return readOnlyStatsTransaction(this.dataSource, { work_mem: STATS_SETTINGS.work_mem }, (m) =>
-      readMetrics(...percentileReads(m), siteId, filter, request),
+      readMetrics(...percentileReads(m), siteId, filter, request, DEFAULT_STATS_TUNING.useRollups),
     );
   }
 
@@ -144,15 +144,17 @@ export class PostgresConversationStats implements ConversationStatsEngine, Exact
         query.percentiles,
         tuning.useRollups,
       );
-    // Commerce metrics from the rows and their orders, in the same snapshot (stats-metrics.ts).
+    // Commerce metrics from the outcome rollups or the rows, in the same snapshot (stats-metrics.ts).
     if (query.metrics?.length)
       attachMetrics(
         result,
-        await readMetrics(...percentileReads(m), siteId, query.filter, {
-          metrics: query.metrics,
-          facets: query.facets,
-          starts: startDates,
-        }),
+        await readMetrics(
+          ...percentileReads(m),
+          siteId,
+          query.filter,
+          { metrics: query.metrics, facets: query.facets, starts: startDates },
+          tuning.useRollups,
+        ),
         query.metrics,
       );
     return { result, plan };

@@ -1,5 +1,5 @@
 import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
-import { LABEL_BITS } from '../../../database/stats-rollups';
+import { KIND, LABEL_BITS } from '../../../database/stats-rollups';
 import type { Statement } from '../../../database/sql-statement';
 import type { ConversationFilter } from '../../filters/filter-values';
 import {
@@ -12,8 +12,19 @@ import {
   MetricsTally,
 } from '../commerce-metrics';
 import type { StatsFacet } from '../conversation-stats';
+import { comparisonPlan } from './stats-comparison-rollups';
 import { countBits } from './stats-parts';
+import type { ComparisonRollup } from './stats-plan';
 import type { ReadRows } from './stats-reads';
+import { daysRange } from './stats-rollup-executor';
+import {
+  dailySql,
+  hourlySeriesSql,
+  outcomeRollupSql,
+  outcomeSeriesSql,
+  siteRollupSql,
+  TimeRange,
+} from './stats-rollup-sql';
 import { FACET_COLUMN, filterOver, probesMatches } from './stats-scan-sql';
 
 /**
@@ -78,73 +89,177 @@ export function metricsSql(
   };
 }
 
-/** Reads the metrics (in the caller's transaction: its snapshot). */
+/**
+ * The tallies of the sets a request reads (the totals, each facet value, each series bucket), by
+ * set and value; rows of signed parts (rollups, scanned partial days added or subtracted) add up.
+ */
+class MetricsTallies {
+  private readonly tallies = new Map<string, MetricsTally>();
+
+  constructor(private readonly request: MetricsRequest) {}
+
+  tally(set: string, value: string): MetricsTally {
+    const id = `${set}\u0000${value}`;
+    let t = this.tallies.get(id);
+    if (!t) this.tallies.set(id, (t = emptyTally()));
+    return t;
+  }
+
+  /**
+   * The tallies a row of set `set` counts in: its own, or for the labels facet (a scanned row
+   * keyed by its label_bits) one per token whose bit it has.
+   */
+  into(set: string, value: string, labelBits: boolean): MetricsTally[] {
+    if (!labelBits) return [this.tally(set, value)];
+    const has = new Array<number>(LABEL_BITS).fill(0);
+    countBits(has, value, 1);
+    return has.flatMap((on, b) => (on ? [this.tally(set, TAXONOMY_TOKENS[b])] : []));
+  }
+
+  answer(): MetricsAnswer {
+    const { metrics, facets, starts } = this.request;
+    const answer: MetricsAnswer = { total: metricsOf(this.tally('t', ''), metrics), facets: {}, series: [] };
+    facets.forEach((facet: StatsFacet, i) => {
+      const values = new Map<string, CommerceMetrics>();
+      for (const [id, t] of this.tallies) {
+        const [set, value] = id.split('\u0000');
+        // A value whose parts cancel out (a partial day subtracted) has no conversation.
+        if (set === `f${i}` && t.total) values.set(value, metricsOf(t, metrics));
+      }
+      answer.facets[facet] = values;
+    });
+    for (let b = 1; b < starts.length; b++)
+      answer.series.push(metricsOf(this.tallies.get(`s\u0000${b}`) ?? emptyTally(), metrics));
+    return answer;
+  }
+}
+
+/** The set of a rollup row's kind: the totals (kind 0) or the asked facet's (`f<i>`). */
+function setOfKind(request: MetricsRequest): (kind: number) => string | undefined {
+  const sets = new Map<number, string>([[KIND.all, 't']]);
+  request.facets.forEach((facet, i) => sets.set(KIND[facet], `f${i}`));
+  return (kind) => sets.get(kind);
+}
+
+/** A rollup row's value in its set: a label token's name for kind 6 (its bit), else its key. */
+const valueOfKey = (kind: number, key: string): string =>
+  kind === KIND.labels ? TAXONOMY_TOKENS[Number(key)] : key;
+
+/** Adds the rows of the scan statements (stats-metrics' own) over `filter`, times `sign`. */
+async function scanInto(
+  tallies: MetricsTallies,
+  read: ReadRows,
+  setLocal: (settings: Record<string, string>) => Promise<void>,
+  siteId: string,
+  filter: ConversationFilter,
+  request: MetricsRequest,
+  sign: 1 | -1,
+): Promise<void> {
+  const { conversions, revenue, nestedLoop } = metricsSql(siteId, filter, request);
+  if (nestedLoop) await setLocal({ enable_hashjoin: 'off', enable_mergejoin: 'off' });
+  const labels = request.facets.indexOf('labels');
+  const isLabels = (k: string) => labels >= 0 && k === `f${labels}`;
+  for (const row of await read(conversions))
+    for (const t of tallies.into(String(row.k), String(row.key), isLabels(String(row.k)))) {
+      t.total += sign * Number(row.n);
+      t.converted += sign * Number(row.converted);
+    }
+  if (request.metrics.includes('revenue'))
+    for (const row of await read(revenue))
+      for (const t of tallies.into(String(row.k), String(row.key), isLabels(String(row.k))))
+        addRevenue(
+          t,
+          String(row.currency),
+          sign * Number(row.n),
+          BigInt(sign) * BigInt(String(row.gross)),
+          BigInt(sign) * BigInt(String(row.refunded)),
+          BigInt(sign) * BigInt(String(row.net)),
+        );
+}
+
+/** Adds rollup rows of figures (`n`; `converted`, `orders`, `gross`, `refunded`, `net` as text) to a set's tally. */
+function rollupInto(t: MetricsTally, row: Record<string, unknown>, sign: 1 | -1): void {
+  if (row.n !== undefined) t.total += sign * Number(row.n);
+  if (row.converted === undefined) return;
+  t.converted += sign * Number(row.converted);
+  if (row.currency !== '' && Number(row.orders) !== 0)
+    addRevenue(
+      t,
+      String(row.currency),
+      sign * Number(row.orders),
+      BigInt(sign) * BigInt(String(row.gross)),
+      BigInt(sign) * BigInt(String(row.refunded)),
+      BigInt(sign) * BigInt(String(row.net)),
+    );
+}
+
+/**
+ * The rollups' part of a rollup plan: the conversations per set from the daily and site rollups
+ * (the series from the hourly), the converted ones and the orders from the outcome rollups,
+ * over the plan's whole days.
+ */
+async function rollupsInto(
+  tallies: MetricsTallies,
+  read: ReadRows,
+  siteId: string,
+  plan: ComparisonRollup,
+  request: MetricsRequest,
+): Promise<void> {
+  const setOf = setOfKind(request);
+  const kinds = [KIND.all, ...request.facets.map((f) => KIND[f])];
+  const add = (statement: Statement, sign: 1 | -1) =>
+    read(statement).then((found) => {
+      for (const row of found) {
+        const set = setOf(Number(row.kind));
+        if (set) rollupInto(tallies.tally(set, valueOfKey(Number(row.kind), String(row.key))), row, sign);
+      }
+    });
+  const { read: days } = plan;
+  if (days.sum === 'site') {
+    await add(siteRollupSql(siteId, kinds), 1);
+    await add(outcomeRollupSql(siteId, kinds, undefined), 1);
+    if (days.minus.length) {
+      await add(dailySql(siteId, days.minus, kinds), -1);
+      await add(outcomeRollupSql(siteId, kinds, days.minus), -1);
+    }
+  } else if (days.sum === 'days') {
+    await add(dailySql(siteId, [days.days], kinds), 1);
+    await add(outcomeRollupSql(siteId, kinds, [days.days]), 1);
+  }
+  if (request.starts.length) {
+    const range = daysRange(plan);
+    for (const statement of [
+      hourlySeriesSql(siteId, range, request.starts),
+      outcomeSeriesSql(siteId, range, request.starts),
+    ])
+      for (const row of await read(statement)) rollupInto(tallies.tally('s', String(row.b)), row, 1);
+  }
+}
+
+/** Whether every series bucket edge is on a UTC hour (the hourly outcome rollup places its rows). */
+const onTheHour = (starts: Date[]) => starts.every((s) => s.getTime() % 3_600_000 === 0);
+
+/**
+ * Reads the metrics (in the caller's transaction: its snapshot): for a filter of a window alone,
+ * the rollups over its whole days and the partial days at its ends scanned, as the comparisons
+ * read them (comparisonPlan); else, or with series edges off the hour, the matching rows.
+ */
 export async function readMetrics(
   read: ReadRows,
   setLocal: (settings: Record<string, string>) => Promise<void>,
   siteId: string,
   filter: ConversationFilter,
   request: MetricsRequest,
+  useRollups = true,
 ): Promise<MetricsAnswer> {
-  const { conversions, revenue, nestedLoop } = metricsSql(siteId, filter, request);
-  if (nestedLoop) await setLocal({ enable_hashjoin: 'off', enable_mergejoin: 'off' });
-  const tallies = new Map<string, MetricsTally>();
-  const tally = (k: string, key: string) => {
-    const id = `${k}\u0000${key}`;
-    let t = tallies.get(id);
-    if (!t) tallies.set(id, (t = emptyTally()));
-    return t;
-  };
-  for (const row of await read(conversions)) {
-    const t = tally(String(row.k), String(row.key));
-    t.total += Number(row.n);
-    t.converted += Number(row.converted);
-  }
-  if (request.metrics.includes('revenue'))
-    for (const row of await read(revenue))
-      addRevenue(
-        tally(String(row.k), String(row.key)),
-        String(row.currency),
-        Number(row.n),
-        BigInt(String(row.gross)),
-        BigInt(String(row.refunded)),
-        BigInt(String(row.net)),
-      );
-
-  const answer: MetricsAnswer = {
-    total: metricsOf(tally('t', ''), request.metrics),
-    facets: {},
-    series: [],
-  };
-  request.facets.forEach((facet: StatsFacet, i) => {
-    const values = new Map<string, CommerceMetrics>();
-    if (facet === 'labels') {
-      // A token's tally is the sum of the tallies of the label_bits values having its bit.
-      const tokens = Array.from({ length: LABEL_BITS }, emptyTally);
-      for (const [id, t] of tallies) {
-        const [k, bits] = id.split('\u0000');
-        if (k !== `f${i}`) continue;
-        const has = new Array<number>(LABEL_BITS).fill(0);
-        countBits(has, bits, 1);
-        has.forEach((on, b) => {
-          if (!on) return;
-          tokens[b].total += t.total;
-          tokens[b].converted += t.converted;
-          for (const [currency, r] of t.revenue)
-            addRevenue(tokens[b], currency, r.orders, r.gross, r.refunded, r.net);
-        });
-      }
-      tokens.forEach((t, b) => {
-        if (t.total) values.set(TAXONOMY_TOKENS[b], metricsOf(t, request.metrics));
-      });
-    } else
-      for (const [id, t] of tallies) {
-        const [k, value] = id.split('\u0000');
-        if (k === `f${i}`) values.set(value, metricsOf(t, request.metrics));
-      }
-    answer.facets[facet] = values;
-  });
-  for (let b = 1; b < request.starts.length; b++)
-    answer.series.push(metricsOf(tallies.get(`s\u0000${b}`) ?? emptyTally(), request.metrics));
-  return answer;
+  const tallies = new MetricsTallies(request);
+  const plan = await comparisonPlan(read, siteId, filter, { useRollups });
+  if (plan.source === 'rollup' && onTheHour(request.starts)) {
+    await rollupsInto(tallies, read, siteId, plan, request);
+    const within = (range: TimeRange): ConversationFilter => ({ ...filter, from: range.from, to: range.to });
+    for (const edge of plan.edges) await scanInto(tallies, read, setLocal, siteId, within(edge), request, 1);
+    for (const outside of plan.minus)
+      await scanInto(tallies, read, setLocal, siteId, within(outside), request, -1);
+  } else await scanInto(tallies, read, setLocal, siteId, filter, request, 1);
+  return tallies.answer();
 }

@@ -4,6 +4,7 @@ import {
   AGENT_ROLLUP,
   COMPARISON_ROLLUPS,
   foldSql,
+  OUTCOME_ROLLUPS,
   QUARTER_ROLLUP,
   ROLLUP_KEYS,
   ROLLUP_SUMS,
@@ -22,6 +23,7 @@ const TABLES: Array<{ table: string; keys: readonly string[]; sums: readonly str
   AGENT_ROLLUP,
   QUARTER_ROLLUP,
   ...COMPARISON_ROLLUPS,
+  ...OUTCOME_ROLLUPS,
 ];
 
 /** The names of the append-only rollup tables (the seed vacuums them after folding). */

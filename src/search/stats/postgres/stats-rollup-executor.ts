@@ -179,7 +179,7 @@ function overlap(a: TimeRange, b: TimeRange): TimeRange {
 }
 
 /** The time range of a rollup plan's whole days (what its series covers). */
-export function daysRange(plan: RollupPlan): TimeRange {
+export function daysRange(plan: Pick<RollupPlan, 'days'>): TimeRange {
   return {
     ...(plan.days.from !== undefined ? { from: `${plan.days.from}T00:00:00Z` } : {}),
     ...(plan.days.to !== undefined ? { to: `${plan.days.to}T00:00:00Z` } : {}),

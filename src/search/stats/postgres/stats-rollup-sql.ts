@@ -105,6 +105,50 @@ export function hourlySeriesSql(siteId: string, range: TimeRange, starts: Date[]
   };
 }
 
+/** The outcome rollups' figures summed over a key's rows (the amounts as exact text). */
+const OUTCOME_FIGURES = `sum(converted)::bigint AS converted, sum(orders)::bigint AS orders,
+      sum(gross)::text AS gross, sum(refunded)::text AS refunded, sum(net)::text AS net`;
+
+/**
+ * Outcome rollups (migration OutcomeRollups): per kind, key and currency, the converted
+ * conversations and the credited orders' figures, over the site's daily rows in `ranges` (UTC
+ * dates, `to` excluded, open ends allowed) or, without ranges, its all-time rows.
+ */
+export function outcomeRollupSql(
+  siteId: string,
+  kinds: number[],
+  ranges: Array<{ from?: string; to?: string }> | undefined,
+): Statement {
+  const values: unknown[] = [siteId, kinds];
+  const days = (ranges ?? []).map((r) => {
+    const where: string[] = [];
+    if (r.from !== undefined) where.push(`day >= $${values.push(r.from)}::date`);
+    if (r.to !== undefined) where.push(`day < $${values.push(r.to)}::date`);
+    return where.length ? `(${where.join(' AND ')})` : 'true';
+  });
+  const table = ranges ? 'conversation_stats_outcome_daily' : 'conversation_stats_outcome_site';
+  return {
+    text: `SELECT kind, key, currency, ${OUTCOME_FIGURES} FROM ${table}
+      WHERE site_id = $1 AND kind = ANY($2::smallint[])${ranges ? ` AND (${days.join(' OR ') || 'false'})` : ''}
+      GROUP BY kind, key, currency HAVING sum(converted) <> 0 OR sum(orders) <> 0`,
+    values,
+  };
+}
+
+/** Outcome rollups: series buckets per currency from the hourly rows over [from, to) (hour-aligned bucket starts only). */
+export function outcomeSeriesSql(siteId: string, range: TimeRange, starts: Date[]): Statement {
+  const values: unknown[] = [siteId, starts.map((s) => s.toISOString())];
+  const where = ['site_id = $1'];
+  if (range.from !== undefined) where.push(`hour >= $${values.push(range.from)}::timestamptz`);
+  if (range.to !== undefined) where.push(`hour < $${values.push(range.to)}::timestamptz`);
+  return {
+    text: `SELECT width_bucket(hour, $2::timestamptz[]) AS b, currency, ${OUTCOME_FIGURES}
+      FROM conversation_stats_outcome_hourly WHERE ${where.join(' AND ')}
+      GROUP BY 1, 2 HAVING sum(converted) <> 0 OR sum(orders) <> 0`,
+    values,
+  };
+}
+
 /** The hours holding a bucket edge that is not on the hour (each once, in order), as epoch ms. */
 export function straddledHours(starts: Date[]): number[] {
   const hours = new Set<number>();
