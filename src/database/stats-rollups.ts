@@ -87,7 +87,20 @@ export const QUARTER_ROLLUP = {
  * value, the conversations having it.
  */
 export const GROUP_DIM = { agentId: 0, agentVersionId: 1, channel: 2, language: 3 } as const;
-export const VALUE_FIELD = { messageCount: 0, quality: 1, service: 2, trust: 3 } as const;
+export const VALUE_FIELD = { messageCount: 0, quality: 1, service: 2, trust: 3, durationMs: 4 } as const;
+
+/**
+ * A conversation row's `durationMs` as the API shows it (last update minus creation, each
+ * truncated to the millisecond), in immutable functions only: the expression of the index
+ * `conversations_duration_idx` (migration DurationPercentileRollups), which holds it per bucket.
+ */
+export const DURATION_MS_SQL = `round(date_part('epoch', date_trunc('milliseconds', updated_at AT TIME ZONE 'UTC') - date_trunc('milliseconds', created_at AT TIME ZONE 'UTC')) * 1000)`;
+
+/**
+ * The duration's bucket, as the value rollups count it (field 4) and the index leads with: 16
+ * per doubling of (durationMs + 1), −1 below 0.
+ */
+export const DURATION_BUCKET_SQL = `CASE WHEN ${DURATION_MS_SQL} < 0 THEN -1 ELSE floor(ln(${DURATION_MS_SQL} + 1) * 23.083120654223414::float8) END`;
 
 const GROUP_SUMS = [
   'n',

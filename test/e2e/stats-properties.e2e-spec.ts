@@ -18,6 +18,9 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
 type Query = Record<string, string | string[]>;
 
 const DAY = 86_400_000;
+/** A conversation's duration bucket (16 per doubling of durationMs + 1), written apart from the service's. */
+const DURATION_MS = `(extract(epoch FROM date_trunc('milliseconds', updated_at) - date_trunc('milliseconds', created_at)) * 1000)::float8`;
+const DURATION_BUCKET = `CASE WHEN ${DURATION_MS} < 0 THEN -1 ELSE floor(ln(${DURATION_MS} + 1) * 23.083120654223414::float8) END`;
 const HOUR = 3_600_000;
 const WORDS = ['red', 'shoes', 'gift'];
 const AGENTS = [
@@ -622,7 +625,8 @@ describe('stats equal a brute-force count over random data, random filters and c
     const valueRecount = (byDay: boolean) => `
       SELECT site_id, ${byDay ? `(created_at AT TIME ZONE 'UTC')::date` : "'infinity'::date"} AS day, v.field, v.value, count(*) AS n
       FROM conversations CROSS JOIN LATERAL (VALUES (0::smallint, message_count::float8), (1, score_quality),
-        (2, score_service), (3, score_trust)) v(field, value) WHERE v.value IS NOT NULL GROUP BY 1, 2, 3, 4`;
+        (2, score_service), (3, score_trust), (4, ${DURATION_BUCKET})) v(field, value)
+      WHERE v.value IS NOT NULL GROUP BY 1, 2, 3, 4`;
     const valueRollup = (table: string, byDay: boolean) => `
       SELECT site_id, ${byDay ? 'day' : "'infinity'::date AS day"}, field, value, sum(n) AS n FROM ${table} GROUP BY 1, 2, 3, 4`;
     const valueCounts = await t.db.query(`

@@ -6,11 +6,11 @@ import {
 } from './shared/triggers';
 
 /** The columns of a changed conversation these rollups read, as of this migration. */
-const COLUMNS =
+export const COLUMNS =
   'site_id, created_at, agent_id, agent_version_id, channel, language, message_count, score_quality, score_service, score_trust';
 
 /** A statement's changed rows, each with its sign (+1 added, −1 removed). */
-const CHANGED = {
+export const CHANGED = {
   insert: `SELECT 1 AS sign, ${COLUMNS} FROM new_rows`,
   delete: `SELECT -1 AS sign, ${COLUMNS} FROM old_rows`,
   update: `SELECT 1 AS sign, ${COLUMNS} FROM new_rows UNION ALL SELECT -1 AS sign, ${COLUMNS} FROM old_rows`,
@@ -36,7 +36,7 @@ const GROUP_SUM_COLUMNS = `n bigint NOT NULL,
  * (0 agent, 1 agent version, 2 channel, 3 language), each score's count, exact sum and exact sum of
  * squares (`numeric`: the sample variance is then exact), appended.
  */
-function groupAppend(changed: string, fresh: boolean): string {
+export function groupAppend(changed: string, fresh: boolean): string {
   const sums = SCORES.flatMap(([name, column]) => [
     `coalesce(sum(c.sign) FILTER (WHERE c.${column} IS NOT NULL), 0)::bigint AS ${name}_n`,
     `coalesce(sum(c.sign * c.${column}::numeric), 0) AS ${name}_sum`,
@@ -70,7 +70,7 @@ function groupAppend(changed: string, fresh: boolean): string {
  * whose percentiles are read from counts (0 message count, 1 quality, 2 service, 3 trust; the
  * float8 values as stored, exact), appended.
  */
-function valueAppend(changed: string, fresh: boolean): string {
+export function valueAppend(changed: string, fresh: boolean): string {
   return `
     WITH c AS (${changed}),
     delta AS MATERIALIZED (

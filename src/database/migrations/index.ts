@@ -36,6 +36,7 @@ import { Orders1763960000000 } from './1763960000000-Orders';
 import { LivingSiteWalkIndexes1763970000000 } from './1763970000000-LivingSiteWalkIndexes';
 import { StatsGroupRollups1763980000000 } from './1763980000000-StatsGroupRollups';
 import { OutcomeRollups1763990000000 } from './1763990000000-OutcomeRollups';
+import { DurationPercentileRollups1764000000000 } from './1764000000000-DurationPercentileRollups';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -75,4 +76,5 @@ export const MIGRATIONS = [
   LivingSiteWalkIndexes1763970000000,
   StatsGroupRollups1763980000000,
   OutcomeRollups1763990000000,
+  DurationPercentileRollups1764000000000,
 ];

@@ -1,4 +1,4 @@
-import { GROUP_DIM, VALUE_FIELD } from '../../../database/stats-rollups';
+import { DURATION_BUCKET_SQL, GROUP_DIM, VALUE_FIELD } from '../../../database/stats-rollups';
 import { SqlParams, Statement } from '../../../database/sql-statement';
 import type { ConversationFilter, ScoreName } from '../../filters/filter-values';
 import { SCORE_COLUMN } from '../../filter-sql/conversation-filter-sql';
@@ -24,17 +24,22 @@ export const GROUP_COLUMN: Record<GroupBy, string> = {
   language: 'language',
 };
 
-/** The percentile fields the value rollups count (durationMs has no bounded domain: a scan). */
+/**
+ * The percentile fields the value rollups count: the message count and the scores by value,
+ * durationMs by bucket (its values have no bounded domain; stats-percentiles.ts finds the value
+ * at a rank inside its bucket).
+ */
 export const ROLLED_UP_FIELDS: ReadonlySet<PercentileField> = new Set(
   Object.keys(VALUE_FIELD) as PercentileField[],
 );
 
-/** A field's value on a conversation row, as the value rollups store it. */
+/** A field's value on a conversation row, as the value rollups store it (durationMs: its bucket). */
 const VALUE_COLUMN: Record<keyof typeof VALUE_FIELD, string> = {
   messageCount: 'message_count::float8',
   quality: SCORE_COLUMN.quality,
   service: SCORE_COLUMN.service,
   trust: SCORE_COLUMN.trust,
+  durationMs: DURATION_BUCKET_SQL,
 };
 
 /**

@@ -1,3 +1,4 @@
+import { DURATION_BUCKET_SQL, DURATION_MS_SQL } from '../../../database/stats-rollups';
 import type { Statement } from '../../../database/sql-statement';
 import type { ConversationFilter } from '../../filters/filter-values';
 import { SCORE_COLUMN } from '../../filter-sql/conversation-filter-sql';
@@ -14,15 +15,38 @@ export const PERCENTS = [50, 90, 95, 99] as const;
  * API shows it: last update minus creation, each truncated to the millisecond (as a JS Date is).
  * It is computed in float8, not numeric (`extract` is numeric: twice the time per row): the
  * difference of the truncated instants is a whole number of milliseconds, which `date_part`'s
- * seconds times 1000 come within far less than 0.5 ms of, so `round` gives it exactly.
+ * seconds times 1000 come within far less than 0.5 ms of, so `round` gives it exactly. It is the
+ * expression of the duration index (DURATION_MS_SQL).
  */
 const FIELD_SQL: Record<PercentileField, string> = {
-  durationMs: `round(date_part('epoch', date_trunc('milliseconds', updated_at) - date_trunc('milliseconds', created_at)) * 1000)`,
+  durationMs: DURATION_MS_SQL,
   messageCount: 'message_count::float8',
   quality: SCORE_COLUMN.quality,
   service: SCORE_COLUMN.service,
   trust: SCORE_COLUMN.trust,
 };
+
+/**
+ * The value at 0-based position `offset` among the durations of the window's conversations in
+ * one duration bucket, in order: a walk of that bucket's entries of `conversations_duration_idx`
+ * (site, bucket, durationMs, with the creation time), index-only.
+ */
+export function durationInBucketSql(
+  siteId: string,
+  range: { from?: string; to?: string },
+  bucket: number,
+  offset: number,
+): Statement {
+  const values: unknown[] = [siteId, bucket, offset];
+  const where = ['site_id = $1', `${DURATION_BUCKET_SQL} = $2::float8`];
+  if (range.from !== undefined) where.push(`created_at >= $${values.push(range.from)}::timestamptz`);
+  if (range.to !== undefined) where.push(`created_at < $${values.push(range.to)}::timestamptz`);
+  return {
+    text: `SELECT ${DURATION_MS_SQL} AS v FROM conversations WHERE ${where.join(' AND ')}
+      ORDER BY ${DURATION_MS_SQL} OFFSET $3 LIMIT 1`,
+    values,
+  };
+}
 
 /** The nearest rank of p % among n values, ceil(p·n/100), in integers (n below 2^53 / 100). */
 export function nearestRank(percent: number, n: number): number {
@@ -114,15 +138,33 @@ export async function readPercentiles(
     cum: Number(r.cum),
     n: Number(r.n),
   }));
-  const at = (i: number, percent: number): number | null => {
-    const row = rows.find((r) => {
-      if (r.k !== i) return false;
-      const rank = nearestRank(percent, r.n);
-      return r.cum >= rank && r.cum - r.c < rank;
-    });
-    return row ? row.v : null;
+  const rowAt = (i: number, rank: (n: number) => number) =>
+    rows.find((r) => r.k === i && r.cum >= rank(r.n) && r.cum - r.c < rank(r.n));
+  // durationMs from the rollups: its rows are buckets; the value at the rank is read inside the bucket.
+  const inBucket = new Map<string, Promise<number | null>>();
+  const valueAt = (
+    f: PercentileField,
+    i: number,
+    percent: number,
+  ): Promise<number | null> | number | null => {
+    const row = rowAt(i, (n) => nearestRank(percent, n));
+    if (!row) return null;
+    if (f !== 'durationMs' || !fromRollups.includes(f)) return row.v;
+    const offset = nearestRank(percent, row.n) - (row.cum - row.c) - 1;
+    const id = `${row.v}:${offset}`;
+    if (!inBucket.has(id))
+      inBucket.set(
+        id,
+        read(durationInBucketSql(siteId, { from: filter.from, to: filter.to }, row.v, offset)).then(
+          ([found]) => (found ? Number(found.v) : null),
+        ),
+      );
+    return inBucket.get(id)!;
   };
-  return Object.fromEntries(
-    fields.map((f, i) => [f, { p50: at(i, 50), p90: at(i, 90), p95: at(i, 95), p99: at(i, 99) }]),
-  );
+  const answer: Partial<Record<PercentileField, Percentiles>> = {};
+  for (const [i, f] of fields.entries()) {
+    const [p50, p90, p95, p99] = await Promise.all(PERCENTS.map((p) => valueAt(f, i, p)));
+    answer[f] = { p50, p90, p95, p99 };
+  }
+  return answer;
 }
