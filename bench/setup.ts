@@ -1,7 +1,8 @@
 /**
  * `npm run bench:setup`: makes the bench data with the service's own CLI: two organizations
  * with one site each (the benched site and another one in the same table, so the site filter
- * matters), BENCH_CONVERSATIONS conversations seeded in each (default 1,000,000), then ANALYZE.
+ * matters), BENCH_CONVERSATIONS conversations seeded in the benched site (default 1,000,000) and
+ * BENCH_OTHER_CONVERSATIONS in the other (default as many), then ANALYZE.
  * The benched site also gets orders (`--orders-share`, BENCH_ORDERS_SHARE, default 0.12: the
  * seeder writes 2.5 orders per conversation of that share, its own and the rest of the store's,
  * so 300,000 at 1,000,000 as outcomes-v1 §7 benches), hashed under the bench's VISITOR_ID_KEY.
@@ -36,6 +37,8 @@ async function main(): Promise<void> {
   const env = benchEnv();
   const databaseUrl = env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   const conversations = numberFrom(env, 'BENCH_CONVERSATIONS', 1_000_000);
+  // The other site's size (default the same): a smaller one builds a large benched site sooner.
+  const otherConversations = numberFrom(env, 'BENCH_OTHER_CONVERSATIONS', conversations);
   const days = numberFrom(env, 'BENCH_DAYS', 90);
   const ordersShare = numberFrom(env, 'BENCH_ORDERS_SHARE', 0.12);
   const childEnv = { ...process.env, DATABASE_URL: databaseUrl, VISITOR_ID_KEY: BENCH_VISITOR_ID_KEY };
@@ -67,13 +70,12 @@ async function main(): Promise<void> {
   for (const site of [bench.site.id, other.site.id]) {
     const start = process.hrtime.bigint();
     const orders = site === bench.site.id ? ['--orders-share', String(ordersShare)] : [];
+    const count = site === bench.site.id ? conversations : otherConversations;
     cli(
-      ['seed', '--site', site, '--conversations', String(conversations), '--days', String(days), ...orders],
+      ['seed', '--site', site, '--conversations', String(count), '--days', String(days), ...orders],
       childEnv,
     );
-    console.log(
-      `seeded ${conversations} conversations in ${site} in ${(elapsedMs(start) / 1000).toFixed(1)} s`,
-    );
+    console.log(`seeded ${count} conversations in ${site} in ${(elapsedMs(start) / 1000).toFixed(1)} s`);
   }
 
   const dataSource = createDataSource(databaseUrl, { poolSize: 1, applicationName: 'bench-setup' });
