@@ -46,7 +46,7 @@ const STATEMENTS: Record<string, [up: string, down: string]> = {
   LivingSiteWalkIndexes1763970000000: ['49faedeb11f54379', '2395a6de7fb599eb'],
   StatsGroupRollups1763980000000: ['fb4d8060be352e89', '2384c8d4d4ab83e7'],
   OutcomeRollups1763990000000: ['196f17d2d4f7dc8e', 'd85ab1059e013b43'],
-  DurationPercentileRollups1764000000000: ['5f4963fc3af3515c', 'bb12e6d73542d8c0'],
+  DurationPercentileRollups1764000000000: ['025d8f1616b07e51', 'bb12e6d73542d8c0'],
 };
 
 /** The statements `run` sends, each with its parameters, through a QueryRunner that only records. */

@@ -29,7 +29,7 @@ const FIELD_SQL: Record<PercentileField, string> = {
 /**
  * The value at 0-based position `offset` among the durations of the window's conversations in
  * one duration bucket, in order: a walk of that bucket's entries of `conversations_duration_idx`
- * (site, bucket, durationMs, with the creation time), index-only.
+ * (site, bucket, durationMs, with the creation and update times: index-only), index-only.
  */
 export function durationInBucketSql(
   siteId: string,
@@ -140,30 +140,31 @@ export async function readPercentiles(
   }));
   const rowAt = (i: number, rank: (n: number) => number) =>
     rows.find((r) => r.k === i && r.cum >= rank(r.n) && r.cum - r.c < rank(r.n));
-  // durationMs from the rollups: its rows are buckets; the value at the rank is read inside the bucket.
-  const inBucket = new Map<string, Promise<number | null>>();
-  const valueAt = (
-    f: PercentileField,
-    i: number,
-    percent: number,
-  ): Promise<number | null> | number | null => {
+  // durationMs from the rollups: its rows are buckets; the value at the rank is read inside the
+  // bucket, one statement at a time (the transaction's one connection).
+  const inBucket = new Map<string, number | null>();
+  const valueAt = async (f: PercentileField, i: number, percent: number): Promise<number | null> => {
     const row = rowAt(i, (n) => nearestRank(percent, n));
     if (!row) return null;
     if (f !== 'durationMs' || !fromRollups.includes(f)) return row.v;
     const offset = nearestRank(percent, row.n) - (row.cum - row.c) - 1;
     const id = `${row.v}:${offset}`;
-    if (!inBucket.has(id))
-      inBucket.set(
-        id,
-        read(durationInBucketSql(siteId, { from: filter.from, to: filter.to }, row.v, offset)).then(
-          ([found]) => (found ? Number(found.v) : null),
-        ),
+    if (!inBucket.has(id)) {
+      const [found] = await read(
+        durationInBucketSql(siteId, { from: filter.from, to: filter.to }, row.v, offset),
       );
+      inBucket.set(id, found ? Number(found.v) : null);
+    }
     return inBucket.get(id)!;
   };
   const answer: Partial<Record<PercentileField, Percentiles>> = {};
   for (const [i, f] of fields.entries()) {
-    const [p50, p90, p95, p99] = await Promise.all(PERCENTS.map((p) => valueAt(f, i, p)));
+    const [p50, p90, p95, p99] = [
+      await valueAt(f, i, 50),
+      await valueAt(f, i, 90),
+      await valueAt(f, i, 95),
+      await valueAt(f, i, 99),
+    ];
     answer[f] = { p50, p90, p95, p99 };
   }
   return answer;
