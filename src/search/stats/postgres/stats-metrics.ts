@@ -167,14 +167,20 @@ async function scanInto(
   if (request.metrics.includes('revenue'))
     for (const row of await read(revenue))
       for (const t of tallies.into(String(row.k), String(row.key), isLabels(String(row.k))))
-        addRevenue(
-          t,
-          String(row.currency),
-          sign * Number(row.n),
-          BigInt(sign) * BigInt(String(row.gross)),
-          BigInt(sign) * BigInt(String(row.refunded)),
-          BigInt(sign) * BigInt(String(row.net)),
-        );
+        revenueInto(t, row, Number(row.n), sign);
+}
+
+/** Adds a row's orders of one currency (`currency`; `gross`, `refunded`, `net` as text) to a tally, times `sign`. */
+function revenueInto(t: MetricsTally, row: Record<string, unknown>, orders: number, sign: 1 | -1): void {
+  const signed = (v: unknown) => BigInt(sign) * BigInt(String(v));
+  addRevenue(
+    t,
+    String(row.currency),
+    sign * orders,
+    signed(row.gross),
+    signed(row.refunded),
+    signed(row.net),
+  );
 }
 
 /** Adds rollup rows of figures (`n`; `converted`, `orders`, `gross`, `refunded`, `net` as text) to a set's tally. */
@@ -182,15 +188,7 @@ function rollupInto(t: MetricsTally, row: Record<string, unknown>, sign: 1 | -1)
   if (row.n !== undefined) t.total += sign * Number(row.n);
   if (row.converted === undefined) return;
   t.converted += sign * Number(row.converted);
-  if (row.currency !== '' && Number(row.orders) !== 0)
-    addRevenue(
-      t,
-      String(row.currency),
-      sign * Number(row.orders),
-      BigInt(sign) * BigInt(String(row.gross)),
-      BigInt(sign) * BigInt(String(row.refunded)),
-      BigInt(sign) * BigInt(String(row.net)),
-    );
+  if (row.currency !== '' && Number(row.orders) !== 0) revenueInto(t, row, Number(row.orders), sign);
 }
 
 /**
