@@ -130,29 +130,15 @@ export class OutcomeRollups1763990000000 implements MigrationInterface {
   name = 'OutcomeRollups1763990000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`
-      CREATE TABLE conversation_stats_outcome_daily (
+    for (const [table, keyColumns] of [
+      ['conversation_stats_outcome_daily', 'day date NOT NULL, kind smallint NOT NULL, key text NOT NULL,'],
+      ['conversation_stats_outcome_site', 'kind smallint NOT NULL, key text NOT NULL,'],
+      ['conversation_stats_outcome_hourly', 'hour timestamptz NOT NULL,'],
+    ])
+      await q.query(`
+      CREATE TABLE ${table} (
         site_id text NOT NULL,
-        day date NOT NULL,
-        kind smallint NOT NULL,
-        key text NOT NULL,
-        currency text NOT NULL,
-        ${SUM_COLUMNS}
-        fresh boolean NOT NULL DEFAULT false
-      )`);
-    await q.query(`
-      CREATE TABLE conversation_stats_outcome_site (
-        site_id text NOT NULL,
-        kind smallint NOT NULL,
-        key text NOT NULL,
-        currency text NOT NULL,
-        ${SUM_COLUMNS}
-        fresh boolean NOT NULL DEFAULT false
-      )`);
-    await q.query(`
-      CREATE TABLE conversation_stats_outcome_hourly (
-        site_id text NOT NULL,
-        hour timestamptz NOT NULL,
+        ${keyColumns}
         currency text NOT NULL,
         ${SUM_COLUMNS}
         fresh boolean NOT NULL DEFAULT false

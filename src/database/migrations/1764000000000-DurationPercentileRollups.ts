@@ -31,26 +31,15 @@ const DURATION_FIELD = 4;
 
 /**
  * The value rollups' deltas of the changed rows `c`, as migration StatsGroupRollups appends them,
- * with the duration's bucket as field 4.
+ * with the duration's bucket as field 4 after the scores in their VALUES list.
  */
 function valueAppend(changed: string, fresh: boolean): string {
+  const scores = '(3, c.score_trust)\n';
+  const before = valueAppendBefore(changed, fresh);
+  if (!before.includes(scores))
+    throw new Error('DurationPercentileRollups: the value rollups are not as expected');
   const bucket = BUCKET.replace(/\b(updated_at|created_at)\b/g, 'c.$1');
-  return `
-    WITH c AS (${changed}),
-    delta AS MATERIALIZED (
-      SELECT c.site_id, (c.created_at AT TIME ZONE 'UTC')::date AS day, v.field, v.value, sum(c.sign)::bigint AS n
-      FROM c CROSS JOIN LATERAL (VALUES
-        (0::smallint, c.message_count::float8), (1, c.score_quality), (2, c.score_service), (3, c.score_trust),
-        (${DURATION_FIELD}, ${bucket})
-      ) v(field, value)
-      WHERE v.value IS NOT NULL
-      GROUP BY 1, 2, 3, 4 HAVING sum(c.sign) <> 0
-    ), daily AS (
-      INSERT INTO conversation_stats_value_daily (site_id, day, field, value, n, fresh)
-      SELECT site_id, day, field, value, n, ${fresh} FROM delta
-    )
-    INSERT INTO conversation_stats_value_site (site_id, field, value, n, fresh)
-    SELECT site_id, field, value, sum(n), ${fresh} FROM delta GROUP BY site_id, field, value HAVING sum(n) <> 0`;
+  return before.replace(scores, `(3, c.score_trust), (${DURATION_FIELD}, ${bucket})\n`);
 }
 
 /**
