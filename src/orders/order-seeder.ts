@@ -42,7 +42,11 @@ export class OrderSeeder {
     const { siteId, share } = options;
     // The conversations and messages were just written: without fresh statistics PostgreSQL
     // reads a conversation's product cards by a scan of every message (autovacuum may be off).
-    await this.dataSource.query(`ANALYZE conversations, messages`);
+    // A batch job's statement, as the pages below: no statement timeout (seconds at millions).
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL statement_timeout = 0`);
+      await manager.query(`ANALYZE conversations, messages`);
+    });
     let after: { createdAt: Date; id: string } | undefined;
     let page = 0;
     for (;;) {
