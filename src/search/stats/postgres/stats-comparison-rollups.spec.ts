@@ -79,9 +79,11 @@ describe('the rollup statements carry exactly the parameters they use, whatever 
     expectParametersUsed(valueCountsRollupSql('site_a', plan, ['durationMs', 'messageCount', 'trust']));
   });
 
-  it("numbers each rollup field by its index among the asked fields (durationMs's is the scan's)", async () => {
+  it('numbers each rollup field by its index among the asked fields (durationMs counted by its bucket, field 4)', async () => {
     const plan = await rollupPlan(emptyFilter());
     const { text } = valueCountsRollupSql('site_a', plan, ['durationMs', 'messageCount', 'trust']);
-    expect(text).toMatch(/CASE p\.field WHEN 0 THEN 1 WHEN 3 THEN 2 END/);
+    expect(text).toMatch(/CASE p\.field WHEN 4 THEN 0 WHEN 0 THEN 1 WHEN 3 THEN 2 END/);
+    const { text: later } = valueCountsRollupSql('site_a', plan, ['trust', 'durationMs']);
+    expect(later).toMatch(/CASE p\.field WHEN 3 THEN 0 WHEN 4 THEN 1 END/);
   });
 });
