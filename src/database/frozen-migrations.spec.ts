@@ -45,7 +45,7 @@ const STATEMENTS: Record<string, [up: string, down: string]> = {
   Orders1763960000000: ['c91773ae19b94219', '85547f2c66a5452a'],
   LivingSiteWalkIndexes1763970000000: ['49faedeb11f54379', '2395a6de7fb599eb'],
   StatsGroupRollups1763980000000: ['fb4d8060be352e89', '2384c8d4d4ab83e7'],
-  OutcomeRollups1763990000000: ['2b0c733182a80747', 'd85ab1059e013b43'],
+  OutcomeRollups1763990000000: ['485995914c4d6b93', 'd85ab1059e013b43'],
   DurationPercentileRollups1764000000000: ['2a48b55a70907ab3', 'bb12e6d73542d8c0'],
 };
 

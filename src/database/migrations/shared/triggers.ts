@@ -51,10 +51,19 @@ export async function createCommitStamp(
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${name}()`);
 }
 
-/** A rollup trigger function running `body` (its statements joined by the caller), then `RETURN NULL`. */
-export function rollupTriggerFunction(create: FunctionCreate, name: string, body: string): string {
+/**
+ * A rollup trigger function running `body` (its statements joined by the caller), then `RETURN
+ * NULL`; `settings` (for instance ` SET jit = off`) are the function's own configuration, text
+ * that callers before it never passed.
+ */
+export function rollupTriggerFunction(
+  create: FunctionCreate,
+  name: string,
+  body: string,
+  settings = '',
+): string {
   return `
-        ${create} FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        ${create} FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql${settings} AS $fn$
         BEGIN
           ${body};
           RETURN NULL;
