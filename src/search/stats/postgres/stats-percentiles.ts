@@ -29,7 +29,7 @@ const FIELD_SQL: Record<PercentileField, string> = {
 /**
  * The value at 0-based position `offset` among the durations of the window's conversations in
  * one duration bucket, in order: a walk of that bucket's entries of `conversations_duration_idx`
- * (site, bucket, durationMs, with the creation and update times: index-only), index-only.
+ * (site, bucket, durationMs, with the creation and update times), index-only.
  */
 export function durationInBucketSql(
   siteId: string,
