@@ -712,10 +712,15 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
         const ids: string[] = (
           await db.query(`SELECT id FROM conversations WHERE site_id = $1`, [big.site.id])
         ).map((r: { id: string }) => r.id);
+        // A fixture, not a measurement: no statement timeout (a 2,000-row title update rewrites
+        // every index entry and posting of its rows, seconds on a loaded machine).
         for (let i = 0; i < ids.length; i += 2000)
-          await db.query(`UPDATE conversations SET title = title || ' Capword' WHERE id = ANY($1::text[])`, [
-            ids.slice(i, i + 2000),
-          ]);
+          await db.transaction(async (m) => {
+            await m.query(`SET LOCAL statement_timeout = 0`);
+            await m.query(`UPDATE conversations SET title = title || ' Capword' WHERE id = ANY($1::text[])`, [
+              ids.slice(i, i + 2000),
+            ]);
+          });
         const engine = t.app.get(PostgresConversationSearch);
         expect(
           await engine.planner.postings(big.site.id, { ...emptyFilter(), keywords: ['capword'] }, tuned()),
