@@ -160,24 +160,14 @@ export class OutcomeRollups1763990000000 implements MigrationInterface {
     }
     const conversations = changedRows(CONVERSATION_COLUMNS, CONVERSATION_KEYS);
     const orders = changedRows(`id, ${ORDER_COLUMNS}`, ORDER_KEYS);
-    for (const op of ['insert', 'update', 'delete'] as const) {
-      await q.query(
-        rollupTriggerFunction(
-          'CREATE',
-          `conversation_stats_outcomes_on_${op}`,
-          outcomeAppend(conversationLines(conversations[op]), true),
-          NO_JIT,
-        ),
-      );
-      await q.query(
-        rollupTriggerFunction(
-          'CREATE',
-          `order_stats_outcomes_on_${op}`,
-          outcomeAppend(orderLines(orders[op]), true),
-          NO_JIT,
-        ),
-      );
-    }
+    for (const op of ['insert', 'update', 'delete'] as const)
+      for (const [prefix, lines] of [
+        ['conversation_stats_outcomes', conversationLines(conversations[op])],
+        ['order_stats_outcomes', orderLines(orders[op])],
+      ])
+        await q.query(
+          rollupTriggerFunction('CREATE', `${prefix}_on_${op}`, outcomeAppend(lines, true), NO_JIT),
+        );
     for (const [table, prefix] of [
       ['conversations', 'conversation_stats_outcomes'],
       ['orders', 'order_stats_outcomes'],

@@ -12,6 +12,7 @@ import {
   MetricsTally,
 } from '../commerce-metrics';
 import type { StatsFacet } from '../conversation-stats';
+import { HOUR_MS } from '../series-buckets';
 import { comparisonPlan } from './stats-comparison-rollups';
 import { countBits } from './stats-parts';
 import type { ComparisonRollup } from './stats-plan';
@@ -183,13 +184,19 @@ function revenueInto(t: MetricsTally, row: Record<string, unknown>, orders: numb
   );
 }
 
-/** Adds rollup rows of figures (`n`; `converted`, `orders`, `gross`, `refunded`, `net` as text) to a set's tally. */
-function rollupInto(t: MetricsTally, row: Record<string, unknown>, sign: 1 | -1): void {
-  if (row.n !== undefined) t.total += sign * Number(row.n);
-  if (row.converted === undefined) return;
+/** How a rollup row adds to a set's tally, times `sign`. */
+type RollupInto = (t: MetricsTally, row: Record<string, unknown>, sign: 1 | -1) => void;
+
+/** A row of the daily, site or hourly rollups: its conversations (`n`). */
+const conversationsInto: RollupInto = (t, row, sign) => {
+  t.total += sign * Number(row.n);
+};
+
+/** A row of the outcome rollups: its converted conversations (currency ''), or one currency's orders. */
+const outcomesInto: RollupInto = (t, row, sign) => {
   t.converted += sign * Number(row.converted);
   if (row.currency !== '' && Number(row.orders) !== 0) revenueInto(t, row, Number(row.orders), sign);
-}
+};
 
 /**
  * The rollups' part of a rollup plan: the conversations per set from the daily and site rollups
@@ -205,37 +212,35 @@ async function rollupsInto(
 ): Promise<void> {
   const setOf = setOfKind(request);
   const kinds = [KIND.all, ...request.facets.map((f) => KIND[f])];
-  const add = (statement: Statement, sign: 1 | -1) =>
-    read(statement).then((found) => {
-      for (const row of found) {
-        const set = setOf(Number(row.kind));
-        if (set) rollupInto(tallies.tally(set, valueOfKey(Number(row.kind), String(row.key))), row, sign);
-      }
-    });
+  const add = async (statement: Statement, into: RollupInto, sign: 1 | -1) => {
+    for (const row of await read(statement)) {
+      const set = setOf(Number(row.kind));
+      if (set) into(tallies.tally(set, valueOfKey(Number(row.kind), String(row.key))), row, sign);
+    }
+  };
   const { read: days } = plan;
   if (days.sum === 'site') {
-    await add(siteRollupSql(siteId, kinds), 1);
-    await add(outcomeRollupSql(siteId, kinds, undefined), 1);
+    await add(siteRollupSql(siteId, kinds), conversationsInto, 1);
+    await add(outcomeRollupSql(siteId, kinds, undefined), outcomesInto, 1);
     if (days.minus.length) {
-      await add(dailySql(siteId, days.minus, kinds), -1);
-      await add(outcomeRollupSql(siteId, kinds, days.minus), -1);
+      await add(dailySql(siteId, days.minus, kinds), conversationsInto, -1);
+      await add(outcomeRollupSql(siteId, kinds, days.minus), outcomesInto, -1);
     }
   } else if (days.sum === 'days') {
-    await add(dailySql(siteId, [days.days], kinds), 1);
-    await add(outcomeRollupSql(siteId, kinds, [days.days]), 1);
+    await add(dailySql(siteId, [days.days], kinds), conversationsInto, 1);
+    await add(outcomeRollupSql(siteId, kinds, [days.days]), outcomesInto, 1);
   }
   if (request.starts.length) {
     const range = daysRange(plan);
-    for (const statement of [
-      hourlySeriesSql(siteId, range, request.starts),
-      outcomeSeriesSql(siteId, range, request.starts),
-    ])
-      for (const row of await read(statement)) rollupInto(tallies.tally('s', String(row.b)), row, 1);
+    for (const row of await read(hourlySeriesSql(siteId, range, request.starts)))
+      conversationsInto(tallies.tally('s', String(row.b)), row, 1);
+    for (const row of await read(outcomeSeriesSql(siteId, range, request.starts)))
+      outcomesInto(tallies.tally('s', String(row.b)), row, 1);
   }
 }
 
 /** Whether every series bucket edge is on a UTC hour (the hourly outcome rollup places its rows). */
-const onTheHour = (starts: Date[]) => starts.every((s) => s.getTime() % 3_600_000 === 0);
+const onTheHour = (starts: Date[]) => starts.every((s) => s.getTime() % HOUR_MS === 0);
 
 /**
  * Reads the metrics (in the caller's transaction: its snapshot): for a filter of a window alone,

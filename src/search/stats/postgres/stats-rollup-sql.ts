@@ -16,6 +16,25 @@ export interface TimeRange {
   to?: string;
 }
 
+/** `day` conditions over UTC day ranges ([from, to), open ends allowed; none: false), parameters appended to `values`. */
+function dayRanges(values: unknown[], ranges: Array<{ from?: string; to?: string }>): string {
+  const ors = ranges.map((r) => {
+    const where: string[] = [];
+    if (r.from !== undefined) where.push(`day >= $${values.push(r.from)}::date`);
+    if (r.to !== undefined) where.push(`day < $${values.push(r.to)}::date`);
+    return where.length ? `(${where.join(' AND ')})` : 'true';
+  });
+  return `(${ors.join(' OR ') || 'false'})`;
+}
+
+/** Conditions of `column` (a timestamptz) over [from, to) (open ends allowed), parameters appended to `values`. */
+function timeRange(values: unknown[], range: TimeRange, column = 'hour'): string[] {
+  return [
+    ...(range.from !== undefined ? [`${column} >= $${values.push(range.from)}::timestamptz`] : []),
+    ...(range.to !== undefined ? [`${column} < $${values.push(range.to)}::timestamptz`] : []),
+  ];
+}
+
 /** Rollup: the first and last UTC day the site's daily rollup holds. */
 export function daySpanSql(siteId: string): Statement {
   return {
@@ -52,15 +71,10 @@ export function dailySql(
   kinds: number[],
 ): Statement {
   const values: unknown[] = [siteId, kinds];
-  const ors = ranges.map((r) => {
-    const where: string[] = [];
-    if (r.from !== undefined) where.push(`day >= $${values.push(r.from)}::date`);
-    if (r.to !== undefined) where.push(`day < $${values.push(r.to)}::date`);
-    return where.length ? `(${where.join(' AND ')})` : 'true';
-  });
+  const days = dayRanges(values, ranges);
   return {
     text: `SELECT kind, key, sum(n)::bigint AS n FROM conversation_stats_daily
-      WHERE site_id = $1 AND kind = ANY($2::smallint[]) AND (${ors.join(' OR ') || 'false'}) GROUP BY kind, key`,
+      WHERE site_id = $1 AND kind = ANY($2::smallint[]) AND ${days} GROUP BY kind, key`,
     values,
   };
 }
@@ -77,9 +91,7 @@ export function siteRollupSql(siteId: string, kinds: number[]): Statement {
 /** Rollup: each score's count and exact sum over [from, to) from the hourly rows. */
 export function scoreSumsSql(siteId: string, range: TimeRange): Statement {
   const values: unknown[] = [siteId];
-  const where = ['site_id = $1'];
-  if (range.from !== undefined) where.push(`hour >= $${values.push(range.from)}::timestamptz`);
-  if (range.to !== undefined) where.push(`hour < $${values.push(range.to)}::timestamptz`);
+  const where = ['site_id = $1', ...timeRange(values, range)];
   return {
     text: `SELECT sum(quality_n)::bigint AS quality_n, sum(quality_sum)::text AS quality_sum,
       sum(service_n)::bigint AS service_n, sum(service_sum)::text AS service_sum,
@@ -92,9 +104,7 @@ export function scoreSumsSql(siteId: string, range: TimeRange): Statement {
 /** Rollup: series buckets from the hourly rows over [from, to) (hour-aligned bucket starts only). */
 export function hourlySeriesSql(siteId: string, range: TimeRange, starts: Date[]): Statement {
   const values: unknown[] = [siteId, starts.map((s) => s.toISOString())];
-  const where = ['site_id = $1'];
-  if (range.from !== undefined) where.push(`hour >= $${values.push(range.from)}::timestamptz`);
-  if (range.to !== undefined) where.push(`hour < $${values.push(range.to)}::timestamptz`);
+  const where = ['site_id = $1', ...timeRange(values, range)];
   return {
     text: `SELECT width_bucket(hour, $2::timestamptz[]) AS b, sum(n)::bigint AS n, sum(labeled)::bigint AS labeled,
       sum(quality_n)::bigint AS quality_n, sum(quality_sum)::text AS quality_sum,
@@ -120,16 +130,11 @@ export function outcomeRollupSql(
   ranges: Array<{ from?: string; to?: string }> | undefined,
 ): Statement {
   const values: unknown[] = [siteId, kinds];
-  const days = (ranges ?? []).map((r) => {
-    const where: string[] = [];
-    if (r.from !== undefined) where.push(`day >= $${values.push(r.from)}::date`);
-    if (r.to !== undefined) where.push(`day < $${values.push(r.to)}::date`);
-    return where.length ? `(${where.join(' AND ')})` : 'true';
-  });
+  const days = ranges ? ` AND ${dayRanges(values, ranges)}` : '';
   const table = ranges ? 'conversation_stats_outcome_daily' : 'conversation_stats_outcome_site';
   return {
     text: `SELECT kind, key, currency, ${OUTCOME_FIGURES} FROM ${table}
-      WHERE site_id = $1 AND kind = ANY($2::smallint[])${ranges ? ` AND (${days.join(' OR ') || 'false'})` : ''}
+      WHERE site_id = $1 AND kind = ANY($2::smallint[])${days}
       GROUP BY kind, key, currency HAVING sum(converted) <> 0 OR sum(orders) <> 0`,
     values,
   };
@@ -138,9 +143,7 @@ export function outcomeRollupSql(
 /** Outcome rollups: series buckets per currency from the hourly rows over [from, to) (hour-aligned bucket starts only). */
 export function outcomeSeriesSql(siteId: string, range: TimeRange, starts: Date[]): Statement {
   const values: unknown[] = [siteId, starts.map((s) => s.toISOString())];
-  const where = ['site_id = $1'];
-  if (range.from !== undefined) where.push(`hour >= $${values.push(range.from)}::timestamptz`);
-  if (range.to !== undefined) where.push(`hour < $${values.push(range.to)}::timestamptz`);
+  const where = ['site_id = $1', ...timeRange(values, range)];
   return {
     text: `SELECT width_bucket(hour, $2::timestamptz[]) AS b, currency, ${OUTCOME_FIGURES}
       FROM conversation_stats_outcome_hourly WHERE ${where.join(' AND ')}
@@ -169,12 +172,10 @@ export function quarterSeriesSql(siteId: string, range: TimeRange, starts: Date[
   const iso = (t: number) => new Date(t).toISOString();
   const quarters = hours.flatMap((h) => [0, 1, 2, 3].map((k) => iso(h + (k * HOUR_MS) / 4)));
   const values: unknown[] = [siteId, starts.map((s) => s.toISOString()), hours.map(iso), quarters];
-  const within = (column: string) => {
-    const where: string[] = [];
-    if (range.from !== undefined) where.push(`${column} >= $${values.push(range.from)}::timestamptz`);
-    if (range.to !== undefined) where.push(`${column} < $${values.push(range.to)}::timestamptz`);
-    return where.map((w) => ` AND ${w}`).join('');
-  };
+  const within = (column: string) =>
+    timeRange(values, range, column)
+      .map((w) => ` AND ${w}`)
+      .join('');
   const sums = `n, labeled, quality_n, quality_sum, service_n, service_sum, trust_n, trust_sum`;
   return {
     text: `SELECT width_bucket(at, $2::timestamptz[]) AS b, sum(n)::bigint AS n, sum(labeled)::bigint AS labeled,
@@ -239,10 +240,7 @@ export type RowScope = CellFilter & TimeRange;
 
 /** Conditions on conversations for a row scope. */
 function scopeConditions(scope: RowScope, values: unknown[]): string[] {
-  const where = cellConditions(scope, values, true);
-  if (scope.from !== undefined) where.push(`created_at >= $${values.push(scope.from)}::timestamptz`);
-  if (scope.to !== undefined) where.push(`created_at < $${values.push(scope.to)}::timestamptz`);
-  return where;
+  return [...cellConditions(scope, values, true), ...timeRange(values, scope, 'created_at')];
 }
 
 /**
