@@ -82,7 +82,9 @@ describe('Authentication (contract "Authentication")', () => {
       } as never);
       await expect(service.authenticate('sak_short')).rejects.toMatchObject({ code: 'unauthorized' });
       const wellFormedUnknown = generateSecret();
-      await expect(service.authenticate(wellFormedUnknown.slice(0, -1) + '0')).rejects.toMatchObject({
+      // A wrong checksum: the last character changed (to '1' where it was '0', so it always differs).
+      const wrongChecksum = wellFormedUnknown.slice(0, -1) + (wellFormedUnknown.endsWith('0') ? '1' : '0');
+      await expect(service.authenticate(wrongChecksum)).rejects.toMatchObject({
         code: 'unauthorized',
       });
       await expect(service.authenticate(wellFormedUnknown)).rejects.toThrow('looked up');
