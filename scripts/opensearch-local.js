@@ -133,7 +133,7 @@ function pidOf(node) {
 }
 
 /** Starts one node in the background (kept if its recorded process is alive); returns its pid. */
-function startNode(cluster, node, { heap = '1g', clusterName = 'sa-local' } = {}) {
+function startNode(cluster, node, { heap = '1g', clusterName = 'sa-local', javaOptions = [] } = {}) {
   const running = pidOf(node);
   if (running) return running;
   fs.mkdirSync(node.home, { recursive: true });
@@ -144,6 +144,7 @@ function startNode(cluster, node, { heap = '1g', clusterName = 'sa-local' } = {}
     '-XX:+UseG1GC',
     '-Djava.awt.headless=true',
     '-Dlog4j2.formatMsgNoLookups=true',
+    ...javaOptions,
     '-cp',
     `${JAR}${path.delimiter}${fs.readFileSync(CLASSPATH, 'utf8').trim()}`,
     'local.opensearch.LocalNode',

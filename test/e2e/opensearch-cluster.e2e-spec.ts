@@ -35,6 +35,12 @@ import { LocalCluster, LocalNode, localOpenSearch } from '../support/local-opens
 
 const SHARDS = 3;
 const HEAP = '512m';
+/**
+ * The nodes' JVMs compile with C1 only: a test cluster lives a minute and indexes little, so the
+ * optimising compiler's work at start-up (about half a node's start CPU) never pays back.
+ */
+const JAVA_OPTIONS = ['-XX:TieredStopAtLevel=1'];
+const NODE_OPTIONS = { heap: HEAP, javaOptions: JAVA_OPTIONS };
 const TIMEOUT_MS = 1500;
 /**
  * Longest acceptable answer while a node is down: a stats request may spend OPENSEARCH_TIMEOUT_MS
@@ -74,7 +80,7 @@ describe('the search mirror on a three-node OpenSearch cluster', () => {
 
   beforeAll(async () => {
     const started = Date.now();
-    await localOpenSearch.startCluster({ nodes: 3, port: 9210, transportPort: 9310, home, heap: HEAP });
+    await localOpenSearch.startCluster({ nodes: 3, port: 9210, transportPort: 9310, home, ...NODE_OPTIONS });
     figures.clusterStartMs = Date.now() - started;
     client = createOpenSearchClient(cluster.url, 30_000);
     os = await createTestApp(
@@ -443,7 +449,7 @@ describe('the search mirror on a three-node OpenSearch cluster', () => {
     it("nothing of the mirror is lost: the outbox drains to empty, and every site's documents in OpenSearch are Postgres' (count and ids, on every copy)", async () => {
       expect(victim).toBeDefined();
       const restarted = Date.now();
-      localOpenSearch.startNode(cluster, victim!, { heap: HEAP });
+      localOpenSearch.startNode(cluster, victim!, NODE_OPTIONS);
       // Writes go on while the node joins and its copies recover.
       const recorder = keepRecording({ pauseMs: 300 });
       const drainer = keepDraining();

@@ -26,6 +26,8 @@ export interface ClusterOptions {
   transportPort?: number;
   home?: string;
   heap?: string;
+  /** More JVM options of every node (after the heap and GC options). */
+  javaOptions?: string[];
   timeoutMs?: number;
   fresh?: boolean;
 }
@@ -47,7 +49,7 @@ interface LocalOpenSearchModule {
   startNode(
     cluster: LocalCluster,
     node: LocalNode,
-    options?: { heap?: string; clusterName?: string },
+    options?: { heap?: string; clusterName?: string; javaOptions?: string[] },
   ): number;
   stopNode(node: LocalNode, options?: { graceMs?: number }): Promise<void>;
   killNode(node: LocalNode): Promise<number | null>;
