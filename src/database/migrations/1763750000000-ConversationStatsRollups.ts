@@ -2,6 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import {
   allowFullBackfill,
   createConversationStatementTriggers,
+  dropConversationStatementTriggers,
   rollupTriggerFunction,
 } from './shared/triggers';
 import { rollupKeyRows } from './shared/conversation-keys';
@@ -217,9 +218,7 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TRIGGER conversation_stats_delete ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_update ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_insert ON conversations`);
+    await dropConversationStatementTriggers(q, 'conversation_stats');
     for (const op of Object.keys(CHANGED)) await q.query(`DROP FUNCTION conversation_stats_on_${op}()`);
     await q.query(`DROP TABLE conversation_stats_hourly`);
     await q.query(`DROP TABLE conversation_stats_cell`);

@@ -1,6 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { BIN_EDGES, CHANGED, COLUMNS } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
+import { createAppendOnlyIndexes } from './shared/append-only-rollups';
 import { allowFullBackfill, rollupTriggerFunction } from './shared/triggers';
 
 /** Bits of `label_bits` the rollups count, as of this migration. */
@@ -66,12 +67,7 @@ export class AgentStatsRollup1763810000001 implements MigrationInterface {
         total numeric NOT NULL,
         fresh boolean NOT NULL DEFAULT false
       )`);
-    await q.query(
-      `CREATE INDEX conversation_stats_agent_key_idx ON conversation_stats_agent (site_id, agent_id, kind, key)`,
-    );
-    await q.query(
-      `CREATE INDEX conversation_stats_agent_fresh_idx ON conversation_stats_agent (site_id) WHERE fresh`,
-    );
+    await createAppendOnlyIndexes(q, 'conversation_stats_agent', 'site_id, agent_id, kind, key');
     await this.triggers(q, true);
     await allowFullBackfill(q);
     await q.query(agentAppend(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`, false));

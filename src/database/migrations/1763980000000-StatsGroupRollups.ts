@@ -1,7 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createAppendOnlyIndexes } from './shared/append-only-rollups';
 import {
   allowFullBackfill,
   createConversationStatementTriggers,
+  dropConversationStatementTriggers,
   rollupTriggerFunction,
 } from './shared/triggers';
 
@@ -146,10 +148,8 @@ export class StatsGroupRollups1763980000000 implements MigrationInterface {
       ['conversation_stats_group_site', 'site_id, dim, value'],
       ['conversation_stats_value_daily', 'site_id, field, day, value'],
       ['conversation_stats_value_site', 'site_id, field, value'],
-    ]) {
-      await q.query(`CREATE INDEX ${table}_key_idx ON ${table} (${keys})`);
-      await q.query(`CREATE INDEX ${table}_fresh_idx ON ${table} (site_id) WHERE fresh`);
-    }
+    ])
+      await createAppendOnlyIndexes(q, table, keys);
     for (const [op, changed] of Object.entries(CHANGED)) {
       const body = [groupAppend(changed, true), valueAppend(changed, true)].join(';\n');
       await q.query(rollupTriggerFunction('CREATE', `conversation_stats_groups_on_${op}`, body));
@@ -170,9 +170,7 @@ export class StatsGroupRollups1763980000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TRIGGER conversation_stats_groups_delete ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_groups_update ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_groups_insert ON conversations`);
+    await dropConversationStatementTriggers(q, 'conversation_stats_groups');
     for (const op of Object.keys(CHANGED))
       await q.query(`DROP FUNCTION conversation_stats_groups_on_${op}()`);
     await q.query(`DROP TABLE conversation_stats_value_site`);

@@ -86,6 +86,13 @@ export async function createConversationStatementTriggers(q: QueryRunner, prefix
       REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${prefix}_on_delete()`);
 }
 
+/** Drops the statement-level triggers `<prefix>_insert`, `_update` and `_delete` on `conversations`, the last made first. */
+export async function dropConversationStatementTriggers(q: QueryRunner, prefix: string): Promise<void> {
+  for (const op of ['delete', 'update', 'insert']) {
+    await q.query(`DROP TRIGGER ${prefix}_${op} ON conversations`);
+  }
+}
+
 /**
  * Lifts the statement timeout and raises work_mem for the rest of the migration's transaction:
  * a backfill reads every conversation (the triggers see only later writes).
