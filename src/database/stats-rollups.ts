@@ -1,9 +1,13 @@
 /**
  * The shape of the statistics rollups (docs/statistics.md, "Rollups"), as the code that reads and
- * folds them knows it. The migrations that create and fill them carry their own copies of these
- * values (a migration imports no live code): changing one here needs a new migration that
- * rebuilds the rollups.
+ * folds them knows it. The migrations that create and fill them carry their own copies of most
+ * of these values (a migration imports no live code): changing one here needs a new migration
+ * that rebuilds the rollups. The first tables' key and summed columns and the fold statement are
+ * shared with the migrations instead (migrations/shared/append-only-rollups.ts), frozen with them.
  */
+import { foldSql, ROLLUP_KEYS, ROLLUP_SUMS } from './migrations/shared/append-only-rollups';
+
+export { foldSql, ROLLUP_KEYS, ROLLUP_SUMS };
 
 /** Bits of `label_bits` the rollups and the scan count: the tokens of taxonomy v1.1. */
 export const LABEL_BITS = 32;
@@ -37,31 +41,6 @@ export const KIND = {
   trust: 9,
   labelValue: 10,
 } as const;
-
-/** The rollup tables and the columns that key a row (before the rollups became append-only, the primary key). */
-export const ROLLUP_KEYS = {
-  conversation_stats_daily: ['site_id', 'day', 'kind', 'key'],
-  conversation_stats_site: ['site_id', 'kind', 'key'],
-  conversation_stats_cell: ['site_id', 'channel', 'language', 'label_status', 'fp', 'fn', 'kind', 'key'],
-  conversation_stats_hourly: ['site_id', 'hour'],
-} as const;
-
-/** The summed columns of each rollup table. */
-export const ROLLUP_SUMS: Record<keyof typeof ROLLUP_KEYS, string[]> = {
-  conversation_stats_daily: ['n'],
-  conversation_stats_site: ['n'],
-  conversation_stats_cell: ['n', 'total'],
-  conversation_stats_hourly: [
-    'n',
-    'labeled',
-    'quality_n',
-    'quality_sum',
-    'service_n',
-    'service_sum',
-    'trust_n',
-    'trust_sum',
-  ],
-};
 
 /** Key and summed columns of conversation_stats_agent (migration AgentStatsRollup). */
 export const AGENT_ROLLUP = {
@@ -144,29 +123,3 @@ export const OUTCOME_ROLLUPS = [
   },
   { table: 'conversation_stats_outcome_hourly', keys: ['site_id', 'hour', 'currency'], sums: OUTCOME_SUMS },
 ] as const;
-
-/**
- * The statement that folds the `fresh` rows of an append-only rollup table into one row per key
- * (its key columns, site_id first, and summed columns); with `oneSite`, `$1` is the site id.
- * One statement, so its snapshot decides which rows it folds: rows appended meanwhile stay fresh
- * for the next run.
- */
-export function foldSql(
-  table: string,
-  keys: readonly string[],
-  sums: readonly string[],
-  oneSite: boolean,
-): string {
-  const match = keys.map((k) => `r.${k} = f.${k}`).join(' AND ');
-  return `
-    WITH folded AS (
-      SELECT DISTINCT ${keys.join(', ')} FROM ${table} WHERE fresh${oneSite ? ' AND site_id = $1' : ''}
-    ), gone AS (
-      DELETE FROM ${table} r USING folded f WHERE ${match}
-      RETURNING r.${keys.join(', r.')}, ${sums.map((s) => `r.${s}`).join(', ')}
-    )
-    INSERT INTO ${table} (${keys.join(', ')}, ${sums.join(', ')}, fresh)
-    SELECT ${keys.join(', ')}, ${sums.map((s) => `sum(${s})`).join(', ')}, false FROM gone
-    GROUP BY ${keys.join(', ')}
-    HAVING ${sums.map((s) => `sum(${s}) <> 0`).join(' OR ')}`;
-}

@@ -2,7 +2,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import {
   allowFullBackfill,
   createConversationStatementTriggers,
+  dropConversationStatementTriggers,
   rollupTriggerFunction,
+  signedTransitionRows,
 } from './shared/triggers';
 import { rollupKeyRows } from './shared/conversation-keys';
 
@@ -35,12 +37,25 @@ export function contributions(changed: string): string {
 export const CELL_BIN_EDGES = scoreBinEdges(20);
 
 /**
+ * The (kind, key, value) rows of a conversation `c` for its label tokens (kind 6, labeled
+ * conversations only: one per bit below `labelBits`) and its score bins between `edges` (kinds
+ * 7/8/9, the score as value), at the indentation of the rows of a CROSS JOIN LATERAL.
+ */
+export function tokenAndBinRows(labelBits: number, edges: string): string {
+  const bin = (column: string, kind: number) =>
+    `UNION ALL SELECT ${kind}, (width_bucket(c.${column}, ${edges}))::text, c.${column} WHERE c.${column} IS NOT NULL`;
+  return `UNION ALL SELECT 6, b::text, NULL FROM generate_series(0, ${labelBits - 1}) b
+          WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
+        ${bin('score_quality', 7)}
+        ${bin('score_service', 8)}
+        ${bin('score_trust', 9)}`;
+}
+
+/**
  * The per-cell deltas of a set of conversation rows `c` carrying a `sign`, grouped by cell, kind
  * and key: the FROM, GROUP BY and HAVING of a per-cell rollup statement.
  */
 export function cellDeltas(changed: string): string {
-  const bin = (column: string, kind: number) =>
-    `UNION ALL SELECT ${kind}, (width_bucket(c.${column}, ${CELL_BIN_EDGES}))::text, c.${column} WHERE c.${column} IS NOT NULL`;
   return `    FROM (
       SELECT c.sign, c.site_id, c.channel, c.language, c.label_status, c.feedback_positive > 0 AS fp,
         c.feedback_negative > 0 AS fn, k.kind, k.key, k.v
@@ -48,11 +63,7 @@ export function cellDeltas(changed: string): string {
       CROSS JOIN LATERAL (
         SELECT 0::smallint, ''::text, NULL::float8
         UNION ALL SELECT 3, c.agent_id, NULL
-        UNION ALL SELECT 6, b::text, NULL FROM generate_series(0, ${LABEL_BITS - 1}) b
-          WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
-        ${bin('score_quality', 7)}
-        ${bin('score_service', 8)}
-        ${bin('score_trust', 9)}
+        ${tokenAndBinRows(LABEL_BITS, CELL_BIN_EDGES)}
       ) k(kind, key, v)
     ) y
     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
@@ -133,11 +144,7 @@ export const TIME_BUCKET_SUMS = `n bigint NOT NULL,
 
 export const COLUMNS =
   'site_id, created_at, channel, language, agent_id, label_status, feedback_positive, feedback_negative, label_bits, score_quality, score_service, score_trust';
-export const CHANGED = {
-  insert: `SELECT 1 AS sign, ${COLUMNS} FROM new_rows`,
-  delete: `SELECT -1 AS sign, ${COLUMNS} FROM old_rows`,
-  update: `SELECT 1 AS sign, ${COLUMNS} FROM new_rows UNION ALL SELECT -1 AS sign, ${COLUMNS} FROM old_rows`,
-};
+export const CHANGED = signedTransitionRows(COLUMNS);
 
 /**
  * Rollups of the statistics endpoint (docs/statistics.md), kept exact by triggers on
@@ -217,9 +224,7 @@ export class ConversationStatsRollups1763750000000 implements MigrationInterface
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TRIGGER conversation_stats_delete ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_update ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_insert ON conversations`);
+    await dropConversationStatementTriggers(q, 'conversation_stats');
     for (const op of Object.keys(CHANGED)) await q.query(`DROP FUNCTION conversation_stats_on_${op}()`);
     await q.query(`DROP TABLE conversation_stats_hourly`);
     await q.query(`DROP TABLE conversation_stats_cell`);

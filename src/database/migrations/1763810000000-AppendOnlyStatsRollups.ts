@@ -1,47 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { cellDeltas, CHANGED, dailyDelta, upsertAll } from './1763750000000-ConversationStatsRollups';
+import { createAppendOnlyIndexes, foldSql, ROLLUP_KEYS, ROLLUP_SUMS } from './shared/append-only-rollups';
 import { rollupTriggerFunction } from './shared/triggers';
-
-/** The rollup tables of this migration and the columns that key a row (their primary keys before it). */
-const ROLLUP_KEYS = {
-  conversation_stats_daily: ['site_id', 'day', 'kind', 'key'],
-  conversation_stats_site: ['site_id', 'kind', 'key'],
-  conversation_stats_cell: ['site_id', 'channel', 'language', 'label_status', 'fp', 'fn', 'kind', 'key'],
-  conversation_stats_hourly: ['site_id', 'hour'],
-} as const;
-
-/** The summed columns of each rollup table, as of this migration. */
-const ROLLUP_SUMS: Record<keyof typeof ROLLUP_KEYS, string[]> = {
-  conversation_stats_daily: ['n'],
-  conversation_stats_site: ['n'],
-  conversation_stats_cell: ['n', 'total'],
-  conversation_stats_hourly: [
-    'n',
-    'labeled',
-    'quality_n',
-    'quality_sum',
-    'service_n',
-    'service_sum',
-    'trust_n',
-    'trust_sum',
-  ],
-};
-
-/** The fold of a rollup table's `fresh` rows into one row per key, as of this migration. */
-function foldSql(table: string, keys: readonly string[], sums: readonly string[], oneSite: boolean): string {
-  const match = keys.map((k) => `r.${k} = f.${k}`).join(' AND ');
-  return `
-    WITH folded AS (
-      SELECT DISTINCT ${keys.join(', ')} FROM ${table} WHERE fresh${oneSite ? ' AND site_id = $1' : ''}
-    ), gone AS (
-      DELETE FROM ${table} r USING folded f WHERE ${match}
-      RETURNING r.${keys.join(', r.')}, ${sums.map((s) => `r.${s}`).join(', ')}
-    )
-    INSERT INTO ${table} (${keys.join(', ')}, ${sums.join(', ')}, fresh)
-    SELECT ${keys.join(', ')}, ${sums.map((s) => `sum(${s})`).join(', ')}, false FROM gone
-    GROUP BY ${keys.join(', ')}
-    HAVING ${sums.map((s) => `sum(${s}) <> 0`).join(' OR ')}`;
-}
 
 /** Daily and per-site deltas of a statement, appended. */
 export function dailyAppend(changed: string): string {
@@ -88,15 +48,6 @@ ${bucketSums(`date_trunc('hour', created_at, 'UTC') AS hour`, changed)}`;
 }
 
 /**
- * The statement that folds a site's `fresh` rows of a rollup table into one row per key (with
- * `oneSite`, `$1` is the site id). One statement, so its snapshot decides which rows it folds:
- * rows appended meanwhile stay fresh for the next run.
- */
-export function compactSql(table: keyof typeof ROLLUP_KEYS, oneSite: boolean): string {
-  return foldSql(table, ROLLUP_KEYS[table], ROLLUP_SUMS[table], oneSite);
-}
-
-/**
  * The rollups become append-only: each write statement's trigger INSERTs its deltas (rows
  * marked `fresh`) instead of upserting one row per key. Upserts made every write transaction of
  * a site lock that site's rollup rows (the site's total, today's day, the current hour) until it
@@ -114,8 +65,7 @@ export class AppendOnlyStatsRollups1763810000000 implements MigrationInterface {
     for (const [table, keys] of Object.entries(ROLLUP_KEYS)) {
       await q.query(`ALTER TABLE ${table} DROP CONSTRAINT ${table}_pkey`);
       await q.query(`ALTER TABLE ${table} ADD COLUMN fresh boolean NOT NULL DEFAULT false`);
-      await q.query(`CREATE INDEX ${table}_key_idx ON ${table} (${keys.join(', ')})`);
-      await q.query(`CREATE INDEX ${table}_fresh_idx ON ${table} (site_id) WHERE fresh`);
+      await createAppendOnlyIndexes(q, table, keys.join(', '));
     }
     const append = [dailyAppend, cellAppend, hourlyAppend];
     for (const [op, changed] of Object.entries(CHANGED)) {
@@ -132,7 +82,7 @@ export class AppendOnlyStatsRollups1763810000000 implements MigrationInterface {
       );
     }
     for (const [table, keys] of Object.entries(ROLLUP_KEYS)) {
-      await q.query(compactSql(table as keyof typeof ROLLUP_KEYS, false));
+      await q.query(foldSql(table, keys, ROLLUP_SUMS[table as keyof typeof ROLLUP_KEYS], false));
       await q.query(`DROP INDEX ${table}_fresh_idx`);
       await q.query(`DROP INDEX ${table}_key_idx`);
       await q.query(`ALTER TABLE ${table} DROP COLUMN fresh`);

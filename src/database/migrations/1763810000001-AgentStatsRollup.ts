@@ -1,6 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { BIN_EDGES, CHANGED, COLUMNS } from './1763750000000-ConversationStatsRollups';
+import { BIN_EDGES, CHANGED, COLUMNS, tokenAndBinRows } from './1763750000000-ConversationStatsRollups';
 import { cellAppend, dailyAppend, hourlyAppend } from './1763810000000-AppendOnlyStatsRollups';
+import { createAppendOnlyIndexes } from './shared/append-only-rollups';
 import { allowFullBackfill, rollupTriggerFunction } from './shared/triggers';
 
 /** Bits of `label_bits` the rollups count, as of this migration. */
@@ -19,8 +20,6 @@ export const AGENT_DIMENSIONS = `SELECT 0::smallint, ''::text, NULL::float8
 
 /** The per-agent deltas of a set of conversation rows `c` carrying a `sign`. */
 function agentDeltas(changed: string): string {
-  const bin = (column: string, kind: number) =>
-    `UNION ALL SELECT ${kind}, (width_bucket(c.${column}, ${BIN_EDGES}))::text, c.${column} WHERE c.${column} IS NOT NULL`;
   return `
     SELECT site_id, agent_id, kind, key, sum(sign) AS n, coalesce(sum(sign * v::numeric), 0) AS total
     FROM (
@@ -28,11 +27,7 @@ function agentDeltas(changed: string): string {
       FROM (${changed}) c
       CROSS JOIN LATERAL (
         ${AGENT_DIMENSIONS}
-        UNION ALL SELECT 6, b::text, NULL FROM generate_series(0, ${LABEL_BITS - 1}) b
-          WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
-        ${bin('score_quality', 7)}
-        ${bin('score_service', 8)}
-        ${bin('score_trust', 9)}
+        ${tokenAndBinRows(LABEL_BITS, BIN_EDGES)}
       ) k(kind, key, v)
     ) y
     GROUP BY 1, 2, 3, 4
@@ -66,12 +61,7 @@ export class AgentStatsRollup1763810000001 implements MigrationInterface {
         total numeric NOT NULL,
         fresh boolean NOT NULL DEFAULT false
       )`);
-    await q.query(
-      `CREATE INDEX conversation_stats_agent_key_idx ON conversation_stats_agent (site_id, agent_id, kind, key)`,
-    );
-    await q.query(
-      `CREATE INDEX conversation_stats_agent_fresh_idx ON conversation_stats_agent (site_id) WHERE fresh`,
-    );
+    await createAppendOnlyIndexes(q, 'conversation_stats_agent', 'site_id, agent_id, kind, key');
     await this.triggers(q, true);
     await allowFullBackfill(q);
     await q.query(agentAppend(`SELECT 1 AS sign, ${COLUMNS} FROM conversations`, false));

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { dropConversationStatementTriggers } from './shared/triggers';
 
 /** The columns of the covering listing index, which each posting carries. */
 export const POSTING_COLUMNS =
@@ -141,9 +142,7 @@ export class ConversationPostings1763830000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TRIGGER conversation_postings_delete ON conversations`);
-    await q.query(`DROP TRIGGER conversation_postings_update ON conversations`);
-    await q.query(`DROP TRIGGER conversation_postings_insert ON conversations`);
+    await dropConversationStatementTriggers(q, 'conversation_postings');
     await q.query(`DROP TABLE conversation_postings`);
     await q.query(`DROP FUNCTION conversation_postings_on_delete()`);
     await q.query(`DROP FUNCTION conversation_postings_on_update()`);

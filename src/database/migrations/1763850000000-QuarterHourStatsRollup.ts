@@ -1,9 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { CHANGED, COLUMNS, TIME_BUCKET_SUMS } from './1763750000000-ConversationStatsRollups';
 import { bucketSums } from './1763810000000-AppendOnlyStatsRollups';
+import { createAppendOnlyIndexes } from './shared/append-only-rollups';
 import {
   allowFullBackfill,
   createConversationStatementTriggers,
+  dropConversationStatementTriggers,
   rollupTriggerFunction,
 } from './shared/triggers';
 
@@ -48,12 +50,7 @@ export class QuarterHourStatsRollup1763850000000 implements MigrationInterface {
         ${TIME_BUCKET_SUMS}
         fresh boolean NOT NULL DEFAULT false
       )`);
-    await q.query(
-      `CREATE INDEX ${QUARTER_ROLLUP.table}_key_idx ON ${QUARTER_ROLLUP.table} (site_id, quarter)`,
-    );
-    await q.query(
-      `CREATE INDEX ${QUARTER_ROLLUP.table}_fresh_idx ON ${QUARTER_ROLLUP.table} (site_id) WHERE fresh`,
-    );
+    await createAppendOnlyIndexes(q, QUARTER_ROLLUP.table, 'site_id, quarter');
     for (const [op, changed] of Object.entries(CHANGED)) {
       const name = `conversation_stats_quarter_on_${op}`;
       await q.query(rollupTriggerFunction('CREATE', name, quarterAppend(changed, true)));
@@ -66,9 +63,7 @@ export class QuarterHourStatsRollup1763850000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TRIGGER conversation_stats_quarter_delete ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_quarter_update ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_quarter_insert ON conversations`);
+    await dropConversationStatementTriggers(q, 'conversation_stats_quarter');
     for (const op of Object.keys(CHANGED))
       await q.query(`DROP FUNCTION conversation_stats_quarter_on_${op}()`);
     await q.query(`DROP TABLE ${QUARTER_ROLLUP.table}`);

@@ -1,8 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createAppendOnlyIndexes } from './shared/append-only-rollups';
 import {
   allowFullBackfill,
   createConversationStatementTriggers,
+  dropConversationStatementTriggers,
   rollupTriggerFunction,
+  signedTransitionRows,
 } from './shared/triggers';
 
 /** The columns of a changed conversation these rollups read, as of this migration. */
@@ -10,11 +13,7 @@ export const COLUMNS =
   'site_id, created_at, agent_id, agent_version_id, channel, language, message_count, score_quality, score_service, score_trust';
 
 /** A statement's changed rows, each with its sign (+1 added, −1 removed). */
-export const CHANGED = {
-  insert: `SELECT 1 AS sign, ${COLUMNS} FROM new_rows`,
-  delete: `SELECT -1 AS sign, ${COLUMNS} FROM old_rows`,
-  update: `SELECT 1 AS sign, ${COLUMNS} FROM new_rows UNION ALL SELECT -1 AS sign, ${COLUMNS} FROM old_rows`,
-};
+export const CHANGED = signedTransitionRows(COLUMNS);
 
 /** The scores and their columns, as of this migration. */
 const SCORES = [
@@ -30,6 +29,37 @@ const GROUP_SUM_COLUMNS = `n bigint NOT NULL,
         ${SCORES.map(
           ([name]) => `${name}_n bigint NOT NULL, ${name}_sum numeric NOT NULL, ${name}_sq numeric NOT NULL`,
         ).join(',\n        ')},`;
+
+/**
+ * The rollup tables of this migration, in the order they are made: the columns after `site_id`
+ * that key a row (as CREATE TABLE lists them), the summed columns, and the key index's columns.
+ */
+const TABLES = [
+  {
+    table: 'conversation_stats_group_daily',
+    keys: ['day date NOT NULL', 'dim smallint NOT NULL', 'value text NOT NULL'],
+    sums: GROUP_SUM_COLUMNS,
+    index: 'site_id, dim, day, value',
+  },
+  {
+    table: 'conversation_stats_group_site',
+    keys: ['dim smallint NOT NULL', 'value text NOT NULL'],
+    sums: GROUP_SUM_COLUMNS,
+    index: 'site_id, dim, value',
+  },
+  {
+    table: 'conversation_stats_value_daily',
+    keys: ['day date NOT NULL', 'field smallint NOT NULL', 'value float8 NOT NULL'],
+    sums: 'n bigint NOT NULL,',
+    index: 'site_id, field, day, value',
+  },
+  {
+    table: 'conversation_stats_value_site',
+    keys: ['field smallint NOT NULL', 'value float8 NOT NULL'],
+    sums: 'n bigint NOT NULL,',
+    index: 'site_id, field, value',
+  },
+];
 
 /**
  * Per-day and per-site deltas of the changed rows `c` per group: the dimensions `by` groups on
@@ -107,49 +137,15 @@ export class StatsGroupRollups1763980000000 implements MigrationInterface {
   name = 'StatsGroupRollups1763980000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`
-      CREATE TABLE conversation_stats_group_daily (
+    for (const { table, keys, sums } of TABLES)
+      await q.query(`
+      CREATE TABLE ${table} (
         site_id text NOT NULL,
-        day date NOT NULL,
-        dim smallint NOT NULL,
-        value text NOT NULL,
-        ${GROUP_SUM_COLUMNS}
+        ${keys.map((column) => `${column},`).join('\n        ')}
+        ${sums}
         fresh boolean NOT NULL DEFAULT false
       )`);
-    await q.query(`
-      CREATE TABLE conversation_stats_group_site (
-        site_id text NOT NULL,
-        dim smallint NOT NULL,
-        value text NOT NULL,
-        ${GROUP_SUM_COLUMNS}
-        fresh boolean NOT NULL DEFAULT false
-      )`);
-    await q.query(`
-      CREATE TABLE conversation_stats_value_daily (
-        site_id text NOT NULL,
-        day date NOT NULL,
-        field smallint NOT NULL,
-        value float8 NOT NULL,
-        n bigint NOT NULL,
-        fresh boolean NOT NULL DEFAULT false
-      )`);
-    await q.query(`
-      CREATE TABLE conversation_stats_value_site (
-        site_id text NOT NULL,
-        field smallint NOT NULL,
-        value float8 NOT NULL,
-        n bigint NOT NULL,
-        fresh boolean NOT NULL DEFAULT false
-      )`);
-    for (const [table, keys] of [
-      ['conversation_stats_group_daily', 'site_id, dim, day, value'],
-      ['conversation_stats_group_site', 'site_id, dim, value'],
-      ['conversation_stats_value_daily', 'site_id, field, day, value'],
-      ['conversation_stats_value_site', 'site_id, field, value'],
-    ]) {
-      await q.query(`CREATE INDEX ${table}_key_idx ON ${table} (${keys})`);
-      await q.query(`CREATE INDEX ${table}_fresh_idx ON ${table} (site_id) WHERE fresh`);
-    }
+    for (const { table, index } of TABLES) await createAppendOnlyIndexes(q, table, index);
     for (const [op, changed] of Object.entries(CHANGED)) {
       const body = [groupAppend(changed, true), valueAppend(changed, true)].join(';\n');
       await q.query(rollupTriggerFunction('CREATE', `conversation_stats_groups_on_${op}`, body));
@@ -160,24 +156,13 @@ export class StatsGroupRollups1763980000000 implements MigrationInterface {
     const all = `SELECT 1 AS sign, ${COLUMNS} FROM conversations`;
     await q.query(groupAppend(all, false));
     await q.query(valueAppend(all, false));
-    for (const table of [
-      'conversation_stats_group_daily',
-      'conversation_stats_group_site',
-      'conversation_stats_value_daily',
-      'conversation_stats_value_site',
-    ])
-      await q.query(`ANALYZE ${table}`);
+    for (const { table } of TABLES) await q.query(`ANALYZE ${table}`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TRIGGER conversation_stats_groups_delete ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_groups_update ON conversations`);
-    await q.query(`DROP TRIGGER conversation_stats_groups_insert ON conversations`);
+    await dropConversationStatementTriggers(q, 'conversation_stats_groups');
     for (const op of Object.keys(CHANGED))
       await q.query(`DROP FUNCTION conversation_stats_groups_on_${op}()`);
-    await q.query(`DROP TABLE conversation_stats_value_site`);
-    await q.query(`DROP TABLE conversation_stats_value_daily`);
-    await q.query(`DROP TABLE conversation_stats_group_site`);
-    await q.query(`DROP TABLE conversation_stats_group_daily`);
+    for (const { table } of [...TABLES].reverse()) await q.query(`DROP TABLE ${table}`);
   }
 }

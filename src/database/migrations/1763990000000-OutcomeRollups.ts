@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { createAppendOnlyIndexes } from './shared/append-only-rollups';
 import { rollupKeyRows } from './shared/conversation-keys';
 import { allowFullBackfill, rollupTriggerFunction } from './shared/triggers';
 
@@ -154,10 +155,8 @@ export class OutcomeRollups1763990000000 implements MigrationInterface {
       ['conversation_stats_outcome_daily', 'site_id, day, kind, key, currency'],
       ['conversation_stats_outcome_site', 'site_id, kind, key, currency'],
       ['conversation_stats_outcome_hourly', 'site_id, hour, currency'],
-    ]) {
-      await q.query(`CREATE INDEX ${table}_key_idx ON ${table} (${keys})`);
-      await q.query(`CREATE INDEX ${table}_fresh_idx ON ${table} (site_id) WHERE fresh`);
-    }
+    ])
+      await createAppendOnlyIndexes(q, table, keys);
     const conversations = changedRows(CONVERSATION_COLUMNS, CONVERSATION_KEYS);
     const orders = changedRows(`id, ${ORDER_COLUMNS}`, ORDER_KEYS);
     for (const op of ['insert', 'update', 'delete'] as const)

@@ -71,6 +71,19 @@ export function rollupTriggerFunction(
 }
 
 /**
+ * The rows a write statement changed, as statement-level triggers read them from their
+ * transition tables (`new_rows`, `old_rows`): per operation, `columns` of each row with its
+ * `sign` (+1 added, -1 removed; an update removes the old row and adds the new one).
+ */
+export function signedTransitionRows(columns: string): Record<'insert' | 'delete' | 'update', string> {
+  return {
+    insert: `SELECT 1 AS sign, ${columns} FROM new_rows`,
+    delete: `SELECT -1 AS sign, ${columns} FROM old_rows`,
+    update: `SELECT 1 AS sign, ${columns} FROM new_rows UNION ALL SELECT -1 AS sign, ${columns} FROM old_rows`,
+  };
+}
+
+/**
  * The statement-level triggers `<prefix>_insert`, `_update` and `_delete` on `conversations`,
  * with their transition tables, calling `<prefix>_on_insert()` and so on.
  */
@@ -84,6 +97,13 @@ export async function createConversationStatementTriggers(q: QueryRunner, prefix
   await q.query(`
       CREATE TRIGGER ${prefix}_delete AFTER DELETE ON conversations
       REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${prefix}_on_delete()`);
+}
+
+/** Drops the statement-level triggers `<prefix>_insert`, `_update` and `_delete` on `conversations`, the last made first. */
+export async function dropConversationStatementTriggers(q: QueryRunner, prefix: string): Promise<void> {
+  for (const op of ['delete', 'update', 'insert']) {
+    await q.query(`DROP TRIGGER ${prefix}_${op} ON conversations`);
+  }
 }
 
 /**
