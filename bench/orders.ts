@@ -20,33 +20,16 @@
  * BENCH_ENGINES (postgres,opensearch); BENCH_REINDEX=1 first reindexes the bench database into
  * BENCH_OS_INDEX. Writes bench/results/orders.{md,json}.
  */
-import type { ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { createHmac } from 'node:crypto';
-import { createDataSource } from '../src/database/data-source';
 import { StatsRollupCompactor } from '../src/search/rollups';
 import { BENCH_VISITOR_ID_KEY, benchEnv, numberFrom } from './lib/bench-env';
 import { getOnce, HttpTarget } from './lib/http-load';
-import { mixContext } from './lib/mix-context';
-import {
-  Engine,
-  ENGINES,
-  endRun,
-  engineServices,
-  reindex,
-  reportWriter,
-  RunReport,
-  serviceEnvironment,
-  sideBySideSettings,
-} from './lib/side-by-side';
+import { benchedSiteRun, Engine, siteRunHeader, SiteRunReport, startedReport } from './lib/side-by-side';
 import { elapsedMs, median, percentile } from './lib/stats';
-import { buildMix, queryString, QueryValue } from './query-mix';
-import { parisMidnight } from './stats-bench';
+import { buildMix, queryString } from './query-mix';
+import { ALL_FACETS, dashboardWindow } from './stats-bench';
 
-const RESULTS_DIR = join(__dirname, 'results');
 const PORTS: Record<Engine, number> = { postgres: 3421, opensearch: 3422 };
-const FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'];
 const TARGETS = { putMedianMs: 15, listingMedianMs: 50, listingP99Ms: 150, dashboardMedianMs: 100 };
 /** The seeder's visitors: `seed-visitor-<random seed>-<page>-<k>`, pages of 20,000 conversations. */
 const SEED_PAGE = 20_000;
@@ -65,11 +48,9 @@ interface ListingRow {
   beside: Latency;
 }
 
-interface Report extends RunReport {
-  startedAt: string;
-  scale: { siteConversations: number; databaseConversations: number; siteOrders: number; visitors: number };
-  settings: Record<string, string | number>;
-  reindex?: { documents: number; seconds: number };
+interface Report extends SiteRunReport {
+  /** The benched site's orders, and the seeded visitors with recent conversations the writes use. */
+  commerce?: { orders: number; visitors: number };
   put?: Record<string, Latency & { created: number; replaced: number; credited: number; verdict: string }>;
   sustained?: {
     rate: number;
@@ -111,17 +92,11 @@ function render(r: Report): string {
   const lines = [
     '# Orders (outcomes-v1.md §7): PUT, sustained writes beside the listing, the dashboard with commerce metrics',
     '',
-    `Started ${r.startedAt}, finished ${r.finishedAt ?? '(running)'}; ${r.machine.cores} cores shared, load average ${r.machine.load.map((l) => l.toFixed(1)).join(' → ')}. ` +
-      `Benched site: ${r.scale.siteConversations.toLocaleString('en-US')} conversations (${r.scale.databaseConversations.toLocaleString('en-US')} in the database), ${r.scale.siteOrders.toLocaleString('en-US')} orders; ${r.scale.visitors} seeded visitors with recent conversations used. ` +
-      `Settings: ${Object.entries(r.settings)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(', ')}.`,
-    ...(r.reindex
-      ? [
-          '',
-          `Reindex into OpenSearch: ${r.reindex.documents} documents in ${r.reindex.seconds.toFixed(0)} s.`,
-        ]
-      : []),
+    ...siteRunHeader(r, {
+      site:
+        r.commerce &&
+        `, ${r.commerce.orders.toLocaleString('en-US')} orders; ${r.commerce.visitors} seeded visitors with recent conversations used`,
+    }),
   ];
   if (r.put) {
     lines.push(
@@ -170,7 +145,7 @@ function render(r: Report): string {
   }
   lines.push(
     '',
-    'Reproduce: `npm run build && BENCH_ENGINES=postgres,opensearch BENCH_REINDEX=1 npm run bench:orders` (bench/.env.bench from `npm run bench:setup`, which seeds the orders).',
+    'Reproduce: `BENCH_ENGINES=postgres,opensearch BENCH_REINDEX=1 npm run bench:orders` (bench/.env.bench from `npm run bench:setup`, which seeds the orders).',
     '',
   );
   return lines.join('\n');
@@ -217,279 +192,247 @@ async function put(
 
 async function main(): Promise<void> {
   const env = benchEnv();
-  const { apiKey, siteId, databaseUrl, opensearchUrl, alias } = sideBySideSettings(env);
-  const engines = (env.BENCH_ENGINES ?? 'postgres,opensearch')
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e): e is Engine => (ENGINES as string[]).includes(e));
   const puts = numberFrom(env, 'BENCH_ORDERS_PUTS', 400);
   const rate = numberFrom(env, 'BENCH_ORDERS_RATE', 500);
   const seconds = numberFrom(env, 'BENCH_ORDERS_SECONDS', 30);
   const runs = numberFrom(env, 'BENCH_RUNS', 15);
   const inFlightCap = numberFrom(env, 'BENCH_ORDERS_IN_FLIGHT', 64);
   const run = Date.now().toString(36);
-
-  const dataSource = createDataSource(databaseUrl, { poolSize: 2, applicationName: 'bench-orders' });
-  await dataSource.initialize();
-  const ctx = await mixContext(dataSource, siteId);
-  const [{ site, all }] = (await dataSource.query(
-    `SELECT count(*) FILTER (WHERE site_id = $1)::int AS site, count(*)::int AS all FROM conversations`,
-    [siteId],
-  )) as Array<{ site: number; all: number }>;
-  const [{ orders }] = (await dataSource.query(
-    `SELECT count(*)::int AS orders FROM orders WHERE site_id = $1`,
-    [siteId],
-  )) as Array<{ orders: number }>;
-  // The visitors of the seed's last two pages (its newest conversations), as their hashes say.
-  const pages = Math.ceil(site / SEED_PAGE);
-  const candidates: string[] = [];
-  for (const page of [pages - 1, pages - 2].filter((p) => p >= 0)) {
-    const rows = Math.min(SEED_PAGE, site - page * SEED_PAGE);
-    for (let k = 0; k < Math.ceil(rows * 0.6); k += 7) candidates.push(`seed-visitor-seed-${page}-${k}`);
-  }
-  const hash = (v: string) => createHmac('sha256', BENCH_VISITOR_ID_KEY).update(v, 'utf8').digest();
-  const known = new Set(
-    (
-      (await dataSource.query(
-        `SELECT DISTINCT encode(visitor_hash, 'hex') AS h FROM conversations
-         WHERE site_id = $1 AND visitor_hash = ANY($2::bytea[]) AND created_at > now() - interval '7 days'`,
-        [siteId, candidates.map(hash)],
-      )) as Array<{ h: string }>
-    ).map((r) => r.h),
-  );
-  const visitors = candidates.filter((v) => known.has(hash(v).toString('hex')));
-  if (visitors.length === 0)
-    throw new Error(
-      'no seeded visitor with a conversation in the last 7 days: run npm run bench:setup again',
-    );
-  const conversations = (
-    (await dataSource.query(
-      `SELECT id FROM conversations WHERE site_id = $1 ORDER BY created_at DESC LIMIT 2000`,
-      [siteId],
-    )) as Array<{ id: string }>
-  ).map((r) => r.id);
-
-  const serviceEnv = serviceEnvironment(env, {
-    databaseUrl,
-    opensearchUrl,
-    alias,
+  const report: Report = startedReport();
+  const siteRun = {
+    env,
+    report,
+    outName: 'orders',
+    render,
+    applicationName: 'bench-orders',
     redisPrefix: 'bench-orders:',
-  });
-  const report: Report = {
-    startedAt: new Date().toISOString(),
-    machine: { cores: 2, load: [loadavg()[0]] },
-    scale: {
-      siteConversations: site,
-      databaseConversations: all,
-      siteOrders: orders,
-      visitors: visitors.length,
-    },
-    settings: {
-      NODE_ENV: 'production',
-      HTTP_PROCESSES: serviceEnv.HTTP_PROCESSES ?? '',
-      WORKERS: 'off',
-      engines: engines.join('+'),
-      PostgreSQL: "the machine's settings (autovacuum off, shared_buffers 128MB)",
-    },
+    defaultEngines: 'postgres,opensearch',
+    ports: PORTS,
+    settings: { PostgreSQL: "the machine's settings (autovacuum off, shared_buffers 128MB)" },
   };
-  const write = reportWriter(RESULTS_DIR, 'orders', report, render);
-  const children: ChildProcess[] = [];
-  try {
-    if (engines.includes('opensearch') && env.BENCH_REINDEX === '1') report.reindex = reindex(serviceEnv);
-    const targets = await engineServices(serviceEnv, PORTS, engines, apiKey, children);
-
-    // 1. PUT one at a time, alternated between the services.
-    report.put = {};
-    const written: Array<{ externalId: string; body: Record<string, unknown> }> = [];
-    const perEngine = new Map<
-      Engine,
-      { times: number[]; created: number; replaced: number; credited: number }
-    >(engines.map((e) => [e, { times: [], created: 0, replaced: 0, credited: 0 }]));
-    for (let i = 0; i < puts + 10; i++) {
-      const engine = engines[i % engines.length];
-      const replace = i % 10 === 9 && written.length > 0;
-      const order = replace
-        ? written[(i * 7) % written.length]
-        : { externalId: `bench-${run}-${i}`, body: orderBody(i, visitors, conversations) };
-      const body = replace
-        ? i % 20 === 19
-          ? { ...order.body, status: 'cancelled' }
-          : { ...order.body, status: 'refunded', refunded: Math.floor((order.body.total as number) / 2) }
-        : order.body;
-      const answer = await put(targets[engine], siteId, order.externalId, body);
-      if (!replace) written.push(order);
-      if (i < 10) continue; // warm-up
-      const figures = perEngine.get(engine)!;
-      figures.times.push(answer.ms);
-      if (answer.status === 201) figures.created++;
-      else figures.replaced++;
-      if (answer.credited) figures.credited++;
-    }
-    for (const [engine, f] of perEngine) {
-      const l = latency(f.times);
-      report.put[engine] = {
-        ...l,
-        created: f.created,
-        replaced: f.replaced,
-        credited: f.credited,
-        verdict: l.medianMs <= TARGETS.putMedianMs ? 'PASS' : 'FAIL',
-      };
-    }
-    write();
-
-    // 2. A reader through the listing mix's first pages, alone, then beside the writes.
-    const mix = buildMix(ctx).filter((r) => (r.page ?? 1) === 1);
-    const readRound = async (until: () => boolean) => {
-      const times = new Map<string, number[]>();
-      while (!until())
-        for (const r of mix)
-          for (const engine of engines) {
-            const path = `/api/v1/sites/${siteId}/conversations${queryString(r.query)}`;
-            const key = `${engine} ${r.name}`;
-            if (!times.has(key)) times.set(key, []);
-            times.get(key)!.push((await getOnce(targets[engine], path)).ms);
-          }
-      return times;
-    };
-    const aloneStarted = Date.now();
-    const alone = await readRound(() => Date.now() - aloneStarted >= seconds * 1000);
-    const sustained = {
-      due: 0,
-      sent: 0,
-      ok: 0,
-      failed: {} as Record<string, number>,
-      inFlight: 0,
-      max: 0,
-      times: [] as number[],
-    };
-    const started = Date.now();
-    const writing = (async () => {
-      const pending: Promise<void>[] = [];
-      for (let tick = 0; Date.now() - started < seconds * 1000; tick++) {
-        // Every 10 ms, the writes due by then (rate / 100 a tick on average).
-        const due = Math.floor(((Date.now() - started) / 1000) * rate) - sustained.due;
-        for (let k = 0; k < due; k++) {
-          sustained.due++;
-          if (sustained.inFlight >= inFlightCap) continue;
-          const i = 1_000_000 + sustained.sent;
-          sustained.sent++;
-          sustained.inFlight++;
-          sustained.max = Math.max(sustained.max, sustained.inFlight);
-          pending.push(
-            put(
-              targets[engines[i % engines.length]],
-              siteId,
-              `bench-${run}-s${i}`,
-              orderBody(i, visitors, conversations),
-            )
-              .then(
-                (a) => {
-                  if (a.status < 300) {
-                    sustained.ok++;
-                    sustained.times.push(a.ms);
-                  } else sustained.failed[String(a.status)] = (sustained.failed[String(a.status)] ?? 0) + 1;
-                },
-                (error: unknown) => {
-                  const key = error instanceof Error ? error.name : 'error';
-                  sustained.failed[key] = (sustained.failed[key] ?? 0) + 1;
-                },
-              )
-              .finally(() => sustained.inFlight--),
-          );
-        }
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      await Promise.all(pending);
-    })();
-    const beside = await readRound(() => Date.now() - started >= seconds * 1000);
-    await writing;
-    const elapsed = (Date.now() - started) / 1000;
-    const listing: ListingRow[] = [];
-    const held: Record<string, { alone: number; beside: number; of: number }> = {};
-    const holds = (l: Latency) => l.medianMs <= TARGETS.listingMedianMs && l.p99Ms <= TARGETS.listingP99Ms;
-    for (const r of mix)
-      for (const engine of engines) {
-        const key = `${engine} ${r.name}`;
-        const row = {
-          name: r.name,
-          engine,
-          alone: latency(alone.get(key)!),
-          beside: latency(beside.get(key) ?? []),
-        };
-        listing.push(row);
-        held[engine] ??= { alone: 0, beside: 0, of: 0 };
-        held[engine].of++;
-        if (holds(row.alone)) held[engine].alone++;
-        if (row.beside.runs && holds(row.beside)) held[engine].beside++;
-      }
-    const achieved = sustained.ok / elapsed;
-    report.sustained = {
-      rate,
-      seconds,
-      due: sustained.due,
-      sent: sustained.sent,
-      inFlightCap,
-      answered2xx: sustained.ok,
-      failed: sustained.failed,
-      achievedPerSecond: achieved,
-      put: latency(sustained.times),
-      maxInFlight: sustained.max,
-      listing,
-      held,
-      verdict:
-        achieved >= rate * 0.98 && Object.keys(sustained.failed).length === 0
-          ? `PASS: ${rate} a second sustained`
-          : `FAIL: ${achieved.toFixed(0)} a second answered of ${rate} asked`,
-    };
-    write();
-
-    // 3. The dashboard with and without the commerce metrics, alternated.
-    const dashboard: Record<string, QueryValue> = {
-      facets: FACETS,
-      interval: 'day',
-      timezone: 'Europe/Paris',
-      from: parisMidnight(ctx.newest, 90),
-    };
-    const plain = `/api/v1/sites/${siteId}/conversations/stats${queryString(dashboard)}`;
-    const withMetrics = `/api/v1/sites/${siteId}/conversations/stats${queryString({ ...dashboard, metrics: ['conversion', 'revenue'] })}`;
-    report.dashboard = [];
-    // First as the burst left the rollups (WORKERS=off: nothing folded its appended rows), then
-    // folded, as the workers' compaction leaves them every 5 s (the steady state the target is for).
-    for (const rollups of ['unfolded', 'folded'] as const) {
-      const [{ fresh }] = (await dataSource.query(
-        `SELECT (SELECT count(*) FROM conversation_stats_outcome_daily WHERE site_id = $1 AND fresh)
-           + (SELECT count(*) FROM conversation_stats_outcome_site WHERE site_id = $1 AND fresh)
-           + (SELECT count(*) FROM conversation_stats_outcome_hourly WHERE site_id = $1 AND fresh) AS fresh`,
+  await benchedSiteRun(
+    siteRun,
+    async ({ dataSource, siteId, siteConversations: site, engines, ctx, targets }, write) => {
+      const [{ orders }] = (await dataSource.query(
+        `SELECT count(*)::int AS orders FROM orders WHERE site_id = $1`,
         [siteId],
-      )) as Array<{ fresh: string }>;
-      for (const engine of engines) {
-        const times = { plain: [] as number[], metrics: [] as number[] };
-        await getOnce(targets[engine], plain);
-        await getOnce(targets[engine], withMetrics);
-        for (let i = 0; i < runs; i++)
-          for (const which of i % 2 ? (['metrics', 'plain'] as const) : (['plain', 'metrics'] as const))
-            times[which].push((await getOnce(targets[engine], which === 'plain' ? plain : withMetrics)).ms);
-        const m = latency(times.metrics);
-        report.dashboard.push({
-          engine,
-          rollups: `${rollups} (${Number(fresh).toLocaleString('en-US')} appended outcome rows)`,
-          plain: latency(times.plain),
-          withMetrics: m,
-          verdict:
-            rollups === 'unfolded'
-              ? '(no target)'
-              : m.medianMs <= TARGETS.dashboardMedianMs
-                ? 'PASS'
-                : 'FAIL',
-        });
+      )) as Array<{ orders: number }>;
+      // The visitors of the seed's last two pages (its newest conversations), as their hashes say.
+      const pages = Math.ceil(site / SEED_PAGE);
+      const candidates: string[] = [];
+      for (const page of [pages - 1, pages - 2].filter((p) => p >= 0)) {
+        const rows = Math.min(SEED_PAGE, site - page * SEED_PAGE);
+        for (let k = 0; k < Math.ceil(rows * 0.6); k += 7) candidates.push(`seed-visitor-seed-${page}-${k}`);
+      }
+      const hash = (v: string) => createHmac('sha256', BENCH_VISITOR_ID_KEY).update(v, 'utf8').digest();
+      const known = new Set(
+        (
+          (await dataSource.query(
+            `SELECT DISTINCT encode(visitor_hash, 'hex') AS h FROM conversations
+           WHERE site_id = $1 AND visitor_hash = ANY($2::bytea[]) AND created_at > now() - interval '7 days'`,
+            [siteId, candidates.map(hash)],
+          )) as Array<{ h: string }>
+        ).map((r) => r.h),
+      );
+      const visitors = candidates.filter((v) => known.has(hash(v).toString('hex')));
+      if (visitors.length === 0)
+        throw new Error(
+          'no seeded visitor with a conversation in the last 7 days: run npm run bench:setup again',
+        );
+      const conversations = (
+        (await dataSource.query(
+          `SELECT id FROM conversations WHERE site_id = $1 ORDER BY created_at DESC LIMIT 2000`,
+          [siteId],
+        )) as Array<{ id: string }>
+      ).map((r) => r.id);
+      report.commerce = { orders, visitors: visitors.length };
+
+      // 1. PUT one at a time, alternated between the services.
+      report.put = {};
+      const written: Array<{ externalId: string; body: Record<string, unknown> }> = [];
+      const perEngine = new Map<
+        Engine,
+        { times: number[]; created: number; replaced: number; credited: number }
+      >(engines.map((e) => [e, { times: [], created: 0, replaced: 0, credited: 0 }]));
+      for (let i = 0; i < puts + 10; i++) {
+        const engine = engines[i % engines.length];
+        const replace = i % 10 === 9 && written.length > 0;
+        const order = replace
+          ? written[(i * 7) % written.length]
+          : { externalId: `bench-${run}-${i}`, body: orderBody(i, visitors, conversations) };
+        const body = replace
+          ? i % 20 === 19
+            ? { ...order.body, status: 'cancelled' }
+            : { ...order.body, status: 'refunded', refunded: Math.floor((order.body.total as number) / 2) }
+          : order.body;
+        const answer = await put(targets[engine], siteId, order.externalId, body);
+        if (!replace) written.push(order);
+        if (i < 10) continue; // warm-up
+        const figures = perEngine.get(engine)!;
+        figures.times.push(answer.ms);
+        if (answer.status === 201) figures.created++;
+        else figures.replaced++;
+        if (answer.credited) figures.credited++;
+      }
+      for (const [engine, f] of perEngine) {
+        const l = latency(f.times);
+        report.put[engine] = {
+          ...l,
+          created: f.created,
+          replaced: f.replaced,
+          credited: f.credited,
+          verdict: l.medianMs <= TARGETS.putMedianMs ? 'PASS' : 'FAIL',
+        };
       }
       write();
-      if (rollups === 'unfolded')
-        await new StatsRollupCompactor(dataSource).compactSite(siteId, { unbounded: true });
-    }
-  } finally {
-    await endRun(report, write, children, dataSource);
-  }
+
+      // 2. A reader through the listing mix's first pages, alone, then beside the writes.
+      const mix = buildMix(ctx).filter((r) => (r.page ?? 1) === 1);
+      const readRound = async (until: () => boolean) => {
+        const times = new Map<string, number[]>();
+        while (!until())
+          for (const r of mix)
+            for (const engine of engines) {
+              const path = `/api/v1/sites/${siteId}/conversations${queryString(r.query)}`;
+              const key = `${engine} ${r.name}`;
+              if (!times.has(key)) times.set(key, []);
+              times.get(key)!.push((await getOnce(targets[engine], path)).ms);
+            }
+        return times;
+      };
+      const aloneStarted = Date.now();
+      const alone = await readRound(() => Date.now() - aloneStarted >= seconds * 1000);
+      const sustained = {
+        due: 0,
+        sent: 0,
+        ok: 0,
+        failed: {} as Record<string, number>,
+        inFlight: 0,
+        max: 0,
+        times: [] as number[],
+      };
+      const started = Date.now();
+      const writing = (async () => {
+        const pending: Promise<void>[] = [];
+        for (let tick = 0; Date.now() - started < seconds * 1000; tick++) {
+          // Every 10 ms, the writes due by then (rate / 100 a tick on average).
+          const due = Math.floor(((Date.now() - started) / 1000) * rate) - sustained.due;
+          for (let k = 0; k < due; k++) {
+            sustained.due++;
+            if (sustained.inFlight >= inFlightCap) continue;
+            const i = 1_000_000 + sustained.sent;
+            sustained.sent++;
+            sustained.inFlight++;
+            sustained.max = Math.max(sustained.max, sustained.inFlight);
+            pending.push(
+              put(
+                targets[engines[i % engines.length]],
+                siteId,
+                `bench-${run}-s${i}`,
+                orderBody(i, visitors, conversations),
+              )
+                .then(
+                  (a) => {
+                    if (a.status < 300) {
+                      sustained.ok++;
+                      sustained.times.push(a.ms);
+                    } else sustained.failed[String(a.status)] = (sustained.failed[String(a.status)] ?? 0) + 1;
+                  },
+                  (error: unknown) => {
+                    const key = error instanceof Error ? error.name : 'error';
+                    sustained.failed[key] = (sustained.failed[key] ?? 0) + 1;
+                  },
+                )
+                .finally(() => sustained.inFlight--),
+            );
+          }
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        await Promise.all(pending);
+      })();
+      const beside = await readRound(() => Date.now() - started >= seconds * 1000);
+      await writing;
+      const elapsed = (Date.now() - started) / 1000;
+      const listing: ListingRow[] = [];
+      const held: Record<string, { alone: number; beside: number; of: number }> = {};
+      const holds = (l: Latency) => l.medianMs <= TARGETS.listingMedianMs && l.p99Ms <= TARGETS.listingP99Ms;
+      for (const r of mix)
+        for (const engine of engines) {
+          const key = `${engine} ${r.name}`;
+          const row = {
+            name: r.name,
+            engine,
+            alone: latency(alone.get(key)!),
+            beside: latency(beside.get(key) ?? []),
+          };
+          listing.push(row);
+          held[engine] ??= { alone: 0, beside: 0, of: 0 };
+          held[engine].of++;
+          if (holds(row.alone)) held[engine].alone++;
+          if (row.beside.runs && holds(row.beside)) held[engine].beside++;
+        }
+      const achieved = sustained.ok / elapsed;
+      report.sustained = {
+        rate,
+        seconds,
+        due: sustained.due,
+        sent: sustained.sent,
+        inFlightCap,
+        answered2xx: sustained.ok,
+        failed: sustained.failed,
+        achievedPerSecond: achieved,
+        put: latency(sustained.times),
+        maxInFlight: sustained.max,
+        listing,
+        held,
+        verdict:
+          achieved >= rate * 0.98 && Object.keys(sustained.failed).length === 0
+            ? `PASS: ${rate} a second sustained`
+            : `FAIL: ${achieved.toFixed(0)} a second answered of ${rate} asked`,
+      };
+      write();
+
+      // 3. The dashboard with and without the commerce metrics, alternated.
+      const dashboard = { facets: ALL_FACETS, ...dashboardWindow(ctx) };
+      const plain = `/api/v1/sites/${siteId}/conversations/stats${queryString(dashboard)}`;
+      const withMetrics = `/api/v1/sites/${siteId}/conversations/stats${queryString({ ...dashboard, metrics: ['conversion', 'revenue'] })}`;
+      report.dashboard = [];
+      // First as the burst left the rollups (WORKERS=off: nothing folded its appended rows), then
+      // folded, as the workers' compaction leaves them every 5 s (the steady state the target is for).
+      for (const rollups of ['unfolded', 'folded'] as const) {
+        const [{ fresh }] = (await dataSource.query(
+          `SELECT (SELECT count(*) FROM conversation_stats_outcome_daily WHERE site_id = $1 AND fresh)
+           + (SELECT count(*) FROM conversation_stats_outcome_site WHERE site_id = $1 AND fresh)
+           + (SELECT count(*) FROM conversation_stats_outcome_hourly WHERE site_id = $1 AND fresh) AS fresh`,
+          [siteId],
+        )) as Array<{ fresh: string }>;
+        for (const engine of engines) {
+          const times = { plain: [] as number[], metrics: [] as number[] };
+          await getOnce(targets[engine], plain);
+          await getOnce(targets[engine], withMetrics);
+          for (let i = 0; i < runs; i++)
+            for (const which of i % 2 ? (['metrics', 'plain'] as const) : (['plain', 'metrics'] as const))
+              times[which].push((await getOnce(targets[engine], which === 'plain' ? plain : withMetrics)).ms);
+          const m = latency(times.metrics);
+          report.dashboard.push({
+            engine,
+            rollups: `${rollups} (${Number(fresh).toLocaleString('en-US')} appended outcome rows)`,
+            plain: latency(times.plain),
+            withMetrics: m,
+            verdict:
+              rollups === 'unfolded'
+                ? '(no target)'
+                : m.medianMs <= TARGETS.dashboardMedianMs
+                  ? 'PASS'
+                  : 'FAIL',
+          });
+        }
+        write();
+        if (rollups === 'unfolded')
+          await new StatsRollupCompactor(dataSource).compactSite(siteId, { unbounded: true });
+      }
+    },
+  );
 }
 
 main().catch((error) => {

@@ -26,8 +26,8 @@ const DAY = 86_400_000;
 
 export const STATS_TARGETS = { dashboardMedianMs: 100, denseLabelsMedianMs: 300, filteredMedianMs: 500 };
 
-const ALL_FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'];
-const ALL_SCORES = ['quality', 'service', 'trust'];
+export const ALL_FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'];
+export const ALL_SCORES = ['quality', 'service', 'trust'];
 
 export interface StatsRequest {
   name: string;
@@ -54,14 +54,19 @@ export function parisMidnight(t: Date, days: number): string {
   return `${local}T00:00:00Z`;
 }
 
+/** The dashboard's window: a daily series in Europe/Paris over the 90 days before the newest conversation. */
+export function dashboardWindow(ctx: MixContext): { interval: string; timezone: string; from: string } {
+  return { interval: 'day', timezone: 'Europe/Paris', from: parisMidnight(ctx.newest, 90) };
+}
+
 export function buildStatsMix(ctx: MixContext): StatsRequest[] {
-  const from = parisMidnight(ctx.newest, 90);
+  const window = dashboardWindow(ctx);
   const everything = { facets: ALL_FACETS, scores: ALL_SCORES };
   const requests: StatsRequest[] = [
     {
       name: 'dashboard',
       kind: 'dashboard',
-      query: { ...everything, interval: 'day', timezone: 'Europe/Paris', from },
+      query: { ...everything, ...window },
     },
     { name: 'dashboard-all-time', kind: 'dashboard', query: everything },
     ...ALL_FACETS.map((f) => ({ name: `facet-${f}`, kind: 'facet' as const, query: { facets: f } })),
@@ -70,7 +75,7 @@ export function buildStatsMix(ctx: MixContext): StatsRequest[] {
     {
       name: 'series-90d-paris',
       kind: 'series',
-      query: { interval: 'day', timezone: 'Europe/Paris', from, scores: ALL_SCORES },
+      query: { ...window, scores: ALL_SCORES },
     },
     // Zones a half or quarter hour off UTC, and dense label filters (issue 38).
     ...zoneRequests(ctx.newest),

@@ -14,32 +14,14 @@
  * bench database into BENCH_OS_INDEX for OpenSearch. BENCH_RUNS timed runs per request (15).
  * Writes bench/results/stats-comparisons.{md,json}.
  */
-import type { ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
-import { join } from 'node:path';
-import { createDataSource } from '../src/database/data-source';
 import { benchEnv, numberFrom } from './lib/bench-env';
 import { getOnce, HttpTarget } from './lib/http-load';
-import { mixContext } from './lib/mix-context';
-import {
-  Engine,
-  ENGINES,
-  endRun,
-  engineServices,
-  reindex,
-  reportWriter,
-  RunReport,
-  serviceEnvironment,
-  sideBySideSettings,
-} from './lib/side-by-side';
+import { benchedSiteRun, Engine, siteRunHeader, SiteRunReport, startedReport } from './lib/side-by-side';
 import { median } from './lib/stats';
 import { queryString, QueryValue } from './query-mix';
-import { parisMidnight } from './stats-bench';
+import { ALL_FACETS, ALL_SCORES, dashboardWindow } from './stats-bench';
 
-const RESULTS_DIR = join(__dirname, 'results');
 const PORTS: Record<Engine, number> = { postgres: 3411, opensearch: 3412 };
-const FACETS = ['channel', 'language', 'agentId', 'labelStatus', 'feedback', 'labels'];
-const SCORES = ['quality', 'service', 'trust'];
 
 interface Row {
   name: string;
@@ -55,12 +37,8 @@ interface Row {
   verdict: 'PASS' | 'FAIL';
 }
 
-interface Report extends RunReport {
+interface Report extends SiteRunReport {
   title: string;
-  startedAt: string;
-  scale: { siteConversations: number; databaseConversations: number };
-  settings: Record<string, string>;
-  reindex?: { documents: number; seconds: number };
   rows: Row[];
 }
 
@@ -69,20 +47,11 @@ function render(r: Report): string {
   return [
     `# ${r.title}`,
     '',
-    `Started ${r.startedAt}, finished ${r.finishedAt ?? '(running)'}; ${r.machine.cores} cores shared, load average ${r.machine.load.map((l) => l.toFixed(1)).join(' → ')}. ` +
-      `Benched site: ${r.scale.siteConversations.toLocaleString('en-US')} conversations (${r.scale.databaseConversations.toLocaleString('en-US')} in the database). ` +
-      `Service: ${Object.entries(r.settings)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(
-          ', ',
-        )}. HTTP medians, one request at a time, the requests of a row alternated between the engines` +
-      ' (the dashboard and compare=previous alternated too).',
-    ...(r.reindex
-      ? [
-          '',
-          `Reindex into OpenSearch: ${r.reindex.documents} documents in ${r.reindex.seconds.toFixed(0)} s.`,
-        ]
-      : []),
+    ...siteRunHeader(r, {
+      note:
+        'HTTP medians, one request at a time, the requests of a row alternated between the engines' +
+        ' (the dashboard and compare=previous alternated too).',
+    }),
     '',
     '| request | engine | matches | runs | median ms | target | verdict |',
     '|---|---|---|---|---|---|---|',
@@ -95,67 +64,38 @@ function render(r: Report): string {
     '',
     ...[...new Map(r.rows.map((row) => [row.name, row.query])).entries()].map(([n, q]) => `- ${n}: \`${q}\``),
     '',
-    'Reproduce: `npm run build && BENCH_ENGINES=postgres,opensearch BENCH_REINDEX=1 npm run bench:stats-comparisons` (bench/.env.bench or DATABASE_URL, BENCH_API_KEY, BENCH_SITE_ID).',
+    'Reproduce: `BENCH_ENGINES=postgres,opensearch BENCH_REINDEX=1 npm run bench:stats-comparisons` (bench/.env.bench or DATABASE_URL, BENCH_API_KEY, BENCH_SITE_ID).',
     '',
   ].join('\n');
 }
 
 async function main(): Promise<void> {
   const env = benchEnv();
-  const { apiKey, siteId, databaseUrl, opensearchUrl, alias } = sideBySideSettings(env);
-  const engines = (env.BENCH_ENGINES ?? 'postgres')
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e): e is Engine => (ENGINES as string[]).includes(e));
   const runs = numberFrom(env, 'BENCH_RUNS', 15);
-  const dataSource = createDataSource(databaseUrl, {
-    poolSize: 2,
-    applicationName: 'bench-stats-comparisons',
-  });
-  await dataSource.initialize();
-  const ctx = await mixContext(dataSource, siteId);
-  const [{ site, all }] = (await dataSource.query(
-    `SELECT count(*) FILTER (WHERE site_id = $1)::int AS site, count(*)::int AS all FROM conversations`,
-    [siteId],
-  )) as Array<{ site: number; all: number }>;
-  const [{ version }] = (await dataSource.query(
-    `SELECT agent_version_id AS version FROM conversations WHERE site_id = $1
-       GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`,
-    [siteId],
-  )) as Array<{ version: string }>;
-  const serviceEnv = serviceEnvironment(env, {
-    databaseUrl,
-    opensearchUrl,
-    alias,
-    redisPrefix: 'bench-stats-comparisons:',
-  });
   const report: Report = {
+    ...startedReport(),
     title: 'Statistics comparisons (outcomes-v1.md §7): compare=previous, percentiles, by with a baseline',
-    startedAt: new Date().toISOString(),
-    machine: { cores: 2, load: [loadavg()[0]] },
-    scale: { siteConversations: site, databaseConversations: all },
-    settings: {
-      NODE_ENV: 'production',
-      HTTP_PROCESSES: serviceEnv.HTTP_PROCESSES ?? '',
-      WORKERS: 'off',
-      engines: engines.join('+'),
-    },
     rows: [],
   };
-  const write = reportWriter(RESULTS_DIR, 'stats-comparisons', report, render);
-  const children: ChildProcess[] = [];
-  try {
-    if (engines.includes('opensearch') && env.BENCH_REINDEX === '1') report.reindex = reindex(serviceEnv);
-    const targets = await engineServices(serviceEnv, PORTS, engines, apiKey, children);
+  const run = {
+    env,
+    report,
+    outName: 'stats-comparisons',
+    render,
+    applicationName: 'bench-stats-comparisons',
+    redisPrefix: 'bench-stats-comparisons:',
+    defaultEngines: 'postgres',
+    ports: PORTS,
+  };
+  await benchedSiteRun(run, async ({ dataSource, siteId, engines, ctx, targets }, write) => {
+    const [{ version }] = (await dataSource.query(
+      `SELECT agent_version_id AS version FROM conversations WHERE site_id = $1
+       GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`,
+      [siteId],
+    )) as Array<{ version: string }>;
     const path = (query: Record<string, QueryValue>) =>
       `/api/v1/sites/${siteId}/conversations/stats${queryString(query)}`;
-    const dashboard = {
-      facets: FACETS,
-      scores: SCORES,
-      interval: 'day',
-      timezone: 'Europe/Paris',
-      from: parisMidnight(ctx.newest, 90),
-    };
+    const dashboard = { facets: ALL_FACETS, scores: ALL_SCORES, ...dashboardWindow(ctx) };
     /** Alternates `paths` on every engine, `runs` times after one warm-up; medians per path and engine. */
     const alternate = async (paths: string[]) => {
       const times = new Map<string, number[]>();
@@ -227,21 +167,21 @@ async function main(): Promise<void> {
       },
       {
         name: 'by=agentVersionId&baseline',
-        query: { by: 'agentVersionId', baseline: version, scores: SCORES },
+        query: { by: 'agentVersionId', baseline: version, scores: ALL_SCORES },
       },
       {
         name: 'by=agentVersionId&baseline, 90 days in Paris',
         query: {
           by: 'agentVersionId',
           baseline: version,
-          scores: SCORES,
+          scores: ALL_SCORES,
           timezone: 'Europe/Paris',
           from: dashboard.from,
         },
       },
       {
         name: 'by=agentVersionId&baseline, channel=web (scan)',
-        query: { by: 'agentVersionId', baseline: version, scores: SCORES, channel: 'web' },
+        query: { by: 'agentVersionId', baseline: version, scores: ALL_SCORES, channel: 'web' },
       },
     ];
     for (const s of singles) {
@@ -262,9 +202,7 @@ async function main(): Promise<void> {
       }
       write();
     }
-  } finally {
-    await endRun(report, write, children, dataSource);
-  }
+  });
 }
 
 main().catch((error) => {

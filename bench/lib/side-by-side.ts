@@ -11,13 +11,24 @@ import type { DataSource } from 'typeorm';
 import { createDataSource } from '../../src/database/data-source';
 import { BENCH_VISITOR_ID_KEY, DEFAULT_DATABASE_URL } from './bench-env';
 import { getOnce, HttpTarget, ListingBody } from './http-load';
+import { mixContext } from './mix-context';
+import type { MixContext } from '../query-mix';
 import { elapsedMs } from './stats';
 
 const ROOT = join(__dirname, '..', '..');
 const LOG_DIR = join(ROOT, 'var', 'bench-logs');
+const RESULTS_DIR = join(ROOT, 'bench', 'results');
 
 export type Engine = 'postgres' | 'opensearch';
 export const ENGINES: Engine[] = ['postgres', 'opensearch'];
+
+/** The engines `names` lists, comma-separated (`fallback` when it is unset); unknown names are dropped. */
+export function enginesNamed(names: string | undefined, fallback: string): Engine[] {
+  return (names ?? fallback)
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e): e is Engine => (ENGINES as string[]).includes(e));
+}
 
 /** What a side-by-side bench reads of bench/.env.bench: the seeded site, its database, OpenSearch and the alias. */
 export function sideBySideSettings(env: Record<string, string | undefined>): {
@@ -162,19 +173,22 @@ export interface OpenRun {
   conversations: number;
 }
 
+/** What a run is told: bench/.env.bench, its name to the database, its Redis prefix, its report and how to write it. */
+export interface RunOptions<R extends RunReport> {
+  env: Record<string, string | undefined>;
+  applicationName: string;
+  redisPrefix: string;
+  report: R;
+  write: () => void;
+}
+
 /**
  * A run over the bench database: the service built into dist/, the database opened (as
  * `applicationName`), the services' environment (Redis keys under `redisPrefix`), the
  * conversations counted into the report, `measure` run; then endRun, whatever ended it.
  */
 export async function sideBySideRun(
-  o: {
-    env: Record<string, string | undefined>;
-    applicationName: string;
-    redisPrefix: string;
-    report: DatabaseRunReport;
-    write: () => void;
-  },
+  o: RunOptions<DatabaseRunReport>,
   measure: (run: OpenRun) => Promise<void>,
 ): Promise<void> {
   const { databaseUrl, opensearchUrl, alias } = sideBySideSettings(o.env);
@@ -195,6 +209,94 @@ export async function sideBySideRun(
   } finally {
     await endRun(o.report, o.write, children, dataSource);
   }
+}
+
+/** A report of a run on the benched site (benchedSiteRun): what it met, how the services ran, the reindex if any. */
+export interface SiteRunReport extends DatabaseRunReport {
+  scale?: { siteConversations: number; databaseConversations: number };
+  settings?: Record<string, string>;
+  reindex?: { documents: number; seconds: number };
+}
+
+/** What a run on the benched site has open besides the database: the site, the mix's context, a service per engine. */
+export interface OpenSiteRun extends OpenRun {
+  siteId: string;
+  /** Conversations of the benched site. */
+  siteConversations: number;
+  engines: Engine[];
+  ctx: MixContext;
+  targets: Record<Engine, HttpTarget>;
+}
+
+/**
+ * A run on the benched site (a sideBySideRun), written to bench/results/<outName>.{json,md} by
+ * `render`: the engines BENCH_ENGINES names (`defaultEngines` when unset), the site's conversations
+ * counted and the services' settings recorded in the report, the bench database reindexed first
+ * when BENCH_REINDEX=1 and OpenSearch is measured, one service per engine on its port of `ports`;
+ * then `measure`, handed the run and how to write the report so far.
+ */
+export async function benchedSiteRun<R extends SiteRunReport>(
+  o: {
+    env: Record<string, string | undefined>;
+    applicationName: string;
+    redisPrefix: string;
+    report: R;
+    outName: string;
+    render: (report: R) => string;
+    defaultEngines: string;
+    ports: Record<Engine, number>;
+    /** What else the report should say of the run's settings. */
+    settings?: Record<string, string>;
+  },
+  measure: (run: OpenSiteRun, write: () => void) => Promise<void>,
+): Promise<void> {
+  const { apiKey, siteId } = sideBySideSettings(o.env);
+  const { report } = o;
+  const engines = enginesNamed(o.env.BENCH_ENGINES, o.defaultEngines);
+  const write = reportWriter(RESULTS_DIR, o.outName, report, o.render);
+  await sideBySideRun({ ...o, write }, async (run) => {
+    const ctx = await mixContext(run.dataSource, siteId);
+    const [{ site }] = (await run.dataSource.query(
+      'SELECT count(*)::int AS site FROM conversations WHERE site_id = $1',
+      [siteId],
+    )) as Array<{ site: number }>;
+    report.scale = { siteConversations: site, databaseConversations: run.conversations };
+    report.settings = {
+      NODE_ENV: 'production',
+      HTTP_PROCESSES: run.serviceEnv.HTTP_PROCESSES ?? '',
+      WORKERS: 'off',
+      engines: engines.join('+'),
+      ...o.settings,
+    };
+    if (engines.includes('opensearch') && o.env.BENCH_REINDEX === '1')
+      report.reindex = reindex(run.serviceEnv);
+    const targets = await engineServices(run.serviceEnv, o.ports, engines, apiKey, run.children);
+    await measure({ ...run, siteId, siteConversations: site, engines, ctx, targets }, write);
+    report.status = 'complete';
+  });
+}
+
+/**
+ * How a benched-site report opens: when it ran and on what load, the site's size (`site` after
+ * it), the services' settings, `note`; then the reindex, when the run reindexed.
+ */
+export function siteRunHeader(r: SiteRunReport, o: { site?: string; note?: string } = {}): string[] {
+  const scale = r.scale
+    ? `${r.scale.siteConversations.toLocaleString('en-US')} conversations (${r.scale.databaseConversations.toLocaleString('en-US')} in the database)${o.site ?? ''}`
+    : '(not counted)';
+  const settings = Object.entries(r.settings ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+  return [
+    `${r.status}. Started ${r.startedAt}, finished ${r.finishedAt ?? '(running)'}; ${r.machine.cores} cores shared, load average ${r.machine.load.map((l) => l.toFixed(1)).join(' → ')}. ` +
+      `Benched site: ${scale}. Service: ${settings}.${o.note ? ` ${o.note}` : ''}`,
+    ...(r.reindex
+      ? [
+          '',
+          `Reindex into OpenSearch: ${r.reindex.documents} documents in ${r.reindex.seconds.toFixed(0)} s.`,
+        ]
+      : []),
+  ];
 }
 
 /** Writes `report` as `<dir>/<outName>.json` and, rendered, `.md`, stamped with the time. */

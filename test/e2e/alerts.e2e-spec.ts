@@ -50,6 +50,14 @@ const createAlert = (org: Org, body: Record<string, unknown>) =>
     .post(alertsPath(org))
     .set(org.auth)
     .send({ name: 'Too many', metric: 'count', window: '15m', comparison: 'above', threshold: 2, ...body });
+/** Creates an alert that must be accepted (201); its id. */
+const createdAlertId = async (org: Org, body: Record<string, unknown>): Promise<string> =>
+  (await createAlert(org, body).expect(201)).body.data.id;
+/** The alerts of `ids`, in that order, as the evaluator loads them. */
+const loadAlerts = async (org: Org, ids: string[]) => {
+  const repository = t.app.get(AlertsRepository);
+  return (await Promise.all(ids.map((id) => repository.findInSite(org.site.id, id)))).map((a) => a!);
+};
 const getAlert = async (org: Org, id: string) =>
   (await getAs(t, org, alertsPath(org, `/${id}`)).expect(200)).body.data;
 const record = (org: Org, at: Date, overrides: Record<string, unknown> = {}) =>
@@ -217,20 +225,10 @@ describe('exactly once per transition, even with two evaluators racing', () => {
     await record(org, minutes(-1));
     const created = [];
     for (let i = 0; i < 5; i++)
-      created.push(
-        (await createAlert(org, { threshold: 0, window: '1h', enabled: false }).expect(201)).body.data.id,
-      );
-    const repository = t.app.get(AlertsRepository);
-    const loaded = await Promise.all(created.map((id) => repository.findInSite(org.site.id, id)));
+      created.push(await createdAlertId(org, { threshold: 0, window: '1h', enabled: false }));
+    const loaded = await loadAlerts(org, created);
     const evaluators = [t.app.get(AlertEvaluator), second.app.get(AlertEvaluator)];
-    const reports = await Promise.all(
-      [0, 1, 0, 1, 0, 1].map((k) =>
-        evaluators[k].evaluate(
-          loaded.map((a) => a!),
-          now,
-        ),
-      ),
-    );
+    const reports = await Promise.all([0, 1, 0, 1, 0, 1].map((k) => evaluators[k].evaluate(loaded, now)));
     expect(reports.reduce((n, r) => n + r.transitions, 0)).toBe(5);
     for (const id of created) {
       await expectFiredOnce(id);
@@ -253,21 +251,16 @@ describe('exactly once per transition, even with two evaluators racing', () => {
       for (const window of ['15m', '1h', '6h', '24h'])
         for (const metric of ['count', 'share'])
           ids.push(
-            (
-              await createAlert(org, {
-                filters: f,
-                window,
-                metric,
-                threshold: 0,
-                minConversations: 1,
-                enabled: false,
-              }).expect(201)
-            ).body.data.id,
+            await createdAlertId(org, {
+              filters: f,
+              window,
+              metric,
+              threshold: 0,
+              minConversations: 1,
+              enabled: false,
+            }),
           );
-    const repository = t.app.get(AlertsRepository);
-    const loaded = (await Promise.all(ids.map((id) => repository.findInSite(org.site.id, id)))).map(
-      (a) => a!,
-    );
+    const loaded = await loadAlerts(org, ids);
     // Two evaluators, each with two runs at once over the alerts in opposite orders (the rows
     // are locked in id order, so no deadlock), and one over half of them.
     const evaluators = [t.app.get(AlertEvaluator), second.app.get(AlertEvaluator)];
@@ -289,8 +282,7 @@ describe('exactly once per transition, even with two evaluators racing', () => {
     setClock(minutes(60));
     await record(org, minutes(-1));
     const ids = [];
-    for (let i = 0; i < 6; i++)
-      ids.push((await createAlert(org, { threshold: 0, window: '1h' }).expect(201)).body.data.id);
+    for (let i = 0; i < 6; i++) ids.push(await createdAlertId(org, { threshold: 0, window: '1h' }));
     await Promise.all([
       t.app.get(AlertEvaluator).evaluateDue(),
       second.app.get(AlertEvaluator).evaluateDue(),
@@ -341,26 +333,18 @@ describe('evaluation reuses the statistics engine: an alert’s value is the num
     const ids: string[] = [];
     for (const { filters, window, metric } of defs)
       ids.push(
-        (
-          await createAlert(org, {
-            filters,
-            window,
-            metric,
-            ...(metric === 'mean' ? { score: 'quality' } : {}),
-            threshold: metric === 'count' ? 10 : 0.5,
-            enabled: false,
-          }).expect(201)
-        ).body.data.id,
+        await createdAlertId(org, {
+          filters,
+          window,
+          metric,
+          ...(metric === 'mean' ? { score: 'quality' } : {}),
+          threshold: metric === 'count' ? 10 : 0.5,
+          enabled: false,
+        }),
       );
-    const repository = t.app.get(AlertsRepository);
     const evaluator = t.app.get(AlertEvaluator);
     const valuesAfter = async (viaFacets: boolean) => {
-      const alerts = await Promise.all(ids.map((id) => repository.findInSite(org.site.id, id)));
-      const report = await evaluator.evaluate(
-        alerts.map((a) => a!),
-        at,
-        { concurrency: 4, viaFacets },
-      );
+      const report = await evaluator.evaluate(await loadAlerts(org, ids), at, { concurrency: 4, viaFacets });
       expect(report).toMatchObject({ evaluated: ids.length, failed: 0 });
       const stored = await Promise.all(ids.map((id) => getAlert(org, id)));
       return { report, values: stored.map((a) => a.value as number | null) };

@@ -13,6 +13,7 @@ import { DELETION_BATCH } from '../../src/deletions/deletions.repository';
 import { Org, seededOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { OWN_BUDGET, type TestApp } from '../setup/test-app';
+import { facetKeysOf } from '../support/rollup-keys';
 
 /**
  * Deleting many conversations in one statement (a deletion job's batch; workflows-v1 §3, issue
@@ -55,12 +56,7 @@ describe('set-based deletion of several hundred conversations in one batch', () 
        FULL JOIN (
          SELECT site_id, (created_at AT TIME ZONE 'UTC')::date AS day, k.kind, k.key, count(*)::int AS n
          FROM conversations c CROSS JOIN LATERAL (
-           SELECT 0::smallint, ''::text UNION ALL SELECT 1, c.channel UNION ALL SELECT 2, c.language
-           UNION ALL SELECT 3, c.agent_id UNION ALL SELECT 4, c.label_status
-           UNION ALL SELECT 5, 'positive' WHERE c.feedback_positive > 0
-           UNION ALL SELECT 5, 'negative' WHERE c.feedback_negative > 0
-           UNION ALL SELECT 6, b::text FROM generate_series(0, 31) b
-             WHERE c.label_status = 'labeled' AND c.label_bits & (1::bigint << b) <> 0
+           ${facetKeysOf('c')}
            UNION ALL SELECT 7, width_bucket(c.score_quality, ${BIN_EDGES})::text WHERE c.score_quality IS NOT NULL
            UNION ALL SELECT 8, width_bucket(c.score_service, ${BIN_EDGES})::text WHERE c.score_service IS NOT NULL
            UNION ALL SELECT 9, width_bucket(c.score_trust, ${BIN_EDGES})::text WHERE c.score_trust IS NOT NULL

@@ -64,16 +64,22 @@ describe('events: written with the change they describe', () => {
   });
 
   describe('conversation.updated (messages, rating, engagement)', () => {
+    /** The organization's events: its conversation created, then updated once; the update's object. */
+    const theOneUpdate = async (org: Org) => {
+      const events = await feed(org);
+      expect(types(events)).toEqual(['conversation.created', 'conversation.updated']);
+      return events[1].data.object;
+    };
+
     it('appending messages writes conversation.updated with the conversation after the append', async () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org);
       await appendMessages(t, org, c.id, [
         { role: 'shopper', blocks: [{ type: 'text', text: 'Thanks!' }] },
       ]).expect(201);
-      const events = await feed(org);
-      expect(types(events)).toEqual(['conversation.created', 'conversation.updated']);
-      expect(events[1].data.object).toMatchObject({ id: c.id, messageCount: 3 });
-      expect(events[1].data.object).toEqual(await listItem(org, c.id));
+      const updated = await theOneUpdate(org);
+      expect(updated).toMatchObject({ id: c.id, messageCount: 3 });
+      expect(updated).toEqual(await listItem(org, c.id));
     });
 
     it('a rating that changes writes conversation.updated with the new feedback counts; the same rating again writes nothing', async () => {
@@ -90,9 +96,7 @@ describe('events: written with the change they describe', () => {
           .expect(200);
       await rate('negative');
       await rate('negative'); // no change
-      const events = await feed(org);
-      expect(types(events)).toEqual(['conversation.created', 'conversation.updated']);
-      expect(events[1].data.object).toMatchObject({ feedback: { positive: 0, negative: 1 } });
+      expect(await theOneUpdate(org)).toMatchObject({ feedback: { positive: 0, negative: 1 } });
     });
 
     it('engagement writes conversation.updated with the new counts; adding zero writes nothing', async () => {
@@ -107,9 +111,7 @@ describe('events: written with the change they describe', () => {
           .expect(200);
       await engage(5, 2);
       await engage(0, 0);
-      const events = await feed(org);
-      expect(types(events)).toEqual(['conversation.created', 'conversation.updated']);
-      expect(events[1].data.object).toMatchObject({ productEngagement: { impressions: 5, clicks: 2 } });
+      expect(await theOneUpdate(org)).toMatchObject({ productEngagement: { impressions: 5, clicks: 2 } });
     });
 
     it('new activity on a labeled conversation: the object shows it pending again', async () => {

@@ -124,6 +124,8 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
 
   describe('compare=previous: data.previous over the window of equal length ending at from, and data.change', () => {
     let org: Org;
+    /** The statistics of `query` with compare=previous (200). */
+    const compared = (query: Query) => stats(t, org, { ...query, compare: 'previous' }).expect(200);
     beforeAll(async () => {
       org = await createOrganization(t.app);
       // Europe/Paris leaves summer time on 25 October 2026 (03:00 CEST → 02:00 CET).
@@ -147,14 +149,13 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
     });
 
     it("the previous window's edges are in the request's zone, across a DST change (a local week of 169 hours)", async () => {
-      const res = await stats(t, org, {
+      const res = await compared({
         from: '2026-10-26T00:00:00+01:00',
         to: '2026-11-02T00:00:00+01:00',
         timezone: 'Europe/Paris',
-        compare: 'previous',
         scores: 'quality',
         facets: 'channel',
-      }).expect(200);
+      });
       const { data } = res.body;
       expect(data.total).toBe(4);
       expect(data.previous).toMatchObject({
@@ -180,11 +181,10 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
     });
 
     it('in UTC the previous window is the same number of hours; edges carry +00:00', async () => {
-      const res = await stats(t, org, {
+      const res = await compared({
         from: '2026-10-26T00:00:00Z',
         to: '2026-10-29T00:00:00Z',
-        compare: 'previous',
-      }).expect(200);
+      });
       expect(res.body.data.total).toBe(1);
       expect(res.body.data.previous).toEqual({
         from: '2026-10-23T00:00:00.000+00:00',
@@ -195,13 +195,12 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
     });
 
     it('relative is null when the previous value is 0 or null; to defaults to the request time', async () => {
-      const res = await stats(t, org, {
+      const res = await compared({
         from: '2026-10-26T00:00:00+01:00',
-        compare: 'previous',
         scores: 'trust',
         channel: 'hosted',
         timezone: 'Europe/Paris',
-      }).expect(200);
+      });
       const { data } = res.body;
       expect(data.total).toBe(1);
       // The previous window ends at from and is as long as from → now: far back, holding every earlier row.
@@ -210,23 +209,21 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
       expect(data.previous.total).toBe(2);
       expect(data.change.total).toEqual({ absolute: -1, relative: -0.5 });
 
-      const none = await stats(t, org, {
+      const none = await compared({
         from: '2026-10-23T00:00:00Z',
         to: '2026-10-24T00:00:00Z',
-        compare: 'previous',
         scores: 'quality',
-      }).expect(200);
+      });
       expect(none.body.data.total).toBe(0);
       expect(none.body.data.previous.total).toBe(1);
       expect(none.body.data.change).toEqual({
         total: { absolute: -1, relative: -1 },
         scores: { quality: { absolute: null, relative: null } },
       });
-      const empty = await stats(t, org, {
+      const empty = await compared({
         from: '2026-10-21T00:00:00Z',
         to: '2026-10-23T00:00:00Z',
-        compare: 'previous',
-      }).expect(200);
+      });
       expect(empty.body.data.previous.total).toBe(0);
       expect(empty.body.data.change.total).toEqual({ absolute: 1, relative: null });
     });

@@ -11,7 +11,11 @@ import {
   describeOpenSearchError,
   IndexNames,
 } from '../../src/search/opensearch/opensearch-client';
-import type { StatsQuery, StatsSeriesRequest } from '../../src/search/stats/conversation-stats';
+import type {
+  StatsInterval,
+  StatsQuery,
+  StatsSeriesRequest,
+} from '../../src/search/stats/conversation-stats';
 import { FallbackConversationStats } from '../../src/search/stats/opensearch/fallback-conversation-stats';
 import { MirrorWatermark } from '../../src/search/stats/opensearch/mirror-watermark';
 import { OpenSearchConversationStats } from '../../src/search/stats/opensearch/opensearch-conversation-stats';
@@ -174,6 +178,18 @@ describeReal('OpenSearch stats engine, on a real OpenSearch', () => {
   });
 
   describe('series: calendar buckets in the zone, on the shared bucket list, empty buckets included', () => {
+    /** A series of `interval` buckets in `timezone` from `from` to `to` (local times with their offset). */
+    const seriesIn = (
+      interval: StatsInterval,
+      timezone: string,
+      from: string,
+      to: string,
+    ): StatsSeriesRequest => ({
+      interval,
+      timezone,
+      from: new Date(from),
+      to: new Date(to),
+    });
     /** The site's series (count, labeled) after recording one conversation at each instant. */
     const seriesOf = async (instants: string[], series: StatsSeriesRequest, labeledAt: string[] = []) => {
       const site = await newSite();
@@ -189,12 +205,7 @@ describeReal('OpenSearch stats engine, on a real OpenSearch', () => {
       const series = await seriesOf(
         // 00:30 at +02:00, the day's last millisecond at +01:00, and the next local midnight.
         ['2026-10-24T22:30:00.000Z', '2026-10-25T22:59:59.999Z', '2026-10-25T23:00:00.000Z'],
-        {
-          interval: 'day',
-          timezone: 'Europe/Paris',
-          from: new Date('2026-10-24T00:00:00+02:00'),
-          to: new Date('2026-10-27T00:00:00+01:00'),
-        },
+        seriesIn('day', 'Europe/Paris', '2026-10-24T00:00:00+02:00', '2026-10-27T00:00:00+01:00'),
         ['2026-10-25T23:00:00.000Z'],
       );
       expect(series).toEqual([
@@ -208,12 +219,7 @@ describeReal('OpenSearch stats engine, on a real OpenSearch', () => {
       const series = await seriesOf(
         // The day's first millisecond, its last (02:xx does not exist), and the next midnight.
         ['2026-03-28T23:00:00.000Z', '2026-03-29T21:59:59.999Z', '2026-03-29T22:00:00.000Z'],
-        {
-          interval: 'day',
-          timezone: 'Europe/Paris',
-          from: new Date('2026-03-29T00:00:00+01:00'),
-          to: new Date('2026-03-31T00:00:00+02:00'),
-        },
+        seriesIn('day', 'Europe/Paris', '2026-03-29T00:00:00+01:00', '2026-03-31T00:00:00+02:00'),
       );
       expect(series).toEqual([
         { start: '2026-03-29T00:00:00.000+01:00', count: 2, labeled: 0 },
@@ -223,26 +229,14 @@ describeReal('OpenSearch stats engine, on a real OpenSearch', () => {
 
     it('Asia/Kolkata (+05:30): days and months turn at 18:30 UTC', async () => {
       const instants = ['2026-01-31T18:29:59.999Z', '2026-01-31T18:30:00.000Z'];
-      expect(
-        await seriesOf(instants, {
-          interval: 'day',
-          timezone: 'Asia/Kolkata',
-          from: new Date('2026-01-31T00:00:00+05:30'),
-          to: new Date('2026-02-03T00:00:00+05:30'),
-        }),
-      ).toEqual([
+      const inKolkata = (interval: StatsInterval, from: string, to: string) =>
+        seriesOf(instants, seriesIn(interval, 'Asia/Kolkata', from, to));
+      expect(await inKolkata('day', '2026-01-31T00:00:00+05:30', '2026-02-03T00:00:00+05:30')).toEqual([
         { start: '2026-01-31T00:00:00.000+05:30', count: 1, labeled: 0 },
         { start: '2026-02-01T00:00:00.000+05:30', count: 1, labeled: 0 },
         { start: '2026-02-02T00:00:00.000+05:30', count: 0, labeled: 0 },
       ]);
-      expect(
-        await seriesOf(instants, {
-          interval: 'month',
-          timezone: 'Asia/Kolkata',
-          from: new Date('2025-12-01T00:00:00+05:30'),
-          to: new Date('2026-03-01T00:00:00+05:30'),
-        }),
-      ).toEqual([
+      expect(await inKolkata('month', '2025-12-01T00:00:00+05:30', '2026-03-01T00:00:00+05:30')).toEqual([
         { start: '2025-12-01T00:00:00.000+05:30', count: 0, labeled: 0 },
         { start: '2026-01-01T00:00:00.000+05:30', count: 1, labeled: 0 },
         { start: '2026-02-01T00:00:00.000+05:30', count: 1, labeled: 0 },
@@ -250,12 +244,10 @@ describeReal('OpenSearch stats engine, on a real OpenSearch', () => {
     });
 
     it('Asia/Kathmandu (+05:45): local hours start at a quarter past the UTC hour', async () => {
-      const series = await seriesOf(['2026-09-01T00:14:59.999Z', '2026-09-01T00:15:00.000Z'], {
-        interval: 'hour',
-        timezone: 'Asia/Kathmandu',
-        from: new Date('2026-09-01T05:00:00+05:45'),
-        to: new Date('2026-09-01T08:00:00+05:45'),
-      });
+      const series = await seriesOf(
+        ['2026-09-01T00:14:59.999Z', '2026-09-01T00:15:00.000Z'],
+        seriesIn('hour', 'Asia/Kathmandu', '2026-09-01T05:00:00+05:45', '2026-09-01T08:00:00+05:45'),
+      );
       expect(series).toEqual([
         { start: '2026-09-01T05:00:00.000+05:45', count: 1, labeled: 0 },
         { start: '2026-09-01T06:00:00.000+05:45', count: 1, labeled: 0 },

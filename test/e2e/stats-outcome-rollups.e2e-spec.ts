@@ -10,6 +10,7 @@ import { createOrganization, Org } from '../factories/organizations';
 import { orderBody, ordersPath, putOrder } from '../factories/orders';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import type { TestApp } from '../setup/test-app';
+import { facetKeysOf } from '../support/rollup-keys';
 import { seededRandom } from '../support/seeded-random';
 
 /*
@@ -57,14 +58,7 @@ async function drift(siteId: string): Promise<unknown[]> {
         WHERE o.credited_conversation_id = c.id AND o.status <> 'cancelled'
     ) v WHERE c.site_id = $1`;
   const keyed = `
-    SELECT l.*, k.kind, k.key FROM (${lines}) l CROSS JOIN LATERAL (
-      SELECT 0::smallint, ''::text UNION ALL SELECT 1, l.channel UNION ALL SELECT 2, l.language
-      UNION ALL SELECT 3, l.agent_id UNION ALL SELECT 4, l.label_status
-      UNION ALL SELECT 5, 'positive' WHERE l.feedback_positive > 0
-      UNION ALL SELECT 5, 'negative' WHERE l.feedback_negative > 0
-      UNION ALL SELECT 6, b::text FROM generate_series(0, 31) b
-        WHERE l.label_status = 'labeled' AND l.label_bits & (1::bigint << b) <> 0
-    ) k(kind, key)`;
+    SELECT l.*, k.kind, k.key FROM (${lines}) l CROSS JOIN LATERAL (${facetKeysOf('l')}) k(kind, key)`;
   const differ = ['converted', 'orders', 'gross', 'refunded', 'net']
     .map((s) => `coalesce(r.${s}, 0) <> coalesce(x.${s}, 0)`)
     .join(' OR ');
