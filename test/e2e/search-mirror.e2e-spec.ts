@@ -98,17 +98,25 @@ describeMirror('search mirror', () => {
     return { found: doc.found === true, version: doc._version, routing: doc._routing, source: doc._source };
   };
   /** `index` holds conversation `id` at its current version (and with `source`'s fields, when given). */
+  /** `index` holds the document of `id` at `version` (with `source`'s fields when given). */
+  const expectStoredAt = async (
+    index: string,
+    id: string,
+    routing: string,
+    version: number,
+    source?: Record<string, unknown>,
+  ) =>
+    expect(await stored(index, id, routing)).toMatchObject({
+      found: true,
+      version,
+      ...(source ? { source } : {}),
+    });
   const expectCurrent = async (
     index: string,
     id: string,
     routing: string,
     source?: Record<string, unknown>,
-  ) =>
-    expect(await stored(index, id, routing)).toMatchObject({
-      found: true,
-      version: await versionOf(id),
-      ...(source ? { source } : {}),
-    });
+  ) => expectStoredAt(index, id, routing, await versionOf(id), source);
   /** Indices holding `alias` (none when it is on no index). */
   const holders = async (alias: string): Promise<string[]> => {
     const { body, statusCode } = await engine.indices.getAlias({ name: alias }, { ignore: [404] });
@@ -192,6 +200,27 @@ describeMirror('search mirror', () => {
         }
       },
     };
+  };
+
+  /**
+   * A reindex stopped right after it created its index (its next step counts conversations,
+   * which `lock` holds): the index being built, the lock (release it to let the copy go on) and
+   * the reindex's promise.
+   */
+  const reindexHeldAtItsIndex = async () => {
+    const lock = await lockTable('conversations');
+    const reindexing = t.app.get(ReindexService).reindex({ batchSize: 50 });
+    reindexing.catch(() => undefined);
+    try {
+      const [building] = await eventually(async () => {
+        const found = await holders(NAMES.building);
+        return found.length ? found : undefined;
+      }, 'the index being built');
+      return { lock, reindexing, building };
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
   };
 
   beforeAll(async () => {
@@ -349,18 +378,14 @@ describeMirror('search mirror', () => {
       const c = await recordConversation(t, org, { title: 'Drained once' });
       await indexer.drain();
       // External versioning: the document's _version is the conversation's search_version.
-      expect(await stored(NAMES.prefix, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: await versionOf(c.id),
-        source: {
-          id: c.id,
-          site_id: org.site.id,
-          title: 'Drained once',
-          channel: 'web',
-          language: 'en',
-          label_status: 'pending',
-          created_at: c.createdAt,
-        },
+      await expectCurrent(NAMES.prefix, c.id, org.site.id, {
+        id: c.id,
+        site_id: org.site.id,
+        title: 'Drained once',
+        channel: 'web',
+        language: 'en',
+        label_status: 'pending',
+        created_at: c.createdAt,
       });
       expect(await rowsFor(c.id)).toEqual([]);
 
@@ -394,11 +419,7 @@ describeMirror('search mirror', () => {
       const result = await indexer.drain();
       expect(result.postponed).toBe(0);
       expect(await rowsFor(c.id)).toEqual([]);
-      expect(await stored(NAMES.prefix, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: newer,
-        source: { title: 'newer' },
-      });
+      await expectStoredAt(NAMES.prefix, c.id, org.site.id, newer, { title: 'newer' });
     });
 
     it('a delete of a document the index does not hold counts as success (404 not_found)', async () => {
@@ -689,15 +710,8 @@ describeMirror('search mirror', () => {
       const other = await createSite(t.app, org.organization.id);
       const c = await recordConversation(t, org, {}, other.id);
       const kept = await recordConversation(t, org);
-      // Stops the reindex right after it created the index (its next step counts conversations).
-      const lock = await lockTable('conversations');
-      const reindexing = t.app.get(ReindexService).reindex({ batchSize: 50 });
-      reindexing.catch(() => undefined);
+      const { lock, reindexing, building } = await reindexHeldAtItsIndex();
       try {
-        const [building] = await eventually(async () => {
-          const found = await holders(NAMES.building);
-          return found.length ? found : undefined;
-        }, 'the index being built');
         // The indexer wrote the site's conversation there, then the site was deleted. (Read
         // through the lock's transaction: any other read of conversations waits for it.)
         const row = await sourceRow(c.id, lock);
@@ -826,14 +840,8 @@ describeMirror('search mirror', () => {
       const org = await createOrganization(t.app);
       const c = await recordConversation(t, org, { title: 'Older state' });
       const newer = (await versionOf(c.id)) + 1_000_000;
-      const lock = await lockTable('conversations');
-      const reindexing = t.app.get(ReindexService).reindex({ batchSize: 50 });
-      reindexing.catch(() => undefined);
+      const { lock, reindexing, building } = await reindexHeldAtItsIndex();
       try {
-        const [building] = await eventually(async () => {
-          const found = await holders(NAMES.building);
-          return found.length ? found : undefined;
-        }, 'the index being built');
         // Written before the copy reads the conversation: the copy's state is older.
         await writeDirectly(building, await sourceRow(c.id, lock), newer, 'Newer state');
       } finally {
@@ -841,11 +849,7 @@ describeMirror('search mirror', () => {
       }
       const summary = await reindexing;
       expect(summary.newerAlready).toBe(1);
-      expect(await stored(NAMES.alias, c.id, org.site.id)).toMatchObject({
-        found: true,
-        version: newer,
-        source: { title: 'Newer state' },
-      });
+      await expectStoredAt(NAMES.alias, c.id, org.site.id, newer, { title: 'Newer state' });
     });
 
     it('a reindex while the indexer drains loses no change and keeps every newest state', async () => {
@@ -1138,14 +1142,18 @@ describeMirror('search mirror', () => {
       );
     });
     afterAll(() => worker?.close());
+    /** The outbox holds no row of `id` within `ms` (waits for the state, not for a duration). */
+    const drainedWithin = async (id: string, ms: number) => {
+      const deadline = Date.now() + ms;
+      while (Date.now() < deadline && (await rowsFor(id)).length > 0)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(await rowsFor(id)).toEqual([]);
+    };
 
     it('a recorded conversation reaches the index without any call from the test', async () => {
       const org = await createOrganization(worker.app);
       const c = await recordConversation(worker, org, { title: 'Drained by the worker' });
-      // Waits for the state, not for a duration: the loop ends as soon as the row is drained.
-      for (let i = 0; i < 200 && (await rowsFor(c.id)).length > 0; i++)
-        await new Promise((r) => setTimeout(r, 100));
-      expect(await rowsFor(c.id)).toEqual([]);
+      await drainedWithin(c.id, 20_000);
       await expectCurrent(NAMES.alias, c.id, org.site.id, { title: 'Drained by the worker' });
     });
 
@@ -1156,9 +1164,7 @@ describeMirror('search mirror', () => {
       try {
         const org = await createOrganization(worker.app);
         const c = await recordConversation(worker, org, { title: 'Woken by the outbox' });
-        for (let i = 0; i < 100 && (await rowsFor(c.id)).length > 0; i++)
-          await new Promise((r) => setTimeout(r, 50));
-        expect(await rowsFor(c.id)).toEqual([]);
+        await drainedWithin(c.id, 5_000);
         await expectCurrent(NAMES.alias, c.id, org.site.id, { title: 'Woken by the outbox' });
       } finally {
         (scheduler as unknown as { job: { start: () => void } }).job.start();
