@@ -15,7 +15,7 @@ import {
   UpdateRoute,
 } from '../docs/openapi';
 import { WriteActor, Writer } from '../audit/write-actor';
-import { CreateAlertDto, parseAlertBody, UpdateAlertDto } from './dto/alert-request';
+import { AlertPath, CreateAlertDto, parseAlertBody, UpdateAlertDto } from './dto/alert-request';
 import { AlertSchema, AlertTransitionSchema } from './dto/alert.schema';
 import { presentAlert, presentTransition } from './alert.presenter';
 import { AlertsService } from './alerts.service';
@@ -48,7 +48,7 @@ export class AlertsController {
     operation: { summary: 'One alert, with its state and last value' },
     schema: AlertSchema,
   })
-  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('alertId') alertId: string) {
+  async get(@Auth() auth: AuthContext, @Param() { siteId, alertId }: AlertPath) {
     return { data: presentAlert(await this.alerts.get(auth.organizationId, siteId, alertId)) };
   }
 
@@ -62,12 +62,7 @@ export class AlertsController {
     answer: 'The changed alert.',
     problems: ['invalid_filter', 'not_found'],
   })
-  async update(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('alertId') alertId: string,
-    @Body() body: unknown,
-  ) {
+  async update(@Writer() actor: WriteActor, @Param() { siteId, alertId }: AlertPath, @Body() body: unknown) {
     const input = parseAlertBody(body, true);
     return { data: presentAlert(await this.alerts.update(actor, siteId, alertId, input)) };
   }
@@ -77,11 +72,7 @@ export class AlertsController {
     operation: { summary: 'Delete an alert and its history' },
     answer: 'Deleted.',
   })
-  async delete(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('alertId') alertId: string,
-  ): Promise<void> {
+  async delete(@Writer() actor: WriteActor, @Param() { siteId, alertId }: AlertPath): Promise<void> {
     await this.alerts.delete(actor, siteId, alertId);
   }
 
@@ -91,8 +82,7 @@ export class AlertsController {
   @ApiPagedList(AlertTransitionSchema, 'not_found')
   async history(
     @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Param('alertId') alertId: string,
+    @Param() { siteId, alertId }: AlertPath,
     @Paging() request: PageRequest,
   ) {
     return pageAnswer(

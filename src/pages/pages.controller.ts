@@ -17,7 +17,7 @@ import {
   SiteResourceController,
 } from '../docs/openapi';
 import { PageImportSchema, PageSchema } from './dto/page.schemas';
-import { DiscoverPagesDto } from './dto/discover.dto';
+import { DiscoverPagesDto, ImportPath } from './dto/discover.dto';
 import { NO_LANGUAGE } from './import-counts';
 import { presentImport } from './page-import.presenter';
 import { PageImportsService } from './page-imports.service';
@@ -97,11 +97,7 @@ export class PagesController {
     operation: { summary: 'Follow a page import' },
     schema: PageImportSchema,
   })
-  async getImport(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Param('importId') importId: string,
-  ) {
+  async getImport(@Auth() auth: AuthContext, @Param() { siteId, importId }: ImportPath) {
     return { data: presentImport(await this.imports.get(auth.organizationId, siteId, importId)) };
   }
 
