@@ -1,12 +1,9 @@
-import { Body, Get, Param } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { Body, Param } from '@nestjs/common';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
 import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
 import { Paging } from '../common/query/paging.decorator';
 import {
-  ApiPagedList,
-  ApiResourceId,
   CreateRoute,
   DeleteRoute,
   GetOneRoute,
@@ -76,10 +73,10 @@ export class AlertsController {
     await this.alerts.delete(actor, siteId, alertId);
   }
 
-  @Get(':alertId/history')
-  @ApiOperation({ summary: "The alert's changes of state, newest first" })
-  @ApiResourceId('alertId', 'alrt')
-  @ApiPagedList(AlertTransitionSchema, 'not_found')
+  @ListRoute({ summary: "The alert's changes of state, newest first" }, AlertTransitionSchema, {
+    path: 'history',
+    under: ['alertId', 'alrt'],
+  })
   async history(
     @Auth() auth: AuthContext,
     @Param() { siteId, alertId }: AlertPath,

@@ -14,6 +14,7 @@ import {
   ApiProblems,
   BODY_PROBLEMS,
   GetOneRoute,
+  ListRoute,
   SiteResourceController,
 } from '../docs/openapi';
 import { PageImportSchema, PageSchema } from './dto/page.schemas';
@@ -80,9 +81,7 @@ export class PagesController {
     return { data: presentImport(record) };
   }
 
-  @Get('imports')
-  @ApiOperation({ summary: "List the site's page imports, newest first" })
-  @ApiPagedList(PageImportSchema, 'not_found')
+  @ListRoute({ summary: "List the site's page imports, newest first" }, PageImportSchema, { path: 'imports' })
   async listImports(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,

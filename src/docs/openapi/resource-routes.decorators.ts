@@ -83,9 +83,23 @@ export function CreateRoute(options: {
   );
 }
 
-/** GET of a site's (or the organization's) resources, newest first, one keyset page at a time. */
-export function ListRoute(operation: Operation, schema: Type<unknown>): MethodDecorator {
-  return stack(Get(), ApiOperation(operation), ApiPagedList(schema, 'not_found'));
+/**
+ * GET of a site's (or the organization's) resources, newest first, one keyset page at a time;
+ * with `at`, of the resources at `path`, below one resource when `under` names it
+ * (`:alertId/history`).
+ */
+export function ListRoute(
+  operation: Operation,
+  schema: Type<unknown>,
+  at?: { path: string; under?: ResourceId },
+): MethodDecorator {
+  const under = at?.under;
+  return stack(
+    Get(under ? `:${under[0]}/${at.path}` : at?.path),
+    ApiOperation(operation),
+    ...(under ? [ApiResourceId(...under)] : []),
+    ApiPagedList(schema, 'not_found'),
+  );
 }
 
 /** GET of one resource: `{data}`, or 404 not_found. */
