@@ -1,7 +1,22 @@
-import { describe, expect, it, jest } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { ParamFault } from './common/query/query-params';
 import type { FilterField } from './search/filters/filter-field';
 import type { ConversationFilter } from './search/filters/filter-values';
+import { parseListingQuery } from './conversations/dto/listing-query';
+import { parseStatsRequest } from './stats/dto/stats-request';
+import { parseReviewSampleQuery } from './reviews/dto/review-sample-query';
+import { parseFilterObject } from './search/listing/filter-object';
+import { publicFilters } from './views/public-filters';
+import { combineWithView } from './views/view-combination';
+import { canonicalFilterText, emptyFilter } from './search/listing/conversation-filter';
+import { buildFilterSql, isNarrowed, whereAll } from './search/filter-sql/conversation-filter-sql';
+import { buildFilterQuery } from './search/opensearch/conversation-query';
+import { FILTER_PARAM_DOCS } from './docs/openapi/api-query.decorators';
+import { statsStrategy } from './search/stats/postgres/stats-planner';
+import { countsFromRollups } from './search/postgres/listing-planner';
+import { cellsCountable } from './search/postgres/listing-sql';
+import { complementCells } from './search/stats/postgres/stats-complement';
+import { facetOf } from './alerts/evaluation-plan';
 
 /*
  * Adding a filter is one registry entry plus its SQL and clause. This spec adds a stand-in field,
@@ -14,6 +29,8 @@ import type { ConversationFilter } from './search/filters/filter-values';
 
 type Filter = ConversationFilter & { escalated?: boolean };
 
+// The global `jest` (not @jest/globals'), so that the transform hoists this mock above the
+// imports: every module imported above reads the registry with the stand-in in it.
 jest.mock('./search/filters/filter-registry', () => {
   const actual = jest.requireActual<typeof import('./search/filters/filter-registry')>(
     './search/filters/filter-registry',
@@ -56,37 +73,6 @@ jest.mock('./search/filters/filter-registry', () => {
     ...actual.registryExports(new actual.FilterRegistry([...actual.FILTER_FIELDS, escalated])),
   };
 });
-
-// Imported after the mock: every module below reads the registry with the stand-in in it.
-/* eslint-disable @typescript-eslint/no-require-imports */
-const { parseListingQuery } =
-  require('./conversations/dto/listing-query') as typeof import('./conversations/dto/listing-query');
-const { parseStatsRequest } =
-  require('./stats/dto/stats-request') as typeof import('./stats/dto/stats-request');
-const { parseReviewSampleQuery } =
-  require('./reviews/dto/review-sample-query') as typeof import('./reviews/dto/review-sample-query');
-const { parseFilterObject } =
-  require('./search/listing/filter-object') as typeof import('./search/listing/filter-object');
-const { publicFilters } = require('./views/public-filters') as typeof import('./views/public-filters');
-const { combineWithView } = require('./views/view-combination') as typeof import('./views/view-combination');
-const { canonicalFilterText, emptyFilter } =
-  require('./search/listing/conversation-filter') as typeof import('./search/listing/conversation-filter');
-const { buildFilterSql, isNarrowed, whereAll } =
-  require('./search/filter-sql/conversation-filter-sql') as typeof import('./search/filter-sql/conversation-filter-sql');
-const { buildFilterQuery } =
-  require('./search/opensearch/conversation-query') as typeof import('./search/opensearch/conversation-query');
-const { FILTER_PARAM_DOCS } =
-  require('./docs/openapi/api-query.decorators') as typeof import('./docs/openapi/api-query.decorators');
-const { statsStrategy } =
-  require('./search/stats/postgres/stats-planner') as typeof import('./search/stats/postgres/stats-planner');
-const { countsFromRollups } =
-  require('./search/postgres/listing-planner') as typeof import('./search/postgres/listing-planner');
-const { cellsCountable } =
-  require('./search/postgres/listing-sql') as typeof import('./search/postgres/listing-sql');
-const { complementCells } =
-  require('./search/stats/postgres/stats-complement') as typeof import('./search/stats/postgres/stats-complement');
-const { facetOf } = require('./alerts/evaluation-plan') as typeof import('./alerts/evaluation-plan');
-/* eslint-enable @typescript-eslint/no-require-imports */
 
 const escalated = (filter: ConversationFilter) => (filter as Filter).escalated;
 

@@ -1,12 +1,9 @@
-import { Body, Get, Param } from '@nestjs/common';
-import { ApiOperation } from '@nestjs/swagger';
+import { Body, Param } from '@nestjs/common';
 import { Auth } from '../auth/auth.decorator';
 import type { AuthContext } from '../common/http/request-context';
 import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
 import { Paging } from '../common/query/paging.decorator';
 import {
-  ApiPagedList,
-  ApiResourceId,
   CreateRoute,
   DeleteRoute,
   GetOneRoute,
@@ -15,7 +12,7 @@ import {
   UpdateRoute,
 } from '../docs/openapi';
 import { WriteActor, Writer } from '../audit/write-actor';
-import { CreateAlertDto, parseAlertBody, UpdateAlertDto } from './dto/alert-request';
+import { AlertPath, CreateAlertDto, parseAlertBody, UpdateAlertDto } from './dto/alert-request';
 import { AlertSchema, AlertTransitionSchema } from './dto/alert.schema';
 import { presentAlert, presentTransition } from './alert.presenter';
 import { AlertsService } from './alerts.service';
@@ -48,7 +45,7 @@ export class AlertsController {
     operation: { summary: 'One alert, with its state and last value' },
     schema: AlertSchema,
   })
-  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('alertId') alertId: string) {
+  async get(@Auth() auth: AuthContext, @Param() { siteId, alertId }: AlertPath) {
     return { data: presentAlert(await this.alerts.get(auth.organizationId, siteId, alertId)) };
   }
 
@@ -62,12 +59,7 @@ export class AlertsController {
     answer: 'The changed alert.',
     problems: ['invalid_filter', 'not_found'],
   })
-  async update(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('alertId') alertId: string,
-    @Body() body: unknown,
-  ) {
+  async update(@Writer() actor: WriteActor, @Param() { siteId, alertId }: AlertPath, @Body() body: unknown) {
     const input = parseAlertBody(body, true);
     return { data: presentAlert(await this.alerts.update(actor, siteId, alertId, input)) };
   }
@@ -77,22 +69,17 @@ export class AlertsController {
     operation: { summary: 'Delete an alert and its history' },
     answer: 'Deleted.',
   })
-  async delete(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('alertId') alertId: string,
-  ): Promise<void> {
+  async delete(@Writer() actor: WriteActor, @Param() { siteId, alertId }: AlertPath): Promise<void> {
     await this.alerts.delete(actor, siteId, alertId);
   }
 
-  @Get(':alertId/history')
-  @ApiOperation({ summary: "The alert's changes of state, newest first" })
-  @ApiResourceId('alertId', 'alrt')
-  @ApiPagedList(AlertTransitionSchema, 'not_found')
+  @ListRoute({ summary: "The alert's changes of state, newest first" }, AlertTransitionSchema, {
+    path: 'history',
+    under: ['alertId', 'alrt'],
+  })
   async history(
     @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Param('alertId') alertId: string,
+    @Param() { siteId, alertId }: AlertPath,
     @Paging() request: PageRequest,
   ) {
     return pageAnswer(

@@ -36,6 +36,7 @@ import { ConversationListing } from './conversation-listing.service';
 import { ConversationsService, RecordingRequest } from './conversations.service';
 import { AppendMessagesDto, CreateConversationDto, EngagementDto, RateMessageDto } from './dto/recording.dto';
 import { parseListingQuery } from './dto/listing-query';
+import { ConversationPath } from './dto/conversation-path';
 
 @SiteResourceController('Conversations', 'conversations')
 export class ConversationsController {
@@ -87,7 +88,7 @@ export class ConversationsController {
     operation: { summary: 'One conversation with its messages and metadata' },
     schema: ConversationDetailSchema,
   })
-  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
+  async get(@Auth() auth: AuthContext, @Param() { siteId, id }: ConversationPath) {
     const { conversation, messages, outcome } = await this.conversations.get(auth.organizationId, siteId, id);
     return { data: presentConversationDetail(conversation, messages, outcome) };
   }
@@ -98,7 +99,7 @@ export class ConversationsController {
     operation: { summary: 'The full current label record of a conversation' },
     schema: LabelRecordSchema,
   })
-  async labels(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
+  async labels(@Auth() auth: AuthContext, @Param() { siteId, id }: ConversationPath) {
     const { conversation, record, review } = await this.conversations.labelRecord(
       auth.organizationId,
       siteId,
@@ -118,11 +119,7 @@ export class ConversationsController {
     },
     answer: 'Deleted.',
   })
-  async delete(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('id') id: string,
-  ): Promise<void> {
+  async delete(@Writer() actor: WriteActor, @Param() { siteId, id }: ConversationPath): Promise<void> {
     await this.conversations.delete(actor, siteId, id);
   }
 
@@ -139,8 +136,7 @@ export class ConversationsController {
   @ApiProblems(...BODY_PROBLEMS, 'not_found')
   async redact(
     @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('id') id: string,
+    @Param() { siteId, id }: ConversationPath,
     @ValidBody() body: RedactConversationDto,
   ) {
     const request = redactionRequest(body);
@@ -159,8 +155,7 @@ export class ConversationsController {
   @ApiResourceId('id', 'conv')
   async append(
     @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('id') id: string,
+    @Param() { siteId, id }: ConversationPath,
     @ValidBody() body: AppendMessagesDto,
   ) {
     const { conversation, messages } = await this.conversations.appendMessages(
@@ -180,8 +175,7 @@ export class ConversationsController {
   @ApiResourceId('messageId', 'msg')
   async rate(
     @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Param('id') id: string,
+    @Param() { siteId, id }: ConversationPath,
     @Param('messageId') messageId: string,
     @ValidBody() body: RateMessageDto,
   ) {
@@ -198,8 +192,7 @@ export class ConversationsController {
   @ApiResourceId('id', 'conv')
   async engagement(
     @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Param('id') id: string,
+    @Param() { siteId, id }: ConversationPath,
     @ValidBody() body: EngagementDto,
   ) {
     return {

@@ -5,7 +5,7 @@ import type { AuthContext } from '../common/http/request-context';
 import { pageAnswer, PageRequest } from '../common/paging/keyset-page';
 import { Paging } from '../common/query/paging.decorator';
 import { CreateRoute, GetOneRoute, ListRoute, SiteResourceController } from '../docs/openapi';
-import { CreateDeletionDto, parseDeletionRequest } from './dto/deletion-request';
+import { CreateDeletionDto, DeletionPath, parseDeletionRequest } from './dto/deletion-request';
 import { DeletionSchema } from './dto/deletion.schema';
 import { presentDeletion } from './deletion.presenter';
 import { DeletionsService } from './deletions.service';
@@ -46,11 +46,7 @@ export class DeletionsController {
     operation: { summary: 'One deletion job: its state, matched and deleted counts' },
     schema: DeletionSchema,
   })
-  async get(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Param('deletionId') deletionId: string,
-  ) {
+  async get(@Auth() auth: AuthContext, @Param() { siteId, deletionId }: DeletionPath) {
     return { data: presentDeletion(await this.deletions.get(auth.organizationId, siteId, deletionId)) };
   }
 }

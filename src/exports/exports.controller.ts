@@ -16,7 +16,7 @@ import {
   ListRoute,
   SiteResourceController,
 } from '../docs/openapi';
-import { CreateExportDto, parseExportRequest } from './dto/export-request';
+import { CreateExportDto, ExportPath, parseExportRequest } from './dto/export-request';
 import { ExportSchema } from './dto/export.schema';
 import { presentExport } from './export.presenter';
 import { ExportsService } from './exports.service';
@@ -60,7 +60,7 @@ export class ExportsController {
     operation: { summary: 'One export: its state, progress and, once completed, its file facts' },
     schema: ExportSchema,
   })
-  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('exportId') exportId: string) {
+  async get(@Auth() auth: AuthContext, @Param() { siteId, exportId }: ExportPath) {
     return { data: presentExport(await this.exports.get(auth.organizationId, siteId, exportId)) };
   }
 
@@ -69,11 +69,7 @@ export class ExportsController {
     operation: { summary: 'Cancel a queued or running export, or delete a finished one and its file' },
     answer: 'Cancelled, or deleted with its file.',
   })
-  async delete(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('exportId') exportId: string,
-  ): Promise<void> {
+  async delete(@Writer() actor: WriteActor, @Param() { siteId, exportId }: ExportPath): Promise<void> {
     await this.exports.delete(actor, siteId, exportId);
   }
 
@@ -93,8 +89,7 @@ export class ExportsController {
   @ApiProblems('not_found', 'export_not_ready', 'export_expired', 'range_not_satisfiable')
   async download(
     @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Param('exportId') exportId: string,
+    @Param() { siteId, exportId }: ExportPath,
     @Req() req: ServiceRequest,
     @Res() res: Response,
   ): Promise<void> {

@@ -15,7 +15,13 @@ import {
   ListRoute,
   SiteResourceController,
 } from '../docs/openapi';
-import { ORDER_STATUSES, parseOrderBody, parseOrderListQuery, PutOrderDto } from './dto/order-request';
+import {
+  ORDER_STATUSES,
+  OrderPath,
+  parseOrderBody,
+  parseOrderListQuery,
+  PutOrderDto,
+} from './dto/order-request';
 import { parseOrderStatsRequest } from './dto/order-stats-request';
 import { OrderStatsSchema } from './dto/order-stats.schema';
 import { OrderSchema } from './dto/order.schema';
@@ -48,8 +54,7 @@ export class OrdersController {
   @ApiProblems(...BODY_PROBLEMS, 'not_found')
   async put(
     @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('orderId') externalId: string,
+    @Param() { siteId, orderId: externalId }: OrderPath,
     @Body() body: unknown,
     @Res({ passthrough: true }) res: Response,
   ) {
@@ -114,7 +119,7 @@ export class OrdersController {
     operation: { summary: 'One order, with its credit' },
     schema: OrderSchema,
   })
-  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('orderId') orderId: string) {
+  async get(@Auth() auth: AuthContext, @Param() { siteId, orderId }: OrderPath) {
     return { data: presentOrder(await this.orders.get(auth.organizationId, siteId, orderId)) };
   }
 
@@ -123,11 +128,7 @@ export class OrdersController {
     operation: { summary: 'Delete an order: gone from every figure at once, with an order.deleted event' },
     answer: 'Deleted.',
   })
-  async delete(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('orderId') orderId: string,
-  ): Promise<void> {
+  async delete(@Writer() actor: WriteActor, @Param() { siteId, orderId }: OrderPath): Promise<void> {
     await this.orders.delete(actor, siteId, orderId);
   }
 }

@@ -14,10 +14,11 @@ import {
   ApiProblems,
   BODY_PROBLEMS,
   GetOneRoute,
+  ListRoute,
   SiteResourceController,
 } from '../docs/openapi';
 import { PageImportSchema, PageSchema } from './dto/page.schemas';
-import { DiscoverPagesDto } from './dto/discover.dto';
+import { DiscoverPagesDto, ImportPath } from './dto/discover.dto';
 import { NO_LANGUAGE } from './import-counts';
 import { presentImport } from './page-import.presenter';
 import { PageImportsService } from './page-imports.service';
@@ -80,9 +81,7 @@ export class PagesController {
     return { data: presentImport(record) };
   }
 
-  @Get('imports')
-  @ApiOperation({ summary: "List the site's page imports, newest first" })
-  @ApiPagedList(PageImportSchema, 'not_found')
+  @ListRoute({ summary: "List the site's page imports, newest first" }, PageImportSchema, { path: 'imports' })
   async listImports(
     @Auth() auth: AuthContext,
     @Param('siteId') siteId: string,
@@ -97,11 +96,7 @@ export class PagesController {
     operation: { summary: 'Follow a page import' },
     schema: PageImportSchema,
   })
-  async getImport(
-    @Auth() auth: AuthContext,
-    @Param('siteId') siteId: string,
-    @Param('importId') importId: string,
-  ) {
+  async getImport(@Auth() auth: AuthContext, @Param() { siteId, importId }: ImportPath) {
     return { data: presentImport(await this.imports.get(auth.organizationId, siteId, importId)) };
   }
 

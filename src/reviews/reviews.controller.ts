@@ -21,6 +21,7 @@ import { WriteActor, Writer } from '../audit/write-actor';
 import { MAX_SAMPLE_SIZE, MAX_SEED_LENGTH, parseReviewSampleQuery } from './dto/review-sample-query';
 import { parseReviewBody, PutReviewDto } from './dto/review-request';
 import { ReviewsService } from './reviews.service';
+import { ConversationPath } from '../conversations/dto/conversation-path';
 
 /**
  * Label reviews (workflows-v1 §2; docs/label-reviews.md): a conversation's review and the
@@ -105,12 +106,7 @@ export class ReviewsController {
   @ApiBody({ type: PutReviewDto })
   @ApiDataResponse(200, ReviewSchema, 'The review.')
   @ApiProblems(...BODY_PROBLEMS, 'not_found', 'not_labeled', 'conflict')
-  async put(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('id') id: string,
-    @Body() body: unknown,
-  ) {
+  async put(@Writer() actor: WriteActor, @Param() { siteId, id }: ConversationPath, @Body() body: unknown) {
     const input = parseReviewBody(body);
     return { data: presentReview(await this.reviews.put(actor, siteId, id, input)) };
   }
@@ -121,7 +117,7 @@ export class ReviewsController {
     operation: { summary: "A conversation's label review (current or outdated)" },
     schema: ReviewSchema,
   })
-  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('id') id: string) {
+  async get(@Auth() auth: AuthContext, @Param() { siteId, id }: ConversationPath) {
     return { data: presentReview(await this.reviews.get(auth.organizationId, siteId, id)) };
   }
 
@@ -131,11 +127,7 @@ export class ReviewsController {
     operation: { summary: "Delete a conversation's label review: the judge's label applies again" },
     answer: 'Deleted.',
   })
-  async delete(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('id') id: string,
-  ): Promise<void> {
+  async delete(@Writer() actor: WriteActor, @Param() { siteId, id }: ConversationPath): Promise<void> {
     await this.reviews.delete(actor, siteId, id);
   }
 }

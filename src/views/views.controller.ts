@@ -11,7 +11,7 @@ import {
   SiteResourceController,
   UpdateRoute,
 } from '../docs/openapi';
-import { CreateViewDto, parseViewBody, UpdateViewDto } from './dto/view-request';
+import { CreateViewDto, parseViewBody, UpdateViewDto, ViewPath } from './dto/view-request';
 import { ViewSchema } from './dto/view.schema';
 import { presentView } from './view.presenter';
 import { ViewsService } from './views.service';
@@ -41,7 +41,7 @@ export class ViewsController {
   }
 
   @GetOneRoute({ id: ['viewId', 'view'], operation: { summary: 'One view' }, schema: ViewSchema })
-  async get(@Auth() auth: AuthContext, @Param('siteId') siteId: string, @Param('viewId') viewId: string) {
+  async get(@Auth() auth: AuthContext, @Param() { siteId, viewId }: ViewPath) {
     return { data: presentView(await this.views.get(auth.organizationId, siteId, viewId)) };
   }
 
@@ -56,12 +56,7 @@ export class ViewsController {
     answer: 'The changed view.',
     problems: ['invalid_filter', 'not_found'],
   })
-  async update(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('viewId') viewId: string,
-    @Body() body: unknown,
-  ) {
+  async update(@Writer() actor: WriteActor, @Param() { siteId, viewId }: ViewPath, @Body() body: unknown) {
     const input = parseViewBody(body, true);
     return { data: presentView(await this.views.update(actor, siteId, viewId, input)) };
   }
@@ -71,11 +66,7 @@ export class ViewsController {
     operation: { summary: 'Delete a view; alerts on it go on with the filters they copied' },
     answer: 'Deleted.',
   })
-  async delete(
-    @Writer() actor: WriteActor,
-    @Param('siteId') siteId: string,
-    @Param('viewId') viewId: string,
-  ): Promise<void> {
+  async delete(@Writer() actor: WriteActor, @Param() { siteId, viewId }: ViewPath): Promise<void> {
     await this.views.delete(actor, siteId, viewId);
   }
 }

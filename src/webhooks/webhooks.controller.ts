@@ -16,6 +16,7 @@ import {
   BODY_PROBLEMS,
   DeleteRoute,
   GetOneRoute,
+  ListRoute,
   UpdateRoute,
 } from '../docs/openapi';
 import { CreateWebhookDto, ReplayWebhookDto, UpdateWebhookDto } from './dto/webhook.dto';
@@ -107,10 +108,10 @@ export class WebhooksController {
     return { data: { ...presentWebhook(webhook), secret } };
   }
 
-  @Get(':webhookId/deliveries')
-  @ApiOperation({ summary: "The webhook's delivery attempts, newest first" })
-  @ApiResourceId('webhookId', 'wh')
-  @ApiPagedList(WebhookDeliverySchema, 'not_found')
+  @ListRoute({ summary: "The webhook's delivery attempts, newest first" }, WebhookDeliverySchema, {
+    path: 'deliveries',
+    under: ['webhookId', 'wh'],
+  })
   async deliveries(
     @Auth() auth: AuthContext,
     @Param('webhookId') id: string,

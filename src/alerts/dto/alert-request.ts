@@ -15,6 +15,7 @@ import {
   DEFAULT_MIN_CONVERSATIONS,
   MAX_MIN_CONVERSATIONS,
 } from '../alert.records';
+import { SitePath } from '../../docs/openapi';
 
 const FILTERS_DOC = {
   type: 'object',
@@ -219,3 +220,6 @@ export function definitionFaults(
     });
   return faults;
 }
+
+/** The path of a route on one alert: the site's id, then its own (`:alertId`). */
+export class AlertPath extends SitePath('alertId') {}

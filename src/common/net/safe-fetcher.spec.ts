@@ -150,11 +150,6 @@ describe('safe fetching', () => {
     expect(result).toMatchObject({ ok: false, failure: 'redirected_off_site' });
   });
 
-  it('redirected_off_site: a redirect to a scheme other than http(s)', async () => {
-    const result = await fetchText('/to-ftp');
-    expect(result).toMatchObject({ ok: false, failure: 'redirected_off_site' });
-  });
-
   it('not_on_site: the first address is not on the site (no request made)', async () => {
     const before = server.hits.length;
     const result = await new SafeFetcher(loose).fetch(
@@ -165,40 +160,25 @@ describe('safe fetching', () => {
     expect(server.hits.length).toBe(before);
   });
 
-  describe('too_many_redirects: more than 5 redirects', () => {
-    it('follows 5 redirects', async () => {
-      const result = await fetchText('/r3');
-      expect(result).toMatchObject({ ok: true, value: 'end of chain' });
-    });
-    it('refuses a sixth', async () => {
-      const result = await fetchText('/r2');
-      expect(result).toMatchObject({ ok: false, failure: 'too_many_redirects' });
-    });
-    it('ends a redirect loop', async () => {
-      const result = await fetchText('/loop-a');
-      expect(result).toMatchObject({ ok: false, failure: 'too_many_redirects' });
-    });
+  it('follows 5 redirects (too_many_redirects past them)', async () => {
+    const result = await fetchText('/r3');
+    expect(result).toMatchObject({ ok: true, value: 'end of chain' });
   });
 
   it.each([
+    ['/to-ftp', 'redirected_off_site'], // a redirect to a scheme other than http(s)
+    ['/r2', 'too_many_redirects'], // a sixth redirect
+    ['/loop-a', 'too_many_redirects'], // a redirect loop
     ['/missing', 'not_found'],
     ['/gone', 'not_found'],
     ['/boom', 'http_error'],
     ['/teapot', 'http_error'],
     ['/no-location', 'http_error'],
+    ['/hang', 'timed_out'], // a server that never answers
+    ['/drip', 'timed_out'], // a body that trickles past the request deadline
   ])('%s fails %s', async (path, failure) => {
     const result = await fetchText(path);
     expect(result).toMatchObject({ ok: false, failure });
-  });
-
-  it('timed_out: a server that never answers', async () => {
-    const result = await fetchText('/hang');
-    expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
-  });
-
-  it('timed_out: a body that trickles past the request deadline', async () => {
-    const result = await fetchText('/drip');
-    expect(result).toMatchObject({ ok: false, failure: 'timed_out' });
   });
 
   describe("the request timeout measures the network only (time waiting for bytes), not the reader's own work", () => {

@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
 import { filtersAndViewOf, parseFilterObject } from '../../search/listing/filter-object';
 import type { ConversationFilter } from '../../search/listing/conversation-filter';
+import { SitePath } from '../../docs/openapi';
 
 /** The body of POST …/conversations/deletions (for the OpenAPI document; parsed by parseDeletionRequest). */
 export class CreateDeletionDto {
@@ -78,3 +79,6 @@ export function parseDeletionRequest(body: unknown): DeletionRequest {
   const filter = parseFilterObject(filters, '/filters', faults);
   return { filters, filter, all, ...(view !== undefined ? { view } : {}) };
 }
+
+/** The path of a route on one deletion job: the site's id, then its own (`:deletionId`). */
+export class DeletionPath extends SitePath('deletionId') {}

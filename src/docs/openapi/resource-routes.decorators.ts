@@ -1,5 +1,5 @@
 import { applyDecorators, Controller, Delete, Get, HttpCode, Patch, Post, Type } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiOperationOptions, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiOperationOptions, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Idempotent } from '../../common/idempotency/idempotent.decorator';
 import type { ErrorCode } from '../../common/errors/error-codes';
 import { ApiPagedList } from './api-paged-list.decorator';
@@ -29,6 +29,18 @@ function stack(...decorators: Array<ClassDecorator | MethodDecorator | PropertyD
 
 /** A resource id path parameter: its name and its id prefix (`['alertId', 'alrt']`). */
 export type ResourceId = readonly [name: string, prefix: string];
+
+/**
+ * The path parameters of a route on one of a site's resources, read whole with `@Param()`:
+ * `class AlertPath extends SitePath('alertId') {}`, then `@Param() { siteId, alertId }: AlertPath`.
+ * Its properties are the path's in the path's order, so the document lists `siteId` first (each
+ * described by its ApiResourceId). Each id is checked where it is looked up.
+ */
+export function SitePath<Id extends string>(id: Id): Type<{ siteId: string } & Record<Id, string>> {
+  class Path {}
+  for (const name of ['siteId', id]) ApiProperty({ type: String })(Path.prototype, name);
+  return Path as Type<{ siteId: string } & Record<Id, string>>;
+}
 
 /** What the operation says: its summary, and a description when one line is not enough. */
 type Operation = Pick<ApiOperationOptions, 'summary' | 'description'>;
@@ -71,9 +83,23 @@ export function CreateRoute(options: {
   );
 }
 
-/** GET of a site's (or the organization's) resources, newest first, one keyset page at a time. */
-export function ListRoute(operation: Operation, schema: Type<unknown>): MethodDecorator {
-  return stack(Get(), ApiOperation(operation), ApiPagedList(schema, 'not_found'));
+/**
+ * GET of a site's (or the organization's) resources, newest first, one keyset page at a time;
+ * with `at`, of the resources at `path`, below one resource when `under` names it
+ * (`:alertId/history`).
+ */
+export function ListRoute(
+  operation: Operation,
+  schema: Type<unknown>,
+  at?: { path: string; under?: ResourceId },
+): MethodDecorator {
+  const under = at?.under;
+  return stack(
+    Get(under ? `:${under[0]}/${at.path}` : at?.path),
+    ApiOperation(operation),
+    ...(under ? [ApiResourceId(...under)] : []),
+    ApiPagedList(schema, 'not_found'),
+  );
 }
 
 /** GET of one resource: `{data}`, or 404 not_found. */

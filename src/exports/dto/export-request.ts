@@ -3,6 +3,7 @@ import { ApiError, ProblemEntry } from '../../common/errors/api-error';
 import { ConversationFilter } from '../../search/listing/conversation-filter';
 import { filtersAndViewOf, parseFilterObject } from '../../search/listing/filter-object';
 import { EXPORT_FORMATS, EXPORT_INCLUDES, ExportFormat, ExportInclude } from '../export.records';
+import { SitePath } from '../../docs/openapi';
 
 /** The body of POST …/conversations/exports (for the OpenAPI document; parsed by parseExportRequest). */
 export class CreateExportDto {
@@ -107,3 +108,6 @@ export function parseExportRequest(body: unknown): ExportRequest {
     ...(view !== undefined ? { view } : {}),
   };
 }
+
+/** The path of a route on one export: the site's id, then its own (`:exportId`). */
+export class ExportPath extends SitePath('exportId') {}

@@ -5,6 +5,7 @@ import { ParamFault, params, parseQuery, PAGING_PARAMS } from '../../common/quer
 import type { PageRequest } from '../../common/paging/keyset-page';
 import { boundToEpochMillis } from '../../search/filters/fields/window';
 import { parseTimestampWithOffset } from '../../search/listing/conversation-filter';
+import { SitePath } from '../../docs/openapi';
 
 /** Bounds of an order (outcomes-v1 §1). */
 export const ORDER_LIMITS = {
@@ -328,3 +329,6 @@ export function orderFilterText(filter: OrderListFilter): Record<string, unknown
     status: filter.status,
   };
 }
+
+/** The path of a route on one order (its external id): the site's id, then its own (`:orderId`). */
+export class OrderPath extends SitePath('orderId') {}

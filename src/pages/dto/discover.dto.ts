@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength, ValidateBy, ValidationOptions } from 'class-validator';
+import { SitePath } from '../../docs/openapi';
 
 /** An absolute http(s) address with a host and no credentials. */
 export function isAbsoluteHttpUrl(value: unknown): boolean {
@@ -43,3 +44,6 @@ export class DiscoverPagesDto {
   @IsAbsoluteHttpUrl()
   sitemapUrl?: string;
 }
+
+/** The path of a route on one page import: the site's id, then its own (`:importId`). */
+export class ImportPath extends SitePath('importId') {}

@@ -42,6 +42,17 @@ type TakenRow = ListedText & { taken: string };
  */
 type WindowRow = ListedText & { edge: string; position_id: string; position_at: string };
 
+/**
+ * What each step of one page's plan reads and adds to: the site and filter, the index a walk of
+ * the listing order takes, and the steps taken so far. A value of one page, never kept.
+ */
+interface PageRun {
+  siteId: string;
+  filter: ConversationFilter;
+  walkIndex: WalkIndex;
+  steps: PlanStep[];
+}
+
 /** Makes a statement of positions return the conversations themselves (see withRows). */
 const rowsOf = (statement: Statement, options?: { taken?: boolean }) =>
   withRows(statement, LISTED_TEXT_COLUMNS, options);
@@ -73,6 +84,7 @@ export class ListingExecutor {
   ): Promise<{ rows: FoundRow[]; steps: PlanStep[] }> {
     const steps: PlanStep[] = [];
     const done = (rows: FoundRow[]) => ({ rows, steps });
+    const pageRun = (walkIndex: WalkIndex): PageRun => ({ siteId, filter, walkIndex, steps });
     switch (plan.strategy) {
       case 'walk': {
         // An index walk bounded by LIMIT, cost ~70 whatever the site's size.
@@ -92,15 +104,11 @@ export class ListingExecutor {
         return done(rows);
       }
       case 'gin':
-        return done(
-          await this.fromIndex(siteId, filter, plan.walkIndex, [], want, after, plan.probe, tuning, steps),
-        );
+        return done(await this.fromIndex(pageRun(plan.walkIndex), [], want, after, plan.probe, tuning));
       case 'window':
-        return done(await this.window(siteId, filter, plan, want, after, tuning, steps));
+        return done(await this.window(pageRun(plan.walkIndex), plan, want, after, tuning));
       case 'transcript':
-        return done(
-          await this.fromTranscripts(siteId, filter, plan.walkIndex, [], want, after, plan.probe, steps),
-        );
+        return done(await this.fromTranscripts(pageRun(plan.walkIndex), [], want, after, plan.probe));
     }
   }
 
@@ -193,23 +201,21 @@ export class ListingExecutor {
    * 2 rows), then the GIN index.
    */
   private async window(
-    siteId: string,
-    filter: ConversationFilter,
+    page: PageRun,
     plan: Extract<PagePlan, { strategy: 'window' }>,
     want: number,
     after: ListingPosition | undefined,
     tuning: SearchTuning,
-    steps: PlanStep[],
   ): Promise<FoundRow[]> {
+    const { siteId, filter, walkIndex, steps } = page;
     // With `q`, each row's transcript is probed by primary key: the `walk` shape keeps Postgres
     // from hashing the transcripts instead (it cannot know the window's rows are few).
     const shape = filter.text ? 'walk' : 'plain';
-    const walk = (from: ListingPosition | undefined) => walkFilterSql(siteId, filter, plan.walkIndex, from);
+    const walk = (from: ListingPosition | undefined) => walkFilterSql(siteId, filter, walkIndex, from);
     const first = await this.windowWithEdge(walk(after), plan.window, want, shape);
     steps.push({ step: 'window', bound: plan.window, found: first.rows.length });
     if (first.rows.length >= want || !first.edge) return first.rows; // full, or the window held the whole range
-    if (first.rows.length === 0 && plan.seek)
-      return this.fromNewestMatch(siteId, filter, plan.walkIndex, [], want, first.edge, steps);
+    if (first.rows.length === 0 && plan.seek) return this.fromNewestMatch(page, [], want, first.edge);
 
     let found = first.rows;
     let beyond = first.edge;
@@ -224,7 +230,7 @@ export class ListingExecutor {
       beyond = further.edge;
       walked += window;
     }
-    return this.fromIndex(siteId, filter, plan.walkIndex, found, want, beyond, plan.probe, tuning, steps);
+    return this.fromIndex(page, found, want, beyond, plan.probe, tuning);
   }
 
   /**
@@ -232,18 +238,15 @@ export class ListingExecutor {
    * `probe` of them, sorted; when there are that many, matches are dense: walk from `beyond`.
    */
   private async fromIndex(
-    siteId: string,
-    filter: ConversationFilter,
-    walkIndex: WalkIndex,
+    page: PageRun,
     found: FoundRow[],
     want: number,
     beyond: ListingPosition | undefined,
     probe: number,
     tuning: SearchTuning,
-    steps: PlanStep[],
   ): Promise<FoundRow[]> {
-    if (filter.text)
-      return this.fromTranscripts(siteId, filter, walkIndex, found, want, beyond, textProbe(tuning), steps);
+    const { siteId, filter, walkIndex, steps } = page;
+    if (filter.text) return this.fromTranscripts(page, found, want, beyond, textProbe(tuning));
     const rest = want - found.length;
     const onRow = await this.weights.indexTerms(siteId, filter, probe, tuning);
     const sql = buildFilterSql(siteId, filter, beyond, { forIndex: true, onRow: new Set(onRow) });
@@ -253,7 +256,7 @@ export class ListingExecutor {
     );
     steps.push({ step: 'gin', bound: probe, onRow, found: sorted.length });
     if (beyond && cellsCountable(filter) && sorted.length > 0 && Number(sorted[0].taken) >= probe)
-      return this.fromNewestMatch(siteId, filter, walkIndex, found, rest, beyond, steps);
+      return this.fromNewestMatch(page, found, rest, beyond);
     const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
     return this.afterProbe(sorted, sorted, probe, found, walk, rest, steps);
   }
@@ -265,14 +268,12 @@ export class ListingExecutor {
    * from there, which skips every row between `beyond` and that match (none of them matches).
    */
   private async fromNewestMatch(
-    siteId: string,
-    filter: ConversationFilter,
-    walkIndex: WalkIndex,
+    page: PageRun,
     found: FoundRow[],
     rest: number,
     beyond: ListingPosition,
-    steps: PlanStep[],
   ): Promise<FoundRow[]> {
+    const { siteId, filter, walkIndex, steps } = page;
     const [{ at }] = await this.run<{ at: Date | null }>(newestMatchSql(siteId, filter, beyond), 'walk');
     steps.push({ step: 'seek', found: at === null ? 0 : 1 });
     if (at === null) return found;
@@ -289,15 +290,13 @@ export class ListingExecutor {
    * `beyond`, checking each row's transcript.
    */
   private async fromTranscripts(
-    siteId: string,
-    filter: ConversationFilter,
-    walkIndex: WalkIndex,
+    page: PageRun,
     found: FoundRow[],
     want: number,
     beyond: ListingPosition | undefined,
     probe: number,
-    steps: PlanStep[],
   ): Promise<FoundRow[]> {
+    const { siteId, filter, walkIndex, steps } = page;
     const rest = want - found.length;
     const out = await this.rows<TakenRow>(
       transcriptPageSql(siteId, filter, beyond, { probe, limit: rest, columns: LISTED_TEXT_COLUMNS }),

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ApiError, ProblemEntry } from '../../common/errors/api-error';
 import { parseFilterObject } from '../../search/listing/filter-object';
 import type { ConversationFilter } from '../../search/listing/conversation-filter';
+import { SitePath } from '../../docs/openapi';
 
 export const MAX_VIEW_NAME = 200;
 export const MAX_VIEW_DESCRIPTION = 2000;
@@ -128,3 +129,6 @@ export function parseViewBody(raw: unknown, partial: boolean): ViewInput {
   if (filters) input.filter = filter;
   return input;
 }
+
+/** The path of a route on one view: the site's id, then its own (`:viewId`). */
+export class ViewPath extends SitePath('viewId') {}
