@@ -4,7 +4,7 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { deleteByQueryProblem } from './mirror/search-indexer.service';
 import { SearchOutboxRepository } from './mirror/search-outbox.repository';
 import { AppConfig } from '../config/app-config';
-import { conversationIndexBody } from './opensearch/conversation-index';
+import { conversationIndexBody, MIRROR_REFRESH_INTERVAL } from './opensearch/conversation-index';
 import { IndexNames, mappingVersionOf } from './opensearch/opensearch-client';
 import { OPENSEARCH_BULK_CLIENT, OPENSEARCH_INDEX_NAMES } from './opensearch/opensearch.providers';
 import {
@@ -197,7 +197,7 @@ export class ReindexService {
         index,
         body: {
           index: {
-            refresh_interval: null,
+            refresh_interval: MIRROR_REFRESH_INTERVAL,
             gc_deletes: null,
             number_of_replicas: this.config.search.replicas,
           },

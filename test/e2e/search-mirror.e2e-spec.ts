@@ -9,6 +9,7 @@ import { SearchOutboxRepository } from '../../src/search/mirror/search-outbox.re
 import {
   conversationIndexBody,
   ConversationSourceRow,
+  MIRROR_REFRESH_INTERVAL,
   SOURCE_COLUMNS,
   toDocument,
 } from '../../src/search/opensearch/conversation-index';
@@ -685,8 +686,8 @@ describeMirror('search mirror', () => {
         'index.sort.field': ['site_id', 'created_at', 'id'],
         'index.sort.order': ['asc', 'desc', 'desc'],
       });
-      // Built with refresh_interval -1, restored to the default once copied.
-      expect(settings['index.refresh_interval']).toBeUndefined();
+      // Built with refresh_interval -1, then the mirror's interval once copied.
+      expect(settings['index.refresh_interval']).toBe(MIRROR_REFRESH_INTERVAL);
       const mapping = (await engine.indices.getMapping({ index: summary.index })).body as Record<
         string,
         { mappings: { _routing?: unknown } }

@@ -3,6 +3,15 @@ import { MessageText, transcriptAnalysis, transcriptEntry, transcriptProperties 
 const TRANSCRIPT_ANALYSIS = transcriptAnalysis();
 
 /**
+ * How often the index makes new writes searchable: half OpenSearch's default of 1 s. The mirror's
+ * lag (a recording's commit to the first search that finds it) is a drain plus the wait for the
+ * next refresh; at 100 recordings a second its p99 was 2.1 s at 1 s and 1.0 s at 500 ms
+ * (bench/results/opensearch.md, "Mirror lag"). An index being built refreshes never (-1) until
+ * its copy is done, then at this interval.
+ */
+export const MIRROR_REFRESH_INTERVAL = '500ms';
+
+/**
  * Settings and mapping of the conversations index (mapping version 3, MAPPING_VERSION; the
  * transcript fields of `q` are in transcript-fields.ts).
  *
@@ -19,6 +28,7 @@ const TRANSCRIPT_ANALYSIS = transcriptAnalysis();
 export const CONVERSATION_INDEX_BODY = {
   settings: {
     number_of_shards: 1,
+    refresh_interval: MIRROR_REFRESH_INTERVAL,
     index: {
       // Index sorting (fixed at creation): each segment holds a site's conversations newest first,
       // so a search sorted the same way (LISTING_SORT, a prefix of this sort) stops once it has its
