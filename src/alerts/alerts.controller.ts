@@ -26,8 +26,6 @@ export class AlertsController {
     operation: { summary: 'Create an alert: insufficient_data until its first evaluation, no event' },
     body: CreateAlertDto,
     schema: AlertSchema,
-    status: 201,
-    answer: 'Created.',
     problems: ['invalid_filter', 'not_found', 'conflict'],
   })
   async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {

@@ -102,12 +102,16 @@ export function housekeepingJob(name: string, everyMs: number, what: string): In
  * `runJob`, one run.
  */
 export abstract class WorkerIntervalJob implements OnModuleInit, OnModuleDestroy {
+  /** The subclass's own lines, under the job's name. */
+  protected readonly logger: Logger;
   private job?: IntervalJob;
 
   protected constructor(
     private readonly workers: boolean,
     private readonly jobOptions: IntervalJobOptions,
-  ) {}
+  ) {
+    this.logger = new Logger(jobOptions.name);
+  }
 
   /** One run of the task (its result is not used). */
   protected abstract runJob(): Promise<unknown>;

@@ -1,24 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
+import { PRODUCTION_ENV } from '../../test/support/production-env';
 import { ConfigError, loadConfig } from './config';
-
-const SECRET = 'a-production-cursor-secret-of-sufficient-length';
-/** The secrets production requires, so that a test's own setting is what decides. */
-const production = {
-  NODE_ENV: 'production',
-  CURSOR_SECRET: SECRET,
-  WEBHOOK_SECRET_KEY: SECRET,
-  VISITOR_ID_KEY: SECRET,
-};
 
 describe('IMPORT_ALLOW_LOOPBACK: test-only, off by default, refused in production', () => {
   it('is off by default', () => {
     expect(loadConfig({ NODE_ENV: 'development' }).importAllowLoopback).toBe(false);
-    expect(loadConfig(production).importAllowLoopback).toBe(false);
+    expect(loadConfig(PRODUCTION_ENV).importAllowLoopback).toBe(false);
   });
 
   it('stops the start when true with NODE_ENV=production', () => {
-    expect(() => loadConfig({ ...production, IMPORT_ALLOW_LOOPBACK: 'true' })).toThrow(ConfigError);
-    expect(() => loadConfig({ ...production, IMPORT_ALLOW_LOOPBACK: '1' })).toThrow(/IMPORT_ALLOW_LOOPBACK/);
+    expect(() => loadConfig({ ...PRODUCTION_ENV, IMPORT_ALLOW_LOOPBACK: 'true' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...PRODUCTION_ENV, IMPORT_ALLOW_LOOPBACK: '1' })).toThrow(
+      /IMPORT_ALLOW_LOOPBACK/,
+    );
   });
 
   it('may be turned on outside production', () => {

@@ -1,12 +1,5 @@
+import { PRODUCTION_ENV, PRODUCTION_SECRET } from '../../test/support/production-env';
 import { loadConfig } from './config';
-
-const SECRET = 'a-production-secret-of-sufficient-length-0123';
-const production = {
-  NODE_ENV: 'production',
-  CURSOR_SECRET: SECRET,
-  WEBHOOK_SECRET_KEY: SECRET,
-  VISITOR_ID_KEY: SECRET,
-};
 
 describe('webhook settings: WEBHOOK_SECRET_KEY required in production, test-only settings refused there', () => {
   it('has the spec defaults: 10 s per attempt, https only, no loopback, the production schedule', () => {
@@ -19,10 +12,10 @@ describe('webhook settings: WEBHOOK_SECRET_KEY required in production, test-only
   });
 
   it('refuses to start in production without WEBHOOK_SECRET_KEY (no development key there)', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: SECRET })).toThrow(
+    expect(() => loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: PRODUCTION_SECRET })).toThrow(
       /WEBHOOK_SECRET_KEY: is required/,
     );
-    expect(loadConfig(production).webhooks.secretKey).toBe(SECRET);
+    expect(loadConfig(PRODUCTION_ENV).webhooks.secretKey).toBe(PRODUCTION_SECRET);
   });
 
   it('warns in development when the key is not set, and uses a development-only key', () => {
@@ -37,7 +30,7 @@ describe('webhook settings: WEBHOOK_SECRET_KEY required in production, test-only
     ['WEBHOOK_ALLOW_LOOPBACK', 'true'],
     ['WEBHOOK_RETRY_SCALE', '0.01'],
   ])('refuses %s=%s in production', (name, value) => {
-    expect(() => loadConfig({ ...production, [name]: value })).toThrow(new RegExp(name));
+    expect(() => loadConfig({ ...PRODUCTION_ENV, [name]: value })).toThrow(new RegExp(name));
     expect(() => loadConfig({ NODE_ENV: 'test', [name]: value })).not.toThrow();
   });
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log';
 import { auditOf, WriteActor } from '../audit/write-actor';
 import { ApiError, ProblemEntry } from '../common/errors/api-error';
@@ -37,8 +37,7 @@ export class ConversationLifecycle {
    * then deletes the result, or the write waits and then finds no conversation (404).
    */
   async delete(actor: WriteActor, siteId: string, id: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await this.sites.assertOwned(actor.organizationId, siteId, manager);
+    await this.inOwnedSite(actor, siteId, async (manager) => {
       const removed = isId('conv', id)
         ? await this.removal.remove(manager, siteId, [id], { organizationId: actor.organizationId })
         : [];
@@ -65,8 +64,7 @@ export class ConversationLifecycle {
     id: string,
     request: RedactionRequest,
   ): Promise<{ conversation: ConversationRecord; messages: MessageRecord[] }> {
-    return this.dataSource.transaction(async (manager) => {
-      await this.sites.assertOwned(actor.organizationId, siteId, manager);
+    return this.inOwnedSite(actor, siteId, async (manager) => {
       const conversation = isId('conv', id)
         ? await this.conversations.findInSite(actor.organizationId, siteId, id, manager, true)
         : undefined;
@@ -123,6 +121,18 @@ export class ConversationLifecycle {
         }
       }
       return redacted;
+    });
+  }
+
+  /** `work` in one transaction, once the site is found to be the actor's organization's (else 404). */
+  private inOwnedSite<T>(
+    actor: WriteActor,
+    siteId: string,
+    work: (manager: EntityManager) => Promise<T>,
+  ): Promise<T> {
+    return this.dataSource.transaction(async (manager) => {
+      await this.sites.assertOwned(actor.organizationId, siteId, manager);
+      return work(manager);
     });
   }
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { randomBase62 } from '../common/ids/ids';
 import { housekeepingJob, WorkerIntervalJob } from '../common/interval-job';
@@ -46,8 +46,6 @@ class DeletionLost extends Error {}
  */
 @Injectable()
 export class DeletionWorker extends WorkerIntervalJob {
-  private readonly logger = new Logger(DeletionWorker.name);
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly deletions: DeletionsRepository,

@@ -27,8 +27,7 @@ export class DeletionsController {
     },
     body: CreateDeletionDto,
     schema: DeletionSchema,
-    status: 202,
-    answer: 'Queued with its matching set; follow matched, deleted and state.',
+    accepted: 'Queued with its matching set; follow matched, deleted and state.',
     problems: ['invalid_filter', 'not_found', 'conflict'],
   })
   async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { housekeepingJob, WorkerIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
@@ -14,8 +14,6 @@ import { DeletionsService } from './deletions.service';
  */
 @Injectable()
 export class RetentionSweep extends WorkerIntervalJob {
-  private readonly logger = new Logger(RetentionSweep.name);
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly deletions: DeletionsRepository,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { housekeepingJob, WorkerIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
@@ -21,8 +21,6 @@ export const MAX_EXPORT_ATTEMPTS = 3;
  */
 @Injectable()
 export class ExportSweep extends WorkerIntervalJob {
-  private readonly logger = new Logger(ExportSweep.name);
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly exports: ExportsRepository,

@@ -41,8 +41,7 @@ export class ExportsController {
     operation: { summary: 'Export the conversations matching filters, as NDJSON or CSV, in the background' },
     body: CreateExportDto,
     schema: ExportSchema,
-    status: 202,
-    answer: 'Queued; poll it until completed.',
+    accepted: 'Queued; poll it until completed.',
     problems: ['invalid_filter', 'not_found', 'conflict'],
   })
   async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {

@@ -1,5 +1,5 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { WorkerIntervalJob } from '../common/interval-job';
 import { AppConfig } from '../config/app-config';
@@ -17,8 +17,6 @@ import { PageImportsRepository } from './page-imports.repository';
  */
 @Injectable()
 export class ImportRecovery extends WorkerIntervalJob {
-  private readonly logger = new Logger(ImportRecovery.name);
-
   constructor(
     @InjectQueue(PAGE_IMPORT_QUEUE) private readonly queue: Queue<PageImportJob>,
     private readonly imports: PageImportsRepository,

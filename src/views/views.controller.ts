@@ -26,8 +26,6 @@ export class ViewsController {
     operation: { summary: 'Save a view: a named filter, validated as exports validate theirs' },
     body: CreateViewDto,
     schema: ViewSchema,
-    status: 201,
-    answer: 'Created.',
     problems: ['invalid_filter', 'not_found', 'conflict'],
   })
   async create(@Writer() actor: WriteActor, @Param('siteId') siteId: string, @Body() body: unknown) {

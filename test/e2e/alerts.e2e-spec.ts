@@ -87,8 +87,7 @@ const faults = (res: { body: { errors: Array<{ pointer: string; code: string }> 
 describe('POST …/alerts: 201 { data: <alert> }; a new alert is insufficient_data until its first evaluation; creating one emits no event', () => {
   it('answers the alert with its definition and state', async () => {
     const org = await createOrganization(t.app);
-    const res = await createAlert(org, { filters: { channel: 'web' }, enabled: false });
-    expect(res.status).toBe(201);
+    const res = await createAlert(org, { filters: { channel: 'web' }, enabled: false }).expect(201);
     expect(res.body.data).toEqual({
       id: expect.stringMatching(/^alrt_[0-9A-Za-z]{22}$/),
       siteId: org.site.id,

@@ -11,6 +11,7 @@ import {
 import { createOrganization, createSite, Org, seededOrganization } from '../factories/organizations';
 import { testAppPerSuite } from '../setup/app-per-suite';
 import { createTestApp, TestApp } from '../setup/test-app';
+import { expectProblemOf } from '../support/problem-documents';
 import { DataSource } from 'typeorm';
 import { emptyFilter } from '../../src/search/listing/conversation-filter';
 import { tuned } from '../../src/search/postgres/listing-tuning';
@@ -58,8 +59,7 @@ describe('GET /api/v1/sites/{siteId}/conversations', () => {
     it("a site that is not the caller's organization's gives 404 not_found", async () => {
       const org = await createOrganization(t.app);
       const other = await createOrganization(t.app);
-      const res = await listConversations(t, org, {}, other.site.id).expect(404);
-      expect(res.body.code).toBe('not_found');
+      expectProblemOf(await listConversations(t, org, {}, other.site.id), 'not_found');
     });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { DataSource, QueryRunner } from 'typeorm';
+import type { QueryRunner } from 'typeorm';
 import { EventsWriter } from '../../src/events/events.writer';
 import { FeedEvent, getEvents, readFeed } from '../factories/events';
 import { createOrganization } from '../factories/organizations';
@@ -15,21 +15,11 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
  */
 describe('events: commit order, every event exactly once', () => {
   let t: TestApp;
-  let db: DataSource;
-  let writer: EventsWriter;
-  testAppPerSuite(
-    (app) => {
-      t = app;
-      db = app.app.get(DataSource);
-      writer = app.app.get(EventsWriter);
-    },
-    {},
-    { redisKeyPrefixSuffix: 'events-ordering:' },
-  );
+  testAppPerSuite((app) => (t = app), {}, { redisKeyPrefixSuffix: 'events-ordering:' });
 
   /** A transaction of its own, holding a pooled connection until commit or rollback. */
   async function begin(): Promise<QueryRunner> {
-    const runner = db.createQueryRunner();
+    const runner = t.db.createQueryRunner();
     await runner.connect();
     await runner.startTransaction();
     return runner;
@@ -44,7 +34,7 @@ describe('events: commit order, every event exactly once', () => {
   }
   /** Appends a marker event (its object names it) in the transaction. */
   const append = (runner: QueryRunner, org: Org, name: string) =>
-    writer.append(runner.manager, {
+    t.app.get(EventsWriter).append(runner.manager, {
       type: 'page_import.closed',
       organizationId: org.organization.id,
       siteId: org.site.id,
@@ -139,7 +129,7 @@ describe('events: commit order, every event exactly once', () => {
         'after',
       ]);
       // Nothing of the organization is left waiting for a position, nor its writer transactions.
-      const [left] = await db.query(
+      const [left] = await t.db.query(
         `SELECT (SELECT count(*) FROM events WHERE organization_id = $1 AND position IS NULL)::int AS events,
            (SELECT count(*) FROM event_commits c
             WHERE EXISTS (SELECT 1 FROM events e WHERE e.xid = c.xid AND e.organization_id = $1))::int AS transactions`,

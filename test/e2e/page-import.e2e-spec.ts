@@ -10,14 +10,7 @@ import { PagesRepository } from '../../src/pages/pages.repository';
 import { SitesService } from '../../src/sites/sites.service';
 import { createOrganization } from '../factories/organizations';
 import { createRunningImport, runImport } from '../factories/page-imports';
-import {
-  BILLION_LAUGHS,
-  BROKEN_XML,
-  externalEntity,
-  gzipBomb,
-  HTML_PAGE,
-  RSS_FEED,
-} from '../fixtures/hostile-documents';
+import * as hostile from '../fixtures/hostile-documents';
 import { SitemapServer, sitemapIndex, urlset } from '../fixtures/sitemap-server';
 import { sitemapServerPerSuite, sitemapServersPerTest } from '../setup/sitemap-servers';
 import { testAppPerSuite } from '../setup/app-per-suite';
@@ -236,7 +229,7 @@ describe('page import: reading sitemaps and counting', () => {
 
     it('closes failed no_sitemap_readable when the sitemap answers but cannot be read', async () => {
       const { server, orgId, site } = await siteOnNewServer();
-      server.serve('/sitemap.xml', HTML_PAGE, { type: 'text/html' });
+      server.serve('/sitemap.xml', hostile.HTML_PAGE, { type: 'text/html' });
       const result = await runImport(t.app, site, orgId, server.url('/sitemap.xml'));
       expect(result).toMatchObject({ outcome: 'failed', failureReason: 'no_sitemap_readable' });
       expect(result.counts.documentsFailed.not_a_sitemap).toBe(1);
@@ -301,11 +294,11 @@ describe('page import: reading sitemaps and counting', () => {
       server.redirect('/loop.xml', '/loop.xml');
       server.serve('/error.xml', 'oops', { status: 500 });
       server.route('/hang.xml', () => undefined);
-      server.serve('/page.xml', HTML_PAGE, { type: 'text/html' });
-      server.serve('/feed.xml', RSS_FEED);
-      server.serve('/broken.xml', BROKEN_XML);
-      server.serve('/laughs.xml', BILLION_LAUGHS);
-      server.serve('/xxe.xml', externalEntity(server.url('/secret')));
+      server.serve('/page.xml', hostile.HTML_PAGE, { type: 'text/html' });
+      server.serve('/feed.xml', hostile.RSS_FEED);
+      server.serve('/broken.xml', hostile.BROKEN_XML);
+      server.serve('/laughs.xml', hostile.BILLION_LAUGHS);
+      server.serve('/xxe.xml', hostile.externalEntity(server.url('/secret')));
       server.serve('/secret', 'top secret', { type: 'text/plain' });
       server.serve('/good.xml', urlset([server.url('/ok')]));
 
@@ -433,7 +426,7 @@ describe('page import: reading sitemaps and counting', () => {
   describe('max_bytes: a gzip bomb is read up to the document bound', () => {
     it('stops at 50 MiB decompressed, records max_bytes and completes', async () => {
       const { server, orgId, site } = await siteOnNewServer();
-      server.serve('/bomb.xml.gz', await gzipBomb(256 * 1024 * 1024), { type: 'application/gzip' });
+      server.serve('/bomb.xml.gz', await hostile.gzipBomb(256 * 1024 * 1024), { type: 'application/gzip' });
       const result = await runImport(t.app, site, orgId, server.url('/bomb.xml.gz'));
       expect(result.boundsReached).toEqual(['max_bytes']);
       expect(result).toMatchObject({ outcome: 'completed' });

@@ -125,7 +125,9 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
   describe('compare=previous: data.previous over the window of equal length ending at from, and data.change', () => {
     let org: Org;
     /** The statistics of `query` with compare=previous (200). */
-    const compared = (query: Query) => stats(t, org, { ...query, compare: 'previous' }).expect(200);
+    /** The data of the statistics of `query` compared with the previous window (200). */
+    const compared = async (query: Query) =>
+      (await stats(t, org, { ...query, compare: 'previous' }).expect(200)).body.data;
     beforeAll(async () => {
       org = await createOrganization(t.app);
       // Europe/Paris leaves summer time on 25 October 2026 (03:00 CEST → 02:00 CET).
@@ -149,14 +151,13 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
     });
 
     it("the previous window's edges are in the request's zone, across a DST change (a local week of 169 hours)", async () => {
-      const res = await compared({
+      const data = await compared({
         from: '2026-10-26T00:00:00+01:00',
         to: '2026-11-02T00:00:00+01:00',
         timezone: 'Europe/Paris',
         scores: 'quality',
         facets: 'channel',
       });
-      const { data } = res.body;
       expect(data.total).toBe(4);
       expect(data.previous).toMatchObject({
         from: '2026-10-19T00:00:00.000+02:00',
@@ -181,42 +182,41 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
     });
 
     it('in UTC the previous window is the same number of hours; edges carry +00:00', async () => {
-      const res = await compared({
+      const { total, previous, change } = await compared({
         from: '2026-10-26T00:00:00Z',
         to: '2026-10-29T00:00:00Z',
       });
-      expect(res.body.data.total).toBe(1);
-      expect(res.body.data.previous).toEqual({
+      expect(total).toBe(1);
+      expect(previous).toEqual({
         from: '2026-10-23T00:00:00.000+00:00',
         to: '2026-10-26T00:00:00.000+00:00',
         total: 2,
       });
-      expect(res.body.data.change).toEqual({ total: { absolute: -1, relative: -0.5 } });
+      expect(change).toEqual({ total: { absolute: -1, relative: -0.5 } });
     });
 
     it('relative is null when the previous value is 0 or null; to defaults to the request time', async () => {
-      const res = await compared({
+      const { total, previous, change } = await compared({
         from: '2026-10-26T00:00:00+01:00',
         scores: 'trust',
         channel: 'hosted',
         timezone: 'Europe/Paris',
       });
-      const { data } = res.body;
-      expect(data.total).toBe(1);
+      expect(total).toBe(1);
       // The previous window ends at from and is as long as from → now: far back, holding every earlier row.
-      expect(data.previous.to).toBe('2026-10-26T00:00:00.000+01:00');
-      expect(Date.parse(data.previous.from)).toBeLessThan(Date.parse('2026-10-19T00:00:00+02:00'));
-      expect(data.previous.total).toBe(2);
-      expect(data.change.total).toEqual({ absolute: -1, relative: -0.5 });
+      expect(previous.to).toBe('2026-10-26T00:00:00.000+01:00');
+      expect(Date.parse(previous.from)).toBeLessThan(Date.parse('2026-10-19T00:00:00+02:00'));
+      expect(previous.total).toBe(2);
+      expect(change.total).toEqual({ absolute: -1, relative: -0.5 });
 
       const none = await compared({
         from: '2026-10-23T00:00:00Z',
         to: '2026-10-24T00:00:00Z',
         scores: 'quality',
       });
-      expect(none.body.data.total).toBe(0);
-      expect(none.body.data.previous.total).toBe(1);
-      expect(none.body.data.change).toEqual({
+      expect(none.total).toBe(0);
+      expect(none.previous.total).toBe(1);
+      expect(none.change).toEqual({
         total: { absolute: -1, relative: -1 },
         scores: { quality: { absolute: null, relative: null } },
       });
@@ -224,8 +224,8 @@ describe('comparisons on GET …/conversations/stats (outcomes-v1.md §5)', () =
         from: '2026-10-21T00:00:00Z',
         to: '2026-10-23T00:00:00Z',
       });
-      expect(empty.body.data.previous.total).toBe(0);
-      expect(empty.body.data.change.total).toEqual({ absolute: 1, relative: null });
+      expect(empty.previous.total).toBe(0);
+      expect(empty.change.total).toEqual({ absolute: 1, relative: null });
     });
   });
 

@@ -45,12 +45,14 @@ const FILTERS: Array<Record<string, string | string[]>> = [
 
 describe('statistics of dense label filters (the complement plan)', () => {
   let t: TestApp;
-  let engine: PostgresConversationStats;
   let org: Org;
-  postgresAppPerSuite((app) => {
-    t = app;
-    engine = app.app.get(PostgresConversationStats);
-  }, 'stats-dense-labels:');
+  postgresAppPerSuite((app) => (t = app), 'stats-dense-labels:');
+  /** The site's statistics for filter `f` with every facet and score, as run under a tuning. */
+  const runOf = (f: Record<string, string | string[]>) => {
+    const query = parseStatsRequest({ ...f, ...EVERYTHING }, new Date());
+    return (tuning: Partial<StatsTuning>) =>
+      t.app.get(PostgresConversationStats).statsWithPlan(org.site.id, query, tuning);
+  };
 
   beforeAll(async () => {
     org = await createOrganization(t.app);
@@ -94,8 +96,7 @@ describe('statistics of dense label filters (the complement plan)', () => {
   it('answers as the scan does, read whole and in two slices, for labels.all, .any, .none and columns', async () => {
     let split = 0;
     for (const f of FILTERS) {
-      const query = parseStatsRequest({ ...f, ...EVERYTHING }, new Date());
-      const run = (tuning: Partial<StatsTuning>) => engine.statsWithPlan(org.site.id, query, tuning);
+      const run = runOf(f);
       const scan = await run({ useRollups: false });
       expect(scan.plan.strategy).toBe('scan');
       const { asOf: _s, ...expected } = scan.result;
@@ -127,8 +128,7 @@ describe('statistics of dense label filters (the complement plan)', () => {
     ];
     let split = 0;
     for (const f of filters) {
-      const query = parseStatsRequest({ ...f, ...EVERYTHING }, new Date());
-      const run = (tuning: Partial<StatsTuning>) => engine.statsWithPlan(org.site.id, query, tuning);
+      const run = runOf(f);
       const { asOf: _s, ...expected } = (await run({ useRollups: false })).result;
       for (const splitScanRows of [1_000_000, 1]) {
         const { result, plan } = await run({ splitScanRows });

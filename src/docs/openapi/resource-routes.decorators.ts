@@ -59,18 +59,19 @@ export function SiteResourceController(tag: string, path: string): ClassDecorato
 const onePath = (id: ResourceId, path?: string) => path ?? `:${id[0]}`;
 
 /**
- * POST creating a resource from its body, under an Idempotency-Key: `{data}` with `status`
- * (201, or 202 when the work goes on in the background), or the body's problems and `problems`.
+ * POST creating a resource from its body, under an Idempotency-Key: `{data}` with 201 Created,
+ * or with 202 when the work goes on in the background (`accepted` says what the answer holds);
+ * or the body's problems and `problems`.
  */
 export function CreateRoute(options: {
   operation: Operation;
   body: Type<unknown>;
   schema: Type<unknown>;
-  status: 201 | 202;
-  answer: string;
+  accepted?: string;
   problems: ErrorCode[];
 }): MethodDecorator {
-  const { operation, body, schema, status, answer, problems } = options;
+  const { operation, body, schema, accepted, problems } = options;
+  const status = accepted === undefined ? 201 : 202;
   return stack(
     Post(),
     ...(status === 202 ? [HttpCode(202)] : []),
@@ -78,7 +79,7 @@ export function CreateRoute(options: {
     ApiOperation(operation),
     ApiIdempotencyKey(),
     ApiBody({ type: body }),
-    ApiDataResponse(status, schema, answer),
+    ApiDataResponse(status, schema, accepted ?? 'Created.'),
     ApiProblems(...BODY_PROBLEMS, ...problems),
   );
 }

@@ -182,6 +182,19 @@ export function publicValue<K extends FilterKey>(key: K, parameter: string) {
     filter[key] !== undefined ? { [parameter]: filter[key] } : {};
 }
 
+/**
+ * What a single-valued field has in the same way whatever it is: set when `key` has a value,
+ * that value as its canonical part, and its public form and combination under its own name.
+ */
+export function singleValuedField<K extends FilterKey>(key: K) {
+  return {
+    isSet: (filter: ConversationFilter) => filter[key] !== undefined,
+    canonical: (filter: ConversationFilter) => filter[key],
+    publicForm: publicValue(key, key),
+    combine: singleValued(key, key),
+  };
+}
+
 /** Characters as the filters count them: code points (an emoji or a CJK extension character once). */
 export function codePoints(value: string): number {
   let n = 0;

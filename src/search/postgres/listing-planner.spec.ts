@@ -5,6 +5,7 @@ import { ListingKnowledge } from './listing-knowledge';
 import { choosePostings, countsFromRollups, jointCountStrategy, ListingPlanner } from './listing-planner';
 import { DEFAULT_TUNING, tuned } from './listing-tuning';
 import { SiteDensities, SiteDensityCache } from './site-densities';
+import { countingDensityCache, siteDensities } from '../../../test/support/site-densities';
 import { TermWeights } from './term-weights';
 
 /** The planner over `knowledge`, with its term weights. */
@@ -15,7 +16,7 @@ const plannerOn = (knowledge: ListingKnowledge) => new ListingPlanner(knowledge,
  * `common` in 200,000 of 1,000,000; a term not listed is below 0.0001) and the site's exact
  * term counts. `reads` counts the figures it read.
  */
-function plannerOver(densities: SiteDensities | Error = { rows: 1_000_000, terms: new Map() }) {
+function plannerOver(densities: SiteDensities | Error = siteDensities(1_000_000)) {
   const reads = { titleTerms: 0, densities: 0 };
   const dataSource = {
     query: async (sql: string) => {
@@ -29,11 +30,7 @@ function plannerOver(densities: SiteDensities | Error = { rows: 1_000_000, terms
       ];
     },
   } as unknown as DataSource;
-  const cache = new SiteDensityCache(async () => {
-    reads.densities++;
-    if (densities instanceof Error) throw densities;
-    return densities;
-  });
+  const cache = countingDensityCache(densities, reads);
   return { planner: plannerOn(new ListingKnowledge(dataSource, cache)), reads };
 }
 
@@ -124,7 +121,7 @@ describe('ListingPlanner.planPage', () => {
   });
 
   it('weighs a common keyword by the share of the site holding its equality terms (stacked filters)', async () => {
-    const densities = { rows: 1_000_000, terms: new Map([['channel:playground', 5000]]) };
+    const densities = siteDensities(1_000_000, { 'channel:playground': 5000 });
     const { planner } = plannerOver(densities);
     // 200,000 × 0.005 = 1,000 expected: within a probe of 2,000.
     const stacked = await planner.planPage(
@@ -178,14 +175,11 @@ describe('ListingPlanner.planCount', () => {
   });
 
   it("walks a time range whole when its rows cost less than the GIN count's candidates", async () => {
-    const densities = {
-      rows: 1_000_000,
-      terms: new Map([
-        ['channel:web', 700_000],
-        ['language:en', 167_000],
-        ['feedback:positive', 220_000],
-      ]),
-    };
+    const densities = siteDensities(1_000_000, {
+      'channel:web': 700_000,
+      'language:en': 167_000,
+      'feedback:positive': 220_000,
+    });
     const { planner } = plannerOver(densities);
     const t = tuned({ walkRowsPerHeapVisit: 10, postingsPerHeapVisit: 250, cellsCount: 0 });
     const from = '2026-01-01T00:00:00Z';
@@ -216,19 +210,16 @@ describe('ListingPlanner.planCount', () => {
 });
 
 describe('ListingPlanner.planCount: the cell index (counts of stacked columns)', () => {
-  const densities: SiteDensities = {
-    rows: 1_000_000,
-    terms: new Map([
-      ['agent:agt_a', 150_000],
-      ['channel:hosted', 333_000],
-      ['language:nl', 167_000],
-      ['status:labeled', 600_000],
-      ['feedback:negative', 100_000],
-      ['resolution:unresolved', 160_000],
-      ['visitor_frustrated:true', 96_000],
-      ['abusive_visitor:true', 12_000],
-    ]),
-  };
+  const densities = siteDensities(1_000_000, {
+    'agent:agt_a': 150_000,
+    'channel:hosted': 333_000,
+    'language:nl': 167_000,
+    'status:labeled': 600_000,
+    'feedback:negative': 100_000,
+    'resolution:unresolved': 160_000,
+    'visitor_frustrated:true': 96_000,
+    'abusive_visitor:true': 12_000,
+  });
 
   it("reads the fixed columns' entries when the site's counts put them under cellsCount", async () => {
     const { planner } = plannerOver(densities);
@@ -291,7 +282,7 @@ describe('plans for a transcript query (q)', () => {
         ];
       },
     } as unknown as DataSource;
-    const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
+    const cache = new SiteDensityCache(async () => siteDensities(1_000_000));
     return plannerOn(new ListingKnowledge(dataSource, cache));
   }
   const text = (...words: string[]): ConversationFilter =>
@@ -361,7 +352,7 @@ describe('counts of stacked column filters, planned from their joint figures', (
         return rows;
       },
     } as unknown as DataSource;
-    const cache = new SiteDensityCache(async () => ({ rows: 1_000_000, terms: new Map() }));
+    const cache = new SiteDensityCache(async () => siteDensities(1_000_000));
     return { planner: plannerOn(new ListingKnowledge(dataSource, cache)), reads };
   }
   /**

@@ -3,7 +3,8 @@ import type { DataSource } from 'typeorm';
 import { ConversationFilter, emptyFilter } from '../listing/conversation-filter';
 import { ListingKnowledge } from './listing-knowledge';
 import { tuned } from './listing-tuning';
-import { SiteDensities, SiteDensityCache } from './site-densities';
+import type { SiteDensities } from './site-densities';
+import { countingDensityCache, siteDensities } from '../../../test/support/site-densities';
 import { expectedKeywordRows, keywordTermGroups, TermWeights } from './term-weights';
 
 /**
@@ -12,11 +13,7 @@ import { expectedKeywordRows, keywordTermGroups, TermWeights } from './term-weig
  */
 function weightsOver(densities: SiteDensities | Error) {
   const reads = { densities: 0 };
-  const cache = new SiteDensityCache(async () => {
-    reads.densities++;
-    if (densities instanceof Error) throw densities;
-    return densities;
-  });
+  const cache = countingDensityCache(densities, reads);
   const noStatistics = {
     query: async () => {
       throw new Error('no title-term statistics in these tests');
@@ -66,13 +63,10 @@ describe('expectedKeywordRows (keywords weighed as independent of each other)', 
 
 describe('TermWeights.indexTerms (which equality terms the GIN condition holds)', () => {
   it("checks a dense term on the candidate rows, from the site's exact counts", async () => {
-    const densities = {
-      rows: 1_000_000,
-      terms: new Map([
-        ['channel:web', 900_000],
-        ['language:fr', 2_000],
-      ]),
-    };
+    const densities = siteDensities(1_000_000, {
+      'channel:web': 900_000,
+      'language:fr': 2_000,
+    });
     const { weights } = weightsOver(densities);
     const onRow = await weights.indexTerms('s', filter({ channel: 'web', language: 'fr' }), 1001, tuned());
     expect(onRow).toEqual(['channel:web']);

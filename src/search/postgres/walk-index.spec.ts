@@ -4,32 +4,26 @@ import { ConversationFilter, emptyFilter } from '../listing/conversation-filter'
 import { ListingKnowledge } from './listing-knowledge';
 import { ListingPlanner } from './listing-planner';
 import { tuned } from './listing-tuning';
-import { SiteDensities, SiteDensityCache } from './site-densities';
+import type { SiteDensities } from './site-densities';
+import { countingDensityCache, siteDensities } from '../../../test/support/site-densities';
 import { TermWeights } from './term-weights';
 import { chooseWalkIndex, WALK_INDEX_ROWS, walkFilterSql, walkIndexesFor } from './walk-index';
 
 const filter = (part: Partial<ConversationFilter>): ConversationFilter => ({ ...emptyFilter(), ...part });
 
 /** A site whose newest rows are pending and unrated: 80 % labeled, 10 % rated negative, 30 % positive. */
-const LIVING: SiteDensities = {
-  rows: 100_000,
-  terms: new Map([
-    ['status:labeled', 80_000],
-    ['feedback:negative', 10_000],
-    ['feedback:positive', 30_000],
-  ]),
-};
+const LIVING = siteDensities(100_000, {
+  'status:labeled': 80_000,
+  'feedback:negative': 10_000,
+  'feedback:positive': 30_000,
+});
 
 function plannerOver(densities: SiteDensities | Error = LIVING) {
   const reads = { densities: 0 };
   const dataSource = {
     query: async (sql: string) => (sql.includes('pg_class') ? [{ rows: 100_000 }] : []),
   } as unknown as DataSource;
-  const cache = new SiteDensityCache(async () => {
-    reads.densities++;
-    if (densities instanceof Error) throw densities;
-    return densities;
-  });
+  const cache = countingDensityCache(densities, reads);
   const knowledge = new ListingKnowledge(dataSource, cache);
   return { planner: new ListingPlanner(knowledge, new TermWeights(knowledge)), reads };
 }
@@ -68,13 +62,10 @@ describe('walk indexes: a walk meets only rows the fixed status allows', () => {
     const both = filter({ feedback: 'positive', labelsAll: ['resolution:resolved'] });
     expect(walkIndexesFor(both)).toEqual(['positive', 'labeled']);
     expect(chooseWalkIndex(both, LIVING)).toBe('positive');
-    const ratedOften = {
-      rows: 100,
-      terms: new Map([
-        ['status:labeled', 10],
-        ['feedback:positive', 90],
-      ]),
-    };
+    const ratedOften = siteDensities(100, {
+      'status:labeled': 10,
+      'feedback:positive': 90,
+    });
     expect(chooseWalkIndex(both, ratedOften)).toBe('labeled');
     // Without the counts: the rating's.
     expect(chooseWalkIndex(both)).toBe('positive');
@@ -145,15 +136,12 @@ describe('ListingPlanner: the walk index of each plan that walks', () => {
 });
 
 describe('ListingPlanner: a window without a match seeks the newest match when matches are dense', () => {
-  const counts: SiteDensities = {
-    rows: 100_000,
-    terms: new Map([
-      ['language:de', 16_000],
-      ['channel:web', 60_000],
-      ['agent:agt_rare', 900],
-      ['status:labeled', 80_000],
-    ]),
-  };
+  const counts = siteDensities(100_000, {
+    'language:de': 16_000,
+    'channel:web': 60_000,
+    'agent:agt_rare': 900,
+    'status:labeled': 80_000,
+  });
 
   it('seeks for column filters the counts expect in two probes or more', async () => {
     const { planner } = plannerOver(counts);

@@ -1,6 +1,6 @@
 import { isId } from '../../../common/ids/ids';
 import { ParamFault, params } from '../../../common/query/query-params';
-import { defineField, FilterField, FilterParam, publicValue, singleValued } from '../filter-field';
+import { defineField, FilterField, FilterParam, singleValuedField } from '../filter-field';
 import {
   type ConversationFilter,
   CHANNELS,
@@ -48,10 +48,7 @@ function equalityField<K extends 'channel' | 'language' | 'agentId', T extends s
     example: { [key]: field.example },
     params: { [key]: field.param } as Record<K, FilterParam<T>>,
     read: (v) => v[key] as ConversationFilter[K] | undefined,
-    isSet: (f) => value(f) !== undefined,
-    canonical: value,
-    publicForm: publicValue(key, key),
-    combine: singleValued(key, key),
+    ...singleValuedField(key),
     answeredBy: field.answeredBy,
     facet: (f) => (value(f) ? { facet: key, value: value(f)! } : undefined),
     sql: {
@@ -108,10 +105,7 @@ export const feedbackField = defineField({
   example: { feedback: 'negative' },
   params: { feedback: oneOf(FEEDBACK_KINDS, 'At least one message carries a rating of this kind.') },
   read: (v) => v.feedback as FeedbackKind | undefined,
-  isSet: (f) => f.feedback !== undefined,
-  canonical: (f) => f.feedback,
-  publicForm: publicValue('feedback', 'feedback'),
-  combine: singleValued('feedback', 'feedback'),
+  ...singleValuedField('feedback'),
   answeredBy: CELL_SUMMARIES,
   facet: (f) => (f.feedback ? { facet: 'feedback', value: f.feedback } : undefined),
   sql: {
@@ -154,10 +148,7 @@ export const labelStatusField = defineField({
         `label and score filters match labeled conversations only; labelStatus=${other} cannot be combined with them.`,
       );
   },
-  isSet: (f) => f.labelStatus !== undefined,
-  canonical: (f) => f.labelStatus,
-  publicForm: publicValue('labelStatus', 'labelStatus'),
-  combine: singleValued('labelStatus', 'labelStatus'),
+  ...singleValuedField('labelStatus'),
   answeredBy: {
     statsCells: true,
     labelValues: (f) => f.labelStatus === 'labeled',

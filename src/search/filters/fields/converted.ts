@@ -1,5 +1,5 @@
 import { params } from '../../../common/query/query-params';
-import { defineField, publicValue, singleValued } from '../filter-field';
+import { defineField, singleValuedField } from '../filter-field';
 
 /*
  * `converted` (outcomes-v1 §3): at least one order credited to the conversation has net > 0. The
@@ -22,10 +22,7 @@ export const convertedField = defineField({
     },
   },
   read: (v) => v.converted as boolean | undefined,
-  isSet: (f) => f.converted !== undefined,
-  canonical: (f) => f.converted,
-  publicForm: publicValue('converted', 'converted'),
-  combine: singleValued('converted', 'converted'),
+  ...singleValuedField('converted'),
   answeredBy: {},
   sql: {
     // Not a column of the covering index: a walk reads the heap for it.

@@ -1,5 +1,5 @@
 import { params } from '../../../common/query/query-params';
-import { defineField, publicValue, singleValued } from '../filter-field';
+import { defineField, singleValuedField } from '../filter-field';
 import { REVIEW_STATUSES, ReviewStatus } from '../filter-values';
 
 /*
@@ -39,10 +39,7 @@ export const reviewStatusField = defineField({
     },
   },
   read: (v) => v.reviewStatus as ReviewStatus | undefined,
-  isSet: (f) => f.reviewStatus !== undefined,
-  canonical: (f) => f.reviewStatus,
-  publicForm: publicValue('reviewStatus', 'reviewStatus'),
-  combine: singleValued('reviewStatus', 'reviewStatus'),
+  ...singleValuedField('reviewStatus'),
   answeredBy: {},
   impliesLabeled: true,
   sql: {

@@ -1,5 +1,5 @@
 import { ParamFault } from '../../../common/query/query-params';
-import { defineField, FilterParam, publicValue, singleValued } from '../filter-field';
+import { defineField, FilterParam, singleValuedField } from '../filter-field';
 
 /*
  * `from` and `to`: the creation-time window. Not a condition on the rows: every plan reads the
@@ -74,10 +74,7 @@ function windowBound<K extends 'from' | 'to'>(key: K, description: string, examp
     example: { [key]: example },
     params: { [key]: param } as Record<K, FilterParam<string>>,
     read: (v) => v[key] as string | undefined,
-    isSet: (f) => f[key] !== undefined,
-    canonical: (f) => f[key],
-    publicForm: publicValue(key, key),
-    combine: singleValued(key, key),
+    ...singleValuedField(key),
     answeredBy: WINDOW_SUMMARIES,
     window: true,
     sql: {

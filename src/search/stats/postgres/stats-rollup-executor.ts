@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import type { Statement } from '../../../database/sql-statement';
 import { CELL_SCORE_BINS, KIND, ROLLUP_SCORE_BINS } from '../../../database/stats-rollups';
 import { TAXONOMY_TOKENS } from '../../../labels/taxonomy';
 import { SCORE_NAMES, type ScoreName } from '../../listing/conversation-filter';
@@ -57,6 +58,29 @@ function addBinRow(
   part.scores.get(name)!.sum += num(row.total);
 }
 
+type ScoreBins = Map<ScoreName, Map<number, number>>;
+
+/**
+ * A plan reading one all-time rollup (cells, agent), its score bins `width` wide: its rows
+ * (`sql`), each added to the part by `addRow` with its kind and count, then the scores' exact
+ * edges from the rows of `scope`.
+ */
+async function readAllTime(
+  m: EntityManager,
+  siteId: string,
+  query: StatsQuery,
+  width: number,
+  scope: RowScope,
+  sql: Statement,
+  addRow: (part: StatsPart, bins: ScoreBins, row: Record<string, unknown>, kind: number, n: number) => void,
+): Promise<StatsPart> {
+  const part = emptyPartial(query, 0);
+  const bins = emptyBins(query);
+  for (const row of await rows(m, sql)) addRow(part, bins, row, num(row.kind), num(row.n));
+  await scoreEdges(m, siteId, query, part, bins, width, scope);
+  return part;
+}
+
 /** The cells plan: the matching cells of the all-time per-cell rollup. */
 export async function readCells(
   m: EntityManager,
@@ -64,29 +88,31 @@ export async function readCells(
   query: StatsQuery,
   f: CellFilter,
 ): Promise<StatsPart> {
-  const part = emptyPartial(query, 0);
   const kinds = [
     ...(query.facets.includes('agentId') ? [KIND.agentId] : []),
     ...(query.facets.includes('labels') ? [KIND.labels] : []),
     ...query.scores.map((s) => KIND[s]),
   ];
-  const bins = emptyBins(query);
-  for (const row of await rows(m, cellSql(siteId, f, kinds))) {
-    const kind = num(row.kind);
-    const n = num(row.n);
-    if (kind === KIND.all) {
-      part.total += n;
-      add(part, 'channel', String(row.channel), n);
-      add(part, 'language', String(row.language), n);
-      add(part, 'labelStatus', String(row.label_status), n);
-      if (row.fp) add(part, 'feedback', 'positive', n);
-      if (row.fn) add(part, 'feedback', 'negative', n);
-    } else if (kind === KIND.agentId) add(part, 'agentId', String(row.key), n);
-    else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
-    else addBinRow(part, bins, row);
-  }
-  await scoreEdges(m, siteId, query, part, bins, CELL_SCORE_BINS, f);
-  return part;
+  return readAllTime(
+    m,
+    siteId,
+    query,
+    CELL_SCORE_BINS,
+    f,
+    cellSql(siteId, f, kinds),
+    (part, bins, row, kind, n) => {
+      if (kind === KIND.all) {
+        part.total += n;
+        add(part, 'channel', String(row.channel), n);
+        add(part, 'language', String(row.language), n);
+        add(part, 'labelStatus', String(row.label_status), n);
+        if (row.fp) add(part, 'feedback', 'positive', n);
+        if (row.fn) add(part, 'feedback', 'negative', n);
+      } else if (kind === KIND.agentId) add(part, 'agentId', String(row.key), n);
+      else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
+      else addBinRow(part, bins, row);
+    },
+  );
 }
 
 /** The agent plan: the agent's rows of the all-time per-agent rollup. */
@@ -96,25 +122,27 @@ export async function readAgent(
   query: StatsQuery,
   agentId: string,
 ): Promise<StatsPart> {
-  const part = emptyPartial(query, 0);
   const kinds = [
     KIND.all,
     ...query.facets.filter((f) => f !== 'agentId').map((f) => KIND[f]),
     ...query.scores.map((s) => KIND[s]),
   ];
-  const bins = emptyBins(query);
-  for (const row of await rows(m, agentSql(siteId, agentId, kinds))) {
-    const kind = num(row.kind);
-    const n = num(row.n);
-    if (kind === KIND.all) {
-      part.total += n;
-      add(part, 'agentId', agentId, n);
-    } else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
-    else if (kind >= KIND.quality) addBinRow(part, bins, row);
-    else add(part, facetOfKind(kind), String(row.key), n);
-  }
-  await scoreEdges(m, siteId, query, part, bins, ROLLUP_SCORE_BINS, { agentId });
-  return part;
+  return readAllTime(
+    m,
+    siteId,
+    query,
+    ROLLUP_SCORE_BINS,
+    { agentId },
+    agentSql(siteId, agentId, kinds),
+    (part, bins, row, kind, n) => {
+      if (kind === KIND.all) {
+        part.total += n;
+        add(part, 'agentId', agentId, n);
+      } else if (kind === KIND.labels) add(part, 'labels', TAXONOMY_TOKENS[Number(row.key)], n);
+      else if (kind >= KIND.quality) addBinRow(part, bins, row);
+      else add(part, facetOfKind(kind), String(row.key), n);
+    },
+  );
 }
 
 /**
