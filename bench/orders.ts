@@ -23,6 +23,7 @@
 import { createHmac } from 'node:crypto';
 import { StatsRollupCompactor } from '../src/search/rollups';
 import { BENCH_VISITOR_ID_KEY, benchEnv, numberFrom } from './lib/bench-env';
+import { cpuDelta, cpuPerRequest, cpuReading, CpuTicks } from './lib/cpu-accounting';
 import { getOnce, HttpTarget } from './lib/http-load';
 import { benchedSiteRun, Engine, siteRunHeader, SiteRunReport, startedReport } from './lib/side-by-side';
 import { elapsedMs, median, percentile } from './lib/stats';
@@ -63,6 +64,8 @@ interface Report extends SiteRunReport {
     achievedPerSecond: number;
     put: Latency;
     maxInFlight: number;
+    /** Microseconds of CPU per answered write, by who spent it, over the burst (the reader's included). */
+    cpuPerWrite: CpuTicks;
     listing: ListingRow[];
     held: Record<string, { alone: number; beside: number; of: number }>;
     verdict: string;
@@ -85,6 +88,16 @@ const latency = (times: number[]): Latency =>
         p90Ms: percentile(times, 90),
         p99Ms: percentile(times, 99),
       };
+
+/** Where an answered write's CPU went during the burst, and the rate the machine's cores allow at that cost. */
+function cpuLines(cpu: CpuTicks | undefined, cores: number): string[] {
+  if (!cpu || cpu.machine === 0) return [];
+  const ms = (us: number) => (us / 1000).toFixed(2);
+  const other = cpu.machine - cpu.service - cpu.postgres - cpu.redis - cpu.bench;
+  return [
+    `CPU per answered write during the burst (the reader's share included; /proc): the services (Node) ${ms(cpu.service)} ms, PostgreSQL ${ms(cpu.postgres)} ms, Redis ${ms(cpu.redis)} ms, the bench (its client and reader) ${ms(cpu.bench)} ms, the rest of the machine ${ms(other)} ms; ${ms(cpu.machine)} ms in all, so ${cores} cores answer at most ${Math.floor((cores * 1e6) / cpu.machine)} writes a second at this cost.`,
+  ];
+}
 
 function render(r: Report): string {
   const ms = (v: number) => v.toFixed(1);
@@ -118,6 +131,8 @@ function render(r: Report): string {
       `## ${s.rate} order writes a second for ${s.seconds} s beside the listing mix`,
       '',
       `Due ${s.due}, sent ${s.sent} (at most ${s.inFlightCap} unanswered: the others were due while ${s.inFlightCap} were out), answered 2xx ${s.answered2xx} (${s.achievedPerSecond.toFixed(0)} a second), other answers ${JSON.stringify(s.failed)}; PUT median / p90 / p99 ${lat(s.put)} ms. ${s.verdict}.`,
+      '',
+      ...cpuLines(s.cpuPerWrite, r.machine.cores),
       '',
       'Listing first pages that hold their targets (median ≤ 50 ms, p99 ≤ 150 ms), one reader alone, then beside the writes:',
       '',
@@ -212,7 +227,7 @@ async function main(): Promise<void> {
   };
   await benchedSiteRun(
     siteRun,
-    async ({ dataSource, siteId, siteConversations: site, engines, ctx, targets }, write) => {
+    async ({ dataSource, siteId, siteConversations: site, engines, ctx, targets, children }, write) => {
       const [{ orders }] = (await dataSource.query(
         `SELECT count(*)::int AS orders FROM orders WHERE site_id = $1`,
         [siteId],
@@ -311,6 +326,8 @@ async function main(): Promise<void> {
         max: 0,
         times: [] as number[],
       };
+      const services = children.flatMap((c) => (c.pid === undefined ? [] : [c.pid]));
+      const cpuBefore = cpuReading(services);
       const started = Date.now();
       const writing = (async () => {
         const pending: Promise<void>[] = [];
@@ -353,6 +370,7 @@ async function main(): Promise<void> {
       const beside = await readRound(() => Date.now() - started >= seconds * 1000);
       await writing;
       const elapsed = (Date.now() - started) / 1000;
+      const cpuPerWrite = cpuPerRequest(cpuDelta(cpuBefore, cpuReading(services)), sustained.ok);
       const listing: ListingRow[] = [];
       const held: Record<string, { alone: number; beside: number; of: number }> = {};
       const holds = (l: Latency) => l.medianMs <= TARGETS.listingMedianMs && l.p99Ms <= TARGETS.listingP99Ms;
@@ -383,6 +401,7 @@ async function main(): Promise<void> {
         achievedPerSecond: achieved,
         put: latency(sustained.times),
         maxInFlight: sustained.max,
+        cpuPerWrite,
         listing,
         held,
         verdict:

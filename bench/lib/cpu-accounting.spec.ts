@@ -46,6 +46,25 @@ describe('CPU accounting of a bench load (/proc)', () => {
     }
   });
 
+  it('counts each of several services given by their pids', async () => {
+    const burner = `const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system >= 200000) break; } console.log('burnt'); setTimeout(() => {}, 10000);`;
+    const services = [0, 1].map(() =>
+      spawn(process.execPath, ['-e', burner], { stdio: ['ignore', 'pipe', 'ignore'] }),
+    );
+    try {
+      const burnt = services.map((s) => new Promise((resolve) => s.stdout!.on('data', resolve)));
+      const pids = services.map((s) => s.pid!);
+      const before = cpuReading(pids);
+      await Promise.all(burnt);
+      const perRequest = cpuPerRequest(cpuDelta(before, cpuReading(pids)), 1);
+      // 200 ms each, less a tick or two each, and none of it counted as the bench's.
+      expect(perRequest.service).toBeGreaterThanOrEqual(360_000);
+      expect(perRequest.bench).toBeLessThan(200_000);
+    } finally {
+      for (const s of services) s.kill();
+    }
+  });
+
   it('leaves out a process that ended between the readings instead of subtracting its history', () => {
     const reading = (
       processes: Array<[string, 'postgres' | 'service', number]>,

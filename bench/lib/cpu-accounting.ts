@@ -39,12 +39,15 @@ export interface CpuReading {
 }
 
 /**
- * Reads the CPU time spent so far by the service (the process `servicePid` and its children,
- * its HTTP processes), every Postgres process (backends of other clients included: the bench
- * runs alone), Redis, this process (the bench), and the whole machine (/proc/stat, idle and
- * iowait excluded). Linux only; elsewhere nothing is read.
+ * Reads the CPU time spent so far by the service (the process `servicePid`, or each of several,
+ * and its children, its HTTP processes), every Postgres process (backends of other clients
+ * included: the bench runs alone), Redis, this process (the bench), and the whole machine
+ * (/proc/stat, idle and iowait excluded). Linux only; elsewhere nothing is read.
  */
-export function cpuReading(servicePid: number | undefined): CpuReading {
+export function cpuReading(servicePid: number | readonly number[] | undefined): CpuReading {
+  const services = new Set(
+    servicePid === undefined ? [] : typeof servicePid === 'number' ? [servicePid] : servicePid,
+  );
   const processes = new Map<string, { group: CpuGroup; ticks: number }>();
   let pids: string[];
   try {
@@ -59,7 +62,7 @@ export function cpuReading(servicePid: number | undefined): CpuReading {
     const id = Number(pid);
     let group: CpuGroup | undefined;
     if (id === process.pid) group = 'bench';
-    else if (servicePid !== undefined && (id === servicePid || ppid === servicePid)) group = 'service';
+    else if (services.has(id) || services.has(ppid)) group = 'service';
     else {
       const command = read(`/proc/${pid}/cmdline`)?.split('\0')[0] ?? '';
       if (/(^|\/)postgres(:|$)/.test(command) || command.startsWith('postgres:')) group = 'postgres';

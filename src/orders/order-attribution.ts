@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { EventsWriter } from '../events/events.writer';
 import { presentOrder } from './order.presenter';
-import { ORDER_COLUMNS, OrderRecord } from './order.records';
+import { ORDER_COLUMNS, OrderInputs, OrderRecord } from './order.records';
 
 /** The credit of an order (outcomes-v1 §2): a conversation and its kind, or none. */
 export interface Credit {
@@ -19,22 +19,56 @@ export interface CreditInputs {
   productIds: string[];
 }
 
-interface CreditRow {
-  id: string;
-  organizationId: string;
-  siteId: string;
-  placedAt: Date;
-  conversationIds: string[];
-  visitorHash: Buffer | null;
-  productIds: string[];
-  creditedConversationId: string | null;
-  creditKind: 'direct' | 'assisted' | null;
+/** An order as recredit reads it: as stored, with the inputs of the rules. */
+type CreditRow = OrderRecord & OrderInputs & { productIds: string[] };
+
+const CREDIT_ROW_COLUMNS = `${ORDER_COLUMNS}, conversation_ids AS "conversationIds", visitor_hash AS "visitorHash",
+  ARRAY(SELECT l->>'productId' FROM jsonb_array_elements(lines) l) AS "productIds"`;
+
+/** The order as stored, without what the rules read. */
+function recordOf(row: CreditRow): OrderRecord {
+  const { conversationIds: _c, visitorHash: _v, productIds: _p, ...record } = row;
+  return record;
 }
 
-const CREDIT_ROW_COLUMNS = `id, organization_id AS "organizationId", site_id AS "siteId", placed_at AS "placedAt",
-  conversation_ids AS "conversationIds", visitor_hash AS "visitorHash",
-  ARRAY(SELECT l->>'productId' FROM jsonb_array_elements(lines) l) AS "productIds",
-  credited_conversation_id AS "creditedConversationId", credit_kind AS "creditKind"`;
+/*
+ * The rules' parts, as subqueries of one statement (creditFor): $1 the site, $2 the order's
+ * placedAt, $3 its lines' productIds, then the parameters of the rules the order can use. A rule
+ * the order cannot use is left out of the statement (its plan would be a scan of the site).
+ * COALESCE reads rule 2 only when rule 1 finds none.
+ */
+
+/** Rule 1: of the listed conversations on the site created at or before placedAt, the last created. */
+const byListedConversations = (ids: string) => `SELECT id FROM conversations
+  WHERE site_id = $1 AND id = ANY(${ids}::text[]) AND created_at <= $2
+  ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT 1`;
+
+/**
+ * Rule 2: of the visitor's conversations created at or before placedAt, the one whose last
+ * activity at or before placedAt (its creation, its messages' times not after placedAt) is the
+ * latest, provided it lies within the window before placedAt (both ends inclusive); the window
+ * in hours is `hours`, the site's when that is null.
+ */
+const byVisitor = (hash: string, hours: string) => `SELECT id FROM (
+    SELECT c.id, GREATEST(c.created_at,
+             (SELECT max(m.created_at) FROM messages m
+              WHERE m.conversation_id = c.id AND m.created_at <= $2)) AS last_activity
+    FROM conversations c
+    WHERE c.site_id = $1 AND c.visitor_hash = ${hash}::bytea AND c.created_at <= $2
+  ) candidates
+  WHERE last_activity >= $2::timestamptz - make_interval(hours =>
+    COALESCE(${hours}::int, (SELECT attribution_window_hours FROM sites WHERE id = $1), 168))
+  ORDER BY last_activity DESC, id COLLATE "C" DESC LIMIT 1`;
+
+/** `direct`: a line's productId is among the product cards of the credited conversation's messages. */
+const SHOWED_PRODUCT = `EXISTS (
+    SELECT 1 FROM messages m
+    CROSS JOIN LATERAL jsonb_array_elements(
+      CASE WHEN jsonb_typeof(m.blocks) = 'array' THEN m.blocks ELSE '[]'::jsonb END) b
+    CROSS JOIN LATERAL jsonb_array_elements(
+      CASE WHEN jsonb_typeof(b->'products') = 'array' THEN b->'products' ELSE '[]'::jsonb END) p
+    WHERE m.conversation_id = credit.id AND b->>'type' = 'product_cards'
+      AND p->>'productId' = ANY($3::text[]))`;
 
 /**
  * Attribution (outcomes-v1 §2): an order's credit computed by the rules, stored on the order,
@@ -58,8 +92,13 @@ export class OrderAttribution {
 
   /** Takes the advisory locks of `keys` (sorted, each once) for the rest of the transaction. */
   async lock(manager: EntityManager, keys: Iterable<string>): Promise<void> {
-    for (const key of [...new Set(keys)].sort())
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [key]);
+    const sorted = [...new Set(keys)].sort();
+    if (sorted.length === 0) return;
+    // One statement: unnest yields the keys in the array's order, each locked as its row is read.
+    await manager.query(
+      `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM unnest($1::text[]) AS k`,
+      [sorted],
+    );
   }
 
   /** The key of a visitor's orders and conversations. */
@@ -116,78 +155,25 @@ export class OrderAttribution {
 
   // ---- The rules ------------------------------------------------------------------------------
 
-  /** The credit the rules give an order now, reading the conversations in `manager`'s transaction. */
-  async creditFor(manager: EntityManager, order: CreditInputs, windowHours: number): Promise<Credit | null> {
-    const conversationId =
-      (await this.byListedConversations(manager, order)) ??
-      (await this.byVisitor(manager, order, windowHours));
-    if (!conversationId) return null;
-    return {
-      conversationId,
-      kind: (await this.showedProduct(manager, conversationId, order.productIds)) ? 'direct' : 'assisted',
-    };
-  }
-
-  /** Rule 1: of the listed conversations on the site created at or before placedAt, the last created. */
-  private async byListedConversations(
-    manager: EntityManager,
-    order: CreditInputs,
-  ): Promise<string | undefined> {
-    if (order.conversationIds.length === 0) return undefined;
-    const rows: Array<{ id: string }> = await manager.query(
-      `SELECT id FROM conversations
-       WHERE site_id = $1 AND id = ANY($2::text[]) AND created_at <= $3
-       ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT 1`,
-      [order.siteId, order.conversationIds, order.placedAt],
-    );
-    return rows[0]?.id;
-  }
-
   /**
-   * Rule 2: of the visitor's conversations created at or before placedAt, the one whose last
-   * activity at or before placedAt (its creation, its messages' times not after placedAt) is the
-   * latest, provided it lies within the window before placedAt (both ends inclusive).
+   * The credit the rules give an order now, reading the conversations in `manager`'s
+   * transaction: rule 1, else rule 2 within `windowHours` (the site's window when omitted), and
+   * its kind, in one statement.
    */
-  private async byVisitor(
-    manager: EntityManager,
-    order: CreditInputs,
-    windowHours: number,
-  ): Promise<string | undefined> {
-    if (!order.visitorHash) return undefined;
-    const rows: Array<{ id: string }> = await manager.query(
-      `SELECT id FROM (
-         SELECT c.id, GREATEST(c.created_at,
-                  (SELECT max(m.created_at) FROM messages m
-                   WHERE m.conversation_id = c.id AND m.created_at <= $3)) AS last_activity
-         FROM conversations c
-         WHERE c.site_id = $1 AND c.visitor_hash = $2 AND c.created_at <= $3
-       ) candidates
-       WHERE last_activity >= $3::timestamptz - make_interval(hours => $4)
-       ORDER BY last_activity DESC, id COLLATE "C" DESC LIMIT 1`,
-      [order.siteId, order.visitorHash, order.placedAt, windowHours],
+  async creditFor(manager: EntityManager, order: CreditInputs, windowHours?: number): Promise<Credit | null> {
+    const values: unknown[] = [order.siteId, order.placedAt, order.productIds];
+    const param = (value: unknown) => `$${values.push(value)}`;
+    const rules: string[] = [];
+    if (order.conversationIds.length > 0) rules.push(byListedConversations(param(order.conversationIds)));
+    if (order.visitorHash) rules.push(byVisitor(param(order.visitorHash), param(windowHours ?? null)));
+    if (rules.length === 0) return null;
+    const rows: Array<{ conversationId: string | null; direct: boolean }> = await manager.query(
+      `SELECT credit.id AS "conversationId", credit.id IS NOT NULL AND ${SHOWED_PRODUCT} AS direct
+       FROM (SELECT COALESCE(${rules.map((r) => `(${r})`).join(', ')}) AS id) credit`,
+      values,
     );
-    return rows[0]?.id;
-  }
-
-  /** `direct`: a line's productId is among the product cards of the conversation's messages. */
-  private async showedProduct(
-    manager: EntityManager,
-    conversationId: string,
-    productIds: string[],
-  ): Promise<boolean> {
-    if (productIds.length === 0) return false;
-    const rows: Array<{ shown: boolean }> = await manager.query(
-      `SELECT EXISTS (
-         SELECT 1 FROM messages m
-         CROSS JOIN LATERAL jsonb_array_elements(
-           CASE WHEN jsonb_typeof(m.blocks) = 'array' THEN m.blocks ELSE '[]'::jsonb END) b
-         CROSS JOIN LATERAL jsonb_array_elements(
-           CASE WHEN jsonb_typeof(b->'products') = 'array' THEN b->'products' ELSE '[]'::jsonb END) p
-         WHERE m.conversation_id = $1 AND b->>'type' = 'product_cards' AND p->>'productId' = ANY($2::text[])
-       ) AS shown`,
-      [conversationId, productIds],
-    );
-    return rows[0].shown;
+    const { conversationId, direct } = rows[0];
+    return conversationId ? { conversationId, kind: direct ? 'direct' : 'assisted' } : null;
   }
 
   // ---- Re-crediting ---------------------------------------------------------------------------
@@ -205,36 +191,55 @@ export class OrderAttribution {
     orderIds: readonly string[],
     touched: Iterable<string> = [],
   ): Promise<OrderRecord[]> {
+    const rows: CreditRow[] =
+      orderIds.length === 0
+        ? []
+        : await manager.query(
+            `SELECT ${CREDIT_ROW_COLUMNS} FROM orders WHERE site_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`,
+            [siteId, orderIds],
+          );
     const concerned = new Set(touched);
-    if (orderIds.length > 0) {
-      const rows: CreditRow[] = await manager.query(
-        `SELECT ${CREDIT_ROW_COLUMNS} FROM orders WHERE site_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`,
-        [siteId, orderIds],
-      );
-      const windowHours = await this.windowOf(manager, siteId);
-      for (const row of rows) {
-        const credit = await this.creditFor(manager, row, windowHours);
-        const conversationId = credit?.conversationId ?? null;
-        const kind = credit?.kind ?? null;
-        if (conversationId === row.creditedConversationId && kind === row.creditKind) continue;
-        const [updated]: [OrderRecord[], number] = await manager.query(
-          `UPDATE orders SET credited_conversation_id = $2, credit_kind = $3 WHERE id = $1 RETURNING ${ORDER_COLUMNS}`,
-          [row.id, conversationId, kind],
-        );
-        if (row.creditedConversationId) concerned.add(row.creditedConversationId);
-        if (conversationId) concerned.add(conversationId);
-        if (conversationId !== row.creditedConversationId)
-          await this.events.append(manager, {
-            type: conversationId ? 'order.attributed' : 'order.unattributed',
-            organizationId: row.organizationId,
-            siteId,
-            object: presentOrder(updated[0]),
-          });
+    const stored: OrderRecord[] = [];
+    for (const row of rows) {
+      const credit = await this.creditFor(manager, row);
+      const conversationId = credit?.conversationId ?? null;
+      const kind = credit?.kind ?? null;
+      if (conversationId === row.creditedConversationId && kind === row.creditKind) {
+        stored.push(recordOf(row));
+        continue;
       }
+      const [updated]: [OrderRecord[], number] = await manager.query(
+        `UPDATE orders SET credited_conversation_id = $2, credit_kind = $3 WHERE id = $1 RETURNING ${ORDER_COLUMNS}`,
+        [row.id, conversationId, kind],
+      );
+      stored.push(updated[0]);
+      if (row.creditedConversationId) concerned.add(row.creditedConversationId);
+      if (conversationId) concerned.add(conversationId);
+      if (conversationId !== row.creditedConversationId)
+        await this.events.append(manager, {
+          type: conversationId ? 'order.attributed' : 'order.unattributed',
+          organizationId: row.organizationId,
+          siteId,
+          object: presentOrder(updated[0]),
+        });
     }
     await this.refreshConverted(manager, [...concerned]);
-    if (orderIds.length === 0) return [];
-    return manager.query(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY($1::text[])`, [orderIds]);
+    return stored;
+  }
+
+  /**
+   * What follows the insert of an order stored with the credit creditFor gave it (in the
+   * insert's transaction, under its keys): `order.attributed` and `converted` when it is credited.
+   */
+  async inserted(manager: EntityManager, order: OrderRecord): Promise<void> {
+    if (!order.creditedConversationId) return;
+    await this.events.append(manager, {
+      type: 'order.attributed',
+      organizationId: order.organizationId,
+      siteId: order.siteId,
+      object: presentOrder(order),
+    });
+    await this.refreshConverted(manager, [order.creditedConversationId]);
   }
 
   /**
@@ -253,14 +258,6 @@ export class OrderAttribution {
        WHERE c.id = x.id AND c.converted IS DISTINCT FROM x.converted`,
       [conversationIds],
     );
-  }
-
-  private async windowOf(manager: EntityManager, siteId: string): Promise<number> {
-    const rows: Array<{ hours: number }> = await manager.query(
-      `SELECT attribution_window_hours AS hours FROM sites WHERE id = $1`,
-      [siteId],
-    );
-    return rows[0]?.hours ?? 168;
   }
 
   // ---- What conversations' writes call ------------------------------------------------------

@@ -107,7 +107,7 @@ export class OrderSeeder {
         );
         await manager.query(
           `INSERT INTO orders (id, organization_id, site_id, external_id, placed_at, currency, total, refunded, status, lines)
-           SELECT 'ord_' || substr(md5($3 || n || 'store'), 1, 22), $4, $5, 'seed-store-' || $3 || '-' || n,
+           SELECT 'ord_' || substr(md5($3 || '-' || n || 'store'), 1, 22), $4, $5, 'seed-store-' || $3 || '-' || n,
              least($1::timestamptz + random() * ($2::timestamptz - $1::timestamptz), now()),
              d.currency, d.total, d.refunded, d.status,
              jsonb_build_array(jsonb_build_object('productId', 'sku-' || floor(random() * 5000)::int, 'quantity', 1,

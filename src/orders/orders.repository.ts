@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
 import { newestFirstPageSql } from '../common/paging/newest-first-sql';
 import type { OrderListFilter, OrderStatus } from './dto/order-request';
+import type { Credit } from './order-attribution';
 import { ORDER_COLUMNS, OrderInputs, OrderLine, OrderRecord } from './order.records';
 
 /** What a PUT stores of an order. */
@@ -80,17 +81,29 @@ export class OrdersRepository {
     return rows[0];
   }
 
-  /** Inserts the order unless the site has one of that externalId; undefined then. */
+  /**
+   * Inserts the order, credited with `credit`, unless the site has one of that externalId
+   * (undefined then); answers it with its inputs.
+   */
   async insert(
     manager: EntityManager,
     order: StoredOrder & { id: string; organizationId: string; siteId: string; externalId: string },
-  ): Promise<OrderRecord | undefined> {
-    const rows: OrderRecord[] = await manager.query(
+    credit: Credit | null,
+  ): Promise<OrderRow | undefined> {
+    const rows: OrderRow[] = await manager.query(
       `INSERT INTO orders (id, organization_id, site_id, external_id, placed_at, currency, total, refunded, status,
-         lines, conversation_ids, visitor_hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-       ON CONFLICT (site_id, external_id) DO NOTHING RETURNING ${ORDER_COLUMNS}`,
-      [order.id, order.organizationId, order.siteId, order.externalId, ...storedValues(order)],
+         lines, conversation_ids, visitor_hash, credited_conversation_id, credit_kind)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+       ON CONFLICT (site_id, external_id) DO NOTHING RETURNING ${ROW_COLUMNS}`,
+      [
+        order.id,
+        order.organizationId,
+        order.siteId,
+        order.externalId,
+        ...storedValues(order),
+        credit?.conversationId ?? null,
+        credit?.kind ?? null,
+      ],
     );
     return rows[0];
   }

@@ -68,7 +68,8 @@ export class OrdersService {
             creditedConversationId: seen?.creditedConversationId,
           });
           await this.attribution.lock(manager, keys);
-          const existing = await this.orders.findByExternalId(manager, siteId, externalId, true);
+          // None seen: the insert finds out (a concurrent first PUT's row makes it insert nothing).
+          const existing = seen && (await this.orders.findByExternalId(manager, siteId, externalId, true));
           // Credited elsewhere while this waited: that conversation's key is not held yet.
           if (existing?.creditedConversationId !== seen?.creditedConversationId && attempt < LOCK_ATTEMPTS)
             continue;
@@ -80,17 +81,21 @@ export class OrdersService {
             const [order] = await this.attribution.recredit(manager, siteId, [existing.id], touched);
             return { order, created: false };
           }
-          const inserted = await this.orders.insert(manager, {
-            ...stored,
-            id: newId(ORDER_ID),
-            organizationId: actor.organizationId,
+          // A new order's credit depends on the conversations only: computed first, stored with it.
+          const credit = await this.attribution.creditFor(manager, {
             siteId,
-            externalId,
+            ...stored,
+            productIds: stored.lines.map((l) => l.productId),
           });
+          const inserted = await this.orders.insert(
+            manager,
+            { ...stored, id: newId(ORDER_ID), organizationId: actor.organizationId, siteId, externalId },
+            credit,
+          );
           // A concurrent first PUT of the same externalId stored it first: replace that one.
           if (!inserted) continue;
-          const [order] = await this.attribution.recredit(manager, siteId, [inserted.id]);
-          return { order, created: true };
+          await this.attribution.inserted(manager, inserted);
+          return { order: inserted, created: true };
         }
       }),
     );
