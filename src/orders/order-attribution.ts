@@ -2,13 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { EventsWriter } from '../events/events.writer';
 import { presentOrder } from './order.presenter';
-import { ORDER_COLUMNS, OrderInputs, OrderRecord } from './order.records';
-
-/** The credit of an order (outcomes-v1 §2): a conversation and its kind, or none. */
-export interface Credit {
-  conversationId: string;
-  kind: 'direct' | 'assisted';
-}
+import { Credit, ORDER_COLUMNS, OrderInputs, OrderRecord } from './order.records';
 
 /** What the rules read of an order. */
 export interface CreditInputs {
@@ -46,10 +40,9 @@ const byListedConversations = (ids: string) => `SELECT id FROM conversations
 /**
  * Rule 2: of the visitor's conversations created at or before placedAt, the one whose last
  * activity at or before placedAt (its creation, its messages' times not after placedAt) is the
- * latest, provided it lies within the window before placedAt (both ends inclusive); the window
- * in hours is `hours`, the site's when that is null.
+ * latest, provided it lies within the site's window before placedAt (both ends inclusive).
  */
-const byVisitor = (hash: string, hours: string) => `SELECT id FROM (
+const byVisitor = (hash: string) => `SELECT id FROM (
     SELECT c.id, GREATEST(c.created_at,
              (SELECT max(m.created_at) FROM messages m
               WHERE m.conversation_id = c.id AND m.created_at <= $2)) AS last_activity
@@ -57,7 +50,7 @@ const byVisitor = (hash: string, hours: string) => `SELECT id FROM (
     WHERE c.site_id = $1 AND c.visitor_hash = ${hash}::bytea AND c.created_at <= $2
   ) candidates
   WHERE last_activity >= $2::timestamptz - make_interval(hours =>
-    COALESCE(${hours}::int, (SELECT attribution_window_hours FROM sites WHERE id = $1), 168))
+    COALESCE((SELECT attribution_window_hours FROM sites WHERE id = $1), 168))
   ORDER BY last_activity DESC, id COLLATE "C" DESC LIMIT 1`;
 
 /** `direct`: a line's productId is among the product cards of the credited conversation's messages. */
@@ -157,15 +150,14 @@ export class OrderAttribution {
 
   /**
    * The credit the rules give an order now, reading the conversations in `manager`'s
-   * transaction: rule 1, else rule 2 within `windowHours` (the site's window when omitted), and
-   * its kind, in one statement.
+   * transaction: rule 1, else rule 2 within the site's window, and its kind, in one statement.
    */
-  async creditFor(manager: EntityManager, order: CreditInputs, windowHours?: number): Promise<Credit | null> {
+  async creditFor(manager: EntityManager, order: CreditInputs): Promise<Credit | null> {
     const values: unknown[] = [order.siteId, order.placedAt, order.productIds];
     const param = (value: unknown) => `$${values.push(value)}`;
     const rules: string[] = [];
     if (order.conversationIds.length > 0) rules.push(byListedConversations(param(order.conversationIds)));
-    if (order.visitorHash) rules.push(byVisitor(param(order.visitorHash), param(windowHours ?? null)));
+    if (order.visitorHash) rules.push(byVisitor(param(order.visitorHash)));
     if (rules.length === 0) return null;
     const rows: Array<{ conversationId: string | null; direct: boolean }> = await manager.query(
       `SELECT credit.id AS "conversationId", credit.id IS NOT NULL AND ${SHOWED_PRODUCT} AS direct

@@ -26,6 +26,12 @@ export interface OrderRecord {
   updatedAt: Date;
 }
 
+/** The credit of an order (outcomes-v1 §2): a conversation and its kind, or none. */
+export interface Credit {
+  conversationId: string;
+  kind: 'direct' | 'assisted';
+}
+
 /** The inputs of attribution an order row keeps (never answered). */
 export interface OrderInputs {
   conversationIds: string[];

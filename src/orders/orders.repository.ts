@@ -3,8 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { TimeAndId } from '../common/paging/keyset-page';
 import { newestFirstPageSql } from '../common/paging/newest-first-sql';
 import type { OrderListFilter, OrderStatus } from './dto/order-request';
-import type { Credit } from './order-attribution';
-import { ORDER_COLUMNS, OrderInputs, OrderLine, OrderRecord } from './order.records';
+import { Credit, ORDER_COLUMNS, OrderInputs, OrderLine, OrderRecord } from './order.records';
 
 /** What a PUT stores of an order. */
 export interface StoredOrder {

@@ -63,7 +63,7 @@ describe('the seed writes orders: a share of conversations converting, store ord
       [org.site.id],
     );
     for (const order of orders) {
-      const credit = await attribution.creditFor(t.db.manager, { siteId: org.site.id, ...order }, 168);
+      const credit = await attribution.creditFor(t.db.manager, { siteId: org.site.id, ...order });
       expect({ id: order.id, credited: order.credited, kind: order.kind }).toEqual({
         id: order.id,
         credited: credit?.conversationId ?? null,

@@ -102,6 +102,26 @@ describe('PUT …/orders/{externalId}: 201 on create, 200 on replace, the order 
     expect(row.updated_at.toISOString()).toBe(first.body.data.updatedAt);
   });
 
+  it('a new order is answered 201 with its credit, as GET reads it; its one order.attributed carries the order as answered; its conversation is converted', async () => {
+    const org = await createOrganization(t.app);
+    const c = await recordConversation(t, org, {
+      createdAt: '2026-11-20T09:00:00.000Z',
+      visitorId: 'visitor-new-1',
+    });
+    const created = await putOrder(t, org, 'NEW', orderBody({ visitorId: 'visitor-new-1' })).expect(201);
+    expect(created.body.data.attribution).toEqual({ conversationId: c.id, kind: 'assisted' });
+    const got = await getAs(t, org, ordersPath(org, `/${created.body.data.id}`)).expect(200);
+    expect(got.body.data).toEqual(created.body.data);
+    const events = (await readFeed(t, org, { types: ['order.attributed'] })).events;
+    expect(events.map((e) => e.data.object)).toEqual([created.body.data]);
+    const [row] = await t.db.query(`SELECT converted FROM conversations WHERE id = $1`, [c.id]);
+    expect(row.converted).toBe(true);
+    // An order no rule credits: answered with no credit, no event.
+    const store = await putOrder(t, org, 'STORE', orderBody()).expect(201);
+    expect(store.body.data.attribution).toEqual({ conversationId: null, kind: null });
+    expect((await readFeed(t, org, { types: ['order.attributed'] })).events).toHaveLength(1);
+  });
+
   it('concurrent first PUTs of one externalId make one order: one 201, the others 200', async () => {
     const org = await createOrganization(t.app);
     const c = await recordConversation(t, org, {
