@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SearchIndexer } from '../../src/search/mirror/search-indexer.service';
-import { ReindexService } from '../../src/search/reindex.service';
 import { appendMessages, label, listConversations, recordConversation } from '../factories/conversations';
 import { readFeed } from '../factories/events';
 import { createExport, downloadExport, finishedExport } from '../factories/exports';
@@ -17,6 +16,7 @@ import {
   testOpenSearchUrl,
 } from '../setup/test-opensearch';
 import { eventually } from '../setup/isolated-database';
+import { indexBuiltBeforeAll } from '../setup/opensearch-suites';
 
 /**
  * DELETE /api/v1/sites/{siteId}/conversations/{id} (workflows-v1 §3): the conversation, its
@@ -214,6 +214,7 @@ describeOnOpenSearch(
   () => {
     const names = OPENSEARCH_URL ? testIndexNames('deletion') : undefined;
     let t: TestApp;
+    indexBuiltBeforeAll(names);
     beforeAll(async () => {
       // No SEARCH_SYNC_FOR_TESTS: the mirror is drained by hand, so the test sees the index lag.
       const { SEARCH_SYNC_FOR_TESTS: _sync, ...env } = onTestOpenSearch(names);
@@ -221,7 +222,6 @@ describeOnOpenSearch(
         { ...OWN_BUDGET, ...env },
         { redisKeyPrefixSuffix: 'conversation-deletion-os:' },
       );
-      await t.app.get(ReindexService).reindex({ deletePrevious: true });
     }, 120_000);
     afterAll(async () => {
       await t?.close();

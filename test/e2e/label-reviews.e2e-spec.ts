@@ -23,7 +23,7 @@ import { suiteEngines } from '../setup/opensearch-suites';
  */
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'label-reviews:' });
-const ENGINES = suiteEngines('reviews', appOn, 'label review rules ran on Postgres only');
+const ENGINES = suiteEngines('reviews', 'label review rules ran on Postgres only');
 
 const reviewPath = (org: Org, id: string) => `/api/v1/sites/${org.site.id}/conversations/${id}/review`;
 const putReview = (t: TestApp, org: Org, id: string, body: unknown, headers: Record<string, string> = {}) =>

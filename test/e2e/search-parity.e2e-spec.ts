@@ -41,7 +41,7 @@ const parityApp = (env: Record<string, string> = {}) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'search-parity:' });
 // The listing suite required below builds its apps from process.env.
 Object.assign(process.env, ON_OPENSEARCH);
-indexBuiltBeforeAll(NAMES, parityApp);
+indexBuiltBeforeAll(NAMES);
 
 /** Label, score and status filters, asked of the listing and of the statistics alike. */
 const LABEL_SCORE_AND_STATUS_FILTERS = [

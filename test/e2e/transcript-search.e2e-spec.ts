@@ -16,7 +16,7 @@ import { suiteEngines } from '../setup/opensearch-suites';
  */
 const appOn = (env: Record<string, string>) =>
   createTestApp({ ...OWN_BUDGET, ...env }, { redisKeyPrefixSuffix: 'transcript-search:' });
-const ENGINES = suiteEngines('transcripts', appOn, 'transcript search rules ran on Postgres only');
+const ENGINES = suiteEngines('transcripts', 'transcript search rules ran on Postgres only');
 
 const text = (t: string) => [{ type: 'text', text: t }];
 const said = (role: 'shopper' | 'agent' | 'system', t: string) => ({ role, blocks: text(t) });

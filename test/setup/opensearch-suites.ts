@@ -92,36 +92,34 @@ export function bothEngines(names: IndexNames | undefined): Engine[] {
 
 /**
  * The engines a file runs its rules on (bothEngines), OpenSearch on an alias of the file's own
- * (`suffix`) whose first index is built before the file's tests in an app `start` gives
- * (indexBuiltBeforeAll; `without`: the notice when the run has no OpenSearch).
+ * (`suffix`) whose first index is built before the file's tests (indexBuiltBeforeAll; `without`:
+ * the notice when the run has no OpenSearch).
  */
-export function suiteEngines(
-  suffix: string,
-  start: (env: Record<string, string>) => Promise<TestApp>,
-  without: string,
-): Engine[] {
+export function suiteEngines(suffix: string, without: string): Engine[] {
   const names = testOpenSearchUrl() ? testIndexNames(suffix) : undefined;
-  indexBuiltBeforeAll(names, start, without);
+  indexBuiltBeforeAll(names, without);
   return bothEngines(names);
 }
 
 /**
- * Before the file's tests, when the run has an OpenSearch: the first index of the alias of `names`,
- * built by search:reindex (previous indices deleted) in an app `start` gives for that environment,
- * since the alias must exist before the first search. Without OpenSearch, `without` (if given) is
- * written as a notice: what ran on Postgres only.
+ * Before the file's tests, when the run has an OpenSearch: the first index of the alias of `names`
+ * (the alias must exist before the first search), built by search:reindex (previous indices
+ * deleted) in an app on an empty database of its own. The file's apps then fill it through the
+ * outbox: each one switches the outbox on at start-up, and a synced search drains its site's rows
+ * first. A build over the run's database would copy every other file's conversations too, more
+ * of them the later the file runs. Without OpenSearch, `without` (if given) is written as a
+ * notice: what ran on Postgres only.
  */
-export function indexBuiltBeforeAll(
-  names: IndexNames | undefined,
-  start: (env: Record<string, string>) => Promise<TestApp>,
-  without?: string,
-): void {
+export function indexBuiltBeforeAll(names: IndexNames | undefined, without?: string): void {
   if (!names || !testOpenSearchUrl()) {
     if (without) process.stderr.write(`\nNOTICE: ${without}: OPENSEARCH_URL is not set.\n`);
     return;
   }
   beforeAll(async () => {
-    const t = await start(onTestOpenSearch(names));
+    const t = await createTestApp(
+      { ...OWN_BUDGET, ...onTestOpenSearch(names) },
+      { redisKeyPrefixSuffix: 'index-build:', ownDatabase: true },
+    );
     try {
       await t.app.get(ReindexService).reindex({ deletePrevious: true });
     } finally {
