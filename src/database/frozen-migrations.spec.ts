@@ -47,6 +47,7 @@ const STATEMENTS: Record<string, [up: string, down: string]> = {
   StatsGroupRollups1763980000000: ['fb4d8060be352e89', '2384c8d4d4ab83e7'],
   OutcomeRollups1763990000000: ['485995914c4d6b93', 'd85ab1059e013b43'],
   DurationPercentileRollups1764000000000: ['2a48b55a70907ab3', 'bb12e6d73542d8c0'],
+  TranscriptListingOrderIndex1764010000000: ['e3f1460c27efbd8b', '7e9038c696d98072'],
 };
 
 /** The statements `run` sends, each with its parameters, through a QueryRunner that only records. */

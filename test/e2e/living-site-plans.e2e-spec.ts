@@ -2,6 +2,8 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { parseListingQuery } from '../../src/conversations/dto/listing-query';
 import { walkWindowSql } from '../../src/search/postgres/listing-sql';
+import { setLocal, SHAPE_SETTINGS } from '../../src/search/postgres/listing-pools';
+import { transcriptWalkSql, transcriptWindowWithEdgeSql } from '../../src/search/postgres/transcript-sql';
 import { PostgresConversationSearch } from '../../src/search/postgres/postgres-conversation-search';
 import { walkFilterSql, type WalkIndex } from '../../src/search/postgres/walk-index';
 import { listConversations, postConversation } from '../factories/conversations';
@@ -96,6 +98,7 @@ describe('plans on a living site: the newest rows fail the filter', () => {
     }
     from = new Date(Date.now() - 30 * 86_400_000).toISOString();
     await db.query('ANALYZE conversations');
+    await db.query('ANALYZE conversation_transcripts');
   }, 300_000);
 
   const queryOf = (c: (typeof CASES)[number]): QueryValues =>
@@ -186,6 +189,130 @@ describe('plans on a living site: the newest rows fail the filter', () => {
         steered.restore();
       }
     });
+  });
+
+  describe.each([
+    { name: 'q=commande', query: { q: 'commande' } as QueryValues, where: '' },
+    {
+      name: 'q=commande&language=fr',
+      query: { q: 'commande', language: 'fr' } as QueryValues,
+      where: `AND c.language = 'fr'`,
+    },
+  ])('$name (a word the campaign lacks: `q` with at most a language walks the transcripts)', (c) => {
+    /** The first `LIMIT` ids by plain SQL: each transcript matched in its conversation's language. */
+    const plainIds = async () =>
+      (
+        await db.query(
+          `SELECT c.id FROM conversations c JOIN conversation_transcripts t ON t.conversation_id = c.id
+           WHERE c.site_id = $1 AND t.document @@ to_tsquery(('transcript_' || c.language)::regconfig, 'commande') ${c.where}
+           ORDER BY c.created_at DESC, c.id COLLATE "C" DESC LIMIT ${LIMIT}`,
+          [org.site.id],
+        )
+      ).map((r: { id: string }) => r.id);
+
+    it('walks the transcripts in the listing order past the campaign, after a full probe, and answers plain SQL', async () => {
+      // A probe of 10 transcripts: the word is expected in more, so the plan is a window; its
+      // first window (the campaign's newest transcripts) holds none, the probe is full, and the
+      // walk of the transcripts from the window's edge fills the page.
+      const steered = steerListing(engine, { transcriptWalkWindow: WINDOW, transcriptProbe: 10 });
+      try {
+        const res = await listConversations(t, org, { ...c.query, limit: LIMIT });
+        expect(res.status).toBe(200);
+        const ids = res.body.data.map((r: { id: string }) => r.id);
+        expect(ids).toHaveLength(LIMIT);
+        expect(ids).toEqual(await plainIds());
+        const [plan] = steered.plans.page;
+        expect(plan).toMatchObject({ strategy: 'window', walkIndex: 'transcripts', window: WINDOW });
+        expect(plan.steps.map((s) => [s.step, s.found])).toEqual([
+          ['window', 0],
+          ['transcript', expect.any(Number)],
+          ['walk', LIMIT + 1],
+        ]);
+        // The next page, from its cursor, continues where plain SQL does.
+        const next = await listConversations(t, org, {
+          ...c.query,
+          limit: LIMIT,
+          cursor: res.body.meta.nextCursor,
+        });
+        expect(next.status).toBe(200);
+        const both: string[] = (
+          await db.query(
+            `SELECT c.id FROM conversations c JOIN conversation_transcripts t ON t.conversation_id = c.id
+             WHERE c.site_id = $1 AND t.document @@ to_tsquery(('transcript_' || c.language)::regconfig, 'commande') ${c.where}
+             ORDER BY c.created_at DESC, c.id COLLATE "C" DESC LIMIT ${2 * LIMIT}`,
+            [org.site.id],
+          )
+        ).map((r: { id: string }) => r.id);
+        expect(next.body.data.map((r: { id: string }) => r.id)).toEqual(both.slice(LIMIT));
+      } finally {
+        steered.restore();
+      }
+    });
+
+    it('its walk and window from a cursor position answer the matches after it, as plain SQL', async () => {
+      const { filter } = parseListingQuery(c.query);
+      const expected: Array<{ id: string; created_at: Date }> = await db.query(
+        `SELECT c.id, c.created_at FROM conversations c JOIN conversation_transcripts t ON t.conversation_id = c.id
+         WHERE c.site_id = $1 AND t.document @@ to_tsquery(('transcript_' || c.language)::regconfig, 'commande') ${c.where}
+         ORDER BY c.created_at DESC, c.id COLLATE "C" DESC LIMIT ${2 * LIMIT}`,
+        [org.site.id],
+      );
+      const after = { id: expected[LIMIT - 1].id, createdAt: expected[LIMIT - 1].created_at.toISOString() };
+      const walked = await db.transaction(async (m) => {
+        for (const setting of SHAPE_SETTINGS.walk) await m.query(setLocal(setting));
+        const walk = transcriptWalkSql(org.site.id, filter, after, LIMIT);
+        const window = transcriptWindowWithEdgeSql(org.site.id, filter, after, {
+          window: 100_000,
+          limit: LIMIT,
+          columns: 'id',
+        });
+        return {
+          walk: (await m.query(walk.text, walk.values)) as Array<{ id: string }>,
+          window: (await m.query(window.text, window.values)) as Array<{ id: string; edge: boolean }>,
+        };
+      });
+      const rest = expected.slice(LIMIT).map((r) => r.id);
+      expect(walked.walk.map((r) => r.id)).toEqual(rest);
+      expect(walked.window.filter((r) => !r.edge).map((r) => r.id)).toEqual(rest);
+    });
+
+    it('is read by PostgreSQL from the transcripts in the listing order', async () => {
+      const { filter } = parseListingQuery(c.query);
+      const { text, values } = transcriptWindowWithEdgeSql(org.site.id, filter, undefined, {
+        window: WINDOW,
+        limit: LIMIT,
+        columns: 'id',
+      });
+      const plan = await db.transaction(async (m) => {
+        for (const setting of SHAPE_SETTINGS.walk) await m.query(setLocal(setting));
+        return (await m.query(`EXPLAIN ${text}`, values)) as Array<{ 'QUERY PLAN': string }>;
+      });
+      expect(plan.map((p) => p['QUERY PLAN']).join('\n')).toContain(
+        'conversation_transcripts_site_created_idx',
+      );
+    });
+  });
+
+  it('q with another condition than a language or a time range walks the conversations, and answers plain SQL', async () => {
+    const steered = steerListing(engine, { walkWindow: WINDOW, transcriptProbe: 10 });
+    try {
+      const res = await listConversations(t, org, { q: 'commande', channel: 'web', limit: LIMIT });
+      expect(res.status).toBe(200);
+      const rows: Array<{ id: string }> = await db.query(
+        `SELECT c.id FROM conversations c JOIN conversation_transcripts t ON t.conversation_id = c.id
+         WHERE c.site_id = $1 AND c.channel = 'web' AND t.document @@ to_tsquery(('transcript_' || c.language)::regconfig, 'commande')
+         ORDER BY c.created_at DESC, c.id COLLATE "C" DESC LIMIT ${LIMIT}`,
+        [org.site.id],
+      );
+      expect(res.body.data.map((r: { id: string }) => r.id)).toEqual(rows.map((r) => r.id));
+      expect(steered.plans.page[0]).toMatchObject({
+        strategy: 'window',
+        walkIndex: 'created',
+        window: WINDOW,
+      });
+    } finally {
+      steered.restore();
+    }
   });
 
   it('a count of label exclusions over 30 days samples the labeled rows and equals plain SQL', async () => {

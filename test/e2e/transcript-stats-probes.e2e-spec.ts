@@ -223,6 +223,11 @@ describe('statistics with q: the matches probed in the covering index', () => {
     });
     expect(plan).toMatch(/Nested Loop/);
     expect(plan).not.toMatch(/Hash Join|Merge Join|Hash Semi Join/);
-    expect(plan).toMatch(/Bitmap Index Scan on conversation_transcripts_search_idx/);
+    // The site's transcripts through an index (on this small site the btree of the listing order
+    // may hold them more cheaply than the GIN index), never the transcripts' walk in that order.
+    expect(plan).toMatch(/Bitmap Index Scan on conversation_transcripts_(search|site_created)_idx/);
+    expect(plan).not.toMatch(
+      /Seq Scan on conversation_transcripts|Index Scan[ \w]* using conversation_transcripts_site_created_idx/,
+    );
   });
 });

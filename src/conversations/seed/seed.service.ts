@@ -79,9 +79,11 @@ const BULK_INDEXES: Record<string, string> = {
   conversations_site_label_value_idx:
     "ON conversations (site_id, label_bits) INCLUDE (channel, language, agent_id, feedback_positive, feedback_negative, score_quality, score_service, score_trust) WHERE label_status = 'labeled'",
 };
-/** The transcript index (TranscriptLanguageIndex migration), dropped and rebuilt the same way. */
+/** The transcripts' indexes (TranscriptLanguageIndex, TranscriptListingOrderIndex migrations), dropped and rebuilt the same way. */
 const TRANSCRIPT_BULK_INDEXES: Record<string, string> = {
   conversation_transcripts_search_idx: 'ON conversation_transcripts USING gin (site_id, language, document)',
+  conversation_transcripts_site_created_idx:
+    'ON conversation_transcripts (site_id, created_at DESC, conversation_id COLLATE "C" DESC)',
 };
 const HEAD_WORDS = 40;
 /** The default of `--random-seed`. */

@@ -37,6 +37,7 @@ import { LivingSiteWalkIndexes1763970000000 } from './1763970000000-LivingSiteWa
 import { StatsGroupRollups1763980000000 } from './1763980000000-StatsGroupRollups';
 import { OutcomeRollups1763990000000 } from './1763990000000-OutcomeRollups';
 import { DurationPercentileRollups1764000000000 } from './1764000000000-DurationPercentileRollups';
+import { TranscriptListingOrderIndex1764010000000 } from './1764010000000-TranscriptListingOrderIndex';
 /** Every migration, in order. A feature adds its own file and one line here. */
 export const MIGRATIONS = [
   Foundation1763700000000,
@@ -77,4 +78,5 @@ export const MIGRATIONS = [
   StatsGroupRollups1763980000000,
   OutcomeRollups1763990000000,
   DurationPercentileRollups1764000000000,
+  TranscriptListingOrderIndex1764010000000,
 ];

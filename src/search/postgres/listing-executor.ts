@@ -22,7 +22,12 @@ import {
 } from './listing-sql';
 import { DEFAULT_TRANSCRIPT_PROBE, type SearchTuning } from './listing-tuning';
 import { TermWeights } from './term-weights';
-import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
+import {
+  transcriptCountSql,
+  transcriptPageSql,
+  transcriptWalkSql,
+  transcriptWindowWithEdgeSql,
+} from './transcript-sql';
 import { furtherWindow, positionOf, type Executed, type PlanStep } from './listing-steps';
 import { walkFilterSql, type WalkIndex } from './walk-index';
 
@@ -207,12 +212,8 @@ export class ListingExecutor {
     after: ListingPosition | undefined,
     tuning: SearchTuning,
   ): Promise<FoundRow[]> {
-    const { siteId, filter, walkIndex, steps } = page;
-    // With `q`, each row's transcript is probed by primary key: the `walk` shape keeps Postgres
-    // from hashing the transcripts instead (it cannot know the window's rows are few).
-    const shape = filter.text ? 'walk' : 'plain';
-    const walk = (from: ListingPosition | undefined) => walkFilterSql(siteId, filter, walkIndex, from);
-    const first = await this.windowWithEdge(walk(after), plan.window, want, shape);
+    const { steps } = page;
+    const first = await this.walkWindow(page, after, plan.window, want);
     steps.push({ step: 'window', bound: plan.window, found: first.rows.length });
     if (first.rows.length >= want || !first.edge) return first.rows; // full, or the window held the whole range
     if (first.rows.length === 0 && plan.seek) return this.fromNewestMatch(page, [], want, first.edge);
@@ -223,7 +224,7 @@ export class ListingExecutor {
     for (let step = 0; step < 2; step++) {
       const window = furtherWindow(found.length, want, walked, plan.further);
       if (window === undefined) break;
-      const further = await this.windowWithEdge(walk(beyond), window, want - found.length, shape);
+      const further = await this.walkWindow(page, beyond, window, want - found.length);
       steps.push({ step: 'further', bound: window, found: further.rows.length });
       found = [...found, ...further.rows];
       if (found.length >= want || !further.edge) return found;
@@ -245,7 +246,7 @@ export class ListingExecutor {
     probe: number,
     tuning: SearchTuning,
   ): Promise<FoundRow[]> {
-    const { siteId, filter, walkIndex, steps } = page;
+    const { siteId, filter, steps } = page;
     if (filter.text) return this.fromTranscripts(page, found, want, beyond, textProbe(tuning));
     const rest = want - found.length;
     const onRow = await this.weights.indexTerms(siteId, filter, probe, tuning);
@@ -257,8 +258,7 @@ export class ListingExecutor {
     steps.push({ step: 'gin', bound: probe, onRow, found: sorted.length });
     if (beyond && cellsCountable(filter) && sorted.length > 0 && Number(sorted[0].taken) >= probe)
       return this.fromNewestMatch(page, found, rest, beyond);
-    const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
-    return this.afterProbe(sorted, sorted, probe, found, walk, rest, steps);
+    return this.afterProbe(page, sorted, sorted, probe, found, beyond, rest);
   }
 
   /**
@@ -296,7 +296,7 @@ export class ListingExecutor {
     beyond: ListingPosition | undefined,
     probe: number,
   ): Promise<FoundRow[]> {
-    const { siteId, filter, walkIndex, steps } = page;
+    const { siteId, filter, steps } = page;
     const rest = want - found.length;
     const out = await this.rows<TakenRow>(
       transcriptPageSql(siteId, filter, beyond, { probe, limit: rest, columns: LISTED_TEXT_COLUMNS }),
@@ -304,26 +304,61 @@ export class ListingExecutor {
     );
     const sorted = out.filter((row) => row.id !== null);
     steps.push({ step: 'transcript', bound: probe, found: sorted.length });
-    const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
-    return this.afterProbe(out, sorted, probe, found, walk, rest, steps);
+    return this.afterProbe(page, out, sorted, probe, found, beyond, rest);
   }
 
   /**
    * The page so far with what an index probe `kept` of its `probed` rows; when the probe took all
-   * it could (`probe` rows: the matches are dense), with a walk of the listing order instead
-   * (`walk`: the filter from the same position), checking each row.
+   * it could (`probe` rows: the matches are dense), with a walk of the listing order from the
+   * same position (`beyond`) instead, checking each row.
    */
   private async afterProbe(
+    page: PageRun,
     probed: TakenRow[],
     kept: FoundRow[],
     probe: number,
     found: FoundRow[],
-    walk: FilterSql,
+    beyond: ListingPosition | undefined,
     rest: number,
-    steps: PlanStep[],
   ): Promise<FoundRow[]> {
     if (probed.length === 0 || Number(probed[0].taken) < probe) return [...found, ...kept];
-    return this.walkOn(found, walk, rest, steps);
+    if (page.walkIndex === 'transcripts') {
+      const { siteId, filter, steps } = page;
+      const walked = await this.rows<FoundRow>(
+        rowsOf(transcriptWalkSql(siteId, filter, beyond, rest)),
+        'walk',
+      );
+      steps.push({ step: 'walk', found: walked.length });
+      return [...found, ...walked];
+    }
+    return this.walkOn(
+      found,
+      walkFilterSql(page.siteId, page.filter, page.walkIndex, beyond),
+      rest,
+      page.steps,
+    );
+  }
+
+  /**
+   * A bounded walk of `window` rows of the plan's walk index from `from` (windowWithEdge), or of
+   * the transcripts in the listing order for a plan on `transcripts` (transcriptWindowWithEdgeSql).
+   */
+  private async walkWindow(
+    page: PageRun,
+    from: ListingPosition | undefined,
+    window: number,
+    limit: number,
+  ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
+    const { siteId, filter, walkIndex } = page;
+    if (walkIndex === 'transcripts')
+      return this.edgeRows(
+        transcriptWindowWithEdgeSql(siteId, filter, from, { window, limit, columns: LISTED_TEXT_COLUMNS }),
+        'walk',
+      );
+    // With `q`, each row's transcript is probed by primary key: the `walk` shape keeps Postgres
+    // from hashing the transcripts instead (it cannot know the window's rows are few).
+    const shape = filter.text ? 'walk' : 'plain';
+    return this.windowWithEdge(walkFilterSql(siteId, filter, walkIndex, from), window, limit, shape);
   }
 
   /** The page so far (`found`) and the next `rest` rows of a walk of the listing order (`walk`). */
@@ -349,7 +384,15 @@ export class ListingExecutor {
     limit: number,
     shape: PlanShape,
   ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
-    const out = await this.rows<WindowRow>(windowWithEdgeSql(sql, window, limit, LISTED_TEXT_COLUMNS), shape);
+    return this.edgeRows(windowWithEdgeSql(sql, window, limit, LISTED_TEXT_COLUMNS), shape);
+  }
+
+  /** The matches and the edge of a window statement (its rows: WindowRow). */
+  private async edgeRows(
+    statement: Statement,
+    shape: PlanShape,
+  ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
+    const out = await this.rows<WindowRow>(statement, shape);
     const rows: FoundRow[] = [];
     let edge: ListingPosition | undefined;
     for (const row of out) {

@@ -13,11 +13,13 @@ import { cellsCountable } from './listing-sql';
 import {
   DEFAULT_CELLS_COUNT,
   DEFAULT_TRANSCRIPT_PROBE,
+  DEFAULT_TRANSCRIPT_WALK_WINDOW,
   DEFAULT_WALK_ROWS_PER_HEAP_VISIT,
   type SearchTuning,
 } from './listing-tuning';
 import { impliedTerms, TermWeights } from './term-weights';
 import { textRowsExpected } from './transcript-planner';
+import { walksTranscripts } from './transcript-sql';
 import { FILTERS } from '../filters/filter-registry';
 import { chooseWalkIndex, walkIndexesFor, type WalkIndex } from './walk-index';
 
@@ -143,7 +145,11 @@ export class ListingPlanner {
     const walkIndex = await this.walkIndex(siteId, filter);
     return {
       strategy: 'window',
-      window: tuning.walkWindow,
+      // A transcript of the walk costs about a tenth of a conversation and its probed transcript.
+      window:
+        walkIndex === 'transcripts'
+          ? (tuning.transcriptWalkWindow ?? DEFAULT_TRANSCRIPT_WALK_WINDOW)
+          : tuning.walkWindow,
       further: tuning.walkFurther,
       probe: tuning.ginProbe,
       walkIndex,
@@ -347,6 +353,7 @@ export class ListingPlanner {
    * than one would do).
    */
   async walkIndex(siteId: string, filter: ConversationFilter): Promise<WalkIndex> {
+    if (walksTranscripts(filter)) return 'transcripts';
     const candidates = walkIndexesFor(filter);
     if (candidates.length < 2) return candidates[0] ?? 'created';
     return chooseWalkIndex(filter, await this.knowledge.densitiesIfRead(siteId));

@@ -1,5 +1,5 @@
 import { SqlParams, type Statement } from '../../database/sql-statement';
-import { buildFilterSql, whereAll } from '../filter-sql/conversation-filter-sql';
+import { buildFilterSql, isNarrowed, whereAll } from '../filter-sql/conversation-filter-sql';
 import { transcriptMatchSql } from '../filter-sql/text-query-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
@@ -27,13 +27,13 @@ function otherFilters(siteId: string, filter: ConversationFilter, alias: string)
   return { params: sql.params, condition };
 }
 
-/** The transcripts of the site matching `q`, in the time range and after the cursor. */
-function transcriptConditions(
+/** The site's transcripts in the time range and after the cursor (`t`): the range of a walk. */
+function transcriptRange(
   siteId: string,
   filter: ConversationFilter,
   after: ListingPosition | undefined,
   params: SqlParams,
-): string {
+): string[] {
   const where = [`t.site_id = ${params.add(siteId)}`];
   if (filter.from !== undefined) where.push(`t.created_at >= ${params.add(filter.from, '::timestamptz')}`);
   if (filter.to !== undefined) where.push(`t.created_at < ${params.add(filter.to, '::timestamptz')}`);
@@ -41,8 +41,95 @@ function transcriptConditions(
     where.push(
       `(t.created_at, t.conversation_id COLLATE "C") < (${params.add(after.createdAt, '::timestamptz')}, ${params.add(after.id)})`,
     );
-  where.push(transcriptMatchSql(filter.text!, params));
+  return where;
+}
+
+/** The transcripts of the site matching `q`, in the time range and after the cursor. */
+function transcriptConditions(
+  siteId: string,
+  filter: ConversationFilter,
+  after: ListingPosition | undefined,
+  params: SqlParams,
+): string {
+  return [...transcriptRange(siteId, filter, after, params), transcriptMatchSql(filter.text!, params)].join(
+    ' AND ',
+  );
+}
+
+/**
+ * Whether every condition of `filter` is one the transcripts hold: `q` (with `q.in`), and at most
+ * a language and a time range (a transcript carries its conversation's site, creation time and
+ * language). Such a filter's walks read the transcripts in the listing order
+ * (`conversation_transcripts_site_created_idx`, migration TranscriptListingOrderIndex), testing
+ * each document, instead of walking the conversations and probing each one's transcript.
+ */
+export function walksTranscripts(filter: ConversationFilter): boolean {
+  if (!filter.text) return false;
+  return !isNarrowed({ ...filter, text: undefined, from: undefined, to: undefined, language: undefined });
+}
+
+/** The listing order on the transcripts (the index's, and the conversations' through their key). */
+const TRANSCRIPT_ORDER = 'ORDER BY t.created_at DESC, t.conversation_id COLLATE "C" DESC';
+
+/** The row conditions of a transcripts walk (`alias`): the language, then `q`. */
+function transcriptRowConditions(filter: ConversationFilter, params: SqlParams, alias: string): string {
+  const where: string[] = [];
+  if (filter.language !== undefined) where.push(`${alias}.language = ${params.add(filter.language)}`);
+  where.push(transcriptMatchSql(filter.text!, params, alias));
   return where.join(' AND ');
+}
+
+/**
+ * A walk of the transcripts in the listing order (walksTranscripts): the first `limit` matches
+ * after `after`, as positions (`id`, `created_at`; withRows reads them whole). Run on the `walk`
+ * shape: the listing-order index, each document tested as it is reached.
+ */
+export function transcriptWalkSql(
+  siteId: string,
+  filter: ConversationFilter,
+  after: ListingPosition | undefined,
+  limit: number,
+): Statement {
+  const p = new SqlParams();
+  const range = transcriptRange(siteId, filter, after, p);
+  const text = `SELECT t.conversation_id AS id, t.created_at FROM conversation_transcripts t
+    WHERE ${[...range, transcriptRowConditions(filter, p, 't')].join(' AND ')} ${TRANSCRIPT_ORDER} LIMIT ${p.add(limit)}`;
+  return { text, values: p.values };
+}
+
+/**
+ * windowWithEdgeSql on the transcripts (walksTranscripts): the first `limit` matches among the
+ * newest `window` transcripts of the range, read whole (`columns`), and, when fewer matched, the
+ * position of the window's last transcript (`edge` true; none: the window held the whole range).
+ * Run on the `walk` shape.
+ */
+export function transcriptWindowWithEdgeSql(
+  siteId: string,
+  filter: ConversationFilter,
+  after: ListingPosition | undefined,
+  o: { window: number; limit: number; columns: string },
+): Statement {
+  const p = new SqlParams();
+  const range = transcriptRange(siteId, filter, after, p).join(' AND ');
+  const windowParam = p.add(o.window);
+  const limitParam = p.add(o.limit);
+  const text = `WITH m AS MATERIALIZED (
+    SELECT id, created_at FROM (
+      SELECT t.conversation_id AS id, t.created_at, t.language, t.document FROM conversation_transcripts t
+      WHERE ${range} ${TRANSCRIPT_ORDER} LIMIT ${windowParam}
+    ) w WHERE ${transcriptRowConditions(filter, p, 'w')} ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${limitParam}
+  )
+  SELECT p.edge, p.id AS position_id, p.created_at AS position_at, c.* FROM (
+    SELECT false AS edge, id, created_at FROM m
+    UNION ALL
+    SELECT true, id, created_at FROM (
+      SELECT t.conversation_id AS id, t.created_at FROM conversation_transcripts t
+      WHERE ${range} ${TRANSCRIPT_ORDER} OFFSET ${windowParam}::int - 1 LIMIT 1
+    ) e WHERE (SELECT count(*) FROM m) < ${limitParam}
+  ) p
+  LEFT JOIN LATERAL (SELECT ${o.columns} FROM conversations WHERE id = p.id AND NOT p.edge) c ON true
+  ORDER BY p.edge, p.created_at DESC, p.id COLLATE "C" DESC`;
+  return { text, values: p.values };
 }
 
 /**
