@@ -96,6 +96,12 @@ describe("a service's log counts its fallbacks to Postgres", () => {
     expect(countFallbacks(log)).toEqual({ logged: 3, circuitsOpened: 1 });
   });
 
+  it('does not count the start-up line about a missing index (no request was answered by it)', () => {
+    const log =
+      '{"level":40,"context":"SearchMirror","msg":"search mirror: no index behind the alias a in OpenSearch while Postgres holds conversations; the listing and statistics are served by Postgres until `npm run cli -- search:reindex` builds it"}\n';
+    expect(countFallbacks(log)).toEqual({ logged: 0, circuitsOpened: 0 });
+  });
+
   it('is zero for a log without one', () => {
     expect(countFallbacks('{"msg":"listening"}\n')).toEqual({ logged: 0, circuitsOpened: 0 });
   });

@@ -244,12 +244,15 @@ export interface Fallbacks {
   circuitsOpened: number;
 }
 
-/** Counts the fallback lines of a service's JSON log (FallbackConversationSearch, FallbackConversationStats). */
+/**
+ * Counts the fallback lines of a service's JSON log: "OpenSearch <call> failed (<reason>); served
+ * by Postgres", one per failure (FallbackConversationSearch, FallbackConversationStats).
+ */
 export function countFallbacks(log: string): Fallbacks {
   let logged = 0;
   let circuitsOpened = 0;
   for (const line of log.split('\n')) {
-    if (!line.includes('served by Postgres')) continue;
+    if (!/OpenSearch \S+ failed \(.*served by Postgres/.test(line)) continue;
     logged++;
     if (line.includes('circuit open')) circuitsOpened++;
   }
