@@ -47,6 +47,7 @@ import {
   LivingMirror,
   liveOutName,
   livePorts,
+  readOutbox,
   renderMirror,
   waitForEmptyOutbox,
   watchMirror,
@@ -633,6 +634,7 @@ async function runLive(env: Record<string, string | undefined>, engine: Engine):
       write();
     }
     if (onOpenSearch) {
+      mirror.outboxWhenMeasured = { fresh: await readOutbox(fresh), living: await readOutbox(living) };
       mirror.indices = await indexSizes(opensearchUrl, [mirror.aliases.fresh, mirror.aliases.living]);
       write();
     }

@@ -122,6 +122,7 @@ describe("the report's OpenSearch section", () => {
     reindex: { fresh: { documents: 400, seconds: 2.5 }, living: { documents: 400, seconds: 2.75 } },
     lag: { traffic: lag(512), load: lag(640) },
     drained: { seconds: 1.25, left: 0, leftAfterStop: 0, restarts: 0 },
+    outboxWhenMeasured: { fresh: { pending: 0, oldestMs: 0 }, living: { pending: 7, oldestMs: 90 } },
     indices: [
       { alias: 'bench_live_os_fresh', index: 'bench_live_os_fresh_v2', documents: 400, bytes: 3 * 2 ** 20 },
     ],
@@ -160,6 +161,7 @@ describe("the report's OpenSearch section", () => {
 
   it("gives each index's size and the fallbacks of each copy", () => {
     const md = renderMirror(mirror);
+    expect(md).toContain('Outbox rows as the measurements started: fresh 0, living 7.');
     expect(md).toContain('| bench_live_os_fresh | bench_live_os_fresh_v2 | 400 | 3.0 |');
     expect(md).toContain('fresh 0, living 2; circuits opened: fresh 0, living 1');
   });
@@ -169,5 +171,6 @@ describe("the report's OpenSearch section", () => {
     expect(md).not.toContain('Mirror lag');
     expect(md).not.toContain('drained');
     expect(md).not.toContain('Answered by Postgres');
+    expect(md).not.toContain('Outbox rows as the measurements started');
   });
 });

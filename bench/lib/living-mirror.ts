@@ -273,6 +273,8 @@ export interface LivingMirror {
   beforeTraffic?: { seconds: number; left: number };
   /** The wait for an empty outbox after the traffic, its service still on. */
   drained?: Drained;
+  /** Each copy's outbox as the measurements start (the fresh copy's is never drained: it gets no writes). */
+  outboxWhenMeasured?: Record<'fresh' | 'living', OutboxSample>;
   indices?: IndexSize[];
   fallbacks?: Record<'fresh' | 'living', Fallbacks>;
 }
@@ -328,6 +330,11 @@ export function renderMirror(m: LivingMirror): string {
       '',
     );
   }
+  if (m.outboxWhenMeasured)
+    lines.push(
+      `Outbox rows as the measurements started: fresh ${m.outboxWhenMeasured.fresh.pending}, living ${m.outboxWhenMeasured.living.pending}.`,
+      '',
+    );
   if (m.indices?.length)
     lines.push(
       '| alias | index | documents | size MB |',
