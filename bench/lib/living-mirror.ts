@@ -72,6 +72,24 @@ export function oldestWaiting(committedAt: Map<string, number>, cap: number): st
   return ids;
 }
 
+/**
+ * Which of `ids` a search on `alias` finds now (one `ids` search routed to the site, no refresh
+ * forced: found means searchable, not merely written).
+ */
+export async function idsFound(
+  client: ReturnType<typeof createOpenSearchClient>,
+  alias: string,
+  siteId: string,
+  ids: string[],
+): Promise<string[]> {
+  const { body } = await client.search({
+    index: alias,
+    routing: siteId,
+    body: { size: ids.length, _source: false, query: { ids: { values: ids } } } as never,
+  });
+  return (body as { hits: { hits: Array<{ _id: string }> } }).hits.hits.map((hit) => hit._id);
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The outbox now: rows waiting and the oldest one's age, as the service's /metrics reads them. */
@@ -125,17 +143,13 @@ export function watchMirror(o: {
       const ids = oldestWaiting(committedAt, 5000);
       if (ids.length)
         try {
-          const { body } = await client.search({
-            index: o.alias,
-            routing: o.siteId,
-            body: { size: ids.length, _source: false, query: { ids: { values: ids } } } as never,
-          });
+          const found = await idsFound(client, o.alias, o.siteId, ids);
           const now = performance.now();
-          for (const hit of (body as { hits: { hits: Array<{ _id: string }> } }).hits.hits) {
-            const at = committedAt.get(hit._id);
+          for (const id of found) {
+            const at = committedAt.get(id);
             if (at === undefined) continue;
             lags.push(now - at);
-            committedAt.delete(hit._id);
+            committedAt.delete(id);
           }
         } catch {
           pollErrors++;
