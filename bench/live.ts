@@ -490,7 +490,7 @@ async function runLive(env: Record<string, string | undefined>, engine: Engine):
   );
   const campaign = Math.round(siteRows * campaignShare);
   const report: Report = {
-    scale: (env.BENCH_OUT ?? 'live-2x200k').replace(/^live-/, ''),
+    scale: (env.BENCH_OUT ?? 'live-2x200k').replace(/^live-/, '').replace(/-opensearch$/, ''),
     engine,
     ...(onOpenSearch ? { mirror } : {}),
     settings: {
