@@ -18,7 +18,12 @@
  * 4. Concurrency on the living database (BENCH_LIVE_LOAD_SECONDS, 0 to skip): 8 readers (first
  *    pages of the mix, one request in five a 30-day daily dashboard with two facets) alone, then
  *    beside BENCH_LIVE_LOAD_RATE recordings a second with the workers on.
- * Writes bench/results/<BENCH_OUT>.md and .json (default live-2x200k).
+ * BENCH_LIVE_ENGINE=opensearch runs the same on the OpenSearch engine (`both`: postgres, then
+ * opensearch): each copy is indexed into an alias of its own by `search:reindex` before the
+ * traffic, every service runs with SEARCH_BACKEND=opensearch, the traffic's service drains the
+ * living copy's outbox as it goes, the mirror's lag is watched from outside meanwhile
+ * (bench/lib/living-mirror.ts), and the measurements wait for the outbox to be empty.
+ * Writes bench/results/<BENCH_OUT>.md and .json (default live-2x200k; `-opensearch` after it on OpenSearch).
  */
 import { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -34,7 +39,28 @@ import { CAMPAIGN, playTraffic, TrafficFigures, writeSummary } from './lib/livin
 import { adversarialCases } from './lib/living-cases';
 import { walkIndexAb, WalkIndexRun } from './lib/walk-index-ab';
 import { mixContext } from './lib/mix-context';
-import { reportWriter, serviceEnvironment, startProcess, stopProcess } from './lib/side-by-side';
+import {
+  drainThenStop,
+  fallbacksIn,
+  indexSizes,
+  liveEngines,
+  LivingMirror,
+  liveOutName,
+  livePorts,
+  readOutbox,
+  renderMirror,
+  waitForEmptyOutbox,
+  watchMirror,
+} from './lib/living-mirror';
+import {
+  Engine,
+  reindex,
+  reportWriter,
+  serviceEnvironment,
+  serviceLogFile,
+  startProcess,
+  stopProcess,
+} from './lib/side-by-side';
 import { median, percentile } from './lib/stats';
 import { Q_WORDS } from './lib/transcript-words';
 import { buildMix, QueryValue, queryString } from './query-mix';
@@ -63,6 +89,10 @@ interface Measured {
 
 interface Report {
   scale: string;
+  /** The search engine of every service (postgres when absent: reports from before the choice). */
+  engine?: Engine;
+  /** On OpenSearch: the copies' indices, the mirror's lag, the drain before measuring, fallbacks. */
+  mirror?: LivingMirror;
   settings: Record<string, string | number>;
   server: Record<string, string>;
   machine: { cores: number; load: number[] };
@@ -291,11 +321,13 @@ function render(r: Report): string {
         ].join('\n')
       : '';
   const missed = (rows: Measured[], target: number) => rows.filter((m) => !(m.living <= target)).length;
+  const engine = r.engine ?? 'postgres';
   return [
-    `# Living site against freshly seeded (${r.scale})`,
+    `# Living site against freshly seeded (${r.scale}${engine === 'opensearch' ? ', OpenSearch' : ''})`,
     '',
-    `\`npm run bench:live\` (bench/live.ts), finished ${r.finishedAt ?? '(interrupted)'}; ${r.machine.cores} cores, load average ${r.machine.load.map((l) => l.toFixed(1)).join(' → ')}.`,
+    `\`${engine === 'opensearch' ? 'BENCH_LIVE_ENGINE=opensearch ' : ''}npm run bench:live\` (bench/live.ts), finished ${r.finishedAt ?? '(interrupted)'}; ${r.machine.cores} cores, load average ${r.machine.load.map((l) => l.toFixed(1)).join(' → ')}.`,
     'HTTP medians of one request at a time, the two databases alternated request by request, each on its own service (WORKERS=off, one process).',
+    `Engine: ${engine} (SEARCH_BACKEND=${engine} on every service).`,
     '',
     '## Settings',
     '',
@@ -319,6 +351,7 @@ function render(r: Report): string {
           '',
         ].join('\n')
       : '',
+    r.mirror ? renderMirror(r.mirror) : '',
     r.living
       ? [
           '## The living database when measured',
@@ -377,8 +410,8 @@ function render(r: Report): string {
   ].join('\n');
 }
 
-async function main(): Promise<void> {
-  const env = benchEnv();
+/** One run of the bench on `engine`. */
+async function runLive(env: Record<string, string | undefined>, engine: Engine): Promise<void> {
   const apiKey = env.BENCH_API_KEY;
   const siteId = env.BENCH_SITE_ID;
   if (!apiKey || !siteId) throw new Error('BENCH_API_KEY and BENCH_SITE_ID are required (bench/.env.bench)');
@@ -399,8 +432,24 @@ async function main(): Promise<void> {
   /** Sections measured (adversarial, listing, stats, q, load); with BENCH_LIVE_REUSE=1 the others keep the earlier run's figures. */
   const sections = new Set((env.BENCH_LIVE_SECTIONS ?? 'adversarial,listing,stats,q,load').split(','));
   const reuse = env.BENCH_LIVE_REUSE === '1';
-  const out = env.BENCH_OUT ?? 'live-2x200k';
+  const out = liveOutName(env.BENCH_OUT, engine);
+  const ports = livePorts(numberFrom(env, 'BENCH_LIVE_PORT', 3471));
+  const redisPrefix = env.BENCH_LIVE_REDIS_PREFIX ?? 'bench-live';
   const urls = { fresh: withDatabase(baseUrl, `${name}_fresh`), living: withDatabase(baseUrl, name) };
+  const onOpenSearch = engine === 'opensearch';
+  const opensearchUrl = env.OPENSEARCH_URL ?? 'http://127.0.0.1:9200';
+  const alias = env.BENCH_OS_INDEX ?? 'bench_live_conversations';
+  const mirror: LivingMirror = { aliases: { fresh: `${alias}_fresh`, living: `${alias}_living` } };
+  /** A service on a copy; Redis keys under `<BENCH_LIVE_REDIS_PREFIX>-<role>:`. */
+  const serviceEnv = (which: 'fresh' | 'living', role: string): NodeJS.ProcessEnv => ({
+    ...serviceEnvironment(env, {
+      databaseUrl: urls[which],
+      opensearchUrl,
+      alias: onOpenSearch ? mirror.aliases[which] : alias,
+      redisPrefix: `${redisPrefix}-${role}:`,
+    }),
+    SEARCH_BACKEND: engine,
+  });
 
   if (!reuse) {
     for (const [which, db] of [
@@ -425,6 +474,14 @@ async function main(): Promise<void> {
     // As bench:setup leaves a database: vacuumed and analyzed.
     for (const table of ['conversations', 'conversation_postings', 'conversation_transcripts'])
       for (const ds of [fresh, living]) await ds.query(`VACUUM (ANALYZE) ${table}`);
+    if (onOpenSearch) {
+      const built = {} as NonNullable<LivingMirror['reindex']>;
+      for (const which of ['fresh', 'living'] as const) {
+        log(`search:reindex of ${which} into ${mirror.aliases[which]}`);
+        built[which] = reindex(serviceEnv(which, 'r'));
+      }
+      mirror.reindex = built;
+    }
   }
   const ctx = await mixContext(fresh, siteId);
   const [{ n: siteRows }] = await fresh.query(
@@ -433,8 +490,11 @@ async function main(): Promise<void> {
   );
   const campaign = Math.round(siteRows * campaignShare);
   const report: Report = {
-    scale: out.replace(/^live-/, ''),
+    scale: (env.BENCH_OUT ?? 'live-2x200k').replace(/^live-/, '').replace(/-opensearch$/, ''),
+    engine,
+    ...(onOpenSearch ? { mirror } : {}),
     settings: {
+      BENCH_LIVE_ENGINE: engine,
       template,
       'site conversations (fresh)': siteRows,
       BENCH_LIVE_RATE: rate,
@@ -462,6 +522,8 @@ async function main(): Promise<void> {
     // The living database of an earlier run, measured again: its traffic is that run's.
     const earlier = JSON.parse(readFileSync(join(RESULTS_DIR, `${out}.json`), 'utf8')) as Report;
     report.traffic = earlier.traffic;
+    // Its index-building, lag and drain too; the index sizes and fallbacks are measured again.
+    if (onOpenSearch) Object.assign(mirror, earlier.mirror, { aliases: mirror.aliases });
     for (const key of ['adversarial', 'walkIndex', 'listing', 'stats', 'transcript', 'load'] as const)
       if (earlier[key] !== undefined) (report as unknown as Record<string, unknown>)[key] = earlier[key];
     report.settings = {
@@ -474,25 +536,42 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const autovacuum = startAutovacuum(living, log);
   report.autovacuum = autovacuum.actions;
-  const serviceEnv = (databaseUrl: string, prefix: string) =>
-    serviceEnvironment(env, {
-      databaseUrl,
-      opensearchUrl: env.OPENSEARCH_URL ?? 'http://127.0.0.1:9200',
-      alias: env.BENCH_OS_INDEX ?? 'bench_live_conversations',
-      redisPrefix: prefix,
-    });
   const workerEnv = {
-    ...serviceEnv(urls.living, 'bench-live-w:'),
+    ...serviceEnv('living', 'w'),
     WORKERS: 'on',
     LABEL_QUIET_MINUTES: String(quiet),
     LABEL_SCAN_INTERVAL_SECONDS: '10',
-    PORT: '3471',
+    PORT: String(ports.worker),
+  };
+  const workerUrl = `http://127.0.0.1:${ports.worker}`;
+  /** Whether the reading services started (their logs then hold this run's fallbacks). */
+  let served = false;
+  /** The mirror watched while `play` records on the living copy (on OpenSearch only). */
+  const watched = async <T>(
+    phase: 'traffic' | 'load',
+    play: (recorded?: (id: string, at: number) => void) => Promise<T>,
+  ): Promise<T> => {
+    if (!onOpenSearch) return play();
+    const watch = watchMirror({ dataSource: living, opensearchUrl, alias: mirror.aliases.living, siteId });
+    const played = await play(watch.recorded);
+    const lag = await watch.stop();
+    mirror.lag = { ...mirror.lag, [phase]: lag };
+    log(
+      `mirror lag (${phase}): ${lag.searchable.n} of ${lag.searchable.recorded} found, p50 ${lag.searchable.p50.toFixed(0)} ms, p99 ${lag.searchable.p99.toFixed(0)} ms; outbox oldest p99 ${lag.outbox.oldestMs.p99.toFixed(0)} ms`,
+    );
+    return played;
   };
   try {
     if (!reuse) {
       // The traffic, on a service with its workers on.
-      const worker = await startProcess('main.js', workerEnv, 3471);
+      let worker = await startProcess('main.js', workerEnv, ports.worker);
       children.push(worker);
+      if (onOpenSearch) {
+        mirror.beforeTraffic = await waitForEmptyOutbox(living, 600_000);
+        log(
+          `outbox before the traffic: ${mirror.beforeTraffic.left} rows left after ${mirror.beforeTraffic.seconds.toFixed(1)} s`,
+        );
+      }
       const reviewIds = (
         await living.query(
           `SELECT id FROM conversations WHERE site_id = $1 AND label_status = 'labeled'
@@ -500,25 +579,28 @@ async function main(): Promise<void> {
           [siteId, 200],
         )
       ).map((r: { id: string }) => r.id);
-      const traffic: TrafficFigures = await playTraffic(
-        { baseUrl: 'http://127.0.0.1:3471', apiKey },
-        {
-          siteId,
-          agents: ctx.agents,
-          rate,
-          recordings: Math.round(rate * seconds) + campaign,
-          campaign,
-          messages: 8,
-          appendsPer10: 3,
-          ratingsPer10: 2,
-          reviews: reviewIds.length,
-          deletionFilters: {
-            from: new Date(ctx.newest.getTime() - 85 * DAY).toISOString(),
-            to: new Date(ctx.newest.getTime() - 85 * DAY + 3_600_000).toISOString(),
+      const traffic: TrafficFigures = await watched('traffic', (recorded) =>
+        playTraffic(
+          { baseUrl: workerUrl, apiKey },
+          {
+            siteId,
+            agents: ctx.agents,
+            rate,
+            recordings: Math.round(rate * seconds) + campaign,
+            campaign,
+            messages: 8,
+            appendsPer10: 3,
+            ratingsPer10: 2,
+            reviews: reviewIds.length,
+            deletionFilters: {
+              from: new Date(ctx.newest.getTime() - 85 * DAY).toISOString(),
+              to: new Date(ctx.newest.getTime() - 85 * DAY + 3_600_000).toISOString(),
+            },
           },
-        },
-        reviewIds,
-        log,
+          reviewIds,
+          log,
+          recorded,
+        ),
       );
       report.traffic = {
         writes: {
@@ -530,23 +612,48 @@ async function main(): Promise<void> {
         },
         seconds: traffic.seconds,
       };
-      await stopProcess(worker);
-      children.splice(children.indexOf(worker), 1);
+      const stopWorker = async () => {
+        await stopProcess(worker);
+        children.splice(children.indexOf(worker), 1);
+      };
+      if (onOpenSearch) {
+        // The living index caught up before it is measured: the outbox empty, its service stopped.
+        mirror.drained = await drainThenStop(
+          living,
+          {
+            stop: stopWorker,
+            start: async () => {
+              worker = await startProcess('main.js', workerEnv, ports.worker);
+              children.push(worker);
+            },
+          },
+          { timeoutMs: 600_000 },
+        );
+        log(`outbox drained: ${JSON.stringify(mirror.drained)}`);
+      } else await stopWorker();
+      write();
+    }
+    if (onOpenSearch) {
+      mirror.outboxWhenMeasured = { fresh: await readOutbox(fresh), living: await readOutbox(living) };
+      mirror.indices = await indexSizes(opensearchUrl, [mirror.aliases.fresh, mirror.aliases.living]);
       write();
     }
     report.living = await livingState(living, siteId, campaign);
     write();
 
     // One service per database, no workers.
-    children.push(
-      await startProcess('main.js', { ...serviceEnv(urls.fresh, 'bench-live-f:'), PORT: '3472' }, 3472),
-    );
-    children.push(
-      await startProcess('main.js', { ...serviceEnv(urls.living, 'bench-live-l:'), PORT: '3473' }, 3473),
-    );
+    for (const which of ['fresh', 'living'] as const)
+      children.push(
+        await startProcess(
+          'main.js',
+          { ...serviceEnv(which, which[0]), PORT: String(ports[which]) },
+          ports[which],
+        ),
+      );
+    served = true;
     const targets = {
-      fresh: { baseUrl: 'http://127.0.0.1:3472', apiKey },
-      living: { baseUrl: 'http://127.0.0.1:3473', apiKey },
+      fresh: { baseUrl: `http://127.0.0.1:${ports.fresh}`, apiKey },
+      living: { baseUrl: `http://127.0.0.1:${ports.living}`, apiKey },
     };
     const wanted = (n: string) => !only || only.some((o) => n.includes(o));
 
@@ -636,26 +743,28 @@ async function main(): Promise<void> {
       log(`8 readers alone for ${loadSeconds} s`);
       const alone = await readers(targets.living, siteId, listingPaths, loadSeconds);
       // Beside recordings, with the workers on (the labeling, the outbox, the compaction).
-      const worker = await startProcess('main.js', workerEnv, 3471);
-      children.push(worker);
+      children.push(await startProcess('main.js', workerEnv, ports.worker));
       log(`8 readers beside ${loadRate} recordings a second for ${loadSeconds} s`);
       const [beside, writes] = await Promise.all([
         readers(targets.living, siteId, listingPaths, loadSeconds),
-        playTraffic(
-          { baseUrl: 'http://127.0.0.1:3471', apiKey },
-          {
-            siteId,
-            agents: ctx.agents,
-            rate: loadRate,
-            recordings: Math.round(loadRate * loadSeconds),
-            campaign: 0,
-            messages: 8,
-            appendsPer10: 0,
-            ratingsPer10: 0,
-            reviews: 0,
-          },
-          [],
-          log,
+        watched('load', (recorded) =>
+          playTraffic(
+            { baseUrl: workerUrl, apiKey },
+            {
+              siteId,
+              agents: ctx.agents,
+              rate: loadRate,
+              recordings: Math.round(loadRate * loadSeconds),
+              campaign: 0,
+              messages: 8,
+              appendsPer10: 0,
+              ratingsPer10: 0,
+              reviews: 0,
+            },
+            [],
+            log,
+            recorded,
+          ),
         ),
       ]);
       report.load = {
@@ -672,8 +781,23 @@ async function main(): Promise<void> {
     report.machine.load.push(loadavg()[0]);
     write();
     await Promise.all(children.map(stopProcess));
+    if (onOpenSearch && served) {
+      mirror.fallbacks = {
+        fresh: fallbacksIn(serviceLogFile('main.js', ports.fresh)),
+        living: fallbacksIn(serviceLogFile('main.js', ports.living)),
+      };
+      write();
+    }
     await fresh.destroy();
     await living.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  const env = benchEnv();
+  for (const engine of liveEngines(env.BENCH_LIVE_ENGINE)) {
+    log(`engine ${engine}`);
+    await runLive(env, engine);
   }
 }
 

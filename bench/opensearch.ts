@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { createOpenSearchClient } from '../src/search/opensearch/opensearch-client';
 import { benchEnv, numberFrom } from './lib/bench-env';
 import { createSite, getOnce, HttpTarget } from './lib/http-load';
+import { idsFound } from './lib/living-mirror';
 import { mixContext } from './lib/mix-context';
 import type { DatabaseRunReport, Engine } from './lib/side-by-side';
 import {
@@ -327,15 +328,11 @@ async function measureLag(o: {
       if (!recording && stopAt === Infinity) stopAt = Date.now();
       const ids = [...committedAt.keys()];
       if (ids.length) {
-        const { body } = await client.search({
-          index: o.alias,
-          routing: o.siteId,
-          body: { size: ids.length, _source: false, query: { ids: { values: ids } } } as never,
-        });
+        const found = await idsFound(client, o.alias, o.siteId, ids);
         const now = performance.now();
-        for (const hit of (body as { hits: { hits: Array<{ _id: string }> } }).hits.hits) {
-          if (!warming.delete(hit._id)) lags.push(now - committedAt.get(hit._id)!);
-          committedAt.delete(hit._id);
+        for (const id of found) {
+          if (!warming.delete(id)) lags.push(now - committedAt.get(id)!);
+          committedAt.delete(id);
         }
       }
       await new Promise((r) => setTimeout(r, 50));

@@ -5,7 +5,7 @@
  * ratings, label reviews and a deletion job. The labeling is the service's own workers'.
  */
 import type { HttpTarget } from './http-load';
-import { percentile } from './stats';
+import { spread } from './stats';
 
 /** What a recording of the campaign holds in common: the newest rows of the site all fail filters of every family. */
 export const CAMPAIGN = {
@@ -49,14 +49,8 @@ export function writeSummary(f: WriteFigures): {
   p99: number;
   max: number;
 } {
-  const l = f.latencies;
-  return {
-    sent: f.sent,
-    ok: f.ok,
-    p50: l.length ? percentile(l, 50) : 0,
-    p99: l.length ? percentile(l, 99) : 0,
-    max: l.length ? Math.max(...l) : 0,
-  };
+  const { p50, p99, max } = spread(f.latencies);
+  return { sent: f.sent, ok: f.ok, p50, p99, max };
 }
 
 /** A recording's body: `messages` messages, in the campaign's agent, language and channel or a mixed one. */
@@ -145,12 +139,14 @@ export interface TrafficFigures {
  * Plays `plan` against `target`: recordings at `rate` a second (each sent on its own schedule,
  * not waiting for the previous one), with appends and ratings on recent conversations, reviews
  * of labeled ones (`reviewIds`) and one deletion job; resolves when every request was answered.
+ * `recorded` hears each recording answered 201: its id and when its answer came (performance.now()).
  */
 export async function playTraffic(
   target: HttpTarget,
   plan: TrafficPlan,
   reviewIds: string[],
   log: (message: string) => void,
+  recorded?: (id: string, answeredAt: number) => void,
 ): Promise<TrafficFigures> {
   const out: TrafficFigures = {
     recordings: figures(),
@@ -184,6 +180,7 @@ export async function playTraffic(
         out.recordings,
       ).then(async (body) => {
         const data = (body as { data?: { id: string; messages: Array<{ id: string }> } } | undefined)?.data;
+        if (data) recorded?.(data.id, performance.now());
         if (!data || campaign) return;
         // Later activity on a tenth of the recordings each: an appended message, a rating.
         await new Promise((r) => setTimeout(r, 2000));

@@ -77,6 +77,11 @@ export function serviceEnvironment(
   };
 }
 
+/** Where startProcess writes the JSON lines of `entry` on `port` (the last process started there). */
+export function serviceLogFile(entry: string, port?: number): string {
+  return join(LOG_DIR, `${entry.replace(/\.js$/, '')}-${port ?? 'worker'}.log`);
+}
+
 /**
  * Starts `node <root>/dist/<entry>` with `env` and waits for /health/ready when it serves HTTP
  * (`root`: this checkout, or another build's, e.g. the build before a change).
@@ -98,7 +103,7 @@ export async function startProcess(
     throw new Error(`port ${port} is already in use: stop what listens there first`);
   // The service's JSON lines go to var/bench-logs/, for what a failed request says.
   mkdirSync(LOG_DIR, { recursive: true });
-  const out = openSync(join(LOG_DIR, `${entry.replace(/\.js$/, '')}-${port ?? 'worker'}.log`), 'w');
+  const out = openSync(serviceLogFile(entry, port), 'w');
   const child = spawn('node', [join(root, 'dist', entry)], { env, stdio: ['ignore', out, 'inherit'] });
   closeSync(out);
   if (port === undefined) return child;

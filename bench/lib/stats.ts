@@ -39,6 +39,24 @@ export function summarize(samples: readonly number[]): Summary {
   };
 }
 
+/** How a set of samples spreads: count, p50, p99 and max (all 0 when there are none). */
+export interface Spread {
+  n: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export function spread(samples: readonly number[]): Spread {
+  if (samples.length === 0) return { n: 0, p50: 0, p99: 0, max: 0 };
+  return {
+    n: samples.length,
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
+    max: samples.reduce((a, b) => Math.max(a, b)),
+  };
+}
+
 /** Milliseconds elapsed since `start` (a process.hrtime.bigint() reading). */
 export function elapsedMs(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
