@@ -23,10 +23,10 @@
  * traffic, every service runs with SEARCH_BACKEND=opensearch, the traffic's service drains the
  * living copy's outbox as it goes, the mirror's lag is watched from outside meanwhile
  * (bench/lib/living-mirror.ts), and the measurements wait for the outbox to be empty.
- * Writes bench/results/<BENCH_OUT>.md and .json (default live-2x200k; `-opensearch` after it on OpenSearch).
+ * Writes bench/results/<BENCH_OUT>.md and .json (default live-2x200k): each engine's latest run, side by side.
  */
 import { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { loadavg, cpus } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -47,15 +47,16 @@ import {
   LivingMirror,
   liveOutName,
   livePorts,
+  readEngineReports,
   readOutbox,
   renderMirror,
   waitForEmptyOutbox,
   watchMirror,
+  writeEngineReport,
 } from './lib/living-mirror';
 import {
   Engine,
   reindex,
-  reportWriter,
   serviceEnvironment,
   serviceLogFile,
   startProcess,
@@ -432,7 +433,7 @@ async function runLive(env: Record<string, string | undefined>, engine: Engine):
   /** Sections measured (adversarial, listing, stats, q, load); with BENCH_LIVE_REUSE=1 the others keep the earlier run's figures. */
   const sections = new Set((env.BENCH_LIVE_SECTIONS ?? 'adversarial,listing,stats,q,load').split(','));
   const reuse = env.BENCH_LIVE_REUSE === '1';
-  const out = liveOutName(env.BENCH_OUT, engine);
+  const out = liveOutName(env.BENCH_OUT);
   const ports = livePorts(numberFrom(env, 'BENCH_LIVE_PORT', 3471));
   const redisPrefix = env.BENCH_LIVE_REDIS_PREFIX ?? 'bench-live';
   const urls = { fresh: withDatabase(baseUrl, `${name}_fresh`), living: withDatabase(baseUrl, name) };
@@ -518,9 +519,9 @@ async function runLive(env: Record<string, string | undefined>, engine: Engine):
     `SELECT array_to_string(reloptions, ', ') AS o FROM pg_class WHERE relname = 'conversations'`,
   );
   report.settings['conversations reloptions'] = tableOptions?.o ?? '';
-  if (reuse && existsSync(join(RESULTS_DIR, `${out}.json`))) {
+  const earlier = reuse ? readEngineReports<Report>(RESULTS_DIR, out).engines[engine] : undefined;
+  if (earlier) {
     // The living database of an earlier run, measured again: its traffic is that run's.
-    const earlier = JSON.parse(readFileSync(join(RESULTS_DIR, `${out}.json`), 'utf8')) as Report;
     report.traffic = earlier.traffic;
     // Its index-building, lag and drain too; the index sizes and fallbacks are measured again.
     if (onOpenSearch) Object.assign(mirror, earlier.mirror, { aliases: mirror.aliases });
@@ -532,7 +533,10 @@ async function runLive(env: Record<string, string | undefined>, engine: Engine):
       'measured again (BENCH_LIVE_REUSE=1)': 'yes',
     };
   }
-  const write = reportWriter(RESULTS_DIR, out, report, render);
+  const write = () => {
+    report.finishedAt = new Date().toISOString();
+    writeEngineReport(RESULTS_DIR, out, engine, report, render);
+  };
   const children: ChildProcess[] = [];
   const autovacuum = startAutovacuum(living, log);
   report.autovacuum = autovacuum.actions;

@@ -1,4 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   countFallbacks,
   LivingMirror,
@@ -8,7 +11,9 @@ import {
   MirrorLag,
   oldestWaiting,
   outboxFigures,
+  readEngineReports,
   renderMirror,
+  writeEngineReport,
 } from './living-mirror';
 import { spread } from './stats';
 
@@ -29,16 +34,28 @@ describe('BENCH_LIVE_ENGINE names the engines of a run', () => {
   });
 });
 
-describe("the report's name carries the engine", () => {
-  it('keeps BENCH_OUT [live-2x200k] on postgres', () => {
-    expect(liveOutName(undefined, 'postgres')).toBe('live-2x200k');
-    expect(liveOutName('live-2x1m', 'postgres')).toBe('live-2x1m');
+describe('one report file holds both engines', () => {
+  it('is BENCH_OUT [live-2x200k], an -opensearch after it dropped', () => {
+    expect(liveOutName(undefined)).toBe('live-2x200k');
+    expect(liveOutName('live-2x1m')).toBe('live-2x1m');
+    expect(liveOutName('live-2x1m-opensearch')).toBe('live-2x1m');
   });
 
-  it('adds -opensearch on opensearch, once', () => {
-    expect(liveOutName(undefined, 'opensearch')).toBe('live-2x200k-opensearch');
-    expect(liveOutName('live-2x1m', 'opensearch')).toBe('live-2x1m-opensearch');
-    expect(liveOutName('live-2x1m-opensearch', 'opensearch')).toBe('live-2x1m-opensearch');
+  it("keeps the other engine's run when one engine's is written, Postgres first in the markdown", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'live-report-'));
+    try {
+      const render = (r: { name: string }) => `# ${r.name}`;
+      writeEngineReport(dir, 'live-x', 'opensearch', { name: 'os 1' }, render);
+      writeEngineReport(dir, 'live-x', 'postgres', { name: 'pg 1' }, render);
+      writeEngineReport(dir, 'live-x', 'opensearch', { name: 'os 2' }, render);
+      expect(readEngineReports(dir, 'live-x')).toEqual({
+        engines: { postgres: { name: 'pg 1' }, opensearch: { name: 'os 2' } },
+      });
+      expect(readFileSync(join(dir, 'live-x.md'), 'utf8')).toBe('# pg 1\n\n# os 2');
+      expect(readEngineReports(dir, 'absent')).toEqual({ engines: {} });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -4,7 +4,8 @@
  * while the traffic plays: how long a recording takes to become searchable, and how old and deep
  * the outbox is.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { createOpenSearchClient } from '../../src/search/opensearch/opensearch-client';
 import type { Engine } from './side-by-side';
@@ -18,10 +19,45 @@ export function liveEngines(raw: string | undefined): Engine[] {
   throw new Error(`BENCH_LIVE_ENGINE must be postgres, opensearch or both (got ${JSON.stringify(raw)})`);
 }
 
-/** The report's name: BENCH_OUT [live-2x200k], `-opensearch` after it for the OpenSearch engine. */
-export function liveOutName(base: string | undefined, engine: Engine): string {
-  const name = base ?? 'live-2x200k';
-  return engine === 'opensearch' && !name.endsWith('-opensearch') ? `${name}-opensearch` : name;
+/** The report's name: BENCH_OUT [live-2x200k] (an `-opensearch` after it is dropped: one report holds both engines). */
+export function liveOutName(base: string | undefined): string {
+  return (base ?? 'live-2x200k').replace(/-opensearch$/, '');
+}
+
+/** A living-site report file: each engine's latest run, under its name. */
+export interface EngineReports<R> {
+  engines: Partial<Record<Engine, R>>;
+}
+
+/** The engines a report file shows, in this order. */
+const REPORT_ENGINES: readonly Engine[] = ['postgres', 'opensearch'];
+
+/** The runs of `<dir>/<outName>.json` by engine (none when the file is absent or of another shape). */
+export function readEngineReports<R>(dir: string, outName: string): EngineReports<R> {
+  const path = join(dir, `${outName}.json`);
+  if (!existsSync(path)) return { engines: {} };
+  const read = JSON.parse(readFileSync(path, 'utf8')) as Partial<EngineReports<R>>;
+  return { engines: read.engines && typeof read.engines === 'object' ? read.engines : {} };
+}
+
+/**
+ * Writes `report` as `engine`'s run in `<dir>/<outName>.{json,md}`, beside the other engine's
+ * latest run already there: the JSON by engine, the markdown each engine's render in turn
+ * (Postgres first). One report per bench, both engines side by side.
+ */
+export function writeEngineReport<R>(
+  dir: string,
+  outName: string,
+  engine: Engine,
+  report: R,
+  render: (report: R) => string,
+): void {
+  const file = readEngineReports<R>(dir, outName);
+  file.engines[engine] = report;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${outName}.json`), `${JSON.stringify(file, null, 2)}\n`);
+  const parts = REPORT_ENGINES.flatMap((e) => (file.engines[e] ? [render(file.engines[e]!)] : []));
+  writeFileSync(join(dir, `${outName}.md`), parts.join('\n\n'));
 }
 
 /** The ports of a run from BENCH_LIVE_PORT: the traffic's service, then the fresh and the living copy's. */
