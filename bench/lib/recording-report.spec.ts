@@ -130,6 +130,11 @@ describe('PostgreSQL parts: functions to their part, the rest of a statement to 
       [600, 0.6],
     ]);
   });
+
+  it('adds no remainder row when EXPLAIN measured more than the backends spent', () => {
+    const rows = withRemainder([{ part: 'rollups', us: 500 }], 400);
+    expect(rows).toEqual([{ part: 'rollups', us: 500, share: 1 }]);
+  });
 });
 
 describe('the report states the verdict, the rounds and the parts', () => {

@@ -160,7 +160,8 @@ export function renderRecording(r: RecordingReport): string {
       "## Where a recording's time goes in PostgreSQL",
       '',
       `The captured statements run ${s.runs} times in a rolled-back transaction (EXPLAIN ANALYZE of each, track_functions = all, constraints immediate), medians. ` +
-        `The backends spent ${s.backendUs} µs of CPU per recording in the floor's runs; what EXPLAIN does not see (the protocol, parsing, the COMMIT and its WAL flush) is the difference.`,
+        `EXPLAIN measured ${Math.round(s.parts.filter((p) => !p.part.startsWith('protocol')).reduce((a, p) => a + p.us, 0))} µs a recording (wall time, its instrumentation included); the backends spent ${s.backendUs} µs of CPU per recording in the floor's best runs (/proc). ` +
+        'When the backends spent more, the difference (the protocol, parsing, the COMMIT and its WAL flush) is its own row.',
       '',
       '| part | µs / recording | share |',
       '|---|---:|---:|',
@@ -204,7 +205,9 @@ export function renderRecording(r: RecordingReport): string {
 
 /**
  * The PostgreSQL parts with the remainder: what the backends spent per recording beyond what
- * EXPLAIN measured, as its own row; every row's share of the backends' CPU.
+ * EXPLAIN measured, as its own row when there is one (EXPLAIN's times are wall time with its
+ * instrumentation, and may add up to more than the backends' CPU); each row's share of the
+ * larger of the two.
  */
 export function withRemainder(
   parts: Array<{ part: string; us: number }>,
@@ -212,9 +215,12 @@ export function withRemainder(
 ): Array<{ part: string; us: number; share: number }> {
   const measured = parts.reduce((a, p) => a + p.us, 0);
   const total = Math.max(backendUs, measured);
-  const rows = [
-    ...parts,
-    { part: 'protocol, parsing, COMMIT, other (backend CPU not in EXPLAIN)', us: total - measured },
-  ];
+  const rows =
+    backendUs > measured
+      ? [
+          ...parts,
+          { part: 'protocol, parsing, COMMIT, other (backend CPU not in EXPLAIN)', us: total - measured },
+        ]
+      : parts;
   return rows.map((p) => ({ ...p, share: total > 0 ? p.us / total : 0 }));
 }
