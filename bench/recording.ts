@@ -132,6 +132,8 @@ async function main(): Promise<void> {
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
   log(`copying ${template} into ${copy}`);
   const databaseUrl = await copyDatabase(serverUrl, template, copy);
+  // PostgreSQL's CPU: the copy's backends and the server's own processes, not other databases' clients.
+  const only = { postgresDatabase: copy };
   const pool = new Pool({ connectionString: databaseUrl, max: 2, application_name: 'bench-recording' });
   // An idle connection ended by the server is replaced; it must not end the run.
   pool.on('error', (error) => log(`pool: ${error.message}`));
@@ -211,9 +213,9 @@ async function main(): Promise<void> {
     const profileClients = Math.min(8, Math.max(...clientCounts));
     await postRecordings(probeTarget, siteId, bodies, profileClients, 2);
     await probe([probed.pid!], 'profile-start');
-    const cpuBefore = cpuReading([probed.pid!]);
+    const cpuBefore = cpuReading([probed.pid!], only);
     const burst = await postRecordings(probeTarget, siteId, bodies, profileClients, profileSeconds);
-    const profiledUs = cpuPerRequest(cpuDelta(cpuBefore, cpuReading([probed.pid!])), burst.ok).service;
+    const profiledUs = cpuPerRequest(cpuDelta(cpuBefore, cpuReading([probed.pid!], only)), burst.ok).service;
     await probe([probed.pid!], 'profile-stop');
     const profile = JSON.parse(
       readFileSync(join(PROBE_DIR, `profile-${probed.pid}.cpuprofile`), 'utf8'),
@@ -277,9 +279,9 @@ async function main(): Promise<void> {
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 ? [...set].reverse() : set;
         for (const v of order) {
-          const before = cpuReading(v.pids);
+          const before = cpuReading(v.pids, only);
           const run = await v.run(clients);
-          ticks.get(v.name)!.push(cpuDelta(before, cpuReading(v.pids)));
+          ticks.get(v.name)!.push(cpuDelta(before, cpuReading(v.pids, only)));
           runs.get(v.name)!.push(run);
           log(`${clients} clients, round ${r + 1}, ${v.name}: ${(run.ok / run.seconds).toFixed(0)}/s`);
         }

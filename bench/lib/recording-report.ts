@@ -111,7 +111,7 @@ const failedText = (failed: Record<string, number>) =>
 
 function variantRows(rows: VariantFigures[]): string[] {
   return [
-    '| variant | clients | recordings/s (median of rounds) | rounds | p50 ms | p99 ms | failed | CPU µs/recording: service, PostgreSQL, Redis, bench client, machine |',
+    "| variant | clients | recordings/s (median of rounds) | rounds | p50 ms | p99 ms | failed | CPU µs/recording: service, PostgreSQL (the copy's backends and the server's own processes), Redis, bench client, machine |",
     '|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (r) =>
