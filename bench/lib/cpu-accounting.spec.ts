@@ -1,6 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
-import { cpuDelta, cpuPerRequest, CpuReading, cpuReading, parseStat } from './cpu-accounting';
+import {
+  backendDatabase,
+  cpuDelta,
+  cpuPerRequest,
+  CpuReading,
+  cpuReading,
+  parseStat,
+} from './cpu-accounting';
 
 describe('CPU accounting of a bench load (/proc)', () => {
   it('reads the parent, utime + stime and the start time after the command name, spaces and parentheses included', () => {
@@ -98,6 +105,16 @@ describe('CPU accounting of a bench load (/proc)', () => {
       bench: 0,
       machine: 100_000,
     });
+  });
+
+  it("names a PostgreSQL backend's database from its title, and none for the server's own processes", () => {
+    expect(
+      backendDatabase('postgres: 15/main: postgres sa_bench_rec 127.0.0.1(39790) idle in transaction'),
+    ).toBe('sa_bench_rec');
+    expect(backendDatabase('postgres: 15/main: app shop [local] SELECT')).toBe('shop');
+    expect(backendDatabase('postgres: 15/main: checkpointer')).toBeUndefined();
+    expect(backendDatabase('postgres: 15/main: background writer')).toBeUndefined();
+    expect(backendDatabase('postgres: 15/main: autovacuum worker sa_bench_live')).toBeUndefined();
   });
 
   it('is zero per request when nothing was served', () => {

@@ -39,12 +39,28 @@ export interface CpuReading {
 }
 
 /**
+ * The database a PostgreSQL backend serves, from its process title
+ * (`postgres: 15/main: <user> <database> <host>(<port>) <state>`); undefined for the server's
+ * own processes (checkpointer, WAL writer, background writer, launchers), which serve every
+ * database.
+ */
+export function backendDatabase(title: string): string | undefined {
+  const m = /^postgres: [^:]+: \S+ (\S+) (\S+\(\d+\)|\[local\])/.exec(title);
+  return m ? m[1] : undefined;
+}
+
+/**
  * Reads the CPU time spent so far by the service (the process `servicePid`, or each of several,
  * and its children, its HTTP processes), every Postgres process (backends of other clients
- * included: the bench runs alone), Redis, this process (the bench), and the whole machine
- * (/proc/stat, idle and iowait excluded). Linux only; elsewhere nothing is read.
+ * included: the bench runs alone; with `postgresDatabase`, only the backends of that database
+ * and the server's own processes, so that another database's clients on a shared server are
+ * not counted), Redis, this process (the bench), and the whole machine (/proc/stat, idle and
+ * iowait excluded). Linux only; elsewhere nothing is read.
  */
-export function cpuReading(servicePid: number | readonly number[] | undefined): CpuReading {
+export function cpuReading(
+  servicePid: number | readonly number[] | undefined,
+  options: { postgresDatabase?: string } = {},
+): CpuReading {
   const services = new Set(
     servicePid === undefined ? [] : typeof servicePid === 'number' ? [servicePid] : servicePid,
   );
@@ -65,8 +81,10 @@ export function cpuReading(servicePid: number | readonly number[] | undefined): 
     else if (services.has(id) || services.has(ppid)) group = 'service';
     else {
       const command = read(`/proc/${pid}/cmdline`)?.split('\0')[0] ?? '';
-      if (/(^|\/)postgres(:|$)/.test(command) || command.startsWith('postgres:')) group = 'postgres';
-      else if (/redis-server/.test(command)) group = 'redis';
+      if (/(^|\/)postgres(:|$)/.test(command) || command.startsWith('postgres:')) {
+        const database = options.postgresDatabase ? backendDatabase(command) : undefined;
+        if (database === undefined || database === options.postgresDatabase) group = 'postgres';
+      } else if (/redis-server/.test(command)) group = 'redis';
     }
     if (group) processes.set(`${pid}@${started}`, { group, ticks });
   }

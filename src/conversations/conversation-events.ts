@@ -21,6 +21,15 @@ export class ConversationEvents {
     );
     const conversation = rows[0];
     if (!conversation) throw new Error(`conversation ${conversationId} is not in this transaction`);
+    await this.appendOf(manager, type, conversation);
+  }
+
+  /** The same, for a caller that has just read the conversation's row in `manager`'s transaction. */
+  async appendOf(
+    manager: EntityManager,
+    type: ConversationEventType,
+    conversation: ConversationRecord,
+  ): Promise<void> {
     await this.events.append(manager, {
       type,
       organizationId: conversation.organizationId,

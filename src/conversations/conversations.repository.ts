@@ -36,10 +36,36 @@ export interface NewConversation extends Pick<
   clicks: number;
   /** The keyed hash of the visitor id (VisitorIdHasher), when one was recorded. */
   visitorHash?: Buffer | null;
+  /**
+   * The messages recorded with it (insertFirstMessages stores them next): the row is written
+   * with their counters, so no UPDATE of the new row follows (each one fires every trigger on
+   * conversations again: rollups, postings, the outbox).
+   */
+  messages?: NewMessage[];
 }
 
 export interface NewMessage extends Pick<MessageRecord, 'id' | 'createdAt' | 'rating' | 'blocks'> {
   role: string;
+}
+
+/**
+ * What messages add to their conversation's row: their count, their feedback counts, and the
+ * time of the latest (updatedAt moves to it, never back).
+ */
+export function messageCounters(messages: NewMessage[]): {
+  count: number;
+  positive: number;
+  negative: number;
+  latest: Date | undefined;
+} {
+  let latest: Date | undefined;
+  for (const m of messages) if (!latest || m.createdAt.getTime() > latest.getTime()) latest = m.createdAt;
+  return {
+    count: messages.length,
+    positive: messages.filter((m) => m.rating === 'positive').length,
+    negative: messages.filter((m) => m.rating === 'negative').length,
+    latest,
+  };
 }
 
 @Injectable()
@@ -58,11 +84,14 @@ export class ConversationsRepository {
     manager: EntityManager,
     options: { transcript?: boolean } = {},
   ): Promise<void> {
+    const counters = messageCounters(c.messages ?? []);
+    const updatedAt =
+      counters.latest && counters.latest.getTime() > c.createdAt.getTime() ? counters.latest : c.createdAt;
     const insert = `
       INSERT INTO conversations (id, organization_id, site_id, title, channel, language, agent_id, agent_name, agent_version,
         agent_version_id, entry_widget, has_page_context, page_type, page_product_id, page_category_name, page_url, metadata,
-        created_at, updated_at, impressions, clicks, visitor_hash)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $18, $19, $20, $21)`;
+        created_at, updated_at, impressions, clicks, visitor_hash, message_count, feedback_positive, feedback_negative)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $22, $19, $20, $21, $23, $24, $25)`;
     await manager.query(
       options.transcript === false
         ? insert
@@ -91,6 +120,10 @@ export class ConversationsRepository {
         c.impressions,
         c.clicks,
         c.visitorHash ?? null,
+        updatedAt,
+        counters.count,
+        counters.positive,
+        counters.negative,
       ],
     );
   }
@@ -116,12 +149,47 @@ export class ConversationsRepository {
     manager: EntityManager,
   ): Promise<void> {
     if (messages.length === 0) return;
+    await this.insertMessageRows(conversationId, messages, manager, 'after-stored');
+    const counters = messageCounters(messages);
     await manager.query(
-      `WITH base AS (SELECT message_count AS n FROM conversations WHERE id = $1)
-       INSERT INTO messages (id, conversation_id, position, role, created_at, rating, blocks)
-       SELECT m.id, $1, base.n + m.ord, m.role, m.created_at, m.rating, m.blocks
-       FROM base, unnest($2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::jsonb[]) WITH ORDINALITY
-         AS m(id, role, created_at, rating, blocks, ord)`,
+      `UPDATE conversations SET message_count = message_count + $2, feedback_positive = feedback_positive + $3,
+         feedback_negative = feedback_negative + $4, updated_at = GREATEST(updated_at, $5::timestamptz)
+       WHERE id = $1`,
+      [conversationId, counters.count, counters.positive, counters.negative, counters.latest],
+    );
+    await this.refreshTranscripts([conversationId], manager);
+  }
+
+  /**
+   * Stores the messages a conversation was inserted with (`insert` with the same `messages`,
+   * which wrote their counters on its row): positions 1, 2, … and the transcript rebuilt.
+   */
+  async insertFirstMessages(
+    conversationId: string,
+    messages: NewMessage[],
+    manager: EntityManager,
+  ): Promise<void> {
+    if (messages.length === 0) return;
+    await this.insertMessageRows(conversationId, messages, manager, 'first');
+    await this.refreshTranscripts([conversationId], manager);
+  }
+
+  /** The message rows, numbered after the conversation's stored count, or from 1. */
+  private async insertMessageRows(
+    conversationId: string,
+    messages: NewMessage[],
+    manager: EntityManager,
+    positions: 'after-stored' | 'first',
+  ): Promise<void> {
+    const rows = `unnest($2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::jsonb[]) WITH ORDINALITY
+         AS m(id, role, created_at, rating, blocks, ord)`;
+    await manager.query(
+      positions === 'first'
+        ? `INSERT INTO messages (id, conversation_id, position, role, created_at, rating, blocks)
+           SELECT m.id, $1, m.ord, m.role, m.created_at, m.rating, m.blocks FROM ${rows}`
+        : `WITH base AS (SELECT message_count AS n FROM conversations WHERE id = $1)
+           INSERT INTO messages (id, conversation_id, position, role, created_at, rating, blocks)
+           SELECT m.id, $1, base.n + m.ord, m.role, m.created_at, m.rating, m.blocks FROM base, ${rows}`,
       [
         conversationId,
         messages.map((m) => m.id),
@@ -131,20 +199,6 @@ export class ConversationsRepository {
         messages.map((m) => JSON.stringify(m.blocks)),
       ],
     );
-    const latest = new Date(Math.max(...messages.map((m) => m.createdAt.getTime())));
-    await manager.query(
-      `UPDATE conversations SET message_count = message_count + $2, feedback_positive = feedback_positive + $3,
-         feedback_negative = feedback_negative + $4, updated_at = GREATEST(updated_at, $5::timestamptz)
-       WHERE id = $1`,
-      [
-        conversationId,
-        messages.length,
-        messages.filter((m) => m.rating === 'positive').length,
-        messages.filter((m) => m.rating === 'negative').length,
-        latest,
-      ],
-    );
-    await this.refreshTranscripts([conversationId], manager);
   }
 
   /** The conversation when it belongs to this organization and site; optionally locked for update. */

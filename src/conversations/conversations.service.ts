@@ -151,12 +151,13 @@ export class ConversationsService {
           impressions: dto.productEngagement?.impressions ?? 0,
           clicks: dto.productEngagement?.clicks ?? 0,
           visitorHash,
+          messages: messages.all,
         },
         manager,
-        // Appending the messages writes the whole transcript.
+        // Storing the messages writes the whole transcript.
         { transcript: messages.all.length === 0 },
       );
-      await this.conversations.appendMessages(id, messages.all, manager);
+      await this.conversations.insertFirstMessages(id, messages.all, manager);
       await this.conversations.markRedactedAtWrite(messages.redacted, manager);
       await this.auditRedactionAtWrite(
         req,
@@ -166,10 +167,16 @@ export class ConversationsService {
         title !== dto.title,
         manager,
       );
-      await this.events.append(manager, 'conversation.created', id);
-      if (visitorHash) await this.attribution.conversationChanged(manager, req.siteId, id);
+      // The event's object is the row as recorded; crediting its visitor's orders may change
+      // the row after it, so only then is it read again for the answer.
+      let conversation = await this.reload(req, id, manager);
+      await this.events.appendOf(manager, 'conversation.created', conversation);
+      if (visitorHash) {
+        await this.attribution.conversationChanged(manager, req.siteId, id);
+        conversation = await this.reload(req, id, manager);
+      }
       return {
-        conversation: await this.reload(req, id, manager),
+        conversation,
         messages: await this.conversations.messages(id, manager),
         // A new conversation is credited only through its visitor: an order's conversationIds
         // name conversations that existed when it was stored, and this id is new.

@@ -157,6 +157,30 @@ describe('recording conversations (product.md §2)', () => {
       expect(early.durationMs).toBe(0);
     });
 
+    it('its messages are numbered from 1 in the order sent, and a message appended later after them', async () => {
+      const org = await createOrganization(t.app);
+      const c = await recordConversation(t, org, {
+        createdAt: '2026-10-01T08:00:00.000Z',
+        messages: [
+          { role: 'shopper', createdAt: '2026-10-01T08:02:00.000Z', blocks: [] },
+          { role: 'agent', createdAt: '2026-10-01T08:01:00.000Z', rating: 'negative', blocks: [] },
+        ],
+      });
+      expect(c).toMatchObject({ messageCount: 2, feedback: { positive: 0, negative: 1 } });
+      await appendMessages(t, org, c.id, [{ role: 'shopper', blocks: [] }]).expect(201);
+      const rows = await t.db.query(
+        'SELECT role, position FROM messages WHERE conversation_id = $1 ORDER BY position',
+        [c.id],
+      );
+      expect(rows).toEqual([
+        { role: 'shopper', position: 1 },
+        { role: 'agent', position: 2 },
+        { role: 'shopper', position: 3 },
+      ]);
+      const detail = await detailOf(org, c.id);
+      expect(detail.body.data).toMatchObject({ messageCount: 3, feedback: { positive: 0, negative: 1 } });
+    });
+
     it('back-filled times may be in the past, never more than 5 minutes in the future', async () => {
       const org = await createOrganization(t.app);
       await post(

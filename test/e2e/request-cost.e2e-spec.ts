@@ -404,10 +404,12 @@ describe('Round trips per request (docs/request-cost.md)', () => {
       );
       expect(cost.own[0]).toBe('START TRANSACTION');
       expect(cost.own.at(-1)).toBe('COMMIT');
-      // INSERT conversation (with its title's transcript), INSERT messages, UPDATE counters,
-      // refresh the transcript with the messages; the conversation.created event (SELECT the
-      // row, INSERT the event); the answer (SELECT the conversation, its messages).
-      expect(cost.own).toHaveLength(10);
+      // INSERT the conversation with its messages' counters, INSERT the messages, refresh the
+      // transcript with them; SELECT the row once (the conversation.created event's object and
+      // the answer), INSERT the event; SELECT the messages for the answer. No UPDATE of the new row.
+      expect(cost.own).toHaveLength(8);
+      expect(cost.own.filter((sql) => /^\s*UPDATE conversations/.test(sql))).toEqual([]);
+      expect(cost.own.filter((sql) => /FROM conversations WHERE/.test(sql))).toHaveLength(1);
       expect(cost.own.filter((sql) => /refresh_conversation_transcripts/.test(sql))).toHaveLength(1);
       expect(cost.own.filter((sql) => /\b(api_keys|sites)\b/.test(sql))).toEqual([]);
       // The site is read inside the transaction, on its connection: a retry holding its
