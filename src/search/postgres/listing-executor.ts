@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { instant, LISTED_TEXT_COLUMNS, ListedText } from '../../database/records/conversation-text';
 import type { Statement } from '../../database/sql-statement';
-import { buildFilterSql, FilterSql, postingsFilterSql } from '../filter-sql/conversation-filter-sql';
+import { buildFilterSql, postingsFilterSql } from '../filter-sql/conversation-filter-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
 import { LISTING_QUERIES, type ListingQueries, type PlanShape } from './listing-pools';
@@ -17,19 +17,14 @@ import {
   rollupCountSql,
   walkSql,
   windowThenCappedCountSql,
-  windowWithEdgeSql,
   withRows,
 } from './listing-sql';
 import { DEFAULT_TRANSCRIPT_PROBE, type SearchTuning } from './listing-tuning';
 import { TermWeights } from './term-weights';
-import {
-  transcriptCountSql,
-  transcriptPageSql,
-  transcriptWalkSql,
-  transcriptWindowWithEdgeSql,
-} from './transcript-sql';
+import { transcriptCountSql, transcriptPageSql } from './transcript-sql';
 import { furtherWindow, positionOf, type Executed, type PlanStep } from './listing-steps';
 import { walkFilterSql, type WalkIndex } from './walk-index';
+import { walkOnStatement, windowStatement } from './walk-statements';
 
 export { furtherWindow, positionOf, type Executed, type PlanStep };
 
@@ -280,7 +275,7 @@ export class ListingExecutor {
     const walk = walkFilterSql(siteId, filter, walkIndex, beyond);
     // Every row of the newest match's millisecond, whatever its id: ties are ordered by id.
     walk.range.push(`created_at <= ${walk.params.add(at.toISOString(), '::timestamptz')}`);
-    return this.walkOn(found, walk, rest, steps);
+    return this.walkOn(found, rowsOf(walkSql(walk, rest)), steps);
   }
 
   /**
@@ -322,69 +317,25 @@ export class ListingExecutor {
     rest: number,
   ): Promise<FoundRow[]> {
     if (probed.length === 0 || Number(probed[0].taken) < probe) return [...found, ...kept];
-    if (page.walkIndex === 'transcripts') {
-      const { siteId, filter, steps } = page;
-      const walked = await this.rows<FoundRow>(
-        rowsOf(transcriptWalkSql(siteId, filter, beyond, rest)),
-        'walk',
-      );
-      steps.push({ step: 'walk', found: walked.length });
-      return [...found, ...walked];
-    }
-    return this.walkOn(
-      found,
-      walkFilterSql(page.siteId, page.filter, page.walkIndex, beyond),
-      rest,
-      page.steps,
-    );
+    return this.walkOn(found, walkOnStatement(page, beyond, rest), page.steps);
   }
 
-  /**
-   * A bounded walk of `window` rows of the plan's walk index from `from` (windowWithEdge), or of
-   * the transcripts in the listing order for a plan on `transcripts` (transcriptWindowWithEdgeSql).
-   */
-  private async walkWindow(
+  /** A bounded walk of `window` rows of the plan's walk index from `from` (windowStatement). */
+  private walkWindow(
     page: PageRun,
     from: ListingPosition | undefined,
     window: number,
     limit: number,
   ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
-    const { siteId, filter, walkIndex } = page;
-    if (walkIndex === 'transcripts')
-      return this.edgeRows(
-        transcriptWindowWithEdgeSql(siteId, filter, from, { window, limit, columns: LISTED_TEXT_COLUMNS }),
-        'walk',
-      );
-    // With `q`, each row's transcript is probed by primary key: the `walk` shape keeps Postgres
-    // from hashing the transcripts instead (it cannot know the window's rows are few).
-    const shape = filter.text ? 'walk' : 'plain';
-    return this.windowWithEdge(walkFilterSql(siteId, filter, walkIndex, from), window, limit, shape);
+    const { statement, shape } = windowStatement(page, from, window, limit);
+    return this.edgeRows(statement, shape);
   }
 
-  /** The page so far (`found`) and the next `rest` rows of a walk of the listing order (`walk`). */
-  private async walkOn(
-    found: FoundRow[],
-    walk: FilterSql,
-    rest: number,
-    steps: PlanStep[],
-  ): Promise<FoundRow[]> {
-    const walked = await this.rows<FoundRow>(rowsOf(walkSql(walk, rest)), 'walk');
+  /** The page so far (`found`) and the rows of a walk statement (`walk`, rows read whole). */
+  private async walkOn(found: FoundRow[], walk: Statement, steps: PlanStep[]): Promise<FoundRow[]> {
+    const walked = await this.rows<FoundRow>(walk, 'walk');
     steps.push({ step: 'walk', found: walked.length });
     return [...found, ...walked];
-  }
-
-  /**
-   * A bounded walk of `window` rows from the range's start, its matches read whole, and where
-   * it stopped when it did not fill `limit` (no edge: the window held every row of the range).
-   * One statement (windowWithEdgeSql).
-   */
-  private async windowWithEdge(
-    sql: FilterSql,
-    window: number,
-    limit: number,
-    shape: PlanShape,
-  ): Promise<{ rows: FoundRow[]; edge?: ListingPosition }> {
-    return this.edgeRows(windowWithEdgeSql(sql, window, limit, LISTED_TEXT_COLUMNS), shape);
   }
 
   /** The matches and the edge of a window statement (its rows: WindowRow). */
