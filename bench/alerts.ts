@@ -35,10 +35,8 @@ import { dropDatabase, prepareDatabase } from '../src/database/data-source';
 import { parseExportFilters } from '../src/exports/dto/export-request';
 import { OrganizationsService } from '../src/organizations/organizations.service';
 import { freshBenchDatabase, inProcessBenchConfig } from './lib/bench-database';
-import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { benchEnv, benchLog, DEFAULT_DATABASE_URL, numberFrom, RESULTS_DIR } from './lib/bench-env';
 import { describeMachine } from './lib/machine';
-
-const RESULTS_DIR = join(__dirname, 'results');
 
 /** CPU time spent by the whole machine so far (all cores, /proc/stat, in ms). */
 function machineCpuMs(): number {
@@ -47,9 +45,7 @@ function machineCpuMs(): number {
   return ((user + nice + system + irq + softirq + steal) * 1000) / 100;
 }
 
-function log(message: string): void {
-  process.stderr.write(`[bench:alerts ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = benchLog('bench:alerts');
 
 /** 25 filters of the kinds dashboards watch: channel, language, label tokens, scores, keywords. */
 const FILTERS: Array<Record<string, unknown>> = [

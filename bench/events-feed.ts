@@ -19,14 +19,10 @@ import { EventSequencer } from '../src/events/event-sequencer';
 import { EventsRepository } from '../src/events/events.repository';
 import { OrganizationsService } from '../src/organizations/organizations.service';
 import { createBenchOrganization, freshBenchDatabase, inProcessBenchConfig } from './lib/bench-database';
-import { benchEnv, numberFrom } from './lib/bench-env';
+import { benchEnv, benchLog, numberFrom, RESULTS_DIR } from './lib/bench-env';
 import { describeMachine } from './lib/machine';
 
-const RESULTS_DIR = join(__dirname, 'results');
-
-function log(message: string): void {
-  process.stderr.write(`[bench:events ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = benchLog('bench:events');
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];

@@ -29,10 +29,10 @@ import { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadavg, cpus } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createDataSource, prepareDatabase } from '../src/database/data-source';
-import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { benchEnv, benchLog, DEFAULT_DATABASE_URL, numberFrom, RESULTS_DIR } from './lib/bench-env';
+import { copyDatabase, withDatabase } from './lib/database-copy';
 import { getOnce, HttpTarget } from './lib/http-load';
 import { AUTOVACUUM_DEFAULTS, startAutovacuum } from './lib/autovacuum-emulation';
 import { CAMPAIGN, playTraffic, TrafficFigures, writeSummary } from './lib/living-traffic';
@@ -66,14 +66,11 @@ import { median, percentile } from './lib/stats';
 import { Q_WORDS } from './lib/transcript-words';
 import { buildMix, QueryValue, queryString } from './query-mix';
 
-const RESULTS_DIR = join(__dirname, 'results');
 const DAY = 86_400_000;
 /** The listing's target on a living database (issue: as when freshly seeded). */
 const LISTING_MEDIAN_MS = 25;
 
-function log(message: string): void {
-  process.stderr.write(`[bench:live ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = benchLog('bench:live');
 
 interface Measured {
   name: string;
@@ -108,33 +105,6 @@ interface Report {
   transcript: Measured[];
   load?: Record<string, unknown>;
   finishedAt?: string;
-}
-
-/** `url` with another database name. */
-function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-/** CREATE DATABASE `name` TEMPLATE `template` (dropped first), retried while the template has sessions. */
-async function copyDatabase(adminUrl: string, template: string, name: string): Promise<void> {
-  const admin = new Client({ connectionString: withDatabase(adminUrl, 'postgres') });
-  await admin.connect();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
-        return;
-      } catch (e) {
-        if (attempt > 60 || !String(e).includes('being accessed by other users')) throw e;
-        await new Promise((r) => setTimeout(r, 5000));
-      }
-    }
-  } finally {
-    await admin.end();
-  }
 }
 
 /** The first page's path of a mix request; page N > 1 follows nextCursor on that target. */

@@ -19,9 +19,8 @@
  * every row. BENCH_OS_SECTIONS (reindex,listing,stats,lag) picks sections.
  */
 import { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { createOpenSearchClient } from '../src/search/opensearch/opensearch-client';
-import { benchEnv, numberFrom } from './lib/bench-env';
+import { benchEnv, benchLog, numberFrom, RESULTS_DIR } from './lib/bench-env';
 import { createSite, getOnce, HttpTarget } from './lib/http-load';
 import { idsFound } from './lib/living-mirror';
 import { mixContext } from './lib/mix-context';
@@ -42,7 +41,6 @@ import { percentile, summarize, Summary } from './lib/stats';
 import { buildMix, MixRequest, queryString } from './query-mix';
 import { buildStatsMix, STATS_TARGETS } from './stats-bench';
 
-const RESULTS_DIR = join(__dirname, 'results');
 /** The services' ports, one per engine. */
 const PORTS = { postgres: 3101, opensearch: 3102 };
 /** Targets on OpenSearch (issue "OpenSearch for real"). */
@@ -54,9 +52,7 @@ export const OPENSEARCH_TARGETS = {
   reindexMillionSeconds: 300,
 };
 
-function log(message: string): void {
-  process.stderr.write(`[bench:opensearch ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = benchLog('bench:opensearch');
 
 interface Row {
   section: 'listing' | 'stats';

@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'pg';
-import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { benchEnv, benchLog, DEFAULT_DATABASE_URL, numberFrom, RESULTS_DIR } from './lib/bench-env';
 import { cpuDelta, cpuPerRequest, cpuReading, CpuTicks } from './lib/cpu-accounting';
 import { CpuProfile, partsPerRecording, profileParts } from './lib/cpu-profile-parts';
 import { awaitQuietMachine, copyDatabase, dropDatabaseCopy, serverSettings } from './lib/database-copy';
@@ -45,13 +45,10 @@ import { CapturedStatement, shapeOf, splitRecordings } from './lib/recording-sta
 import { serviceEnvironment, startProcess, stopProcess } from './lib/side-by-side';
 
 const ROOT = join(__dirname, '..');
-const RESULTS_DIR = join(__dirname, 'results');
 const PROBE_DIR = join(ROOT, 'var', 'bench-recording');
 const PORTS = { probe: 3431, service: 3432, compared: 3433, workersOn: 3434 };
 
-function log(message: string): void {
-  process.stderr.write(`[bench:recording ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = benchLog('bench:recording');
 
 /** The pids of a service: its process and the HTTP processes it forked. */
 function servicePids(child: ChildProcess): number[] {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseListingQuery } from '../src/conversations/dto/listing-query';
 import { PostgresConversationSearch } from '../src/search/postgres/postgres-conversation-search';
 import { createDataSource } from '../src/database/data-source';
-import { benchEnv, DEFAULT_DATABASE_URL, numberFrom } from './lib/bench-env';
+import { benchEnv, benchLog, DEFAULT_DATABASE_URL, numberFrom, RESULTS_DIR } from './lib/bench-env';
 import { getOnce, HttpTarget, load, LoadResult } from './lib/http-load';
 import { describeMachine, listeningPid, MemorySampler, warmHeap } from './lib/machine';
 import {
@@ -31,16 +31,13 @@ import { PoolLoop } from './lib/floor';
 import { append, summarize } from './lib/stats';
 import { runStatsBench } from './stats-bench';
 
-const RESULTS_DIR = join(__dirname, 'results');
 const NOTES_FILE = join(__dirname, 'notes.md');
 /** Concurrency of the throughput measurements (and of their floor). */
 const THROUGHPUT_CONNECTIONS = 32;
 /** Alternations of service and pool loop in the floor measurement. */
 const FLOOR_ROUNDS = 5;
 
-function log(message: string): void {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = benchLog('bench');
 
 /**
  * Seconds of load at the throughput concurrency before each throughput figure, not recorded:

@@ -22,7 +22,7 @@ import { ChildProcess, execFileSync, execSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { benchEnv, numberFrom } from './lib/bench-env';
+import { benchEnv, benchLog, numberFrom, RESULTS_DIR } from './lib/bench-env';
 import { createSite, getOnce, HttpTarget, ListingBody } from './lib/http-load';
 import type { DatabaseRunReport, Engine } from './lib/side-by-side';
 import {
@@ -49,7 +49,6 @@ const BOTH = RUN_ENGINES.length === ENGINES.length;
 const compared = (same: () => boolean): boolean | undefined => (BOTH ? same() : undefined);
 
 const ROOT = join(__dirname, '..');
-const RESULTS_DIR = join(__dirname, 'results');
 /** The services' ports, one per engine. */
 const PORTS = { postgres: 3111, opensearch: 3112 };
 const LANGUAGES = ['fr', 'en', 'de', 'it', 'es', 'nl'];
@@ -129,9 +128,7 @@ interface Report extends DatabaseRunReport {
   notes: string[];
 }
 
-function log(message: string): void {
-  process.stderr.write(`[bench:transcript ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = benchLog('bench:transcript');
 
 const verdict = (ok: boolean): Verdict => (ok ? 'PASS' : 'FAIL');
 

@@ -22,15 +22,12 @@ import { dropDatabase } from '../src/database/data-source';
 import { EventsWriter } from '../src/events/events.writer';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { createBenchOrganization, freshBenchDatabase } from './lib/bench-database';
-import { benchEnv, numberFrom } from './lib/bench-env';
+import { benchEnv, benchLog, numberFrom, RESULTS_DIR } from './lib/bench-env';
 import { describeMachine } from './lib/machine';
 
-const RESULTS_DIR = join(__dirname, 'results');
 const REPO_ROOT = join(__dirname, '..');
 
-function log(message: string): void {
-  process.stderr.write(`[bench:webhooks ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
+const log = benchLog('bench:webhooks');
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];

@@ -4,6 +4,16 @@ import { join } from 'node:path';
 /** Where `npm run bench:setup` leaves the API key and site ids (not committed). */
 export const BENCH_ENV_FILE = join(__dirname, '..', '.env.bench');
 
+/** Where the benches write their reports. */
+export const RESULTS_DIR = join(__dirname, '..', 'results');
+
+/** A bench's progress lines on stderr, each as `[<name> HH:MM:SS] message`. */
+export function benchLog(name: string): (message: string) => void {
+  return (message) => {
+    process.stderr.write(`[${name} ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+  };
+}
+
 /** process.env, with bench/.env.bench filling variables that are not set. */
 export function benchEnv(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};

@@ -1,6 +1,7 @@
 import { Pool, PoolClient, QueryConfig } from 'pg';
 import { TEXT_PARSERS } from '../../src/database/records/conversation-text';
 import { PlanShape, shapeStartupOptions } from '../../src/search/postgres/listing-pools';
+import { closedLoops } from './closed-loop';
 import type { RecordedStatement } from './sql-timing';
 import { elapsedMs } from './stats';
 
@@ -51,18 +52,12 @@ export class PoolLoop {
   /** Runs the loops for `seconds`; the latency of every round (ms) and the wall time. */
   async run(seconds: number): Promise<{ latencies: number[]; ms: number }> {
     const latencies: number[] = [];
-    const deadline = Date.now() + seconds * 1000;
-    const start = process.hrtime.bigint();
-    await Promise.all(
-      this.loops.map(async (clients) => {
-        while (Date.now() < deadline) {
-          const t = process.hrtime.bigint();
-          await this.round(clients);
-          latencies.push(elapsedMs(t));
-        }
-      }),
-    );
-    return { latencies, ms: elapsedMs(start) };
+    const ms = await closedLoops(this.loops, seconds, async (clients) => {
+      const t = process.hrtime.bigint();
+      await this.round(clients);
+      latencies.push(elapsedMs(t));
+    });
+    return { latencies, ms };
   }
 
   async close(): Promise<void> {

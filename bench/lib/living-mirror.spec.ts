@@ -18,14 +18,13 @@ import {
 import { spread } from './stats';
 
 describe('BENCH_LIVE_ENGINE names the engines of a run', () => {
-  it('is postgres when unset', () => {
-    expect(liveEngines(undefined)).toEqual(['postgres']);
-  });
-
-  it('takes postgres or opensearch, and both as postgres then opensearch', () => {
-    expect(liveEngines('opensearch')).toEqual(['opensearch']);
-    expect(liveEngines(' postgres ')).toEqual(['postgres']);
-    expect(liveEngines('both')).toEqual(['postgres', 'opensearch']);
+  it.each<[string, string | undefined, string[]]>([
+    ['is postgres when unset', undefined, ['postgres']],
+    ['takes opensearch', 'opensearch', ['opensearch']],
+    ['takes postgres, spaces around it ignored', ' postgres ', ['postgres']],
+    ['takes both as postgres then opensearch', 'both', ['postgres', 'opensearch']],
+  ])('%s', (_rule, value, engines) => {
+    expect(liveEngines(value)).toEqual(engines);
   });
 
   it('refuses any other name rather than run an engine nobody asked for', () => {

@@ -6,6 +6,7 @@
  */
 import autocannon from 'autocannon';
 import { Pool, PoolClient } from 'pg';
+import { closedLoops } from './closed-loop';
 import type { HttpTarget } from './http-load';
 import { CapturedStatement, freshRecording } from './recording-statements';
 import { elapsedMs } from './stats';
@@ -52,24 +53,18 @@ export class RecordingFloor {
 
   async run(seconds: number): Promise<LoopRun> {
     const out: LoopRun = { clients: this.clients, seconds: 0, ok: 0, failed: {}, latencies: [] };
-    const deadline = Date.now() + seconds * 1000;
-    const start = process.hrtime.bigint();
-    await Promise.all(
-      this.connections.map(async (c) => {
-        while (Date.now() < deadline) {
-          const t = process.hrtime.bigint();
-          try {
-            await this.replay(c);
-            out.ok++;
-            out.latencies.push(elapsedMs(t));
-          } catch {
-            out.failed.error = (out.failed.error ?? 0) + 1;
-            await c.query('ROLLBACK').catch(() => undefined);
-          }
-        }
-      }),
-    );
-    out.seconds = elapsedMs(start) / 1000;
+    const ms = await closedLoops(this.connections, seconds, async (c) => {
+      const t = process.hrtime.bigint();
+      try {
+        await this.replay(c);
+        out.ok++;
+        out.latencies.push(elapsedMs(t));
+      } catch {
+        out.failed.error = (out.failed.error ?? 0) + 1;
+        await c.query('ROLLBACK').catch(() => undefined);
+      }
+    });
+    out.seconds = ms / 1000;
     return out;
   }
 

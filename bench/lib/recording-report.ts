@@ -120,6 +120,30 @@ function variantRows(rows: VariantFigures[]): string[] {
   ];
 }
 
+/**
+ * A section on where a recording's cost goes (in Node or in PostgreSQL): its heading, how it was
+ * measured, and a table of the parts, µs per recording and share (blank where a part has none).
+ */
+function partsSection(
+  heading: string,
+  method: string,
+  parts: Array<{ part: string; us: number; share?: number }>,
+): string[] {
+  return [
+    '',
+    `## ${heading}`,
+    '',
+    method,
+    '',
+    '| part | µs / recording | share |',
+    '|---|---:|---:|',
+    ...parts.map(
+      (p) =>
+        `| ${p.part} | ${f0(p.us)} | ${p.share === undefined ? '' : `${(p.share * 100).toFixed(1)} %`} |`,
+    ),
+  ];
+}
+
 export function renderRecording(r: RecordingReport): string {
   const lines = [
     '# Recording a conversation: the database floor and the service side by side',
@@ -142,32 +166,23 @@ export function renderRecording(r: RecordingReport): string {
   if (r.node) {
     const n = r.node;
     lines.push(
-      '',
-      "## Where a recording's CPU goes in Node",
-      '',
-      `A CPU profile (V8's sampling profiler through the inspector, 200 µs) of a service process (HTTP_PROCESSES=1, WORKERS=off) during ${n.seconds} s at ${n.clients} clients: ${n.recordings} recordings, ${n.profiledUs} µs of its CPU per recording (/proc, profiler included). ` +
-        `Each sample is charged to the innermost frame of its stack that belongs to a part (Node's own frames to their caller); the shares are applied to the measured service's ${n.scaledToUs} µs per recording.`,
-      '',
-      '| part | µs / recording | share |',
-      '|---|---:|---:|',
-      ...n.parts.map((p) => `| ${p.part} | ${f0(p.us)} | ${(p.share * 100).toFixed(1)} % |`),
+      ...partsSection(
+        "Where a recording's CPU goes in Node",
+        `A CPU profile (V8's sampling profiler through the inspector, 200 µs) of a service process (HTTP_PROCESSES=1, WORKERS=off) during ${n.seconds} s at ${n.clients} clients: ${n.recordings} recordings, ${n.profiledUs} µs of its CPU per recording (/proc, profiler included). ` +
+          `Each sample is charged to the innermost frame of its stack that belongs to a part (Node's own frames to their caller); the shares are applied to the measured service's ${n.scaledToUs} µs per recording.`,
+        n.parts,
+      ),
     );
   }
   if (r.sql) {
     const s = r.sql;
     lines.push(
-      '',
-      "## Where a recording's time goes in PostgreSQL",
-      '',
-      `The captured statements run ${s.runs} times in a rolled-back transaction (EXPLAIN ANALYZE of each, track_functions = all, constraints immediate), medians. ` +
-        `EXPLAIN measured ${Math.round(s.parts.filter((p) => !p.part.startsWith('protocol')).reduce((a, p) => a + p.us, 0))} µs a recording (wall time, its instrumentation included); the backends spent ${s.backendUs} µs of CPU per recording in the floor's best runs (/proc). ` +
-        'When the backends spent more, the difference (the protocol, parsing, the COMMIT and its WAL flush) is its own row.',
-      '',
-      '| part | µs / recording | share |',
-      '|---|---:|---:|',
-      ...s.parts.map(
-        (p) =>
-          `| ${p.part} | ${f0(p.us)} | ${p.share === undefined ? '' : `${(p.share * 100).toFixed(1)} %`} |`,
+      ...partsSection(
+        "Where a recording's time goes in PostgreSQL",
+        `The captured statements run ${s.runs} times in a rolled-back transaction (EXPLAIN ANALYZE of each, track_functions = all, constraints immediate), medians. ` +
+          `EXPLAIN measured ${Math.round(s.parts.filter((p) => !p.part.startsWith('protocol')).reduce((a, p) => a + p.us, 0))} µs a recording (wall time, its instrumentation included); the backends spent ${s.backendUs} µs of CPU per recording in the floor's best runs (/proc). ` +
+          'When the backends spent more, the difference (the protocol, parsing, the COMMIT and its WAL flush) is its own row.',
+        s.parts,
       ),
       '',
       '| # | statement | part | execution ms | planning ms | triggers ms | functions (self ms) |',

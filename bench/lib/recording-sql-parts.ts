@@ -27,26 +27,21 @@ interface Explained {
   Triggers?: Array<{ 'Trigger Name': string; Relation?: string; Time: number; Calls: number }>;
 }
 
-/** One statement's times in one run (ms). */
+/** One statement's times in one run, or their medians over the runs (ms). */
 interface StatementRun {
-  executionMs: number;
-  planningMs: number;
-  triggers: Record<string, number>;
-  /** Self time of each function that ran during the statement (nested calls apart). */
-  functions: Record<string, number>;
-}
-
-/** One statement of the recording: medians over the runs (ms). */
-export interface StatementCost {
-  index: number;
-  part: string;
-  text: string;
   executionMs: number;
   planningMs: number;
   /** Time of its triggers (EXPLAIN's Triggers), by trigger. */
   triggers: Record<string, number>;
-  /** Self time of the functions that ran in it, by function. */
+  /** Self time of each function that ran during the statement (nested calls apart), by function. */
   functions: Record<string, number>;
+}
+
+/** One statement of the recording: its times are medians over the runs. */
+export interface StatementCost extends StatementRun {
+  index: number;
+  part: string;
+  text: string;
 }
 
 /** The recording inside PostgreSQL: each statement's costs, and the parts they add up to (µs per recording). */
@@ -123,7 +118,7 @@ async function runOnce(client: PoolClient, recording: CapturedStatement[]): Prom
 }
 
 /** Medians over the runs of each of a statement's figures (a figure absent from a run counts 0). */
-export function medianStatement(runs: StatementRun[]): Omit<StatementCost, 'index' | 'part' | 'text'> {
+export function medianStatement(runs: StatementRun[]): StatementRun {
   const keys = (pick: (r: StatementRun) => Record<string, number>) =>
     [...new Set(runs.flatMap((r) => Object.keys(pick(r))))].sort();
   const medians = (pick: (r: StatementRun) => Record<string, number>) =>

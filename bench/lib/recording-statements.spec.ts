@@ -121,36 +121,37 @@ describe('a replayed recording writes new rows with fresh ids', () => {
 });
 
 describe('statements and routines are named by the part of a recording they serve', () => {
-  it.each([
-    ['START TRANSACTION', 'transaction (BEGIN, COMMIT)'],
-    ['COMMIT', 'transaction (BEGIN, COMMIT)'],
-    ['SELECT refresh_conversation_transcripts($1::text[])', 'transcript'],
-    ['INSERT INTO events (id, type) VALUES ($1, $2)', 'events'],
+  const partOf = { statement: statementPart, routine: routinePart };
+  it.each<[keyof typeof partOf, string, string]>([
+    ['statement', 'START TRANSACTION', 'transaction (BEGIN, COMMIT)'],
+    ['statement', 'COMMIT', 'transaction (BEGIN, COMMIT)'],
+    ['statement', 'SELECT refresh_conversation_transcripts($1::text[])', 'transcript'],
+    ['statement', 'INSERT INTO events (id, type) VALUES ($1, $2)', 'events'],
     [
+      'statement',
       'WITH base AS (SELECT message_count AS n FROM conversations WHERE id = $1)\n INSERT INTO messages (id)',
       'messages (insert)',
     ],
-    ['SELECT id, role FROM messages WHERE conversation_id = $1', 'messages (read back)'],
-    ['INSERT INTO conversations (id) VALUES ($1)', 'conversation row (insert)'],
-    ['UPDATE conversations SET message_count = message_count + $2', 'conversation row (counters)'],
-    ['SELECT id, title FROM conversations WHERE id = $1', 'conversation row (read back)'],
-    ['SELECT redaction_patterns FROM sites WHERE id = $1', 'site and key'],
-  ])('%s → %s', (text, part) => {
-    expect(statementPart(text)).toBe(part);
-  });
-
-  it.each([
-    ['refresh_conversation_transcripts', 'transcript'],
-    ['conversation_postings_on_insert', 'postings'],
-    ['conversation_stats_groups_on_insert', 'rollups'],
-    ['conversation_stats_quarter_on_insert', 'rollups'],
-    ['conversations_search_outbox', 'outbox'],
-    ['conversations_search_version', 'outbox'],
-    ['search_outbox_notify', 'outbox'],
-    ['events_register_commit', 'events'],
-    ['event_commits_stamp', 'events'],
-    ['something_else', 'other triggers'],
-  ])('%s → %s', (name, part) => {
-    expect(routinePart(name)).toBe(part);
+    ['statement', 'SELECT id, role FROM messages WHERE conversation_id = $1', 'messages (read back)'],
+    ['statement', 'INSERT INTO conversations (id) VALUES ($1)', 'conversation row (insert)'],
+    [
+      'statement',
+      'UPDATE conversations SET message_count = message_count + $2',
+      'conversation row (counters)',
+    ],
+    ['statement', 'SELECT id, title FROM conversations WHERE id = $1', 'conversation row (read back)'],
+    ['statement', 'SELECT redaction_patterns FROM sites WHERE id = $1', 'site and key'],
+    ['routine', 'refresh_conversation_transcripts', 'transcript'],
+    ['routine', 'conversation_postings_on_insert', 'postings'],
+    ['routine', 'conversation_stats_groups_on_insert', 'rollups'],
+    ['routine', 'conversation_stats_quarter_on_insert', 'rollups'],
+    ['routine', 'conversations_search_outbox', 'outbox'],
+    ['routine', 'conversations_search_version', 'outbox'],
+    ['routine', 'search_outbox_notify', 'outbox'],
+    ['routine', 'events_register_commit', 'events'],
+    ['routine', 'event_commits_stamp', 'events'],
+    ['routine', 'something_else', 'other triggers'],
+  ])('%s %s → %s', (kind, name, part) => {
+    expect(partOf[kind](name)).toBe(part);
   });
 });
