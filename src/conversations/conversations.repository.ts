@@ -143,44 +143,29 @@ export class ConversationsRepository {
    * message count, feedback counts, and updatedAt to the latest message time (never back);
    * rebuilds the conversation's transcript.
    */
-  async appendMessages(
-    conversationId: string,
-    messages: NewMessage[],
-    manager: EntityManager,
-  ): Promise<void> {
-    if (messages.length === 0) return;
-    await this.insertMessageRows(conversationId, messages, manager, 'after-stored');
-    const counters = messageCounters(messages);
-    await manager.query(
-      `UPDATE conversations SET message_count = message_count + $2, feedback_positive = feedback_positive + $3,
-         feedback_negative = feedback_negative + $4, updated_at = GREATEST(updated_at, $5::timestamptz)
-       WHERE id = $1`,
-      [conversationId, counters.count, counters.positive, counters.negative, counters.latest],
-    );
-    await this.refreshTranscripts([conversationId], manager);
+  appendMessages(conversationId: string, messages: NewMessage[], manager: EntityManager): Promise<void> {
+    return this.writeMessages(conversationId, messages, manager, 'after-stored');
   }
 
   /**
    * Stores the messages a conversation was inserted with (`insert` with the same `messages`,
    * which wrote their counters on its row): positions 1, 2, … and the transcript rebuilt.
    */
-  async insertFirstMessages(
-    conversationId: string,
-    messages: NewMessage[],
-    manager: EntityManager,
-  ): Promise<void> {
-    if (messages.length === 0) return;
-    await this.insertMessageRows(conversationId, messages, manager, 'first');
-    await this.refreshTranscripts([conversationId], manager);
+  insertFirstMessages(conversationId: string, messages: NewMessage[], manager: EntityManager): Promise<void> {
+    return this.writeMessages(conversationId, messages, manager, 'first');
   }
 
-  /** The message rows, numbered after the conversation's stored count, or from 1. */
-  private async insertMessageRows(
+  /**
+   * The message rows, numbered after the conversation's stored count (whose counters they then
+   * move), or from 1 (their counters already on the row); then the transcript rebuilt.
+   */
+  private async writeMessages(
     conversationId: string,
     messages: NewMessage[],
     manager: EntityManager,
     positions: 'after-stored' | 'first',
   ): Promise<void> {
+    if (messages.length === 0) return;
     const rows = `unnest($2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::jsonb[]) WITH ORDINALITY
          AS m(id, role, created_at, rating, blocks, ord)`;
     await manager.query(
@@ -199,6 +184,16 @@ export class ConversationsRepository {
         messages.map((m) => JSON.stringify(m.blocks)),
       ],
     );
+    if (positions === 'after-stored') {
+      const counters = messageCounters(messages);
+      await manager.query(
+        `UPDATE conversations SET message_count = message_count + $2, feedback_positive = feedback_positive + $3,
+         feedback_negative = feedback_negative + $4, updated_at = GREATEST(updated_at, $5::timestamptz)
+       WHERE id = $1`,
+        [conversationId, counters.count, counters.positive, counters.negative, counters.latest],
+      );
+    }
+    await this.refreshTranscripts([conversationId], manager);
   }
 
   /** The conversation when it belongs to this organization and site; optionally locked for update. */

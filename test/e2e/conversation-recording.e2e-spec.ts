@@ -30,6 +30,15 @@ describe('recording conversations (product.md §2)', () => {
   };
   const detailOf = (org: Org, id: string) =>
     t.http().get(`/api/v1/sites/${org.site.id}/conversations/${id}`).set(org.auth).expect(200);
+  /** A conversation created at 2026-10-01T08:00:00.000Z with these messages (role, createdAt, rating), no blocks. */
+  const recordWithMessages = (
+    org: Org,
+    ...messages: Array<[role: string, createdAt: string, rating?: string]>
+  ) =>
+    recordConversation(t, org, {
+      createdAt: '2026-10-01T08:00:00.000Z',
+      messages: messages.map(([role, createdAt, rating]) => ({ role, createdAt, rating, blocks: [] })),
+    });
 
   describe('POST /api/v1/sites/{siteId}/conversations', () => {
     it('answers 201 with the conversation in the contract shape', async () => {
@@ -140,32 +149,25 @@ describe('recording conversations (product.md §2)', () => {
 
     it('durationMs = updatedAt minus createdAt; updatedAt is the latest of createdAt and the messages', async () => {
       const org = await createOrganization(t.app);
-      const c = await recordConversation(t, org, {
-        createdAt: '2026-10-01T08:00:00.000Z',
-        messages: [
-          { role: 'shopper', createdAt: '2026-10-01T08:03:00.000Z', blocks: [] },
-          { role: 'agent', createdAt: '2026-10-01T08:01:00.000Z', blocks: [] },
-        ],
-      });
+      const c = await recordWithMessages(
+        org,
+        ['shopper', '2026-10-01T08:03:00.000Z'],
+        ['agent', '2026-10-01T08:01:00.000Z'],
+      );
       expect(c.updatedAt).toBe('2026-10-01T08:03:00.000Z');
       expect(c.durationMs).toBe(180_000);
-      const early = await recordConversation(t, org, {
-        createdAt: '2026-10-01T08:00:00.000Z',
-        messages: [{ role: 'shopper', createdAt: '2026-09-30T08:00:00.000Z', blocks: [] }],
-      });
+      const early = await recordWithMessages(org, ['shopper', '2026-09-30T08:00:00.000Z']);
       expect(early.updatedAt).toBe('2026-10-01T08:00:00.000Z');
       expect(early.durationMs).toBe(0);
     });
 
     it('its messages are numbered from 1 in the order sent, and a message appended later after them', async () => {
       const org = await createOrganization(t.app);
-      const c = await recordConversation(t, org, {
-        createdAt: '2026-10-01T08:00:00.000Z',
-        messages: [
-          { role: 'shopper', createdAt: '2026-10-01T08:02:00.000Z', blocks: [] },
-          { role: 'agent', createdAt: '2026-10-01T08:01:00.000Z', rating: 'negative', blocks: [] },
-        ],
-      });
+      const c = await recordWithMessages(
+        org,
+        ['shopper', '2026-10-01T08:02:00.000Z'],
+        ['agent', '2026-10-01T08:01:00.000Z', 'negative'],
+      );
       expect(c).toMatchObject({ messageCount: 2, feedback: { positive: 0, negative: 1 } });
       await appendMessages(t, org, c.id, [{ role: 'shopper', blocks: [] }]).expect(201);
       const rows = await t.db.query(
