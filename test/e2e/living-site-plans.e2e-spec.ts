@@ -261,7 +261,8 @@ describe('plans on a living site: the newest rows fail the filter', () => {
       const walked = await db.transaction(async (m) => {
         for (const setting of SHAPE_SETTINGS.walk) await m.query(setLocal(setting));
         const walk = transcriptWalkSql(org.site.id, filter, after, LIMIT);
-        const window = transcriptWindowWithEdgeSql(org.site.id, filter, after, {
+        const window = transcriptWindowWithEdgeSql(org.site.id, filter, {
+          after,
           window: 100_000,
           limit: LIMIT,
           columns: 'id',
@@ -278,7 +279,7 @@ describe('plans on a living site: the newest rows fail the filter', () => {
 
     it('is read by PostgreSQL from the transcripts in the listing order', async () => {
       const { filter } = parseListingQuery(c.query);
-      const { text, values } = transcriptWindowWithEdgeSql(org.site.id, filter, undefined, {
+      const { text, values } = transcriptWindowWithEdgeSql(org.site.id, filter, {
         window: WINDOW,
         limit: LIMIT,
         columns: 'id',

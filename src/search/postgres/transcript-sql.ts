@@ -106,11 +106,10 @@ export function transcriptWalkSql(
 export function transcriptWindowWithEdgeSql(
   siteId: string,
   filter: ConversationFilter,
-  after: ListingPosition | undefined,
-  o: { window: number; limit: number; columns: string },
+  o: { after?: ListingPosition; window: number; limit: number; columns: string },
 ): Statement {
   const p = new SqlParams();
-  const range = transcriptRange(siteId, filter, after, p).join(' AND ');
+  const range = transcriptRange(siteId, filter, o.after, p).join(' AND ');
   const windowParam = p.add(o.window);
   const limitParam = p.add(o.limit);
   const text = `WITH m AS MATERIALIZED (

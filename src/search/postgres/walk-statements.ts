@@ -33,7 +33,7 @@ export function windowStatement(
   if (walkIndex === 'transcripts') {
     const columns = LISTED_TEXT_COLUMNS;
     return {
-      statement: transcriptWindowWithEdgeSql(siteId, filter, from, { window, limit, columns }),
+      statement: transcriptWindowWithEdgeSql(siteId, filter, { after: from, window, limit, columns }),
       shape: 'walk',
     };
   }
