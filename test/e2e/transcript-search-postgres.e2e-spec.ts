@@ -190,7 +190,9 @@ describe('transcript search on Postgres', () => {
         ]);
       await t.db.query('ANALYZE conversation_transcripts');
       await engine.planner.knowledge.refreshLexemeStats();
-      const tuning = { transcriptProbe: 5 };
+      // A probe of 5 and a first window of 5 transcripts: on this small site the default window
+      // (20,000) holds every row, and a window expected to fill the page beats any probe.
+      const tuning = { transcriptProbe: 5, transcriptWalkWindow: 5 };
       const page = (w: string) =>
         engine.pageWithPlan(
           org.site.id,
@@ -218,7 +220,12 @@ describe('transcript search on Postgres', () => {
     it('gives the same pages whichever plan runs', async () => {
       const filter = { ...emptyFilter(), text: query([[word('accessory')]]) };
       const walk = await engine.pageWithPlan(org.site.id, filter, { limit: 30 }, { transcriptProbe: 0 });
-      const gin = await engine.pageWithPlan(org.site.id, filter, { limit: 30 }, { transcriptProbe: 1_000 });
+      const gin = await engine.pageWithPlan(
+        org.site.id,
+        filter,
+        { limit: 30 },
+        { transcriptProbe: 1_000, transcriptWalkWindow: 1 },
+      );
       expect(walk.plan.strategy).not.toBe(gin.plan.strategy);
       expect(gin.result.items).toEqual(walk.result.items);
       expect(gin.result.items).toHaveLength(30);

@@ -265,7 +265,8 @@ describe('ListingPlanner.planCount: the cell index (counts of stacked columns)',
 describe('plans for a transcript query (q)', () => {
   /**
    * A planner over known transcript figures: of 1,000,000 transcripts, the lexeme `commun` is
-   * in 300,000 and `rar` is not listed (below 0.0001); the site has 1,000,000 conversations.
+   * in 300,000, `mitte` in 5,000 and `rar` is not listed (below 0.0001); the site has 1,000,000
+   * conversations.
    */
   function textPlanner() {
     const dataSource = {
@@ -277,6 +278,7 @@ describe('plans for a transcript query (q)', () => {
         }
         return [
           { term: 'commun', share: 0.3 },
+          { term: 'mitte', share: 0.005 },
           { term: null, share: 0.0001 },
           { term: null, share: 0.3 },
         ];
@@ -296,6 +298,21 @@ describe('plans for a transcript query (q)', () => {
   it('walks the newest rows for a common word', async () => {
     const plan = await textPlanner().planPage('s', text('communs'), DEFAULT_TUNING);
     expect(plan.strategy).toBe('window');
+  });
+
+  it('walks the transcripts for a word within a probe that their first window is expected to fill twice', async () => {
+    // 5,000 expected matches: 100 in a window of 20,000 transcripts, twice a page of 26 and more.
+    const plan = await textPlanner().planPage('s', text('mitten'), DEFAULT_TUNING);
+    expect(plan).toMatchObject({ strategy: 'window', walkIndex: 'transcripts', window: 20_000 });
+    // A page of 101 rows is not expected twice in that window: the probe.
+    expect(await textPlanner().planPage('s', text('mitten'), DEFAULT_TUNING, 101)).toMatchObject({
+      strategy: 'transcript',
+      walkIndex: 'transcripts',
+    });
+    // Beside a channel the walk probes each conversation's transcript: the probe.
+    expect(
+      await textPlanner().planPage('s', { ...text('mitten'), channel: 'web' }, DEFAULT_TUNING),
+    ).toMatchObject({ strategy: 'transcript', walkIndex: 'created' });
   });
 
   it('weighs words together: a common word beside a rare one is rare', async () => {

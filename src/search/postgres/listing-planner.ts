@@ -10,21 +10,18 @@ import { JointEstimate, jointEstimate, JointFigures, JointScope, jointScope } fr
 import { ListingKnowledge, titleTermRows } from './listing-knowledge';
 import type { CountPlan, PagePlan } from './listing-plans';
 import { cellsCountable } from './listing-sql';
-import {
-  DEFAULT_CELLS_COUNT,
-  DEFAULT_TRANSCRIPT_PROBE,
-  DEFAULT_TRANSCRIPT_WALK_WINDOW,
-  DEFAULT_WALK_ROWS_PER_HEAP_VISIT,
-  type SearchTuning,
-} from './listing-tuning';
+import { DEFAULT_CELLS_COUNT, DEFAULT_WALK_ROWS_PER_HEAP_VISIT, type SearchTuning } from './listing-tuning';
 import { impliedTerms, TermWeights } from './term-weights';
-import { textRowsExpected } from './transcript-planner';
+import { firstWindow, textRowsExpected, transcriptProbePlan } from './transcript-planner';
 import { walksTranscripts } from './transcript-sql';
 import { FILTERS } from '../filters/filter-registry';
 import { chooseWalkIndex, walkIndexesFor, type WalkIndex } from './walk-index';
 
 /** Label tokens with postings (migration ConversationPostings): those flagging a problem, the rare ones. */
 const PROBLEM_TOKEN = /:(true|fail)$/;
+
+/** The rows a page of the default limit needs (25, and one more to know whether another follows). */
+const DEFAULT_WANT = 26;
 
 /** A posting term a postings plan may take, and the rows holding it. */
 export interface PostingCandidate {
@@ -108,7 +105,13 @@ export class ListingPlanner {
     readonly weights: TermWeights,
   ) {}
 
-  async planPage(siteId: string, filter: ConversationFilter, tuning: SearchTuning): Promise<PagePlan> {
+  /** The plan of a page of `want` rows (the limit and one more, to know whether another follows). */
+  async planPage(
+    siteId: string,
+    filter: ConversationFilter,
+    tuning: SearchTuning,
+    want = DEFAULT_WANT,
+  ): Promise<PagePlan> {
     if (!isNarrowed(filter)) return { strategy: 'walk', why: 'nothing narrows the rows' };
     const postings = await this.postings(siteId, filter, tuning);
     if (postings)
@@ -130,26 +133,16 @@ export class ListingPlanner {
           why: `keywords expected in ${Math.ceil(expected)} rows`,
         };
     }
-    // A transcript query expected within one transcript probe: its GIN index, whatever the
-    // other filters (they are checked on the sorted candidates); otherwise matches are dense
-    // enough for the newest rows, checked row by row.
-    const textRows = await textRowsExpected(this.knowledge, siteId, filter);
-    const textProbe = tuning.transcriptProbe ?? DEFAULT_TRANSCRIPT_PROBE;
-    if (textRows !== undefined && textRows <= textProbe)
-      return {
-        strategy: 'transcript',
-        probe: textProbe,
-        walkIndex: await this.walkIndex(siteId, filter),
-        why: `q expected in ${Math.ceil(textRows)} rows`,
-      };
+    // A transcript query expected within one transcript probe: its GIN index (transcriptProbePlan);
+    // otherwise matches are dense enough for the newest rows, checked row by row.
+    const text = await textRowsExpected(this.knowledge, siteId, filter);
     const walkIndex = await this.walkIndex(siteId, filter);
+    const window = firstWindow(walkIndex, tuning);
+    const probe = text && transcriptProbePlan(text, { walkIndex, window, want }, tuning);
+    if (probe) return probe;
     return {
       strategy: 'window',
-      // A transcript of the walk costs about a tenth of a conversation and its probed transcript.
-      window:
-        walkIndex === 'transcripts'
-          ? (tuning.transcriptWalkWindow ?? DEFAULT_TRANSCRIPT_WALK_WINDOW)
-          : tuning.walkWindow,
+      window,
       further: tuning.walkFurther,
       probe: tuning.ginProbe,
       walkIndex,

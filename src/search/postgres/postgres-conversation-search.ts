@@ -99,7 +99,7 @@ export class PostgresConversationSearch implements ConversationSearch {
   ): Promise<{ result: SearchPage; plan: Executed<PagePlan> }> {
     const t = tuned(tuning);
     const want = options.limit + 1;
-    const plan = await this.planner.planPage(siteId, filter, t);
+    const plan = await this.planner.planPage(siteId, filter, t, want);
     const { rows, steps } = await this.executor.page(siteId, filter, plan, want, options.after, t);
     const page = rows.slice(0, options.limit);
     return {

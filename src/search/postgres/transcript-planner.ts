@@ -1,6 +1,13 @@
 import type { ConversationFilter } from '../listing/conversation-filter';
 import { termWords, TextQuery, TextTerm } from '../text-query/text-query';
 import type { LexemeStats, ListingKnowledge, WordStems } from './listing-knowledge';
+import type { PagePlan } from './listing-plans';
+import {
+  DEFAULT_TRANSCRIPT_PROBE,
+  DEFAULT_TRANSCRIPT_WALK_WINDOW,
+  type SearchTuning,
+} from './listing-tuning';
+import type { WalkIndex } from './walk-index';
 
 /*
  * How many of a site's conversations a transcript query (`q`) is expected to match, from the
@@ -77,15 +84,15 @@ export function textWords(text: TextQuery): string[] {
 }
 
 /**
- * Rows of the site expected to match the filter's transcript query (expectedTextRows), undefined
- * without one. The figures only weigh the plan: a failed read of the stems or statistics leaves
- * the choice to the adaptive `window` plan.
+ * Rows of the site expected to match the filter's transcript query (expectedTextRows), with the
+ * site's rows they were weighed against; undefined without one. The figures only weigh the plan:
+ * a failed read of the stems or statistics leaves the choice to the adaptive `window` plan.
  */
 export async function textRowsExpected(
   knowledge: ListingKnowledge,
   siteId: string,
   filter: ConversationFilter,
-): Promise<number | undefined> {
+): Promise<{ rows: number; siteRows: number } | undefined> {
   if (!filter.text) return undefined;
   try {
     const [stems, stats, densities] = await Promise.all([
@@ -93,8 +100,38 @@ export async function textRowsExpected(
       knowledge.transcriptLexemes(),
       knowledge.densitiesIfRead(siteId),
     ]);
-    return expectedTextRows(filter.text, stems, stats, densities?.rows ?? stats.rows);
+    const siteRows = densities?.rows ?? stats.rows;
+    return { rows: expectedTextRows(filter.text, stems, stats, siteRows), siteRows };
   } catch {
     return undefined;
   }
+}
+
+/** The first window of a page plan's walks: on the transcripts (`transcriptWalkWindow`), ten times more rows. */
+export function firstWindow(walkIndex: WalkIndex, tuning: SearchTuning): number {
+  return walkIndex === 'transcripts'
+    ? (tuning.transcriptWalkWindow ?? DEFAULT_TRANSCRIPT_WALK_WINDOW)
+    : tuning.walkWindow;
+}
+
+/**
+ * The transcripts' GIN probe for a page whose `q` is expected in `text.rows` of the site's
+ * `text.siteRows` (at most `transcriptProbe`; the other filters are checked on the sorted
+ * candidates), or undefined for a walk: more matches than a probe takes, or, on the transcripts'
+ * walk index, a first window of `window` transcripts expected to hold twice the page (`want`
+ * rows). Such a window is cheaper than a probe, which visits and sorts every match (each visit
+ * about ten transcripts of a walk); when the newest rows hold none (a campaign without the
+ * word), the probe follows the window.
+ */
+export function transcriptProbePlan(
+  text: { rows: number; siteRows: number },
+  page: { walkIndex: WalkIndex; window: number; want: number },
+  tuning: SearchTuning,
+): PagePlan | undefined {
+  const probe = tuning.transcriptProbe ?? DEFAULT_TRANSCRIPT_PROBE;
+  if (text.rows > probe) return undefined;
+  if (page.walkIndex === 'transcripts' && text.rows * page.window >= 2 * page.want * text.siteRows)
+    return undefined;
+  const why = `q expected in ${Math.ceil(text.rows)} rows`;
+  return { strategy: 'transcript', probe, walkIndex: page.walkIndex, why };
 }
