@@ -234,21 +234,37 @@ export function windowWithEdgeSql(sql: FilterSql, window: number, limit: number,
   const range = sql.range.join(' AND ');
   const windowParam = p.add(window);
   const limitParam = p.add(limit);
-  const text = `WITH m AS MATERIALIZED (
-    SELECT id, created_at FROM (
+  const text = edgeWindowText({
+    matches: `SELECT id, created_at FROM (
       SELECT ${walkColumns(sql)} FROM conversations WHERE ${range} ${ORDER} LIMIT ${windowParam}
-    ) w WHERE ${whereRowFilters(sql)} ${ORDER} LIMIT ${limitParam}
-  )
+    ) w WHERE ${whereRowFilters(sql)} ${ORDER} LIMIT ${limitParam}`,
+    edge: `SELECT id, created_at FROM conversations WHERE ${range} ${ORDER} OFFSET ${windowParam}::int - 1 LIMIT 1`,
+    limitParam,
+    columns,
+  });
+  return { text, values: p.values };
+}
+
+/**
+ * The text of a window with its edge (windowWithEdgeSql, and the transcripts' in transcript-sql.ts)
+ * from its two walks of one range: `matches`, the first matches among the window's rows, at most
+ * `limitParam` (`id`, `created_at`), and `edge`, the window's last row (`id`, `created_at`), read
+ * only when fewer matched; the matches' conversations read whole (`columns`).
+ */
+export function edgeWindowText(o: {
+  matches: string;
+  edge: string;
+  limitParam: string;
+  columns: string;
+}): string {
+  return `WITH m AS MATERIALIZED (${o.matches})
   SELECT p.edge, p.id AS position_id, p.created_at AS position_at, c.* FROM (
     SELECT false AS edge, id, created_at FROM m
     UNION ALL
-    SELECT true, id, created_at FROM (
-      SELECT id, created_at FROM conversations WHERE ${range} ${ORDER} OFFSET ${windowParam}::int - 1 LIMIT 1
-    ) e WHERE (SELECT count(*) FROM m) < ${limitParam}
+    SELECT true, id, created_at FROM (${o.edge}) e WHERE (SELECT count(*) FROM m) < ${o.limitParam}
   ) p
-  LEFT JOIN LATERAL (SELECT ${columns} FROM conversations WHERE id = p.id AND NOT p.edge) c ON true
+  LEFT JOIN LATERAL (SELECT ${o.columns} FROM conversations WHERE id = p.id AND NOT p.edge) c ON true
   ORDER BY p.edge, p.created_at DESC, p.id COLLATE "C" DESC`;
-  return { text, values: p.values };
 }
 
 /**

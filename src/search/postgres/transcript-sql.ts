@@ -3,6 +3,7 @@ import { buildFilterSql, isNarrowed, whereAll } from '../filter-sql/conversation
 import { transcriptMatchSql } from '../filter-sql/text-query-sql';
 import type { ConversationFilter } from '../listing/conversation-filter';
 import type { ListingPosition } from '../listing/conversation-search';
+import { edgeWindowText } from './listing-sql';
 
 /*
  * The listing's statements driven by the transcripts' GIN index (conversation_transcripts_search_idx
@@ -112,22 +113,16 @@ export function transcriptWindowWithEdgeSql(
   const range = transcriptRange(siteId, filter, o.after, p).join(' AND ');
   const windowParam = p.add(o.window);
   const limitParam = p.add(o.limit);
-  const text = `WITH m AS MATERIALIZED (
-    SELECT id, created_at FROM (
+  const text = edgeWindowText({
+    matches: `SELECT id, created_at FROM (
       SELECT t.conversation_id AS id, t.created_at, t.language, t.document FROM conversation_transcripts t
       WHERE ${range} ${TRANSCRIPT_ORDER} LIMIT ${windowParam}
-    ) w WHERE ${transcriptRowConditions(filter, p, 'w')} ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${limitParam}
-  )
-  SELECT p.edge, p.id AS position_id, p.created_at AS position_at, c.* FROM (
-    SELECT false AS edge, id, created_at FROM m
-    UNION ALL
-    SELECT true, id, created_at FROM (
-      SELECT t.conversation_id AS id, t.created_at FROM conversation_transcripts t
-      WHERE ${range} ${TRANSCRIPT_ORDER} OFFSET ${windowParam}::int - 1 LIMIT 1
-    ) e WHERE (SELECT count(*) FROM m) < ${limitParam}
-  ) p
-  LEFT JOIN LATERAL (SELECT ${o.columns} FROM conversations WHERE id = p.id AND NOT p.edge) c ON true
-  ORDER BY p.edge, p.created_at DESC, p.id COLLATE "C" DESC`;
+    ) w WHERE ${transcriptRowConditions(filter, p, 'w')} ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT ${limitParam}`,
+    edge: `SELECT t.conversation_id AS id, t.created_at FROM conversation_transcripts t
+      WHERE ${range} ${TRANSCRIPT_ORDER} OFFSET ${windowParam}::int - 1 LIMIT 1`,
+    limitParam,
+    columns: o.columns,
+  });
   return { text, values: p.values };
 }
 
