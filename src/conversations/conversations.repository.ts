@@ -37,7 +37,7 @@ export interface NewConversation extends Pick<
   /** The keyed hash of the visitor id (VisitorIdHasher), when one was recorded. */
   visitorHash?: Buffer | null;
   /**
-   * The messages recorded with it (insertFirstMessages stores them next): the row is written
+   * The messages recorded with it, stored by `insert` at positions 1, 2, …: the row is written
    * with their counters, so no UPDATE of the new row follows (each one fires every trigger on
    * conversations again: rollups, postings, the outbox).
    */
@@ -52,7 +52,7 @@ export interface NewMessage extends Pick<MessageRecord, 'id' | 'createdAt' | 'ra
  * What messages add to their conversation's row: their count, their feedback counts, and the
  * time of the latest (updatedAt moves to it, never back).
  */
-export function messageCounters(messages: NewMessage[]): {
+function messageCounters(messages: NewMessage[]): {
   count: number;
   positive: number;
   negative: number;
@@ -73,18 +73,15 @@ export class ConversationsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
-   * Inserts the conversation and, in the same statement, its transcript as far as it goes: the
-   * title (weight A, as refresh_conversation_transcripts spells it, migration TranscriptSearch).
-   * `transcript: false` when messages follow in the same transaction: appending them writes the
-   * transcript whole, once (a title transcript written first was replaced at once: its row and
-   * index entries were written twice).
+   * Inserts the conversation with its messages (`c.messages`, at positions 1, 2, …, their
+   * counters on the row). Without messages its transcript, the title (weight A, as
+   * refresh_conversation_transcripts spells it, migration TranscriptSearch), is written by the
+   * same statement; with messages the transcript is built once, whole, after them (a title
+   * transcript written first would be replaced at once: its row and index entries written twice).
    */
-  async insert(
-    c: NewConversation,
-    manager: EntityManager,
-    options: { transcript?: boolean } = {},
-  ): Promise<void> {
-    const counters = messageCounters(c.messages ?? []);
+  async insert(c: NewConversation, manager: EntityManager): Promise<void> {
+    const messages = c.messages ?? [];
+    const counters = messageCounters(messages);
     const updatedAt =
       counters.latest && counters.latest.getTime() > c.createdAt.getTime() ? counters.latest : c.createdAt;
     const insert = `
@@ -93,7 +90,7 @@ export class ConversationsRepository {
         created_at, updated_at, impressions, clicks, visitor_hash, message_count, feedback_positive, feedback_negative)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $22, $19, $20, $21, $23, $24, $25)`;
     await manager.query(
-      options.transcript === false
+      messages.length > 0
         ? insert
         : `WITH c AS (${insert} RETURNING id, site_id, created_at, language, title)
            INSERT INTO conversation_transcripts (conversation_id, site_id, created_at, language, document)
@@ -126,6 +123,7 @@ export class ConversationsRepository {
         counters.negative,
       ],
     );
+    await this.writeMessages(c.id, messages, manager, 'first');
   }
 
   /**
@@ -145,14 +143,6 @@ export class ConversationsRepository {
    */
   appendMessages(conversationId: string, messages: NewMessage[], manager: EntityManager): Promise<void> {
     return this.writeMessages(conversationId, messages, manager, 'after-stored');
-  }
-
-  /**
-   * Stores the messages a conversation was inserted with (`insert` with the same `messages`,
-   * which wrote their counters on its row): positions 1, 2, … and the transcript rebuilt.
-   */
-  insertFirstMessages(conversationId: string, messages: NewMessage[], manager: EntityManager): Promise<void> {
-    return this.writeMessages(conversationId, messages, manager, 'first');
   }
 
   /**

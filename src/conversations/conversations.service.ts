@@ -154,10 +154,7 @@ export class ConversationsService {
           messages: messages.all,
         },
         manager,
-        // Storing the messages writes the whole transcript.
-        { transcript: messages.all.length === 0 },
       );
-      await this.conversations.insertFirstMessages(id, messages.all, manager);
       await this.conversations.markRedactedAtWrite(messages.redacted, manager);
       await this.auditRedactionAtWrite(
         req,
